@@ -1,0 +1,275 @@
+//! Argument parsing (clap derive) and dispatch. Exit codes: 0 an answer, 1 a refusal (the
+//! rules say no), 2 unusable input.
+
+mod render;
+
+use std::io::{self, BufWriter, Read, Write};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use dtype_lattice::operand::parse_list;
+use dtype_lattice::table::{Table, JAX_DOC_TYPES};
+use dtype_lattice::{Error, Operand, Promotion, RuleSet, Rules};
+
+/// What dtype does `a + b` produce? JAX's lattice-based type promotion, explained.
+#[derive(Parser, Debug)]
+#[command(name = "dtype-lattice", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the result dtype of promoting the operands.
+    ///
+    /// OPERAND: `int8` a strongly typed array; `~int8` a weakly typed array; `int8(3)` a
+    /// zero-dimensional array holding 3; `int`, `float`, `complex` Python scalar types; Python
+    /// literals as repr() prints them: `3`, `-200`, `2.5`, `1e+40`, `inf`, `nan`, `1j`,
+    /// `(1e+40+1j)`, `True`.
+    #[command(allow_negative_numbers = true)]
+    Promote {
+        #[command(flatten)]
+        rules: RuleArgs,
+        /// Print one JSON object: {"dtype", "weak_type"} or {"error": {"kind", "message"}}.
+        #[arg(long)]
+        json: bool,
+        /// Read operand lists from stdin, one per line (whitespace-separated); write one JSON
+        /// object per line, in order.
+        #[arg(long, conflicts_with = "operands")]
+        batch: bool,
+        /// The operands.
+        #[arg(value_name = "OPERAND")]
+        operands: Vec<String>,
+    },
+    /// Print a promotion table: cell (i, j) promotes row operand i with column operand j.
+    Table {
+        #[command(flatten)]
+        rules: RuleArgs,
+        /// Comma-separated operands for the rows and columns [default: the 18 types of JAX's
+        /// documentation table].
+        #[arg(long, value_name = "OPERANDS", allow_hyphen_values = true)]
+        types: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Short names (`i4`, `f*`) as in JAX's documentation, or long names (`int32`).
+        #[arg(long, value_enum, default_value_t = Names::Short)]
+        names: Names,
+    },
+}
+
+#[derive(Args, Debug)]
+struct RuleArgs {
+    /// The rule set: jax (alias jax-numpy), jax-lax.
+    #[arg(long, value_name = "R", default_value = "jax", value_parser = parse_rules)]
+    rules: RuleSet,
+    /// Strict promotion (jax_numpy_dtype_promotion='strict').
+    #[arg(long)]
+    strict: bool,
+    /// 64-bit mode (jax_enable_x64=True).
+    #[arg(long)]
+    x64: bool,
+}
+
+impl RuleArgs {
+    fn rules(&self) -> Rules {
+        Rules::new(self.rules).strict(self.strict).x64(self.x64)
+    }
+}
+
+fn parse_rules(s: &str) -> Result<RuleSet, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
+/// Table output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+/// Name styles for tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Names {
+    Long,
+    Short,
+}
+
+/// Parses the CLI and runs it; returns the exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse_from(std::env::args_os().map(protect_negative_literal)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let code = match cli.command {
+        Command::Promote {
+            rules,
+            json,
+            batch: true,
+            ..
+        } => {
+            let _ = json;
+            batch(rules.rules(), &mut out)
+        }
+        Command::Promote {
+            rules,
+            json,
+            operands,
+            ..
+        } => promote(rules.rules(), &operands, json, &mut out),
+        Command::Table {
+            rules,
+            types,
+            format,
+            names,
+        } => table(rules.rules(), types.as_deref(), format, names, &mut out),
+    };
+    match out.flush() {
+        Ok(()) => code,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => code,
+        Err(e) => {
+            eprintln!("error: cannot write output: {e}");
+            2
+        }
+    }
+}
+
+/// Stands in for a leading `-` of a negative literal while clap parses, so that `-200`,
+/// `-2.5`, `-inf` or `-1j` are operands and not flags; [`unprotect`] restores it.
+const MINUS: char = '\u{2212}';
+
+fn protect_negative_literal(arg: std::ffi::OsString) -> std::ffi::OsString {
+    let Some(s) = arg.to_str() else { return arg };
+    let Some(rest) = s.strip_prefix('-') else {
+        return arg;
+    };
+    if rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        || rest.starts_with("inf")
+        || rest.starts_with("nan")
+    {
+        format!("{MINUS}{rest}").into()
+    } else {
+        arg
+    }
+}
+
+fn unprotect(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains(MINUS) {
+        s.replace(MINUS, "-").into()
+    } else {
+        s.into()
+    }
+}
+
+fn answer(rules: Rules, operands: &[Operand]) -> Result<Promotion, Error> {
+    if operands.is_empty() {
+        return Err(Error::EmptyOperands);
+    }
+    rules.result_type(operands)
+}
+
+fn promote(rules: Rules, args: &[String], json: bool, out: &mut impl Write) -> i32 {
+    let result = args
+        .iter()
+        .map(|a| unprotect(a).parse::<Operand>())
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|ops| answer(rules, &ops));
+    let written = if json {
+        render::write_json_line(out, &result)
+    } else {
+        match &result {
+            Ok(p) => writeln!(out, "{p}"),
+            Err(e) => {
+                eprintln!("error: {}", render::error_line(e));
+                Ok(())
+            }
+        }
+    };
+    if let Err(e) = written {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write output: {e}");
+            return 2;
+        }
+    }
+    result.map_or_else(|e| e.exit_code(), |_| 0)
+}
+
+/// `--batch`: one JSON object per stdin line; exit code is the worst line's.
+fn batch(rules: Rules, out: &mut impl Write) -> i32 {
+    let mut input = Vec::new();
+    if let Err(e) = io::stdin().lock().read_to_end(&mut input) {
+        eprintln!("error: cannot read stdin: {e}");
+        return 2;
+    }
+    let mut worst = 0;
+    let body = input.strip_suffix(b"\n").unwrap_or(&input);
+    if body.is_empty() && input.is_empty() {
+        return 0;
+    }
+    let mut ops: Vec<Operand> = Vec::with_capacity(8);
+    for raw in body.split(|&b| b == b'\n') {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        ops.clear();
+        let result = match std::str::from_utf8(raw) {
+            Err(e) => Err(Error::MalformedOperand {
+                operand: String::from_utf8_lossy(raw).into_owned(),
+                reason: format!("invalid UTF-8 ({e})"),
+            }),
+            Ok(line) => line
+                .split_whitespace()
+                .try_for_each(|tok| tok.parse().map(|op| ops.push(op)))
+                .and_then(|()| answer(rules, &ops)),
+        };
+        if let Err(e) = &result {
+            worst = worst.max(e.exit_code());
+        }
+        if let Err(e) = render::write_json_line(out, &result) {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return worst;
+            }
+            eprintln!("error: cannot write output: {e}");
+            return 2;
+        }
+    }
+    worst
+}
+
+fn table(
+    rules: Rules,
+    types: Option<&str>,
+    format: Format,
+    names: Names,
+    out: &mut impl Write,
+) -> i32 {
+    let types = match types {
+        None => JAX_DOC_TYPES.to_vec(),
+        Some(list) => match parse_list(&unprotect(list)) {
+            Ok(t) if !t.is_empty() => t,
+            Ok(_) => {
+                eprintln!("error: {}", render::error_line(&Error::EmptyOperands));
+                return 2;
+            }
+            Err(e) => {
+                eprintln!("error: {}", render::error_line(&e));
+                return e.exit_code();
+            }
+        },
+    };
+    let t = Table::compute(rules, &types);
+    match render::table(out, &t, format, names) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: cannot write output: {e}");
+            2
+        }
+    }
+}

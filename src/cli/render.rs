@@ -1,0 +1,197 @@
+//! Rendering: promote's JSON objects and the table formats.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use dtype_lattice::error::ErrorJson;
+use dtype_lattice::table::Table;
+use dtype_lattice::{Error, Kind, Operand, Promotion};
+
+use super::{Format, Names};
+
+/// promote's JSON schema: the promotion, or `{"error": {...}}`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Answer<'a> {
+    Ok(&'a Promotion),
+    Err { error: ErrorJson },
+}
+
+fn to_answer(result: &Result<Promotion, Error>) -> Answer<'_> {
+    match result {
+        Ok(p) => Answer::Ok(p),
+        Err(e) => Answer::Err { error: e.to_json() },
+    }
+}
+
+pub(crate) fn write_json_line(
+    out: &mut impl Write,
+    result: &Result<Promotion, Error>,
+) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &to_answer(result))?;
+    out.write_all(b"\n")
+}
+
+pub(crate) fn error_line(e: &Error) -> String {
+    e.to_string()
+}
+
+fn label(op: &Operand, names: Names) -> String {
+    match names {
+        Names::Short => op.short_label(),
+        Names::Long => op.to_string(),
+    }
+}
+
+/// A cell as JAX's documentation prints it: weak results by their Python type (`i*`), a
+/// refusal as `-`.
+fn cell(result: &Result<Promotion, Error>, names: Names) -> String {
+    let Ok(p) = result else {
+        return "-".to_string();
+    };
+    if p.weak_type {
+        let (short, long) = match p.dtype.kind() {
+            Kind::Float => ("f*", "float"),
+            Kind::Complex => ("c*", "complex"),
+            _ => ("i*", "int"),
+        };
+        return match names {
+            Names::Short => short,
+            Names::Long => long,
+        }
+        .to_string();
+    }
+    match names {
+        Names::Short => p.dtype.short_name().to_string(),
+        Names::Long => p.dtype.name().to_string(),
+    }
+}
+
+fn caption(t: &Table) -> String {
+    format!(
+        "{} promotion table ({}); rows promote with columns; `-`: no promotion",
+        t.rules.rule_set(),
+        t.rules.to_string().split_once(", ").map_or("", |(_, o)| o)
+    )
+}
+
+#[derive(Serialize)]
+struct TableJson<'a> {
+    rules: &'a str,
+    options: dtype_lattice::Options,
+    types: &'a [Operand],
+    cells: Vec<Vec<Answer<'a>>>,
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+pub(crate) fn table(
+    out: &mut impl Write,
+    t: &Table,
+    format: Format,
+    names: Names,
+) -> io::Result<()> {
+    let labels: Vec<String> = t.types.iter().map(|o| label(o, names)).collect();
+    let grid: Vec<Vec<String>> = t
+        .cells
+        .iter()
+        .map(|row| row.iter().map(|c| cell(c, names)).collect())
+        .collect();
+    match format {
+        Format::Json => {
+            let j = TableJson {
+                rules: t.rules.rule_set().name(),
+                options: t.rules.options(),
+                types: &t.types,
+                cells: t
+                    .cells
+                    .iter()
+                    .map(|row| row.iter().map(to_answer).collect())
+                    .collect(),
+            };
+            serde_json::to_writer(&mut *out, &j)?;
+            writeln!(out)
+        }
+        Format::Text => {
+            let width = labels
+                .iter()
+                .chain(grid.iter().flatten())
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(1);
+            writeln!(out, "# {}", caption(t))?;
+            write!(out, "{:width$}", "")?;
+            for l in &labels {
+                write!(out, " {l:>width$}")?;
+            }
+            writeln!(out)?;
+            for (l, row) in labels.iter().zip(&grid) {
+                write!(out, "{l:width$}")?;
+                for c in row {
+                    write!(out, " {c:>width$}")?;
+                }
+                writeln!(out)?;
+            }
+            Ok(())
+        }
+        Format::Markdown => {
+            writeln!(out, "*{}*\n", caption(t))?;
+            let md = |s: &str| s.replace('*', "\\*").replace('|', "\\|");
+            write!(out, "| |")?;
+            for l in &labels {
+                write!(out, " {} |", md(l))?;
+            }
+            writeln!(out)?;
+            writeln!(out, "|---|{}", "---|".repeat(labels.len()))?;
+            for (l, row) in labels.iter().zip(&grid) {
+                write!(out, "| **{}** |", md(l))?;
+                for c in row {
+                    write!(out, " {} |", md(c))?;
+                }
+                writeln!(out)?;
+            }
+            Ok(())
+        }
+        Format::Csv => {
+            let csv = |s: &str| {
+                if s.contains([',', '"', '\n']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s.to_string()
+                }
+            };
+            let header: Vec<String> = std::iter::once(String::new())
+                .chain(labels.iter().map(|l| csv(l)))
+                .collect();
+            writeln!(out, "{}", header.join(","))?;
+            for (l, row) in labels.iter().zip(&grid) {
+                let cells: Vec<String> = row.iter().map(|c| csv(c)).collect();
+                writeln!(out, "{},{}", csv(l), cells.join(","))?;
+            }
+            Ok(())
+        }
+        Format::Html => {
+            writeln!(out, "<table class=\"promotion\">")?;
+            writeln!(out, "<caption>{}</caption>", html_escape(&caption(t)))?;
+            write!(out, "<tr><th></th>")?;
+            for l in &labels {
+                write!(out, "<th>{}</th>", html_escape(l))?;
+            }
+            writeln!(out, "</tr>")?;
+            for (l, row) in labels.iter().zip(&grid) {
+                write!(out, "<tr><th>{}</th>", html_escape(l))?;
+                for c in row {
+                    write!(out, "<td>{}</td>", html_escape(c))?;
+                }
+                writeln!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The one error type of the library, with the distinction the CLI's exit codes rest on:
+//! a *refusal* (the rule set answers "no": exit 1) versus *unusable input* (exit 2).
+
+use serde::Serialize;
+
+use crate::dtype::DType;
+
+/// Everything that can go wrong, from parsing an operand to a promotion the rules refuse.
+///
+/// [`Error::kind`] names the error the way the JSON output does (for refusals, the Python
+/// exception class the real library raises, e.g. `TypePromotionError`), and
+/// [`Error::is_refusal`] tells a refusal (exit code 1) from unusable input (exit code 2).
+///
+/// ```
+/// use dtype_lattice::{Error, Rules, DType};
+/// let err = Rules::jax().strict(true).promote_types(DType::Float32, DType::Int32).unwrap_err();
+/// assert_eq!(err.kind(), "TypePromotionError");
+/// assert!(err.is_refusal());
+/// assert_eq!(err.exit_code(), 1);
+/// let err = "int9".parse::<DType>().unwrap_err();
+/// assert_eq!(err.kind(), "UnknownDtype");
+/// assert_eq!(err.exit_code(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The rule set refuses the promotion; `kind` is the exception class the real library
+    /// raises (`TypePromotionError`, `TypeError`, `ValueError`) and `message` its wording.
+    #[error("{kind}: {message}")]
+    Refused {
+        /// The exception class name.
+        kind: &'static str,
+        /// The library's message.
+        message: String,
+    },
+    /// A dtype name that is not in the model.
+    #[error("unknown dtype {name:?}{}", did_you_mean(suggestions))]
+    UnknownDtype {
+        /// What was given.
+        name: String,
+        /// The closest valid names, best first.
+        suggestions: Vec<&'static str>,
+    },
+    /// An operand that does not follow the operand grammar.
+    #[error("malformed operand {operand:?}: {reason}")]
+    MalformedOperand {
+        /// What was given.
+        operand: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `DTYPE(VALUE)` with an integer VALUE outside the dtype's range.
+    #[error("value {value} is out of range for {dtype} (it holds {min} to {max})")]
+    ValueOutOfRange {
+        /// The value as written.
+        value: String,
+        /// The dtype.
+        dtype: DType,
+        /// The dtype's smallest value.
+        min: i128,
+        /// The dtype's largest value.
+        max: i128,
+    },
+    /// No operands at all.
+    #[error("at least one operand is required")]
+    EmptyOperands,
+    /// A rule set name that does not exist.
+    #[error("unknown rule set {name:?}; valid rule sets: {}", valid.join(", "))]
+    UnknownRules {
+        /// What was given.
+        name: String,
+        /// The valid names.
+        valid: Vec<&'static str>,
+    },
+    /// A lattice definition with a cycle; `cycle` lists its nodes in order.
+    #[error("the lattice has a cycle: {}", cycle.join(" -> "))]
+    Cycle {
+        /// The nodes of one cycle, the first repeated at the end.
+        cycle: Vec<String>,
+    },
+    /// A lattice definition larger than the engine accepts.
+    #[error("the lattice has {nodes} nodes; at most {limit} are supported")]
+    LatticeTooLarge {
+        /// Number of nodes given.
+        nodes: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+fn did_you_mean(suggestions: &[&str]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", suggestions.join(", "))
+    }
+}
+
+impl Error {
+    /// A refusal with the given exception kind and message.
+    pub fn refused(kind: &'static str, message: impl Into<String>) -> Self {
+        Error::Refused {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The error's name in JSON output: the exception class for refusals, otherwise the
+    /// variant's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Refused { kind, .. } => kind,
+            Error::UnknownDtype { .. } => "UnknownDtype",
+            Error::MalformedOperand { .. } => "MalformedOperand",
+            Error::ValueOutOfRange { .. } => "ValueOutOfRange",
+            Error::EmptyOperands => "EmptyOperands",
+            Error::UnknownRules { .. } => "UnknownRules",
+            Error::Cycle { .. } => "Cycle",
+            Error::LatticeTooLarge { .. } => "LatticeTooLarge",
+        }
+    }
+
+    /// The human-readable message without the kind prefix.
+    pub fn message(&self) -> String {
+        match self {
+            Error::Refused { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Whether this is the rule set's answer "no" rather than unusable input.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Error::Refused { .. })
+    }
+
+    /// The CLI exit code: 1 for a refusal, 2 for unusable input.
+    pub fn exit_code(&self) -> i32 {
+        if self.is_refusal() {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// The JSON form used by the CLI: `{"kind": ..., "message": ...}`.
+    ///
+    /// ```
+    /// let e = dtype_lattice::Error::EmptyOperands;
+    /// assert_eq!(e.to_json().kind, "EmptyOperands");
+    /// ```
+    pub fn to_json(&self) -> ErrorJson {
+        ErrorJson {
+            kind: self.kind(),
+            message: self.message(),
+        }
+    }
+}
+
+/// The serialisable form of an [`Error`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorJson {
+    /// [`Error::kind`].
+    pub kind: &'static str,
+    /// [`Error::message`].
+    pub message: String,
+}

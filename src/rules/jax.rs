@@ -1,0 +1,454 @@
+//! JAX's `jax.numpy` promotion (JAX 0.10): the standard and strict lattices of
+//! `jax._src.dtypes._type_promotion_lattice`, with x64 on and off, and the semantics of
+//! `jax.dtypes.result_type(*args, return_weak_type_flag=True)` and `jnp.promote_types`.
+
+use std::sync::OnceLock;
+
+use crate::dtype::DType::{self, *};
+use crate::dtype::Kind;
+use crate::error::Error;
+use crate::lattice::{Lattice, Lub};
+use crate::operand::{Node, Operand, PyType, Value};
+use crate::rules::{Options, Promotion};
+
+const I_: Node = Node::Weak(PyType::Int);
+const F_: Node = Node::Weak(PyType::Float);
+const C_: Node = Node::Weak(PyType::Complex);
+
+const fn d(t: DType) -> Node {
+    Node::Dtype(t)
+}
+
+/// JAX's standard lattice, node → nodes directly above, as `_type_promotion_lattice` writes it.
+const STANDARD: &[(Node, &[Node])] = &[
+    (d(Bool), &[I_]),
+    (
+        I_,
+        &[
+            d(UInt8),
+            d(UInt2),
+            d(UInt4),
+            d(Int8),
+            d(Int2),
+            d(Int4),
+            d(Int1),
+            d(UInt1),
+        ],
+    ),
+    (d(UInt1), &[]),
+    (d(UInt2), &[]),
+    (d(UInt4), &[]),
+    (d(UInt8), &[d(Int16), d(UInt16)]),
+    (d(UInt16), &[d(Int32), d(UInt32)]),
+    (d(UInt32), &[d(Int64), d(UInt64)]),
+    (d(UInt64), &[F_]),
+    (d(Int1), &[]),
+    (d(Int2), &[]),
+    (d(Int4), &[]),
+    (d(Int8), &[d(Int16)]),
+    (d(Int16), &[d(Int32)]),
+    (d(Int32), &[d(Int64)]),
+    (d(Int64), &[F_]),
+    (
+        F_,
+        &[
+            d(Float4E2M1Fn),
+            d(Float6E2M3Fn),
+            d(Float6E3M2Fn),
+            d(Float8E3M4),
+            d(Float8E4M3),
+            d(Float8E8M0Fnu),
+            d(Float8E4M3B11Fnuz),
+            d(Float8E4M3Fn),
+            d(Float8E4M3Fnuz),
+            d(Float8E5M2),
+            d(Float8E5M2Fnuz),
+            d(BFloat16),
+            d(Float16),
+            C_,
+        ],
+    ),
+    (d(Float4E2M1Fn), &[]),
+    (d(Float6E2M3Fn), &[]),
+    (d(Float6E3M2Fn), &[]),
+    (d(Float8E3M4), &[]),
+    (d(Float8E4M3), &[]),
+    (d(Float8E8M0Fnu), &[]),
+    (d(Float8E4M3B11Fnuz), &[]),
+    (d(Float8E4M3Fn), &[]),
+    (d(Float8E4M3Fnuz), &[]),
+    (d(Float8E5M2), &[]),
+    (d(Float8E5M2Fnuz), &[]),
+    (d(BFloat16), &[d(Float32)]),
+    (d(Float16), &[d(Float32)]),
+    (d(Float32), &[d(Float64), d(Complex64)]),
+    (d(Float64), &[d(Complex128)]),
+    (C_, &[d(Complex64)]),
+    (d(Complex64), &[d(Complex128)]),
+    (d(Complex128), &[]),
+];
+
+/// With x64 off, JAX replaces uint32's edges so that uint32 × int32 does not form int64.
+const X32_PATCH: &[(Node, &[Node])] = &[(d(UInt32), &[d(Int32), d(UInt64)])];
+
+/// JAX's strict lattice: weak types reach every dtype of their kind and above; dtypes are
+/// pairwise incomparable. (JAX builds it once, for x64 on and off alike.)
+const STRICT: &[(Node, &[Node])] = &[
+    (
+        I_,
+        &[
+            F_,
+            d(UInt1),
+            d(UInt2),
+            d(UInt4),
+            d(UInt8),
+            d(UInt16),
+            d(UInt32),
+            d(UInt64),
+            d(Int1),
+            d(Int2),
+            d(Int4),
+            d(Int8),
+            d(Int16),
+            d(Int32),
+            d(Int64),
+        ],
+    ),
+    (
+        F_,
+        &[
+            C_,
+            d(Float4E2M1Fn),
+            d(Float6E2M3Fn),
+            d(Float6E3M2Fn),
+            d(Float8E3M4),
+            d(Float8E4M3),
+            d(Float8E8M0Fnu),
+            d(Float8E4M3B11Fnuz),
+            d(Float8E4M3Fn),
+            d(Float8E4M3Fnuz),
+            d(Float8E5M2),
+            d(Float8E5M2Fnuz),
+            d(BFloat16),
+            d(Float16),
+            d(Float32),
+            d(Float64),
+        ],
+    ),
+    (C_, &[d(Complex64), d(Complex128)]),
+    (d(Bool), &[]),
+];
+
+/// With x64 off, JAX canonicalises 64-bit dtypes to their 32-bit counterparts.
+const TO_32BIT: &[(DType, DType)] = &[
+    (Int64, Int32),
+    (UInt64, UInt32),
+    (Float64, Float32),
+    (Complex128, Complex64),
+];
+
+/// Dtypes JAX does not know (the model's PyTorch-only complex dtypes).
+const NOT_IN_JAX: &[DType] = &[Complex32, BComplex32];
+
+/// A lattice ready for queries, with a dense map from [`Node::index`] to lattice index.
+pub(crate) struct Compiled {
+    pub(crate) lattice: Lattice<Node>,
+    slot: [u16; Node::COUNT],
+}
+
+impl Compiled {
+    fn new(edges: impl IntoIterator<Item = (Node, Vec<Node>)>) -> Self {
+        let lattice = Lattice::from_edges(edges).expect("JAX's lattices are acyclic");
+        let mut slot = [u16::MAX; Node::COUNT];
+        for (i, n) in lattice.nodes().iter().enumerate() {
+            slot[n.index()] = i as u16;
+        }
+        Compiled { lattice, slot }
+    }
+
+    #[inline]
+    fn slot(&self, n: Node) -> usize {
+        self.slot[n.index()] as usize
+    }
+}
+
+fn edges(base: &[(Node, &[Node])], patch: &[(Node, &[Node])]) -> Vec<(Node, Vec<Node>)> {
+    base.iter()
+        .map(|&(n, above)| {
+            let above = patch
+                .iter()
+                .find(|(p, _)| *p == n)
+                .map_or(above, |(_, a)| a);
+            (n, above.to_vec())
+        })
+        .collect()
+}
+
+/// The compiled lattice for a mode (built once per process).
+pub(crate) fn lattice(opts: Options) -> &'static Compiled {
+    static STANDARD_X64: OnceLock<Compiled> = OnceLock::new();
+    static STANDARD_X32: OnceLock<Compiled> = OnceLock::new();
+    static STRICT_ANY: OnceLock<Compiled> = OnceLock::new();
+    match (opts.strict, opts.x64) {
+        (true, _) => STRICT_ANY.get_or_init(|| Compiled::new(edges(STRICT, &[]))),
+        (false, true) => STANDARD_X64.get_or_init(|| Compiled::new(edges(STANDARD, &[]))),
+        (false, false) => STANDARD_X32.get_or_init(|| Compiled::new(edges(STANDARD, X32_PATCH))),
+    }
+}
+
+/// The lattice definition of a mode as "node → nodes directly above".
+pub fn definition(opts: Options) -> Vec<(Node, Vec<Node>)> {
+    match (opts.strict, opts.x64) {
+        (true, _) => edges(STRICT, &[]),
+        (false, true) => edges(STANDARD, &[]),
+        (false, false) => edges(STANDARD, X32_PATCH),
+    }
+}
+
+/// `canonicalize_dtype`: 64-bit dtypes become 32-bit when x64 is off.
+#[inline]
+pub(crate) fn canonicalize(dtype: DType, x64: bool) -> DType {
+    if x64 {
+        return dtype;
+    }
+    TO_32BIT
+        .iter()
+        .find(|(from, _)| *from == dtype)
+        .map_or(dtype, |&(_, to)| to)
+}
+
+/// The dtype JAX gives a value of a Python scalar type (`int` → int32 when x64 is off).
+#[inline]
+pub(crate) fn python_scalar_dtype(t: PyType, x64: bool) -> DType {
+    canonicalize(t.default_dtype(), x64)
+}
+
+pub(crate) fn check_known(dtype: DType) -> Result<DType, Error> {
+    if NOT_IN_JAX.contains(&dtype) {
+        Err(Error::refused(
+            "TypeError",
+            format!("dtype {dtype} is not a valid dtype for JAX type promotion (rules jax): JAX has no {dtype}"),
+        ))
+    } else {
+        Ok(dtype)
+    }
+}
+
+/// `_dtype_and_weaktype`: an operand's (canonical dtype, weak flag) in JAX.
+#[inline]
+pub(crate) fn dtype_and_weak(op: &Operand, x64: bool) -> Result<(DType, bool), Error> {
+    Ok(match *op {
+        Operand::Array { dtype, weak } => (canonicalize(check_known(dtype)?, x64), weak),
+        Operand::Scalar { dtype, .. } => (canonicalize(check_known(dtype)?, x64), false),
+        Operand::PyType(t) => (python_scalar_dtype(t, x64), true),
+        Operand::Literal(Value::Bool(_)) => (Bool, false),
+        Operand::Literal(v) => {
+            let t = v.py_type().expect("non-bool literal");
+            (python_scalar_dtype(t, x64), true)
+        }
+    })
+}
+
+/// `_jax_type`: the lattice node of a (dtype, weak) pair; weak values join as their Python
+/// scalar type, except bool.
+#[inline]
+fn jax_type(dtype: DType, weak: bool) -> Node {
+    if weak {
+        if let Some(t) = PyType::of_kind(dtype.kind()) {
+            return Node::Weak(t);
+        }
+    }
+    Node::Dtype(dtype)
+}
+
+/// The dtype of a lattice node as JAX's `dtype()` returns it for a promotion result.
+#[inline]
+fn node_dtype(n: Node, x64: bool) -> DType {
+    match n {
+        Node::Dtype(d) => canonicalize(d, x64),
+        Node::Weak(t) => python_scalar_dtype(t, x64),
+    }
+}
+
+/// `default_types[kind]`: the dtype a weak result is reported as. JAX looks the default up by
+/// NumPy's `dtype.kind`, which is `'V'` for ml_dtypes' 1-, 2- and 4-bit integers, so a weak
+/// result of one of those fails in JAX 0.10 with `KeyError: 'V'`; the model reproduces that.
+#[inline]
+fn default_of_kind(dtype: DType, x64: bool) -> Result<DType, Error> {
+    let wide = match dtype.kind() {
+        _ if dtype.is_sub_byte_int() => return Err(Error::refused("KeyError", "'V'")),
+        Kind::Bool => Bool,
+        Kind::UnsignedInt => UInt64,
+        Kind::SignedInt => Int64,
+        Kind::Float => Float64,
+        Kind::Complex => Complex128,
+    };
+    Ok(canonicalize(wide, x64))
+}
+
+/// `repr(str(node))` as Python prints it inside a tuple: `'int8'`, `"<class 'int'>"`.
+fn python_repr(n: Node) -> String {
+    match n {
+        Node::Dtype(d) => format!("'{d}'"),
+        Node::Weak(t) => format!("\"<class '{t}'>\""),
+    }
+}
+
+/// `_least_upper_bound`'s error for nodes without a least upper bound, with JAX's wording.
+fn no_promotion_path(nodes: &[Node], strict: bool) -> Error {
+    let listed: Vec<String> = nodes.iter().map(|&n| python_repr(n)).collect();
+    let tuple = if listed.len() == 1 {
+        format!("({},)", listed[0])
+    } else {
+        format!("({})", listed.join(", "))
+    };
+    let prefix = format!("Input dtypes {tuple} have no available implicit dtype promotion path");
+    let has = |pred: fn(DType) -> bool| {
+        nodes
+            .iter()
+            .any(|n| matches!(n, Node::Dtype(d) if pred(*d)))
+    };
+    let small_float = |bits: u32| {
+        format!(
+            "{prefix}. To avoid unintended promotion, {bits}-bit floats do not support implicit \
+             promotion. If you'd like your inputs to be promoted to another type, you can do so \
+             explicitly using e.g. x.astype('float32')"
+        )
+    };
+    let message = if strict {
+        format!(
+            "{prefix} when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to \
+             the desired output type, or set jax_numpy_dtype_promotion=standard."
+        )
+    } else if has(|d| d.is_small_float() && d.bits() == 8) {
+        small_float(8)
+    } else if has(|d| d.is_small_float() && d.bits() == 6) {
+        small_float(6)
+    } else if has(|d| d.is_small_float() && d.bits() == 4) {
+        small_float(4)
+    } else if has(DType::is_sub_byte_int) {
+        format!(
+            "{prefix}. To avoid unintended promotion, 1-bit, 2-bit and 4-bit integers do not \
+             support implicit promotion. If you'd like your inputs to be promoted to another \
+             type, you can do so explicitly using e.g. x.astype('int32')"
+        )
+    } else {
+        format!("{prefix}. Try explicitly casting inputs to the desired output type.")
+    };
+    Error::refused("TypePromotionError", message)
+}
+
+fn ambiguous(nodes: &[Node], options: &[Node]) -> Error {
+    let list = |ns: &[Node]| {
+        ns.iter()
+            .map(|&n| python_repr(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Error::refused(
+        "TypePromotionError",
+        format!(
+            "Internal Type Promotion error: ({}) do not have a unique least upper bound on the \
+             specified lattice; options are {{{}}}. This is an unexpected error in JAX's \
+             internal logic; please report it to the JAX maintainers.",
+            list(nodes),
+            list(options)
+        ),
+    )
+}
+
+/// `_least_upper_bound` over a list of nodes (duplicates allowed; the message lists them as
+/// given, as JAX does).
+fn least_upper_bound(c: &Compiled, nodes: &[Node], strict: bool) -> Result<Node, Error> {
+    let lub = c
+        .lattice
+        .fold_join(nodes.iter().map(|&n| c.slot(n)))
+        .unwrap_or_else(|| {
+            let idx: Vec<usize> = nodes.iter().map(|&n| c.slot(n)).collect();
+            c.lattice.lub_index(&idx)
+        });
+    match lub {
+        Lub::Node(i) => Ok(*c.lattice.node(i)),
+        Lub::Undefined => Err(no_promotion_path(nodes, strict)),
+        Lub::Ambiguous(options) => {
+            let options: Vec<Node> = options.iter().map(|&i| *c.lattice.node(i)).collect();
+            Err(ambiguous(nodes, &options))
+        }
+    }
+}
+
+/// `jnp.promote_types(a, b)`: the join of two nodes, without canonicalisation; a weak
+/// result is NumPy's dtype for the Python type (`int` → int64).
+pub(crate) fn promote_types(opts: Options, a: Node, b: Node) -> Result<DType, Error> {
+    for n in [a, b] {
+        if let Node::Dtype(t) = n {
+            check_known(t)?;
+        }
+    }
+    let c = lattice(opts);
+    let r = match c.lattice.join_index(c.slot(a), c.slot(b)) {
+        Lub::Node(i) => *c.lattice.node(i),
+        _ => least_upper_bound(c, &[a, b], opts.strict)?,
+    };
+    Ok(match r {
+        Node::Dtype(t) => t,
+        Node::Weak(t) => t.default_dtype(),
+    })
+}
+
+/// `jax.dtypes.result_type(*operands, return_weak_type_flag=True)`.
+pub(crate) fn result_type(opts: Options, operands: &[Operand]) -> Result<Promotion, Error> {
+    let x64 = opts.x64;
+    let (first, rest) = operands.split_first().ok_or(Error::EmptyOperands)?;
+    let (d0, w0) = dtype_and_weak(first, x64)?;
+    let (mut all_same, mut all_weak) = (true, w0);
+    for op in rest {
+        let (d, w) = dtype_and_weak(op, x64)?;
+        all_same &= d == d0;
+        all_weak &= w;
+    }
+    let (out_dtype, out_weak) = if rest.is_empty() {
+        (d0, w0)
+    } else if all_same && !all_weak {
+        // The trivial case: one dtype, at least one strong operand.
+        (d0, false)
+    } else {
+        // All weak (standard mode): join the strong counterparts, the result stays weak.
+        let weak_case = all_weak && !opts.strict;
+        let c = lattice(opts);
+        let node = |op: &Operand| {
+            let (d, w) = dtype_and_weak(op, x64).expect("checked above");
+            if weak_case {
+                Node::Dtype(d)
+            } else {
+                jax_type(d, w)
+            }
+        };
+        let folded = c
+            .lattice
+            .fold_join(operands.iter().map(|op| c.slot(node(op))));
+        let r = match folded {
+            Some(Lub::Node(i)) => *c.lattice.node(i),
+            _ => {
+                // The slow path: JAX passes the *set* of nodes, so deduplicate in order.
+                let mut nodes: Vec<Node> = Vec::with_capacity(operands.len());
+                for n in operands.iter().map(node) {
+                    if !nodes.contains(&n) {
+                        nodes.push(n);
+                    }
+                }
+                least_upper_bound(c, &nodes, opts.strict)?
+            }
+        };
+        (node_dtype(r, x64), weak_case || matches!(r, Node::Weak(_)))
+    };
+    let weak = out_dtype != Bool && out_weak;
+    Ok(Promotion {
+        dtype: if weak {
+            default_of_kind(out_dtype, x64)?
+        } else {
+            out_dtype
+        },
+        weak_type: weak,
+    })
+}

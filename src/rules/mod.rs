@@ -1,0 +1,259 @@
+//! Rule sets: each is one readable definition (a lattice as "node → nodes directly above",
+//! or a table) in its own file, answered by the generic engine in [`crate::lattice`].
+//!
+//! A [`Rules`] value selects a rule set and its options, builder-style:
+//!
+//! ```
+//! use dtype_lattice::{DType, Operand, PyType, Rules};
+//! let rules = Rules::jax().x64(true);
+//! assert_eq!(rules.promote_types(DType::UInt32, DType::Int32).unwrap(), DType::Int64);
+//! let p = rules.result_type(&[Operand::array(DType::Int8), PyType::Float.into()]).unwrap();
+//! assert_eq!((p.dtype, p.weak_type), (DType::Float64, true));
+//! ```
+
+pub mod jax;
+mod jax_lax;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::lattice::Lattice;
+use crate::operand::{Node, Operand};
+
+/// A rule set: which library's promotion semantics to follow.
+///
+/// ```
+/// use dtype_lattice::RuleSet;
+/// assert_eq!("jax-numpy".parse::<RuleSet>().unwrap(), RuleSet::Jax);
+/// assert_eq!(RuleSet::JaxLax.to_string(), "jax-lax");
+/// assert!("numpyy".parse::<RuleSet>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleSet {
+    /// `jax.numpy` (JAX 0.10): the promotion lattice with weak types.
+    Jax,
+    /// `jax.lax`: no implicit promotion.
+    JaxLax,
+}
+
+/// Each rule set's names: the canonical one first, then aliases.
+const NAMES: &[(RuleSet, &[&str])] = &[
+    (RuleSet::Jax, &["jax", "jax-numpy", "jnp"]),
+    (RuleSet::JaxLax, &["jax-lax", "lax"]),
+];
+
+impl RuleSet {
+    /// Every rule set.
+    pub const ALL: &'static [RuleSet] = &[RuleSet::Jax, RuleSet::JaxLax];
+
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        self.names()[0]
+    }
+
+    /// The canonical name followed by the aliases.
+    pub fn names(self) -> &'static [&'static str] {
+        NAMES
+            .iter()
+            .find(|(r, _)| *r == self)
+            .map(|(_, n)| *n)
+            .expect("every rule set is named")
+    }
+}
+
+impl FromStr for RuleSet {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        NAMES
+            .iter()
+            .find(|(_, names)| names.contains(&s))
+            .map(|(r, _)| *r)
+            .ok_or_else(|| Error::UnknownRules {
+                name: s.to_string(),
+                valid: NAMES.iter().flat_map(|(_, n)| n.iter().copied()).collect(),
+            })
+    }
+}
+
+impl fmt::Display for RuleSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The options of a rule set. Defaults follow JAX's: x64 off, standard promotion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Options {
+    /// `jax_numpy_dtype_promotion='strict'`.
+    pub strict: bool,
+    /// `jax_enable_x64=True`.
+    pub x64: bool,
+}
+
+/// The result of a promotion: a dtype and whether it is weakly typed.
+///
+/// ```
+/// use dtype_lattice::{DType, Promotion};
+/// let p = Promotion { dtype: DType::Float32, weak_type: true };
+/// assert_eq!(p.to_string(), "float32 (weak)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Promotion {
+    /// The result dtype (for weak results, the default dtype of their kind).
+    pub dtype: DType,
+    /// Whether the result is weakly typed.
+    pub weak_type: bool,
+}
+
+impl fmt::Display for Promotion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.dtype)?;
+        if self.weak_type {
+            f.write_str(" (weak)")?;
+        }
+        Ok(())
+    }
+}
+
+/// A rule set with its options: the entry point of the library.
+///
+/// ```
+/// use dtype_lattice::{DType, Operand, Rules};
+/// let ops: Vec<Operand> = ["int8", "uint8", "float16", "2.5"]
+///     .iter().map(|s| s.parse().unwrap()).collect();
+/// let p = Rules::jax().result_type(&ops).unwrap();
+/// assert_eq!(p.dtype, DType::Float16);
+/// assert!(Rules::jax_lax().result_type(&ops).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Rules {
+    set: RuleSet,
+    options: Options,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules::jax()
+    }
+}
+
+impl Rules {
+    /// A rule set with default options.
+    pub fn new(set: RuleSet) -> Self {
+        Rules {
+            set,
+            options: Options::default(),
+        }
+    }
+
+    /// `jax.numpy` promotion.
+    pub fn jax() -> Self {
+        Rules::new(RuleSet::Jax)
+    }
+
+    /// `jax.lax`: no implicit promotion.
+    pub fn jax_lax() -> Self {
+        Rules::new(RuleSet::JaxLax)
+    }
+
+    /// Strict promotion (`jax_numpy_dtype_promotion='strict'`); `jax.lax` ignores it.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.options.strict = strict;
+        self
+    }
+
+    /// 64-bit mode (`jax_enable_x64`).
+    pub fn x64(mut self, x64: bool) -> Self {
+        self.options.x64 = x64;
+        self
+    }
+
+    /// The rule set.
+    pub fn rule_set(&self) -> RuleSet {
+        self.set
+    }
+
+    /// The options.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// `promote_types(a, b)`: the promotion of two types (dtypes, or the weak Python types),
+    /// as `jnp.promote_types` computes it: no canonicalisation of the inputs.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, PyType, Rules};
+    /// let r = Rules::jax();
+    /// assert_eq!(r.promote_types(DType::BFloat16, DType::Float16).unwrap(), DType::Float32);
+    /// assert_eq!(r.promote_types(DType::UInt8, PyType::Int).unwrap(), DType::UInt8);
+    /// assert!(r.promote_types(DType::Float8E5M2, DType::Float16).is_err());
+    /// ```
+    pub fn promote_types(&self, a: impl Into<Node>, b: impl Into<Node>) -> Result<DType, Error> {
+        match self.set {
+            RuleSet::Jax => jax::promote_types(self.options, a.into(), b.into()),
+            RuleSet::JaxLax => jax_lax::promote_types(self.options, a.into(), b.into()),
+        }
+    }
+
+    /// `result_type(*operands)`: the dtype and weak flag of an operation on `operands`.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Operand, Rules, Value};
+    /// let p = Rules::jax().result_type(&[Operand::array(DType::Int16), Value::Int(1).into()]).unwrap();
+    /// assert_eq!((p.dtype, p.weak_type), (DType::Int16, false));
+    /// assert_eq!(Rules::jax().result_type(&[]).unwrap_err().kind(), "EmptyOperands");
+    /// ```
+    pub fn result_type(&self, operands: &[Operand]) -> Result<Promotion, Error> {
+        match self.set {
+            RuleSet::Jax => jax::result_type(self.options, operands),
+            RuleSet::JaxLax => jax_lax::result_type(self.options, operands),
+        }
+    }
+
+    /// The promotion lattice of this rule set and mode, if it is defined by one.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Node, Rules};
+    /// let l = Rules::jax().x64(true).lattice().unwrap();
+    /// assert!(l.is_lattice());
+    /// assert_eq!(l.len(), 35);
+    /// ```
+    pub fn lattice(&self) -> Option<&'static Lattice<Node>> {
+        match self.set {
+            RuleSet::Jax => Some(&jax::lattice(self.options).lattice),
+            RuleSet::JaxLax => None,
+        }
+    }
+
+    /// The dtypes this rule set knows.
+    pub fn dtypes(&self) -> Vec<DType> {
+        DType::ALL
+            .iter()
+            .copied()
+            .filter(|&d| jax::check_known(d).is_ok())
+            .collect()
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.set)?;
+        if self.set == RuleSet::Jax {
+            f.write_str(if self.options.strict {
+                ", strict"
+            } else {
+                ", standard"
+            })?;
+        }
+        f.write_str(if self.options.x64 {
+            ", x64 on"
+        } else {
+            ", x64 off"
+        })
+    }
+}

@@ -1,0 +1,108 @@
+//! Promotion tables: cell (i, j) is the promotion of row operand i and column operand j.
+
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::operand::{Operand, PyType};
+use crate::rules::{Promotion, Rules};
+
+/// The 18 types of the table in JAX's documentation: bool, the unsigned and signed integers,
+/// bfloat16, the IEEE floats, the complex types and the three weak Python types.
+pub const JAX_DOC_TYPES: [Operand; 18] = [
+    Operand::Array {
+        dtype: DType::Bool,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::UInt8,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::UInt16,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::UInt32,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::UInt64,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Int8,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Int16,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Int32,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Int64,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::BFloat16,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Float16,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Float32,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Float64,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Complex64,
+        weak: false,
+    },
+    Operand::Array {
+        dtype: DType::Complex128,
+        weak: false,
+    },
+    Operand::PyType(PyType::Int),
+    Operand::PyType(PyType::Float),
+    Operand::PyType(PyType::Complex),
+];
+
+/// A computed promotion table.
+///
+/// ```
+/// use dtype_lattice::{table::{Table, JAX_DOC_TYPES}, Rules};
+/// let t = Table::compute(Rules::jax().x64(true), &JAX_DOC_TYPES);
+/// assert_eq!(t.cells.len(), 18);
+/// // u4 × i4 → i8 with x64 (row uint32, column int32)
+/// assert_eq!(t.cells[3][7].as_ref().unwrap().dtype.short_name(), "i8");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// The rules that produced it.
+    pub rules: Rules,
+    /// Row and column operands.
+    pub types: Vec<Operand>,
+    /// `cells[i][j]` = result of (types\[i\], types\[j\]).
+    pub cells: Vec<Vec<Result<Promotion, Error>>>,
+}
+
+impl Table {
+    /// Computes every cell.
+    pub fn compute(rules: Rules, types: &[Operand]) -> Table {
+        let cells = types
+            .iter()
+            .map(|a| types.iter().map(|b| rules.result_type(&[*a, *b])).collect())
+            .collect();
+        Table {
+            rules,
+            types: types.to_vec(),
+            cells,
+        }
+    }
+}

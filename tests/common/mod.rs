@@ -1,0 +1,143 @@
+//! Shared helpers for the conformance tests: loading fixtures written by `tools/` and
+//! comparing cases.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use dtype_lattice::{Error, Promotion};
+use serde::Deserialize;
+
+/// One fixture case: operands and either a result or an error.
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    pub operands: Vec<String>,
+    #[serde(default)]
+    pub dtype: Option<String>,
+    #[serde(default)]
+    pub weak_type: Option<bool>,
+    #[serde(default)]
+    pub error: Option<ErrorCase>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ErrorCase {
+    pub kind: String,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Mode {
+    #[serde(default)]
+    pub strict: bool,
+    pub x64: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Fixture {
+    pub mode: Mode,
+    pub cases: Vec<Case>,
+}
+
+pub fn fixture_path(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+pub fn load(rel: &str) -> Fixture {
+    let path = fixture_path(rel);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad fixture {}: {e}", path.display()))
+}
+
+/// How strictly error messages are compared.
+#[derive(Clone, Copy, Debug)]
+pub enum MessageCheck {
+    /// Exactly.
+    Exact,
+    /// Exactly, up to the order of the quoted names in a `(...)` tuple (JAX lists a *set*).
+    UpToTupleOrder,
+    /// Only the error kind.
+    KindOnly,
+}
+
+fn sorted_tuple(message: &str) -> String {
+    let (Some(open), Some(close)) = (message.find('('), message.find(')')) else {
+        return message.to_string();
+    };
+    let mut items: Vec<&str> = message[open + 1..close]
+        .split(", ")
+        .map(|s| s.trim_end_matches(','))
+        .collect();
+    items.sort();
+    format!(
+        "{}({}){}",
+        &message[..open],
+        items.join(", "),
+        &message[close + 1..]
+    )
+}
+
+/// Compares one case; `None` when it agrees, else a description of the disagreement.
+pub fn check(
+    case: &Case,
+    got: &Result<Promotion, Error>,
+    messages: MessageCheck,
+) -> Option<String> {
+    let ops = case.operands.join(" ");
+    match (got, &case.error) {
+        (Ok(p), None) => {
+            let want_dtype = case.dtype.as_deref().expect("dtype or error");
+            let want_weak = case.weak_type.unwrap_or(false);
+            if p.dtype.name() == want_dtype && p.weak_type == want_weak {
+                None
+            } else {
+                Some(format!(
+                    "[{ops}]: got {p}, want {want_dtype}{}",
+                    if want_weak { " (weak)" } else { "" }
+                ))
+            }
+        }
+        (Err(e), Some(want)) => {
+            let (kind, message) = (e.kind(), e.message());
+            let same_message = match messages {
+                MessageCheck::Exact => message == want.message,
+                MessageCheck::UpToTupleOrder => {
+                    sorted_tuple(&message) == sorted_tuple(&want.message)
+                }
+                MessageCheck::KindOnly => true,
+            };
+            if kind == want.kind && same_message {
+                None
+            } else {
+                Some(format!(
+                    "[{ops}]: got {kind}: {message}\n      want {}: {}",
+                    want.kind, want.message
+                ))
+            }
+        }
+        (Ok(p), Some(want)) => Some(format!(
+            "[{ops}]: got {p}, want {}: {}",
+            want.kind, want.message
+        )),
+        (Err(e), None) => Some(format!(
+            "[{ops}]: got {e}, want {}",
+            case.dtype.as_deref().unwrap_or("?")
+        )),
+    }
+}
+
+/// Asserts that no case disagrees, listing the first disagreements.
+pub fn assert_all_agree(name: &str, total: usize, failures: &[String]) {
+    assert!(total > 0, "{name}: no cases");
+    if !failures.is_empty() {
+        let shown: Vec<&str> = failures.iter().take(25).map(String::as_str).collect();
+        panic!(
+            "{name}: {} of {total} cases disagree with the library:\n  {}",
+            failures.len(),
+            shown.join("\n  ")
+        );
+    }
+    eprintln!("{name}: {total} cases agree");
+}
