@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::dtype::DType;
 
-/// Everything that can go wrong, from parsing an operand to a promotion the rules refuse.
+/// An error: a boxed [`Reason`], so that `Result<DType, Error>` stays two words and the
+/// promotion hot path does not pay for the error's size.
 ///
 /// [`Error::kind`] names the error the way the JSON output does (for refusals, the Python
 /// exception class the real library raises, e.g. `TypePromotionError`), and
@@ -22,7 +23,18 @@ use crate::dtype::DType;
 /// assert_eq!(err.exit_code(), 2);
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Error {
+#[error(transparent)]
+pub struct Error(Box<Reason>);
+
+/// Everything that can go wrong, from parsing an operand to a promotion the rules refuse.
+///
+/// ```
+/// use dtype_lattice::{DType, error::Reason};
+/// let err = "int9".parse::<DType>().unwrap_err();
+/// assert!(matches!(err.reason(), Reason::UnknownDtype { name, .. } if name == "int9"));
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Reason {
     /// The rule set refuses the promotion; `kind` is the exception class the real library
     /// raises (`TypePromotionError`, `TypeError`, `ValueError`) and `message` its wording.
     #[error("{kind}: {message}")]
@@ -95,41 +107,53 @@ fn did_you_mean(suggestions: &[&str]) -> String {
     }
 }
 
+impl From<Reason> for Error {
+    fn from(reason: Reason) -> Self {
+        Error(Box::new(reason))
+    }
+}
+
 impl Error {
     /// A refusal with the given exception kind and message.
     pub fn refused(kind: &'static str, message: impl Into<String>) -> Self {
-        Error::Refused {
+        Reason::Refused {
             kind,
             message: message.into(),
         }
+        .into()
+    }
+
+    /// What went wrong, to match on.
+    pub fn reason(&self) -> &Reason {
+        &self.0
     }
 
     /// The error's name in JSON output: the exception class for refusals, otherwise the
     /// variant's name.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Error::Refused { kind, .. } => kind,
-            Error::UnknownDtype { .. } => "UnknownDtype",
-            Error::MalformedOperand { .. } => "MalformedOperand",
-            Error::ValueOutOfRange { .. } => "ValueOutOfRange",
-            Error::EmptyOperands => "EmptyOperands",
-            Error::UnknownRules { .. } => "UnknownRules",
-            Error::Cycle { .. } => "Cycle",
-            Error::LatticeTooLarge { .. } => "LatticeTooLarge",
+        match self.reason() {
+            Reason::Refused { kind, .. } => kind,
+            Reason::UnknownDtype { .. } => "UnknownDtype",
+            Reason::MalformedOperand { .. } => "MalformedOperand",
+            Reason::ValueOutOfRange { .. } => "ValueOutOfRange",
+            Reason::EmptyOperands => "EmptyOperands",
+            Reason::UnknownRules { .. } => "UnknownRules",
+            Reason::Cycle { .. } => "Cycle",
+            Reason::LatticeTooLarge { .. } => "LatticeTooLarge",
         }
     }
 
     /// The human-readable message without the kind prefix.
     pub fn message(&self) -> String {
-        match self {
-            Error::Refused { message, .. } => message.clone(),
+        match self.reason() {
+            Reason::Refused { message, .. } => message.clone(),
             other => other.to_string(),
         }
     }
 
     /// Whether this is the rule set's answer "no" rather than unusable input.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, Error::Refused { .. })
+        matches!(self.reason(), Reason::Refused { .. })
     }
 
     /// The CLI exit code: 1 for a refusal, 2 for unusable input.
@@ -144,7 +168,7 @@ impl Error {
     /// The JSON form used by the CLI: `{"kind": ..., "message": ...}`.
     ///
     /// ```
-    /// let e = dtype_lattice::Error::EmptyOperands;
+    /// let e = dtype_lattice::Error::from(dtype_lattice::error::Reason::EmptyOperands);
     /// assert_eq!(e.to_json().kind, "EmptyOperands");
     /// ```
     pub fn to_json(&self) -> ErrorJson {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 
-use crate::error::Error;
+use crate::error::{Error, Reason};
 
 /// The engine refuses lattices with more nodes than this (the join table is quadratic).
 pub const MAX_NODES: usize = 4096;
@@ -93,14 +93,17 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
                 }
             }
             if order.len() > MAX_NODES {
-                return Err(Error::LatticeTooLarge {
+                return Err(Reason::LatticeTooLarge {
                     nodes: order.len(),
                     limit: MAX_NODES,
-                });
+                }
+                .into());
             }
         }
-        let topo = topological_order(&out).map_err(|cycle| Error::Cycle {
-            cycle: cycle.iter().map(|&i| order[i].to_string()).collect(),
+        let topo = topological_order(&out).map_err(|cycle| {
+            Error::from(Reason::Cycle {
+                cycle: cycle.iter().map(|&i| order[i].to_string()).collect(),
+            })
         })?;
         // Renumber in topological order.
         let mut rank = vec![0usize; order.len()];

@@ -17,7 +17,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dtype::{DType, Kind};
-use crate::error::Error;
+use crate::error::{Error, Reason};
 
 /// The Python scalar types that JAX treats as weakly typed.
 ///
@@ -129,6 +129,19 @@ impl Node {
         }
     }
 
+    /// The node with [`Node::index`] `i` (panics when `i >= Node::COUNT`).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Node};
+    /// assert_eq!(Node::from_index(Node::from(DType::Int8).index()), Node::from(DType::Int8));
+    /// ```
+    pub fn from_index(i: usize) -> Node {
+        match i.checked_sub(DType::COUNT) {
+            None => Node::Dtype(DType::ALL[i]),
+            Some(k) => Node::Weak(PyType::ALL[k]),
+        }
+    }
+
     /// The short name of JAX's documentation (`i4`, `bf`, `i*`).
     pub fn short_name(self) -> &'static str {
         match self {
@@ -217,12 +230,12 @@ impl Value {
     pub fn cast(self, dtype: DType) -> Result<Value, Error> {
         let out_of_range = |value: String| {
             let (min, max) = dtype.int_range().unwrap_or((0, 0));
-            Error::ValueOutOfRange {
+            Error::from(Reason::ValueOutOfRange {
                 value,
                 dtype,
                 min,
                 max,
-            }
+            })
         };
         match (dtype.kind(), self) {
             (Kind::Bool, Value::Bool(b)) => Ok(Value::Bool(b)),
@@ -263,10 +276,10 @@ impl Value {
                 let c = dtype.component();
                 Ok(Value::Complex(round_to(c, re), round_to(c, im)))
             }
-            (_, Value::Complex(..)) => Err(Error::MalformedOperand {
-                operand: format!("{dtype}({self})"),
-                reason: format!("a complex value does not convert to {dtype}"),
-            }),
+            (_, Value::Complex(..)) => Err(malformed(
+                &format!("{dtype}({self})"),
+                format!("a complex value does not convert to {dtype}"),
+            )),
         }
     }
 }
@@ -400,10 +413,11 @@ impl From<Value> for Operand {
 }
 
 fn malformed(operand: &str, reason: impl Into<String>) -> Error {
-    Error::MalformedOperand {
+    Reason::MalformedOperand {
         operand: operand.to_string(),
         reason: reason.into(),
     }
+    .into()
 }
 
 fn parse_float(s: &str) -> Option<f64> {
@@ -543,9 +557,9 @@ impl FromStr for Operand {
                 .strip_suffix(')')
                 .ok_or_else(|| malformed(s, "expected DTYPE(VALUE)"))?;
             let dtype: DType = s[..open].parse()?;
-            let value: Value = inner.parse().map_err(|e| match e {
-                Error::MalformedOperand { reason, .. } => malformed(s, reason),
-                other => other,
+            let value: Value = inner.parse().map_err(|e: Error| match e.reason() {
+                Reason::MalformedOperand { reason, .. } => malformed(s, reason.clone()),
+                _ => e,
             })?;
             return Operand::scalar(dtype, value);
         }

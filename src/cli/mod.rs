@@ -6,6 +6,7 @@ mod render;
 use std::io::{self, BufWriter, Read, Write};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use dtype_lattice::error::Reason;
 use dtype_lattice::operand::parse_list;
 use dtype_lattice::table::{Table, JAX_DOC_TYPES};
 use dtype_lattice::{Error, Operand, Promotion, RuleSet, Rules};
@@ -171,7 +172,7 @@ fn unprotect(s: &str) -> std::borrow::Cow<'_, str> {
 
 fn answer(rules: Rules, operands: &[Operand]) -> Result<Promotion, Error> {
     if operands.is_empty() {
-        return Err(Error::EmptyOperands);
+        return Err(Reason::EmptyOperands.into());
     }
     rules.result_type(operands)
 }
@@ -219,10 +220,11 @@ fn batch(rules: Rules, out: &mut impl Write) -> i32 {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         ops.clear();
         let result = match std::str::from_utf8(raw) {
-            Err(e) => Err(Error::MalformedOperand {
+            Err(e) => Err(Reason::MalformedOperand {
                 operand: String::from_utf8_lossy(raw).into_owned(),
                 reason: format!("invalid UTF-8 ({e})"),
-            }),
+            }
+            .into()),
             Ok(line) => line
                 .split_whitespace()
                 .try_for_each(|tok| tok.parse().map(|op| ops.push(op)))
@@ -254,7 +256,10 @@ fn table(
         Some(list) => match parse_list(&unprotect(list)) {
             Ok(t) if !t.is_empty() => t,
             Ok(_) => {
-                eprintln!("error: {}", render::error_line(&Error::EmptyOperands));
+                eprintln!(
+                    "error: {}",
+                    render::error_line(&Reason::EmptyOperands.into())
+                );
                 return 2;
             }
             Err(e) => {

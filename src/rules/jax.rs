@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::Error;
+use crate::error::{Error, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::rules::{Options, Promotion};
@@ -150,25 +150,64 @@ const TO_32BIT: &[(DType, DType)] = &[
 /// Dtypes JAX does not know (the model's PyTorch-only complex dtypes).
 const NOT_IN_JAX: &[DType] = &[Complex32, BComplex32];
 
-/// A lattice ready for queries, with a dense map from [`Node::index`] to lattice index.
+/// A lattice ready for queries: the engine's lattice plus its joins re-indexed by
+/// [`Node::index`] as byte tables, so that a query is a few array lookups.
 pub(crate) struct Compiled {
     pub(crate) lattice: Lattice<Node>,
-    slot: [u16; Node::COUNT],
+    /// `join[a][b]`: the [`Node::index`] of `a ∨ b`, or [`NO_JOIN`] when it is undefined or
+    /// ambiguous (the slow path tells which) or a node is not in the lattice. Row and column
+    /// [`NO_JOIN`] are all [`NO_JOIN`], so folds need no branch.
+    join: [[u8; NO_JOIN as usize + 1]; NO_JOIN as usize + 1],
+    /// `promote[a][b]`: `jnp.promote_types`' result as a [`DType::index`] (a weak join is
+    /// reported as the Python type's 64-bit dtype), or [`NO_JOIN`].
+    promote: [[u8; Node::COUNT]; Node::COUNT],
+    /// `_jax_type(dtype, weak=True)` as a [`Node::index`], by [`DType::index`].
+    weak_node: [u8; DType::COUNT],
 }
+
+const NO_JOIN: u8 = Node::COUNT as u8;
 
 impl Compiled {
     fn new(edges: impl IntoIterator<Item = (Node, Vec<Node>)>) -> Self {
         let lattice = Lattice::from_edges(edges).expect("JAX's lattices are acyclic");
-        let mut slot = [u16::MAX; Node::COUNT];
-        for (i, n) in lattice.nodes().iter().enumerate() {
-            slot[n.index()] = i as u16;
+        let mut join = [[NO_JOIN; NO_JOIN as usize + 1]; NO_JOIN as usize + 1];
+        let mut promote = [[NO_JOIN; Node::COUNT]; Node::COUNT];
+        for (i, a) in lattice.nodes().iter().enumerate() {
+            for (j, b) in lattice.nodes().iter().enumerate() {
+                if let Lub::Node(c) = lattice.join_index(i, j) {
+                    let r = *lattice.node(c);
+                    join[a.index()][b.index()] = r.index() as u8;
+                    let dtype = match r {
+                        Node::Dtype(t) => t,
+                        Node::Weak(t) => t.default_dtype(),
+                    };
+                    promote[a.index()][b.index()] = dtype.index() as u8;
+                }
+            }
         }
-        Compiled { lattice, slot }
+        let weak_node = std::array::from_fn(|i| jax_type(DType::ALL[i], true).index() as u8);
+        Compiled {
+            lattice,
+            join,
+            promote,
+            weak_node,
+        }
     }
 
-    #[inline]
-    fn slot(&self, n: Node) -> usize {
-        self.slot[n.index()] as usize
+    /// One step of a join fold over node indices.
+    #[inline(always)]
+    fn step(&self, acc: u8, node: usize) -> u8 {
+        self.join[acc as usize][node]
+    }
+
+    /// The node index of `_jax_type(dtype, weak)`.
+    #[inline(always)]
+    fn jax_type_index(&self, dtype: DType, weak: bool) -> usize {
+        if weak {
+            self.weak_node[dtype.index()] as usize
+        } else {
+            dtype.index()
+        }
     }
 }
 
@@ -184,15 +223,32 @@ fn edges(base: &[(Node, &[Node])], patch: &[(Node, &[Node])]) -> Vec<(Node, Vec<
         .collect()
 }
 
-/// The compiled lattice for a mode (built once per process).
+/// The compiled lattices of the three modes (built once per process, in microseconds).
+struct Lattices {
+    standard_x32: Compiled,
+    standard_x64: Compiled,
+    strict: Compiled,
+}
+
+/// The compiled lattice for a mode.
+#[inline]
 pub(crate) fn lattice(opts: Options) -> &'static Compiled {
-    static STANDARD_X64: OnceLock<Compiled> = OnceLock::new();
-    static STANDARD_X32: OnceLock<Compiled> = OnceLock::new();
-    static STRICT_ANY: OnceLock<Compiled> = OnceLock::new();
+    static LATTICES: OnceLock<Lattices> = OnceLock::new();
+    let l = LATTICES.get_or_init(|| Lattices {
+        standard_x32: Compiled::new(definition(Options::default())),
+        standard_x64: Compiled::new(definition(Options {
+            x64: true,
+            ..Options::default()
+        })),
+        strict: Compiled::new(definition(Options {
+            strict: true,
+            ..Options::default()
+        })),
+    });
     match (opts.strict, opts.x64) {
-        (true, _) => STRICT_ANY.get_or_init(|| Compiled::new(edges(STRICT, &[]))),
-        (false, true) => STANDARD_X64.get_or_init(|| Compiled::new(edges(STANDARD, &[]))),
-        (false, false) => STANDARD_X32.get_or_init(|| Compiled::new(edges(STANDARD, X32_PATCH))),
+        (true, _) => &l.strict,
+        (false, true) => &l.standard_x64,
+        (false, false) => &l.standard_x32,
     }
 }
 
@@ -205,16 +261,41 @@ pub fn definition(opts: Options) -> Vec<(Node, Vec<Node>)> {
     }
 }
 
+/// [`TO_32BIT`] as a lookup table by [`DType::index`].
+const CANONICAL_X32: [DType; DType::COUNT] = {
+    let mut table = [Bool; DType::COUNT];
+    let mut i = 0;
+    while i < DType::COUNT {
+        table[i] = DType::ALL[i];
+        i += 1;
+    }
+    let mut k = 0;
+    while k < TO_32BIT.len() {
+        table[TO_32BIT[k].0 as usize] = TO_32BIT[k].1;
+        k += 1;
+    }
+    table
+};
+
+/// [`NOT_IN_JAX`] as a lookup table by [`DType::index`].
+const KNOWN: [bool; DType::COUNT] = {
+    let mut table = [true; DType::COUNT];
+    let mut k = 0;
+    while k < NOT_IN_JAX.len() {
+        table[NOT_IN_JAX[k] as usize] = false;
+        k += 1;
+    }
+    table
+};
+
 /// `canonicalize_dtype`: 64-bit dtypes become 32-bit when x64 is off.
 #[inline]
 pub(crate) fn canonicalize(dtype: DType, x64: bool) -> DType {
     if x64 {
-        return dtype;
+        dtype
+    } else {
+        CANONICAL_X32[dtype.index()]
     }
-    TO_32BIT
-        .iter()
-        .find(|(from, _)| *from == dtype)
-        .map_or(dtype, |&(_, to)| to)
 }
 
 /// The dtype JAX gives a value of a Python scalar type (`int` → int32 when x64 is off).
@@ -223,14 +304,18 @@ pub(crate) fn python_scalar_dtype(t: PyType, x64: bool) -> DType {
     canonicalize(t.default_dtype(), x64)
 }
 
+#[inline]
 pub(crate) fn check_known(dtype: DType) -> Result<DType, Error> {
-    if NOT_IN_JAX.contains(&dtype) {
+    if KNOWN[dtype.index()] {
+        Ok(dtype)
+    } else {
         Err(Error::refused(
             "TypeError",
-            format!("dtype {dtype} is not a valid dtype for JAX type promotion (rules jax): JAX has no {dtype}"),
+            format!(
+                "dtype {dtype} is not a valid dtype for JAX type promotion (rules jax): JAX \
+                 has no {dtype}"
+            ),
         ))
-    } else {
-        Ok(dtype)
     }
 }
 
@@ -360,37 +445,31 @@ fn ambiguous(nodes: &[Node], options: &[Node]) -> Error {
 /// `_least_upper_bound` over a list of nodes (duplicates allowed; the message lists them as
 /// given, as JAX does).
 fn least_upper_bound(c: &Compiled, nodes: &[Node], strict: bool) -> Result<Node, Error> {
-    let lub = c
-        .lattice
-        .fold_join(nodes.iter().map(|&n| c.slot(n)))
-        .unwrap_or_else(|| {
-            let idx: Vec<usize> = nodes.iter().map(|&n| c.slot(n)).collect();
-            c.lattice.lub_index(&idx)
-        });
-    match lub {
-        Lub::Node(i) => Ok(*c.lattice.node(i)),
-        Lub::Undefined => Err(no_promotion_path(nodes, strict)),
-        Lub::Ambiguous(options) => {
+    match c.lattice.lub(nodes) {
+        Some(Lub::Node(i)) => Ok(*c.lattice.node(i)),
+        Some(Lub::Ambiguous(options)) => {
             let options: Vec<Node> = options.iter().map(|&i| *c.lattice.node(i)).collect();
             Err(ambiguous(nodes, &options))
         }
+        Some(Lub::Undefined) | None => Err(no_promotion_path(nodes, strict)),
     }
 }
 
 /// `jnp.promote_types(a, b)`: the join of two nodes, without canonicalisation; a weak
 /// result is NumPy's dtype for the Python type (`int` → int64).
+#[inline]
 pub(crate) fn promote_types(opts: Options, a: Node, b: Node) -> Result<DType, Error> {
+    let c = lattice(opts);
+    let r = c.promote[a.index()][b.index()];
+    if r != NO_JOIN {
+        return Ok(DType::ALL[r as usize]);
+    }
     for n in [a, b] {
         if let Node::Dtype(t) = n {
             check_known(t)?;
         }
     }
-    let c = lattice(opts);
-    let r = match c.lattice.join_index(c.slot(a), c.slot(b)) {
-        Lub::Node(i) => *c.lattice.node(i),
-        _ => least_upper_bound(c, &[a, b], opts.strict)?,
-    };
-    Ok(match r {
+    Ok(match least_upper_bound(c, &[a, b], opts.strict)? {
         Node::Dtype(t) => t,
         Node::Weak(t) => t.default_dtype(),
     })
@@ -399,13 +478,22 @@ pub(crate) fn promote_types(opts: Options, a: Node, b: Node) -> Result<DType, Er
 /// `jax.dtypes.result_type(*operands, return_weak_type_flag=True)`.
 pub(crate) fn result_type(opts: Options, operands: &[Operand]) -> Result<Promotion, Error> {
     let x64 = opts.x64;
-    let (first, rest) = operands.split_first().ok_or(Error::EmptyOperands)?;
+    let c = lattice(opts);
+    let (first, rest) = operands
+        .split_first()
+        .ok_or_else(|| Error::from(Reason::EmptyOperands))?;
     let (d0, w0) = dtype_and_weak(first, x64)?;
     let (mut all_same, mut all_weak) = (true, w0);
+    // Fold both candidate joins in one pass: over `_jax_type`s (the general case) and over
+    // the dtypes themselves (the all-weak case joins the strong counterparts).
+    let mut mixed = c.jax_type_index(d0, w0) as u8;
+    let mut strong = d0.index() as u8;
     for op in rest {
         let (d, w) = dtype_and_weak(op, x64)?;
         all_same &= d == d0;
         all_weak &= w;
+        mixed = c.step(mixed, c.jax_type_index(d, w));
+        strong = c.step(strong, d.index());
     }
     let (out_dtype, out_weak) = if rest.is_empty() {
         (d0, w0)
@@ -415,30 +503,24 @@ pub(crate) fn result_type(opts: Options, operands: &[Operand]) -> Result<Promoti
     } else {
         // All weak (standard mode): join the strong counterparts, the result stays weak.
         let weak_case = all_weak && !opts.strict;
-        let c = lattice(opts);
-        let node = |op: &Operand| {
-            let (d, w) = dtype_and_weak(op, x64).expect("checked above");
-            if weak_case {
-                Node::Dtype(d)
-            } else {
-                jax_type(d, w)
-            }
-        };
-        let folded = c
-            .lattice
-            .fold_join(operands.iter().map(|op| c.slot(node(op))));
-        let r = match folded {
-            Some(Lub::Node(i)) => *c.lattice.node(i),
-            _ => {
-                // The slow path: JAX passes the *set* of nodes, so deduplicate in order.
-                let mut nodes: Vec<Node> = Vec::with_capacity(operands.len());
-                for n in operands.iter().map(node) {
-                    if !nodes.contains(&n) {
-                        nodes.push(n);
-                    }
+        let code = if weak_case { strong } else { mixed };
+        let r = if code != NO_JOIN {
+            Node::from_index(code as usize)
+        } else {
+            // The slow path: JAX passes the *set* of nodes, so deduplicate in order.
+            let mut nodes: Vec<Node> = Vec::with_capacity(operands.len());
+            for op in operands {
+                let (d, w) = dtype_and_weak(op, x64)?;
+                let n = if weak_case {
+                    Node::Dtype(d)
+                } else {
+                    Node::from_index(c.jax_type_index(d, w))
+                };
+                if !nodes.contains(&n) {
+                    nodes.push(n);
                 }
-                least_upper_bound(c, &nodes, opts.strict)?
             }
+            least_upper_bound(c, &nodes, opts.strict)?
         };
         (node_dtype(r, x64), weak_case || matches!(r, Node::Weak(_)))
     };

@@ -20,7 +20,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::dtype::DType;
-use crate::error::Error;
+use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand};
 
@@ -73,9 +73,12 @@ impl FromStr for RuleSet {
             .iter()
             .find(|(_, names)| names.contains(&s))
             .map(|(r, _)| *r)
-            .ok_or_else(|| Error::UnknownRules {
-                name: s.to_string(),
-                valid: NAMES.iter().flat_map(|(_, n)| n.iter().copied()).collect(),
+            .ok_or_else(|| {
+                Reason::UnknownRules {
+                    name: s.to_string(),
+                    valid: NAMES.iter().flat_map(|(_, n)| n.iter().copied()).collect(),
+                }
+                .into()
             })
     }
 }
@@ -220,7 +223,8 @@ impl Rules {
     /// ```
     /// use dtype_lattice::{DType, Node, Rules};
     /// let l = Rules::jax().x64(true).lattice().unwrap();
-    /// assert!(l.is_lattice());
+    /// // 8/6/4-bit floats and 1/2/4-bit integers join with nothing else: a partial lattice.
+    /// assert!(l.is_partial_lattice() && !l.is_lattice());
     /// assert_eq!(l.len(), 35);
     /// ```
     pub fn lattice(&self) -> Option<&'static Lattice<Node>> {
