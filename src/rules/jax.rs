@@ -231,7 +231,7 @@ struct Lattices {
 }
 
 /// The compiled lattice for a mode.
-#[inline]
+#[inline(always)]
 pub(crate) fn lattice(opts: Options) -> &'static Compiled {
     static LATTICES: OnceLock<Lattices> = OnceLock::new();
     let l = LATTICES.get_or_init(|| Lattices {
@@ -309,14 +309,19 @@ pub(crate) fn check_known(dtype: DType) -> Result<DType, Error> {
     if KNOWN[dtype.index()] {
         Ok(dtype)
     } else {
-        Err(Error::refused(
-            "TypeError",
-            format!(
-                "dtype {dtype} is not a valid dtype for JAX type promotion (rules jax): JAX \
-                 has no {dtype}"
-            ),
-        ))
+        Err(unknown_to_jax(dtype))
     }
+}
+
+#[cold]
+fn unknown_to_jax(dtype: DType) -> Error {
+    Error::refused(
+        "TypeError",
+        format!(
+            "dtype {dtype} is not a valid dtype for JAX type promotion (rules jax): JAX has no \
+             {dtype}"
+        ),
+    )
 }
 
 /// `_dtype_and_weaktype`: an operand's (canonical dtype, weak flag) in JAX.
@@ -456,23 +461,53 @@ fn least_upper_bound(c: &Compiled, nodes: &[Node], strict: bool) -> Result<Node,
 }
 
 /// `jnp.promote_types(a, b)`: the join of two nodes, without canonicalisation; a weak
-/// result is NumPy's dtype for the Python type (`int` → int64).
-#[inline]
+/// result is NumPy's dtype for the Python type (`int` → int64). The fast path is one table
+/// lookup; refusals take the cold path, which builds JAX's message.
+#[inline(always)]
 pub(crate) fn promote_types(opts: Options, a: Node, b: Node) -> Result<DType, Error> {
-    let c = lattice(opts);
-    let r = c.promote[a.index()][b.index()];
+    let r = lattice(opts).promote[a.index()][b.index()];
     if r != NO_JOIN {
-        return Ok(DType::ALL[r as usize]);
+        Ok(DType::ALL[r as usize])
+    } else {
+        promote_types_refused(opts, a, b)
     }
+}
+
+#[cold]
+#[inline(never)]
+fn promote_types_refused(opts: Options, a: Node, b: Node) -> Result<DType, Error> {
     for n in [a, b] {
         if let Node::Dtype(t) = n {
             check_known(t)?;
         }
     }
-    Ok(match least_upper_bound(c, &[a, b], opts.strict)? {
-        Node::Dtype(t) => t,
-        Node::Weak(t) => t.default_dtype(),
-    })
+    Ok(
+        match least_upper_bound(lattice(opts), &[a, b], opts.strict)? {
+            Node::Dtype(t) => t,
+            Node::Weak(t) => t.default_dtype(),
+        },
+    )
+}
+
+/// The slow path of [`result_type`]: JAX passes the *set* of nodes to `_least_upper_bound`,
+/// so deduplicate them in order, then let the engine decide (or word the refusal).
+#[cold]
+#[inline(never)]
+fn lub_of_operands(opts: Options, operands: &[Operand], weak_case: bool) -> Result<Node, Error> {
+    let c = lattice(opts);
+    let mut nodes: Vec<Node> = Vec::with_capacity(operands.len());
+    for op in operands {
+        let (d, w) = dtype_and_weak(op, opts.x64)?;
+        let n = if weak_case {
+            Node::Dtype(d)
+        } else {
+            Node::from_index(c.jax_type_index(d, w))
+        };
+        if !nodes.contains(&n) {
+            nodes.push(n);
+        }
+    }
+    least_upper_bound(c, &nodes, opts.strict)
 }
 
 /// `jax.dtypes.result_type(*operands, return_weak_type_flag=True)`.
@@ -507,20 +542,7 @@ pub(crate) fn result_type(opts: Options, operands: &[Operand]) -> Result<Promoti
         let r = if code != NO_JOIN {
             Node::from_index(code as usize)
         } else {
-            // The slow path: JAX passes the *set* of nodes, so deduplicate in order.
-            let mut nodes: Vec<Node> = Vec::with_capacity(operands.len());
-            for op in operands {
-                let (d, w) = dtype_and_weak(op, x64)?;
-                let n = if weak_case {
-                    Node::Dtype(d)
-                } else {
-                    Node::from_index(c.jax_type_index(d, w))
-                };
-                if !nodes.contains(&n) {
-                    nodes.push(n);
-                }
-            }
-            least_upper_bound(c, &nodes, opts.strict)?
+            lub_of_operands(opts, operands, weak_case)?
         };
         (node_dtype(r, x64), weak_case || matches!(r, Node::Weak(_)))
     };

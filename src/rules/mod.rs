@@ -196,6 +196,7 @@ impl Rules {
     /// assert_eq!(r.promote_types(DType::UInt8, PyType::Int).unwrap(), DType::UInt8);
     /// assert!(r.promote_types(DType::Float8E5M2, DType::Float16).is_err());
     /// ```
+    #[inline(always)]
     pub fn promote_types(&self, a: impl Into<Node>, b: impl Into<Node>) -> Result<DType, Error> {
         match self.set {
             RuleSet::Jax => jax::promote_types(self.options, a.into(), b.into()),
@@ -211,6 +212,7 @@ impl Rules {
     /// assert_eq!((p.dtype, p.weak_type), (DType::Int16, false));
     /// assert_eq!(Rules::jax().result_type(&[]).unwrap_err().kind(), "EmptyOperands");
     /// ```
+    #[inline]
     pub fn result_type(&self, operands: &[Operand]) -> Result<Promotion, Error> {
         match self.set {
             RuleSet::Jax => jax::result_type(self.options, operands),
