@@ -32,6 +32,11 @@ pub mod operand;
 pub mod rules;
 pub mod table;
 
+/// The README's Rust examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use dtype::{DType, DTypeInfo, FloatFormat, Kind, Repr};
 pub use error::Error;
 pub use operand::{Node, Operand, PyType, Value};
