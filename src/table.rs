@@ -73,6 +73,9 @@ pub const JAX_DOC_TYPES: [Operand; 18] = [
     Operand::PyType(PyType::Complex),
 ];
 
+/// The most row/column operands a table takes (a table is quadratic in them).
+pub const MAX_TYPES: usize = 1024;
+
 /// A computed promotion table.
 ///
 /// ```

@@ -226,3 +226,14 @@ fn table_defaults_to_the_documentation_types() {
     );
     assert!(text.starts_with("# jax promotion table (standard, x64 on)"));
 }
+
+#[test]
+fn oversized_tables_are_refused_as_unusable_input() {
+    let types = vec!["int8"; 2000].join(",");
+    let (code, out, err) = run(&["table", "--types", &types]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("at most 1024"), "{err}");
+    let (code, _, err) = run(&["table", "--types", ","]);
+    assert_eq!(code, 2);
+    assert!(err.contains("at least one operand"), "{err}");
+}

@@ -254,6 +254,14 @@ fn table(
     let types = match types {
         None => JAX_DOC_TYPES.to_vec(),
         Some(list) => match parse_list(&unprotect(list)) {
+            Ok(t) if t.len() > dtype_lattice::table::MAX_TYPES => {
+                eprintln!(
+                    "error: --types lists {} operands; a table takes at most {}",
+                    t.len(),
+                    dtype_lattice::table::MAX_TYPES
+                );
+                return 2;
+            }
             Ok(t) if !t.is_empty() => t,
             Ok(_) => {
                 eprintln!(
