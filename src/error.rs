@@ -89,6 +89,25 @@ pub enum Reason {
         /// The nodes of one cycle, the first repeated at the end.
         cycle: Vec<String>,
     },
+    /// An operand the rule set cannot represent (bfloat16 under `numpy`, a weak array under
+    /// `torch`): a refusal, shown as `-` in tables.
+    #[error("rules {rules} cannot represent the operand {operand}: {why}")]
+    Unsupported {
+        /// The rule set's name.
+        rules: &'static str,
+        /// The operand as written.
+        operand: String,
+        /// Why.
+        why: String,
+    },
+    /// An operation name that does not exist.
+    #[error("unknown op {name:?}; valid ops: {}", valid.join(", "))]
+    UnknownOp {
+        /// What was given.
+        name: String,
+        /// The valid names.
+        valid: Vec<&'static str>,
+    },
     /// A lattice definition larger than the engine accepts.
     #[error("the lattice has {nodes} nodes; at most {limit} are supported")]
     LatticeTooLarge {
@@ -140,6 +159,8 @@ impl Error {
             Reason::UnknownRules { .. } => "UnknownRules",
             Reason::Cycle { .. } => "Cycle",
             Reason::LatticeTooLarge { .. } => "LatticeTooLarge",
+            Reason::Unsupported { .. } => "UnsupportedOperand",
+            Reason::UnknownOp { .. } => "UnknownOp",
         }
     }
 
@@ -153,7 +174,10 @@ impl Error {
 
     /// Whether this is the rule set's answer "no" rather than unusable input.
     pub fn is_refusal(&self) -> bool {
-        matches!(self.reason(), Reason::Refused { .. })
+        matches!(
+            self.reason(),
+            Reason::Refused { .. } | Reason::Unsupported { .. }
+        )
     }
 
     /// The CLI exit code: 1 for a refusal, 2 for unusable input.

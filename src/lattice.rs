@@ -48,6 +48,8 @@ pub struct Lattice<N> {
     words: usize,
     upper: Vec<u64>,
     join: Vec<u32>,
+    /// For ambiguous pairs resolved by [`Lattice::with_tie_break`]: the preferred bound.
+    tie: HashMap<(usize, usize), usize>,
 }
 
 impl<N: fmt::Debug> fmt::Debug for Lattice<N> {
@@ -142,6 +144,7 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
             words,
             upper,
             join: Vec::new(),
+            tie: HashMap::new(),
         };
         let mut join = vec![UNDEFINED; n * n];
         let mut scratch = vec![0u64; words];
@@ -163,6 +166,35 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
 }
 
 impl<N: Eq + Hash> Lattice<N> {
+    /// Resolves every ambiguous pair by a preference: among the minimal common upper bounds,
+    /// the one with the lowest `rank` wins, as NumPy breaks ties by type number. The result
+    /// is no longer a lattice operation (it need not be associative): [`Lattice::join_index`]
+    /// and [`Lattice::fold_join`] answer with the preferred bound (n-ary queries become a left
+    /// fold), while [`Lattice::ambiguous_pairs`] still lists the pairs that needed a tie-break.
+    ///
+    /// ```
+    /// use dtype_lattice::lattice::{Lattice, Lub};
+    /// let l = Lattice::from_edges([("a", vec!["x", "y"]), ("b", vec!["x", "y"])]).unwrap();
+    /// let l = l.with_tie_break(|n| if *n == "y" { 0 } else { 1 });
+    /// let (a, b) = (l.index_of(&"a").unwrap(), l.index_of(&"b").unwrap());
+    /// assert_eq!(l.join_index(a, b), Lub::Node(l.index_of(&"y").unwrap()));
+    /// assert_eq!(l.ambiguous_pairs().len(), 1);
+    /// ```
+    pub fn with_tie_break(mut self, rank: impl Fn(&N) -> usize) -> Self {
+        let mut cub = vec![0u64; self.words];
+        for (a, b) in self.ambiguous_pairs() {
+            self.common_upper_bounds(&[a, b], &mut cub);
+            let best = self
+                .minimal_elements(&cub)
+                .into_iter()
+                .min_by_key(|&c| (rank(&self.nodes[c]), c))
+                .expect("an ambiguous pair has minimal upper bounds");
+            self.tie.insert((a, b), best);
+            self.tie.insert((b, a), best);
+        }
+        self
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()
@@ -208,7 +240,10 @@ impl<N: Eq + Hash> Lattice<N> {
     pub fn join_index(&self, a: usize, b: usize) -> Lub {
         match self.join[a * self.nodes.len() + b] {
             UNDEFINED => Lub::Undefined,
-            AMBIGUOUS => self.lub_index(&[a, b]),
+            AMBIGUOUS => match self.tie.get(&(a, b)) {
+                Some(&c) => Lub::Node(c),
+                None => self.lub_index(&[a, b]),
+            },
             c => Lub::Node(c as usize),
         }
     }
@@ -227,10 +262,14 @@ impl<N: Eq + Hash> Lattice<N> {
         let mut it = nodes.into_iter();
         let mut acc = it.next()? as u32;
         for b in it {
-            acc = self.join[acc as usize * n + b];
+            let a = acc as usize;
+            acc = self.join[a * n + b];
             match acc {
                 UNDEFINED => return Some(Lub::Undefined),
-                AMBIGUOUS => return None,
+                AMBIGUOUS => match self.tie.get(&(a, b)) {
+                    Some(&c) => acc = c as u32,
+                    None => return None,
+                },
                 _ => {}
             }
         }

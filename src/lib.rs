@@ -29,6 +29,7 @@ pub mod dtype;
 pub mod error;
 pub mod lattice;
 pub mod operand;
+pub mod ops;
 pub mod rules;
 pub mod table;
 
@@ -40,4 +41,5 @@ struct ReadmeDoctests;
 pub use dtype::{DType, DTypeInfo, FloatFormat, Kind, Repr};
 pub use error::Error;
 pub use operand::{Node, Operand, PyType, Value};
+pub use ops::Op;
 pub use rules::{Options, Promotion, RuleSet, Rules};

@@ -142,6 +142,20 @@ impl Node {
         }
     }
 
+    /// The dtype of a dtype node; for a weak node, NumPy's dtype of the Python type
+    /// (`int` → int64), as `np.dtype(int)` gives it.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Node, PyType};
+    /// assert_eq!(Node::Weak(PyType::Float).dtype_or_default(), DType::Float64);
+    /// ```
+    pub fn dtype_or_default(self) -> DType {
+        match self {
+            Node::Dtype(d) => d,
+            Node::Weak(t) => t.default_dtype(),
+        }
+    }
+
     /// The short name of JAX's documentation (`i4`, `bf`, `i*`).
     pub fn short_name(self) -> &'static str {
         match self {

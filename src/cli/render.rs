@@ -69,10 +69,15 @@ fn cell(result: &Result<Promotion, Error>, names: Names) -> String {
 }
 
 fn caption(t: &Table) -> String {
+    let options = t.rules.options_label();
     format!(
-        "{} promotion table ({}); rows promote with columns; `-`: no promotion",
+        "{} promotion table{}; rows promote with columns; `-`: no promotion",
         t.rules.rule_set(),
-        t.rules.to_string().split_once(", ").map_or("", |(_, o)| o)
+        if options.is_empty() {
+            String::new()
+        } else {
+            format!(" ({options})")
+        }
     )
 }
 

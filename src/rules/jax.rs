@@ -7,8 +7,9 @@ use std::sync::OnceLock;
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
 use crate::error::{Error, Reason};
-use crate::lattice::{Lattice, Lub};
+use crate::lattice::Lub;
 use crate::operand::{Node, Operand, PyType, Value};
+use crate::rules::compiled::{edges, Compiled, NO_JOIN};
 use crate::rules::{Options, Promotion};
 
 const I_: Node = Node::Weak(PyType::Int);
@@ -150,79 +151,6 @@ const TO_32BIT: &[(DType, DType)] = &[
 /// Dtypes JAX does not know (the model's PyTorch-only complex dtypes).
 const NOT_IN_JAX: &[DType] = &[Complex32, BComplex32];
 
-/// A lattice ready for queries: the engine's lattice plus its joins re-indexed by
-/// [`Node::index`] as byte tables, so that a query is a few array lookups.
-pub(crate) struct Compiled {
-    pub(crate) lattice: Lattice<Node>,
-    /// `join[a][b]`: the [`Node::index`] of `a ∨ b`, or [`NO_JOIN`] when it is undefined or
-    /// ambiguous (the slow path tells which) or a node is not in the lattice. Row and column
-    /// [`NO_JOIN`] are all [`NO_JOIN`], so folds need no branch.
-    join: [[u8; NO_JOIN as usize + 1]; NO_JOIN as usize + 1],
-    /// `promote[a][b]`: `jnp.promote_types`' result as a [`DType::index`] (a weak join is
-    /// reported as the Python type's 64-bit dtype), or [`NO_JOIN`].
-    promote: [[u8; Node::COUNT]; Node::COUNT],
-    /// `_jax_type(dtype, weak=True)` as a [`Node::index`], by [`DType::index`].
-    weak_node: [u8; DType::COUNT],
-}
-
-const NO_JOIN: u8 = Node::COUNT as u8;
-
-impl Compiled {
-    fn new(edges: impl IntoIterator<Item = (Node, Vec<Node>)>) -> Self {
-        let lattice = Lattice::from_edges(edges).expect("JAX's lattices are acyclic");
-        let mut join = [[NO_JOIN; NO_JOIN as usize + 1]; NO_JOIN as usize + 1];
-        let mut promote = [[NO_JOIN; Node::COUNT]; Node::COUNT];
-        for (i, a) in lattice.nodes().iter().enumerate() {
-            for (j, b) in lattice.nodes().iter().enumerate() {
-                if let Lub::Node(c) = lattice.join_index(i, j) {
-                    let r = *lattice.node(c);
-                    join[a.index()][b.index()] = r.index() as u8;
-                    let dtype = match r {
-                        Node::Dtype(t) => t,
-                        Node::Weak(t) => t.default_dtype(),
-                    };
-                    promote[a.index()][b.index()] = dtype.index() as u8;
-                }
-            }
-        }
-        let weak_node = std::array::from_fn(|i| jax_type(DType::ALL[i], true).index() as u8);
-        Compiled {
-            lattice,
-            join,
-            promote,
-            weak_node,
-        }
-    }
-
-    /// One step of a join fold over node indices.
-    #[inline(always)]
-    fn step(&self, acc: u8, node: usize) -> u8 {
-        self.join[acc as usize][node]
-    }
-
-    /// The node index of `_jax_type(dtype, weak)`.
-    #[inline(always)]
-    fn jax_type_index(&self, dtype: DType, weak: bool) -> usize {
-        if weak {
-            self.weak_node[dtype.index()] as usize
-        } else {
-            dtype.index()
-        }
-    }
-}
-
-fn edges(base: &[(Node, &[Node])], patch: &[(Node, &[Node])]) -> Vec<(Node, Vec<Node>)> {
-    base.iter()
-        .map(|&(n, above)| {
-            let above = patch
-                .iter()
-                .find(|(p, _)| *p == n)
-                .map_or(above, |(_, a)| a);
-            (n, above.to_vec())
-        })
-        .collect()
-}
-
 /// The compiled lattices of the three modes (built once per process, in microseconds).
 struct Lattices {
     standard_x32: Compiled,
@@ -337,18 +265,6 @@ pub(crate) fn dtype_and_weak(op: &Operand, x64: bool) -> Result<(DType, bool), E
             (python_scalar_dtype(t, x64), true)
         }
     })
-}
-
-/// `_jax_type`: the lattice node of a (dtype, weak) pair; weak values join as their Python
-/// scalar type, except bool.
-#[inline]
-fn jax_type(dtype: DType, weak: bool) -> Node {
-    if weak {
-        if let Some(t) = PyType::of_kind(dtype.kind()) {
-            return Node::Weak(t);
-        }
-    }
-    Node::Dtype(dtype)
 }
 
 /// The dtype of a lattice node as JAX's `dtype()` returns it for a promotion result.

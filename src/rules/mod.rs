@@ -11,18 +11,81 @@
 //! assert_eq!((p.dtype, p.weak_type), (DType::Float64, true));
 //! ```
 
+mod compiled;
 pub mod jax;
 mod jax_lax;
+mod numpy;
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::dtype::DType;
+use crate::dtype::{DType, Kind};
 use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
-use crate::operand::{Node, Operand};
+use crate::operand::{Node, Operand, PyType};
+
+/// The refusal for an operand a rule set cannot represent.
+pub(crate) fn unsupported(rules: &'static str, operand: &Operand, why: String) -> Error {
+    Reason::Unsupported {
+        rules,
+        operand: operand.to_string(),
+        why,
+    }
+    .into()
+}
+
+/// How a weak Python scalar meets the strong result, by the scalar's type and the result's
+/// kind: rule sets state these as tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WeakRule {
+    /// The strong result stands.
+    Keep,
+    /// The library's default dtype for the Python type.
+    Default,
+    /// The complex dtype with the strong (float) result's precision.
+    ToComplex,
+}
+
+/// A library's default dtypes for Python scalars and its float → complex map.
+pub(crate) struct Defaults {
+    pub(crate) int: DType,
+    pub(crate) float: DType,
+    pub(crate) complex: DType,
+    pub(crate) to_complex: fn(DType) -> DType,
+}
+
+impl Defaults {
+    pub(crate) fn of(&self, t: PyType) -> DType {
+        match t {
+            PyType::Int => self.int,
+            PyType::Float => self.float,
+            PyType::Complex => self.complex,
+        }
+    }
+}
+
+impl WeakRule {
+    /// Looks up `(t, kind of strong)` in `table` and applies the rule; `None` when the
+    /// table has no entry (the library refuses the combination).
+    pub(crate) fn apply(
+        table: &[(PyType, Kind, WeakRule)],
+        t: PyType,
+        strong: DType,
+        defaults: &Defaults,
+    ) -> Option<DType> {
+        let rule = table
+            .iter()
+            .find(|(p, k, _)| *p == t && *k == strong.kind())?
+            .2;
+        Some(match rule {
+            WeakRule::Keep => strong,
+            WeakRule::Default => defaults.of(t),
+            WeakRule::ToComplex => (defaults.to_complex)(strong),
+        })
+    }
+}
 
 /// A rule set: which library's promotion semantics to follow.
 ///
@@ -39,17 +102,20 @@ pub enum RuleSet {
     Jax,
     /// `jax.lax`: no implicit promotion.
     JaxLax,
+    /// NumPy ≥ 2 (NEP 50); CuPy and Dask follow it.
+    Numpy,
 }
 
 /// Each rule set's names: the canonical one first, then aliases.
 const NAMES: &[(RuleSet, &[&str])] = &[
     (RuleSet::Jax, &["jax", "jax-numpy", "jnp"]),
     (RuleSet::JaxLax, &["jax-lax", "lax"]),
+    (RuleSet::Numpy, &["numpy", "np", "cupy", "dask"]),
 ];
 
 impl RuleSet {
     /// Every rule set.
-    pub const ALL: &'static [RuleSet] = &[RuleSet::Jax, RuleSet::JaxLax];
+    pub const ALL: &'static [RuleSet] = &[RuleSet::Jax, RuleSet::JaxLax, RuleSet::Numpy];
 
     /// The canonical name.
     pub fn name(self) -> &'static str {
@@ -201,6 +267,7 @@ impl Rules {
         match self.set {
             RuleSet::Jax => jax::promote_types(self.options, a.into(), b.into()),
             RuleSet::JaxLax => jax_lax::promote_types(self.options, a.into(), b.into()),
+            RuleSet::Numpy => numpy::promote_types(a.into(), b.into()),
         }
     }
 
@@ -217,6 +284,7 @@ impl Rules {
         match self.set {
             RuleSet::Jax => jax::result_type(self.options, operands),
             RuleSet::JaxLax => jax_lax::result_type(self.options, operands),
+            RuleSet::Numpy => numpy::result_type(operands),
         }
     }
 
@@ -233,33 +301,53 @@ impl Rules {
         match self.set {
             RuleSet::Jax => Some(&jax::lattice(self.options).lattice),
             RuleSet::JaxLax => None,
+            RuleSet::Numpy => Some(numpy::lattice()),
         }
     }
 
     /// The dtypes this rule set knows.
     pub fn dtypes(&self) -> Vec<DType> {
-        DType::ALL
-            .iter()
-            .copied()
-            .filter(|&d| jax::check_known(d).is_ok())
-            .collect()
+        let knows: fn(DType) -> bool = match self.set {
+            RuleSet::Jax | RuleSet::JaxLax => |d| jax::check_known(d).is_ok(),
+            RuleSet::Numpy => numpy::knows,
+        };
+        DType::ALL.iter().copied().filter(|&d| knows(d)).collect()
+    }
+
+    /// The options that matter for this rule set, for labels: `standard, x64 off`.
+    ///
+    /// ```
+    /// use dtype_lattice::Rules;
+    /// assert_eq!(Rules::jax().x64(true).options_label(), "standard, x64 on");
+    /// assert_eq!(Rules::jax_lax().options_label(), "x64 off");
+    /// ```
+    pub fn options_label(&self) -> String {
+        let mut parts = Vec::new();
+        if self.set == RuleSet::Jax {
+            parts.push(if self.options.strict {
+                "strict"
+            } else {
+                "standard"
+            });
+        }
+        if matches!(self.set, RuleSet::Jax | RuleSet::JaxLax) {
+            parts.push(if self.options.x64 {
+                "x64 on"
+            } else {
+                "x64 off"
+            });
+        }
+        parts.join(", ")
     }
 }
 
 impl fmt::Display for Rules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.set)?;
-        if self.set == RuleSet::Jax {
-            f.write_str(if self.options.strict {
-                ", strict"
-            } else {
-                ", standard"
-            })?;
+        let options = self.options_label();
+        if !options.is_empty() {
+            write!(f, ", {options}")?;
         }
-        f.write_str(if self.options.x64 {
-            ", x64 on"
-        } else {
-            ", x64 off"
-        })
+        Ok(())
     }
 }

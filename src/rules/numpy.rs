@@ -1,0 +1,199 @@
+//! NumPy ≥ 2 (NEP 50; CuPy and Dask follow it): `np.promote_types` is the smallest type both
+//! dtypes cast to safely, ties going to the lower type number; Python scalars are weak and
+//! meet the strong result through a small table by kind; NumPy scalars and 0-d arrays are
+//! strong.
+
+use std::sync::OnceLock;
+
+use crate::dtype::DType::{self, *};
+use crate::dtype::Kind;
+use crate::error::Error;
+use crate::lattice::Lattice;
+use crate::operand::{Node, Operand, PyType, Value};
+use crate::rules::compiled::{Compiled, NO_JOIN};
+use crate::rules::{unsupported, Defaults, Promotion, WeakRule};
+
+const fn d(t: DType) -> Node {
+    Node::Dtype(t)
+}
+
+/// NumPy's safe casts between its numeric dtypes, node → dtypes it casts to directly
+/// (`np.can_cast(a, b, "safe")`, transitively reduced).
+const SAFE_CASTS: &[(Node, &[Node])] = &[
+    (d(Bool), &[d(UInt8), d(Int8)]),
+    (d(UInt8), &[d(UInt16), d(Int16), d(Float16)]),
+    (d(Int8), &[d(Int16), d(Float16)]),
+    (d(UInt16), &[d(UInt32), d(Int32), d(Float32)]),
+    (d(Int16), &[d(Int32), d(Float32)]),
+    (d(UInt32), &[d(UInt64), d(Int64), d(Float64)]),
+    (d(Int32), &[d(Int64), d(Float64)]),
+    (d(UInt64), &[d(Float64)]),
+    (d(Int64), &[d(Float64)]),
+    (d(Float16), &[d(Float32), d(Complex64)]),
+    (d(Float32), &[d(Float64), d(Complex64)]),
+    (d(Float64), &[d(Complex128)]),
+    (d(Complex64), &[d(Complex128)]),
+    (d(Complex128), &[]),
+];
+
+/// NumPy's type numbers (`np.dtype(t).num`): where two smallest safe casts tie (int8 with
+/// uint8: int16 or float16), the lower number wins.
+const TYPE_NUMBER: &[(DType, usize)] = &[
+    (Bool, 0),
+    (Int8, 1),
+    (UInt8, 2),
+    (Int16, 3),
+    (UInt16, 4),
+    (Int32, 5),
+    (UInt32, 6),
+    (Int64, 7),
+    (UInt64, 8),
+    (Float32, 11),
+    (Float64, 12),
+    (Complex64, 14),
+    (Complex128, 15),
+    (Float16, 23),
+];
+
+/// NEP 50: a Python scalar meets the strong result by kind.
+pub(crate) const WEAK_RULES: &[(PyType, Kind, WeakRule)] = &[
+    (PyType::Int, Kind::Bool, WeakRule::Default),
+    (PyType::Int, Kind::UnsignedInt, WeakRule::Keep),
+    (PyType::Int, Kind::SignedInt, WeakRule::Keep),
+    (PyType::Int, Kind::Float, WeakRule::Keep),
+    (PyType::Int, Kind::Complex, WeakRule::Keep),
+    (PyType::Float, Kind::Bool, WeakRule::Default),
+    (PyType::Float, Kind::UnsignedInt, WeakRule::Default),
+    (PyType::Float, Kind::SignedInt, WeakRule::Default),
+    (PyType::Float, Kind::Float, WeakRule::Keep),
+    (PyType::Float, Kind::Complex, WeakRule::Keep),
+    (PyType::Complex, Kind::Bool, WeakRule::Default),
+    (PyType::Complex, Kind::UnsignedInt, WeakRule::Default),
+    (PyType::Complex, Kind::SignedInt, WeakRule::Default),
+    (PyType::Complex, Kind::Float, WeakRule::ToComplex),
+    (PyType::Complex, Kind::Complex, WeakRule::Keep),
+];
+
+/// NumPy's dtypes for Python scalars, and complex of a float's precision.
+pub(crate) const DEFAULTS: Defaults = Defaults {
+    int: Int64,
+    float: Float64,
+    complex: Complex128,
+    to_complex: |f| if f == Float64 { Complex128 } else { Complex64 },
+};
+
+fn compiled() -> &'static Compiled {
+    static C: OnceLock<Compiled> = OnceLock::new();
+    C.get_or_init(|| {
+        let lattice = Lattice::from_edges(SAFE_CASTS.iter().map(|&(n, a)| (n, a.to_vec())))
+            .expect("acyclic")
+            .with_tie_break(|n| match n {
+                Node::Dtype(t) => TYPE_NUMBER
+                    .iter()
+                    .find(|(d, _)| d == t)
+                    .map_or(usize::MAX, |&(_, k)| k),
+                Node::Weak(_) => usize::MAX,
+            });
+        Compiled::from_lattice(lattice)
+    })
+}
+
+/// The safe-cast order (not a lattice: see [`Lattice::ambiguous_pairs`]).
+pub(crate) fn lattice() -> &'static Lattice<Node> {
+    &compiled().lattice
+}
+
+/// Whether NumPy has this dtype.
+pub(crate) fn knows(dtype: DType) -> bool {
+    TYPE_NUMBER.iter().any(|&(d, _)| d == dtype)
+}
+
+/// What an operand contributes in NumPy 2: a strong dtype, or a weak Python scalar type.
+pub(crate) enum Part {
+    Strong(DType),
+    Weak(PyType),
+}
+
+pub(crate) fn classify(
+    rules: &'static str,
+    op: &Operand,
+    knows: fn(DType) -> bool,
+) -> Result<Part, Error> {
+    let check = |dtype: DType| {
+        if knows(dtype) {
+            Ok(dtype)
+        } else {
+            Err(unsupported(rules, op, format!("it has no dtype {dtype}")))
+        }
+    };
+    Ok(match *op {
+        Operand::Array { weak: true, .. } => {
+            return Err(unsupported(
+                rules,
+                op,
+                "it has no weakly typed arrays".into(),
+            ))
+        }
+        Operand::Array { dtype, .. } | Operand::Scalar { dtype, .. } => Part::Strong(check(dtype)?),
+        Operand::Literal(Value::Bool(_)) => Part::Strong(Bool),
+        Operand::Literal(v) => Part::Weak(v.py_type().expect("non-bool literal")),
+        Operand::PyType(t) => Part::Weak(t),
+    })
+}
+
+/// `np.promote_types(a, b)`; Python types stand for NumPy's dtype of them (int → int64).
+pub(crate) fn promote_types(a: Node, b: Node) -> Result<DType, Error> {
+    let dtype = |n: Node| match n {
+        Node::Dtype(t) if knows(t) => Ok(t),
+        Node::Dtype(t) => Err(unsupported(
+            "numpy",
+            &Operand::array(t),
+            format!("it has no dtype {t}"),
+        )),
+        Node::Weak(t) => Ok(t.default_dtype()),
+    };
+    let (a, b) = (dtype(a)?, dtype(b)?);
+    let c = compiled();
+    let r = c.step(a.index() as u8, b.index());
+    debug_assert_ne!(
+        r, NO_JOIN,
+        "NumPy promotes every pair of its numeric dtypes"
+    );
+    Ok(Node::from_index(r as usize).dtype_or_default())
+}
+
+/// `np.result_type(*operands)`.
+pub(crate) fn result_type(operands: &[Operand]) -> Result<Promotion, Error> {
+    let c = compiled();
+    let mut strong = NO_JOIN;
+    let mut any_strong = false;
+    let mut weak: Option<PyType> = None;
+    for op in operands {
+        match classify("numpy", op, knows)? {
+            Part::Strong(t) if !any_strong => {
+                any_strong = true;
+                strong = t.index() as u8;
+            }
+            Part::Strong(t) => strong = c.step(strong, t.index()),
+            Part::Weak(t) => weak = weak.max(Some(t)),
+        }
+    }
+    let dtype = match (any_strong, weak) {
+        (false, None) => return Err(Error::from(crate::error::Reason::EmptyOperands)),
+        (true, w) => {
+            let s = Node::from_index(strong as usize).dtype_or_default();
+            match w {
+                None => s,
+                Some(t) => {
+                    WeakRule::apply(WEAK_RULES, t, s, &DEFAULTS).expect("NEP 50 covers every kind")
+                }
+            }
+        }
+        // Only Python scalars: NumPy's dtypes for them, promoted.
+        (false, Some(t)) => t.default_dtype(),
+    };
+    Ok(Promotion {
+        dtype,
+        weak_type: false,
+    })
+}
