@@ -50,6 +50,8 @@ pub struct Lattice<N> {
     join: Vec<u32>,
     /// For ambiguous pairs resolved by [`Lattice::with_tie_break`]: the preferred bound.
     tie: HashMap<(usize, usize), usize>,
+    /// The tie-break ranks by node index, when there is a tie-break.
+    rank: Option<Vec<usize>>,
 }
 
 impl<N: fmt::Debug> fmt::Debug for Lattice<N> {
@@ -145,6 +147,7 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
             upper,
             join: Vec::new(),
             tie: HashMap::new(),
+            rank: None,
         };
         let mut join = vec![UNDEFINED; n * n];
         let mut scratch = vec![0u64; words];
@@ -166,11 +169,12 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
 }
 
 impl<N: Eq + Hash> Lattice<N> {
-    /// Resolves every ambiguous pair by a preference: among the minimal common upper bounds,
-    /// the one with the lowest `rank` wins, as NumPy breaks ties by type number. The result
-    /// is no longer a lattice operation (it need not be associative): [`Lattice::join_index`]
-    /// and [`Lattice::fold_join`] answer with the preferred bound (n-ary queries become a left
-    /// fold), while [`Lattice::ambiguous_pairs`] still lists the pairs that needed a tie-break.
+    /// Resolves ambiguity by a preference: among the minimal common upper bounds, the one
+    /// with the lowest `rank` wins, as NumPy breaks ties by type number. The join is then no
+    /// longer a lattice operation (it need not be associative): [`Lattice::join_index`] and
+    /// [`Lattice::lub_index`] answer with the preferred minimal bound of the pair or the set,
+    /// [`Lattice::fold_join`] folds pairwise, and [`Lattice::ambiguous_pairs`] still lists the
+    /// pairs that needed the tie-break.
     ///
     /// ```
     /// use dtype_lattice::lattice::{Lattice, Lub};
@@ -181,18 +185,24 @@ impl<N: Eq + Hash> Lattice<N> {
     /// assert_eq!(l.ambiguous_pairs().len(), 1);
     /// ```
     pub fn with_tie_break(mut self, rank: impl Fn(&N) -> usize) -> Self {
+        self.rank = Some(self.nodes.iter().map(&rank).collect());
         let mut cub = vec![0u64; self.words];
         for (a, b) in self.ambiguous_pairs() {
             self.common_upper_bounds(&[a, b], &mut cub);
-            let best = self
-                .minimal_elements(&cub)
-                .into_iter()
-                .min_by_key(|&c| (rank(&self.nodes[c]), c))
-                .expect("an ambiguous pair has minimal upper bounds");
+            let best = self.preferred(&cub);
             self.tie.insert((a, b), best);
             self.tie.insert((b, a), best);
         }
         self
+    }
+
+    /// The preferred minimal element of a non-empty set (lowest rank, then lowest index).
+    fn preferred(&self, set: &[u64]) -> usize {
+        let rank = self.rank.as_ref().expect("a tie-break");
+        self.minimal_elements(set)
+            .into_iter()
+            .min_by_key(|&c| (rank[c], c))
+            .expect("a non-empty set has minimal elements")
     }
 
     /// Number of nodes.
@@ -283,14 +293,17 @@ impl<N: Eq + Hash> Lattice<N> {
         if nodes.is_empty() {
             return Lub::Undefined;
         }
-        if let Some(lub) = self.fold_join(nodes.iter().copied()) {
-            return lub;
+        if self.rank.is_none() {
+            if let Some(lub) = self.fold_join(nodes.iter().copied()) {
+                return lub;
+            }
         }
         let mut cub = vec![0u64; self.words];
         self.common_upper_bounds(nodes, &mut cub);
         match self.least_of(&cub) {
             None => Lub::Undefined,
             Some(Ok(c)) => Lub::Node(c),
+            Some(Err(())) if self.rank.is_some() => Lub::Node(self.preferred(&cub)),
             Some(Err(())) => Lub::Ambiguous(self.minimal_elements(&cub)),
         }
     }

@@ -230,6 +230,11 @@ impl Rules {
         Rules::new(RuleSet::JaxLax)
     }
 
+    /// NumPy ≥ 2 promotion (NEP 50).
+    pub fn numpy() -> Self {
+        Rules::new(RuleSet::Numpy)
+    }
+
     /// Strict promotion (`jax_numpy_dtype_promotion='strict'`); `jax.lax` ignores it.
     pub fn strict(mut self, strict: bool) -> Self {
         self.options.strict = strict;

@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::Error;
-use crate::lattice::Lattice;
+use crate::error::{Error, Reason};
+use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::rules::compiled::{Compiled, NO_JOIN};
 use crate::rules::{unsupported, Defaults, Promotion, WeakRule};
@@ -165,35 +165,60 @@ pub(crate) fn promote_types(a: Node, b: Node) -> Result<DType, Error> {
 /// `np.result_type(*operands)`.
 pub(crate) fn result_type(operands: &[Operand]) -> Result<Promotion, Error> {
     let c = compiled();
-    let mut strong = NO_JOIN;
-    let mut any_strong = false;
+    let mut strong: Vec<usize> = Vec::with_capacity(operands.len());
     let mut weak: Option<PyType> = None;
     for op in operands {
         match classify("numpy", op, knows)? {
-            Part::Strong(t) if !any_strong => {
-                any_strong = true;
-                strong = t.index() as u8;
-            }
-            Part::Strong(t) => strong = c.step(strong, t.index()),
+            Part::Strong(t) => strong.push(c.lattice.index_of(&d(t)).expect("a NumPy dtype")),
             Part::Weak(t) => weak = weak.max(Some(t)),
         }
     }
-    let dtype = match (any_strong, weak) {
-        (false, None) => return Err(Error::from(crate::error::Reason::EmptyOperands)),
-        (true, w) => {
-            let s = Node::from_index(strong as usize).dtype_or_default();
-            match w {
-                None => s,
-                Some(t) => {
-                    WeakRule::apply(WEAK_RULES, t, s, &DEFAULTS).expect("NEP 50 covers every kind")
-                }
+    let dtype = if strong.is_empty() {
+        // Only Python scalars: NumPy's dtypes for them (a Python int by its value).
+        match weak {
+            None => return Err(Reason::EmptyOperands.into()),
+            Some(PyType::Int) => python_int_dtype(operands)?,
+            Some(t) => t.default_dtype(),
+        }
+    } else {
+        // The smallest type every strong dtype casts to safely (ties by type number); NumPy
+        // promotes the whole set at once, not pairwise.
+        let s = match c.lattice.lub_index(&strong) {
+            Lub::Node(i) => c.lattice.node(i).dtype_or_default(),
+            _ => unreachable!("NumPy promotes every set of its numeric dtypes"),
+        };
+        match weak {
+            None => s,
+            Some(t) => {
+                WeakRule::apply(WEAK_RULES, t, s, &DEFAULTS).expect("NEP 50 covers every kind")
             }
         }
-        // Only Python scalars: NumPy's dtypes for them, promoted.
-        (false, Some(t)) => t.default_dtype(),
     };
     Ok(Promotion {
         dtype,
         weak_type: false,
     })
+}
+
+/// The dtype NumPy gives Python ints without strong operands: int64, except that a single
+/// Python int is converted by its value (`np.result_type(2**63)` is uint64; beyond 64 bits
+/// NumPy makes it an object array, which the model does not have: a refusal).
+fn python_int_dtype(operands: &[Operand]) -> Result<DType, Error> {
+    let [op @ Operand::Literal(Value::Int(v))] = operands else {
+        return Ok(Int64);
+    };
+    [Int64, UInt64]
+        .into_iter()
+        .find(|t| {
+            let (min, max) = t.int_range().expect("integer");
+            (min..=max).contains(v)
+        })
+        .ok_or_else(|| {
+            unsupported(
+                "numpy",
+                op,
+                "NumPy gives this Python int the object dtype, which dtype-lattice does not model"
+                    .into(),
+            )
+        })
 }

@@ -25,15 +25,19 @@ pub struct ErrorCase {
     pub message: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct Mode {
     #[serde(default)]
     pub strict: bool,
+    #[serde(default)]
     pub x64: bool,
+    #[serde(default)]
+    pub dtype_conversion_mode: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct Fixture {
+    #[serde(default)]
     pub mode: Mode,
     pub cases: Vec<Case>,
 }
