@@ -7,7 +7,9 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::dtype::DType;
 use crate::error::{Error, Reason};
+use crate::rules::Promotion;
 
 /// An elementwise binary operation.
 ///
@@ -106,4 +108,120 @@ impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// What an op makes of the promoted dtype, in one library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The promoted dtype (and its weakness).
+    Same,
+    /// The promoted dtype, never weak (JAX's integer `power`).
+    Strong,
+    /// `bool` (comparisons, logical ops).
+    Bool,
+    /// `bool`, weak when the promotion is (JAX's comparisons run on the promoted operands).
+    WeakBool,
+    /// A fixed dtype (NumPy's `bool // bool` runs the int8 loop), weak if the promotion is.
+    To(DType),
+    /// The library's default float (true division of integers); stays weak if the promoted
+    /// dtype was weak.
+    DefaultFloat,
+    /// The library's default int.
+    #[allow(dead_code)] // for rule sets whose bool ops give their default int
+    DefaultInt,
+    /// Refused: exception class and message template (`{op}`, `{dtype}`, `{dtypes}`).
+    Refuse(&'static str, &'static str),
+}
+
+/// One op's rule in one library: an outcome per kind of the promoted dtype, with
+/// per-dtype exceptions.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpRule {
+    pub(crate) op: Op,
+    /// Outcomes for bool, unsigned, signed, float, complex (in [`Kind`] order).
+    pub(crate) by_kind: [Outcome; 5],
+    /// Exceptions by dtype, checked first.
+    pub(crate) by_dtype: &'static [(DType, Outcome)],
+}
+
+impl OpRule {
+    /// The same outcome for every kind.
+    pub(crate) const fn all(op: Op, o: Outcome) -> OpRule {
+        OpRule::kinds(op, [o, o, o, o, o])
+    }
+
+    /// Outcomes for bool, unsigned, signed, float, complex.
+    pub(crate) const fn kinds(op: Op, by_kind: [Outcome; 5]) -> OpRule {
+        OpRule {
+            op,
+            by_kind,
+            by_dtype: &[],
+        }
+    }
+
+    /// With exceptions by dtype.
+    pub(crate) const fn except(mut self, by_dtype: &'static [(DType, Outcome)]) -> OpRule {
+        self.by_dtype = by_dtype;
+        self
+    }
+
+    /// Applies the rule to the promotion of the operands (`operands` for messages).
+    pub(crate) fn apply(
+        &self,
+        promoted: Promotion,
+        defaults: (DType, DType),
+        operands: &[DType],
+    ) -> Result<Promotion, Error> {
+        let (default_int, default_float) = defaults;
+        let d = promoted.dtype;
+        let outcome = self
+            .by_dtype
+            .iter()
+            .find(|(t, _)| *t == d)
+            .map_or(self.by_kind[d.kind() as usize], |&(_, o)| o);
+        Ok(match outcome {
+            Outcome::Same => promoted,
+            Outcome::Strong => Promotion {
+                dtype: d,
+                weak_type: false,
+            },
+            Outcome::Bool => Promotion {
+                dtype: DType::Bool,
+                weak_type: false,
+            },
+            Outcome::WeakBool => Promotion {
+                dtype: DType::Bool,
+                weak_type: promoted.weak_type,
+            },
+            Outcome::To(t) => Promotion {
+                dtype: t,
+                weak_type: promoted.weak_type,
+            },
+            Outcome::DefaultFloat => Promotion {
+                dtype: default_float,
+                weak_type: promoted.weak_type,
+            },
+            Outcome::DefaultInt => Promotion {
+                dtype: default_int,
+                weak_type: false,
+            },
+            Outcome::Refuse(kind, template) => {
+                let dtypes: Vec<&str> = operands.iter().map(|t| t.name()).collect();
+                let message = template
+                    .replace("{op}", self.op.name())
+                    .replace("{dtype}", d.name())
+                    .replace("{dtypes}", &dtypes.join(", "));
+                return Err(Error::refused(kind, message));
+            }
+        })
+    }
+}
+
+/// Finds an op's rule in a rule set's table; ops without an entry are plain promotion.
+pub(crate) fn rule_for(table: &[OpRule], op: Op) -> OpRule {
+    table
+        .iter()
+        .copied()
+        .find(|r| r.op == op)
+        .unwrap_or(OpRule::all(op, Outcome::Same))
 }

@@ -30,6 +30,7 @@ Fixture format and operand grammar: tools/FIXTURES.md.  Operands here:
 
 import argparse
 import ast
+import itertools
 import json
 import os
 import platform
@@ -116,6 +117,24 @@ MST_VALUES = [
     True, False,
 ]
 MST_ZERO_D_DTYPES = ["int64", "uint64", "float32", "float64", "complex128"]
+
+# Operand sets whose every permutation goes into the NumPy result_type files: n-ary
+# promotion is order-independent in NumPy 2 (the least dtype all operands cast to
+# safely) but the value-based path of NumPy 1.x folds promote_types left to right.
+ORDER_SETS = [
+    ["uint8", "int8", "float16"],
+    ["uint16", "int16", "float16"],
+    ["uint16", "int8", "complex64"],
+    ["uint8", "int8", "float16", "3"],
+    ["uint16", "int8", "float16", "2.5"],
+    ["uint16", "int8", "float16", "300"],
+    ["uint32", "int8", "float32", "2.5"],
+    ["uint64", "int8", "float16", "2.5"],
+    ["uint8", "int8(3)", "float16"],
+    ["uint8", "int8", "float16(2.5)"],
+    ["uint16", "int8", "complex64", "1j"],
+    ["int8", "uint8(200)", "float16", "-1"],
+]
 
 SEEDS = {
     ("numpy2", "result_type"): 3001,
@@ -446,20 +465,34 @@ def random_general_operand(ctx, rng, dtypes):
 
 
 def random_themed_list(ctx, rng, dtypes, length):
-    """One array of a theme dtype plus operands of the same or a lower kind, where
-    value-based casting (NumPy 1.x) and the array API's scalar rules matter most."""
+    """One array of a theme dtype plus operands that can promote with it: for NumPy,
+    operands of the same or a lower kind (where value-based casting in NumPy 1.x
+    matters most); for the array API, arrays of the same kind group (bool; integer;
+    real/complex floating) and the Python scalars it allows with that group."""
     theme = rng.choice(dtypes)
     cat = _category(theme)
-    same_cat = [d for d in dtypes if _category(d) == cat]
-    lower = {"bool": ["bool"], "uint": ["bool", "uint"], "int": ["bool", "uint", "int"],
-             "float": ["bool", "uint", "int", "float"],
-             "complex": ["bool", "uint", "int", "float", "complex"]}[cat]
-    lower_dtypes = [d for d in dtypes if _category(d) in lower]
+    if ctx.lib == "array-api":
+        group = {"bool": ["bool"], "uint": ["uint", "int"], "int": ["uint", "int"],
+                 "float": ["float", "complex"], "complex": ["float", "complex"]}[cat]
+        same_cat = [d for d in dtypes if _category(d) in group]
+        lower_dtypes = same_cat
+        lits = {"bool": BOOL_LITERALS, "uint": INT_LITERALS[:16], "int": INT_LITERALS[:16],
+                "float": INT_LITERALS[:8] + FLOAT_LITERALS + COMPLEX_LITERALS,
+                "complex": INT_LITERALS[:8] + FLOAT_LITERALS + COMPLEX_LITERALS}[cat]
+        pytypes = {"bool": [], "uint": ["int"], "int": ["int"]}.get(cat, PY_TYPES)
+    else:
+        same_cat = [d for d in dtypes if _category(d) == cat]
+        lower = {"bool": ["bool"], "uint": ["bool", "uint"], "int": ["bool", "uint", "int"],
+                 "float": ["bool", "uint", "int", "float"],
+                 "complex": ["bool", "uint", "int", "float", "complex"]}[cat]
+        lower_dtypes = [d for d in dtypes if _category(d) in lower]
+        lits = literals_for(cat)
+        pytypes = PY_TYPES
     ops = [theme]
     for _ in range(length - 1):
         kind = _choice_weighted(rng, [
-            (6, "array"), (10, "zero_d_same"), (6, "zero_d_lower"), (12, "lit"), (2, "pytype"),
-            (2, "general"),
+            (6, "array"), (10, "zero_d_same"), (6, "zero_d_lower"), (12, "lit"),
+            (2 if pytypes else 0, "pytype"), (2, "general"),
         ])
         if kind == "array":
             ops.append(rng.choice(same_cat))
@@ -468,9 +501,9 @@ def random_themed_list(ctx, rng, dtypes, length):
         elif kind == "zero_d_lower":
             ops.append(rng.choice(value_operands(ctx, rng.choice(lower_dtypes))))
         elif kind == "lit":
-            ops.append(rng.choice(literals_for(cat)))
+            ops.append(rng.choice(lits))
         elif kind == "pytype":
-            ops.append(rng.choice(PY_TYPES))
+            ops.append(rng.choice(pytypes))
         else:
             ops.append(random_general_operand(ctx, rng, dtypes))
     rng.shuffle(ops)
@@ -480,7 +513,7 @@ def random_themed_list(ctx, rng, dtypes, length):
 def random_lists(ctx, rng, n):
     if ctx.lib == "array-api":
         dtypes = [d for d in DTYPE_NAMES if d not in ("bfloat16", "float16")]
-        themed_fraction = 0.6
+        themed_fraction = 0.8
     else:
         dtypes = [d for d in DTYPE_NAMES if d != "bfloat16"]
         themed_fraction = 0.45
@@ -502,14 +535,22 @@ def task_result_type(ctx, out_dir):
     rng = random.Random(SEEDS[(ctx.lib, "result_type")])
     cases = [run_case(ctx, [a], fn) for a in ops]
     cases += [run_case(ctx, [a, b], fn) for a in ops for b in ops]
+    n_order = 0
+    if ctx.lib != "array-api":
+        for base in ORDER_SETS:
+            for perm in itertools.permutations(base):
+                cases.append(run_case(ctx, perm, fn))
+                n_order += 1
     cases += [run_case(ctx, lst, fn) for lst in random_lists(ctx, rng, N_RANDOM)]
     if ctx.lib == "array-api":
         function = "xp.result_type(*args)"
     else:
         function = "np.result_type(*args)"
     notes = operand_notes(ctx)
+    order = (f"then all permutations of {len(ORDER_SETS)} operand sets ({n_order} cases, "
+             f"probing order dependence), " if n_order else "")
     notes["cases"] = (f"each of the {len(ops)} pair operands alone, all ordered pairs of them, "
-                      f"then {N_RANDOM} seeded random lists of 1 to 5 operands")
+                      f"{order}then {N_RANDOM} seeded random lists of 1 to 5 operands")
     path = os.path.join(out_dir, OUT_SUBDIR[ctx.lib], "result_type.json")
     path, size = write_fixture(path, header(ctx, OUT_SUBDIR[ctx.lib], function, None, notes),
                                cases)
@@ -527,8 +568,23 @@ def task_ops(ctx, out_dir):
             return ctx.op_result(f(*args))
 
         cases = [run_case(ctx, [a, b], fn) for a in DOC18 for b in DOC18]
+        n_doc18 = len(cases)
+        arrays = op_value_array_dtypes(ctx)
+        for a in arrays:
+            for v in PAIR_ZERO_D + PAIR_LITERALS:
+                cases.append(run_case(ctx, [a, v], fn))
+                cases.append(run_case(ctx, [v, a], fn))
         notes = operand_notes(ctx)
-        notes["cases"] = "all ordered pairs over DOC18 (operands zero-filled, so values are 0)"
+        notes["cases"] = (
+            f"first {n_doc18} cases: all ordered pairs over DOC18 (arrays zero-filled; int, "
+            f"float, complex are 0, 0.0, 0j); then each of the arrays {' '.join(arrays)} with "
+            f"each of the value operands {' '.join(PAIR_ZERO_D + PAIR_LITERALS)}, "
+            f"as (array, value) then (value, array)")
+        notes["value_dependent_errors"] = (
+            "some errors in the second block depend on values, not dtypes: e.g. NumPy's "
+            "'Integers to negative integer powers are not allowed.' (power with a negative "
+            "integer exponent) and NumPy 2's / array-api-strict's out-of-bounds Python int "
+            "OverflowError")
         if ctx.lib != "array-api":
             notes["python_scalar_results"] = (
                 "with two Python-scalar operands NumPy returns a NumPy scalar; its dtype is "
@@ -538,6 +594,13 @@ def task_ops(ctx, out_dir):
             path, header(ctx, OUT_SUBDIR[ctx.lib], ctx.op_func_name(op), op, notes), cases)
         results.append((path, size, cases))
     return results
+
+
+def op_value_array_dtypes(ctx):
+    """Array dtypes paired with the value operands in the op files (the ones the
+    library can build)."""
+    skip = ("bfloat16", "float16") if ctx.lib == "array-api" else ("bfloat16",)
+    return [d for d in DTYPE_NAMES if d not in skip]
 
 
 def task_min_scalar_type(ctx, out_dir):
@@ -571,8 +634,9 @@ def task_min_scalar_type(ctx, out_dir):
                       + " (integer values in range; finite float values within range)")
     notes["numpy_version"] = "generated with NumPy 1.26 (the value-based-casting helper)"
     path = os.path.join(out_dir, "numpy", "min_scalar_type.json")
-    path, size = write_fixture(path, header(ctx, "numpy", "np.min_scalar_type(v)", None, notes),
-                               cases)
+    head = header(ctx, "numpy", "np.min_scalar_type(v)", None, notes)
+    head["mode"] = {}  # np.min_scalar_type does not depend on the promotion state
+    path, size = write_fixture(path, head, cases)
     return [(path, size, cases)]
 
 

@@ -66,6 +66,7 @@ impl Compiled {
 
     /// Folds the join over nodes; `None` when some step has no join.
     #[inline]
+    #[allow(dead_code)] // used by the rule sets being added
     pub(crate) fn fold(&self, mut nodes: impl Iterator<Item = Node>) -> Option<Node> {
         let mut acc = nodes.next()?.index() as u8;
         for n in nodes {

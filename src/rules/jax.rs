@@ -9,6 +9,7 @@ use crate::dtype::Kind;
 use crate::error::{Error, Reason};
 use crate::lattice::Lub;
 use crate::operand::{Node, Operand, PyType, Value};
+use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{edges, Compiled, NO_JOIN};
 use crate::rules::{Options, Promotion};
 
@@ -139,6 +140,95 @@ const STRICT: &[(Node, &[Node])] = &[
     (C_, &[d(Complex64), d(Complex128)]),
     (d(Bool), &[]),
 ];
+
+/// `jax.numpy`'s ops after promotion (bool, unsigned, signed, float, complex); the refusals
+/// come from the `lax` primitive each op lowers to.
+pub(crate) const OPS: &[OpRule] = &[
+    OpRule::kinds(
+        Op::Subtract,
+        [
+            Outcome::Refuse(
+                "TypeError",
+                "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 \
+                 are subtypes of integer, floating, complexfloating.",
+            ),
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+        ],
+    ),
+    // `_dtype_to_inexact`: narrow integers divide in float32 even with x64 on.
+    OpRule::kinds(
+        Op::TrueDivide,
+        [
+            Outcome::To(Float32),
+            Outcome::To(Float32),
+            Outcome::To(Float32),
+            Outcome::Same,
+            Outcome::Same,
+        ],
+    )
+    .except(&[
+        (Int64, Outcome::To(Float64)),
+        (UInt64, Outcome::To(Float64)),
+    ]),
+    OpRule::kinds(
+        Op::FloorDivide,
+        [
+            Outcome::To(Int32),
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Refuse(
+                "TypeError",
+                "floor_divide does not support complex-valued inputs",
+            ),
+        ],
+    ),
+    OpRule::kinds(
+        Op::Power,
+        [
+            Outcome::To(Int32),
+            Outcome::Strong,
+            Outcome::Strong,
+            Outcome::Same,
+            Outcome::Same,
+        ],
+    )
+    .except(SUB_BYTE_INT_POWER),
+    OpRule::all(Op::Equal, Outcome::WeakBool),
+    OpRule::all(Op::Less, Outcome::WeakBool),
+    OpRule::all(Op::LogicalAnd, Outcome::Bool),
+    OpRule::kinds(
+        Op::BitwiseAnd,
+        [
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            AND_REFUSES,
+            AND_REFUSES,
+        ],
+    ),
+];
+
+/// `jnp.power` looks sub-byte integers up with `iinfo`, which fails on their NumPy kind.
+const SUB_BYTE_INT_POWER: &[(DType, Outcome)] = &[
+    (Int1, INVALID_INT),
+    (Int2, INVALID_INT),
+    (Int4, INVALID_INT),
+    (UInt1, INVALID_INT),
+    (UInt2, INVALID_INT),
+    (UInt4, INVALID_INT),
+];
+
+const INVALID_INT: Outcome = Outcome::Refuse("ValueError", "Invalid integer data type 'V'.");
+
+const AND_REFUSES: Outcome = Outcome::Refuse(
+    "TypeError",
+    "and does not accept dtype {dtype} at position 0. Accepted dtypes at position 0 are \
+     subtypes of integer, bool.",
+);
 
 /// With x64 off, JAX canonicalises 64-bit dtypes to their 32-bit counterparts.
 const TO_32BIT: &[(DType, DType)] = &[
@@ -427,7 +517,24 @@ fn lub_of_operands(opts: Options, operands: &[Operand], weak_case: bool) -> Resu
 }
 
 /// `jax.dtypes.result_type(*operands, return_weak_type_flag=True)`.
+#[inline]
 pub(crate) fn result_type(opts: Options, operands: &[Operand]) -> Result<Promotion, Error> {
+    let p = lattice_result_type(opts, operands)?;
+    Ok(if p.weak_type {
+        Promotion {
+            dtype: default_of_kind(p.dtype, opts.x64)?,
+            weak_type: true,
+        }
+    } else {
+        p
+    })
+}
+
+/// `dtypes.lattice_result_type`: what JAX's ops promote their operands to. A weak result
+/// keeps the joined dtype (`~float32` with `~float32` stays float32 with x64 on), where
+/// `result_type` reports the default dtype of its kind.
+#[inline]
+pub(crate) fn lattice_result_type(opts: Options, operands: &[Operand]) -> Result<Promotion, Error> {
     let x64 = opts.x64;
     let c = lattice(opts);
     let (first, rest) = operands
@@ -462,13 +569,82 @@ pub(crate) fn result_type(opts: Options, operands: &[Operand]) -> Result<Promoti
         };
         (node_dtype(r, x64), weak_case || matches!(r, Node::Weak(_)))
     };
-    let weak = out_dtype != Bool && out_weak;
     Ok(Promotion {
-        dtype: if weak {
-            default_of_kind(out_dtype, x64)?
-        } else {
-            out_dtype
-        },
-        weak_type: weak,
+        dtype: out_dtype,
+        weak_type: out_dtype != Bool && out_weak,
     })
+}
+
+/// The result of `jax.numpy`'s `op` on `operands`.
+pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
+    let defaults = (
+        canonicalize(Int64, opts.x64),
+        canonicalize(Float64, opts.x64),
+    );
+    if op == Op::Power {
+        if let [base, exponent] = operands {
+            if let Some(p) = power_shortcut(opts, base, exponent)? {
+                return Ok(p);
+            }
+        }
+    }
+    let promoted = lattice_result_type(opts, operands)?;
+    let mut result = crate::ops::rule_for(OPS, op).apply(promoted, defaults, &[])?;
+    if op == Op::FloorDivide && result.weak_type && opts.x64 {
+        // `jnp.floor_divide` corrects its quotient with the Python scalar 1, which re-promotes
+        // a weak 32-bit result with x64 on: int32 becomes int64, float32 trips `lax.select`.
+        match result.dtype {
+            Int32 => result.dtype = Int64,
+            Float32 => {
+                return Err(Error::refused(
+                    "TypeError",
+                    "lax.select requires arguments to have the same dtypes, got float32, float64.",
+                ))
+            }
+            _ => {}
+        }
+    }
+    if op == Op::LogicalAnd {
+        // `jnp.logical_and` converts each operand to bool on its own: a Python scalar becomes
+        // a weak bool, an array a strong one.
+        result.weak_type = operands.iter().all(|o| {
+            matches!(o, Operand::PyType(_))
+                || matches!(o, Operand::Literal(v) if v.py_type().is_some())
+        });
+    }
+    Ok(result)
+}
+
+/// `jnp.power`'s two paths around promotion: a Python int exponent runs `integer_pow` on the
+/// base alone (bool becomes the default int), and an inexact base with an integer array
+/// exponent keeps the base's dtype (weak only if both are). `None`: the general path.
+/// (`promote_dtypes_numeric` turns bool into int32 even with x64 on.)
+fn power_shortcut(
+    opts: Options,
+    base: &Operand,
+    exponent: &Operand,
+) -> Result<Option<Promotion>, Error> {
+    let python_int = matches!(
+        exponent,
+        Operand::Literal(Value::Int(_)) | Operand::PyType(PyType::Int)
+    );
+    let b = lattice_result_type(opts, std::slice::from_ref(base))?;
+    if python_int {
+        return Ok(Some(if b.dtype == Bool {
+            Promotion {
+                dtype: Int32,
+                weak_type: false,
+            }
+        } else {
+            b
+        }));
+    }
+    // The operands are still promoted together first (its refusals stand).
+    lattice_result_type(opts, &[*base, *exponent])?;
+    let (e, e_weak) = dtype_and_weak(exponent, opts.x64)?;
+    let inexact = matches!(b.dtype.kind(), Kind::Float | Kind::Complex);
+    Ok((inexact && e.kind().is_integer()).then_some(Promotion {
+        dtype: b.dtype,
+        weak_type: b.weak_type && e_weak,
+    }))
 }

@@ -11,10 +11,15 @@
 //! assert_eq!((p.dtype, p.weak_type), (DType::Float64, true));
 //! ```
 
+mod array_api;
 mod compiled;
 pub mod jax;
 mod jax_lax;
+mod megengine;
 mod numpy;
+mod numpy_legacy;
+mod tensorflow;
+mod torch;
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,6 +30,7 @@ use crate::dtype::{DType, Kind};
 use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType};
+use crate::ops::Op;
 
 /// The refusal for an operand a rule set cannot represent.
 pub(crate) fn unsupported(rules: &'static str, operand: &Operand, why: String) -> Error {
@@ -104,6 +110,20 @@ pub enum RuleSet {
     JaxLax,
     /// NumPy ≥ 2 (NEP 50); CuPy and Dask follow it.
     Numpy,
+    /// NumPy 1.x value-based casting.
+    NumpyLegacy,
+    /// PyTorch 2.x.
+    Torch,
+    /// TensorFlow ≥ 2.15 auto dtype conversion, mode ALL.
+    Tensorflow,
+    /// TensorFlow auto dtype conversion, mode SAFE.
+    TensorflowSafe,
+    /// TensorFlow without NumPy behaviour: no implicit promotion, order-dependent.
+    TensorflowLegacy,
+    /// The Python array API standard (2025.12, as array-api-strict implements it).
+    ArrayApi,
+    /// MegEngine.
+    Megengine,
 }
 
 /// Each rule set's names: the canonical one first, then aliases.
@@ -111,11 +131,32 @@ const NAMES: &[(RuleSet, &[&str])] = &[
     (RuleSet::Jax, &["jax", "jax-numpy", "jnp"]),
     (RuleSet::JaxLax, &["jax-lax", "lax"]),
     (RuleSet::Numpy, &["numpy", "np", "cupy", "dask"]),
+    (RuleSet::NumpyLegacy, &["numpy-legacy", "numpy1"]),
+    (RuleSet::Torch, &["torch", "pytorch"]),
+    (RuleSet::Tensorflow, &["tensorflow", "tf"]),
+    (RuleSet::TensorflowSafe, &["tensorflow-safe", "tf-safe"]),
+    (
+        RuleSet::TensorflowLegacy,
+        &["tensorflow-legacy", "tf-legacy"],
+    ),
+    (RuleSet::ArrayApi, &["array-api", "array-api-strict"]),
+    (RuleSet::Megengine, &["megengine"]),
 ];
 
 impl RuleSet {
     /// Every rule set.
-    pub const ALL: &'static [RuleSet] = &[RuleSet::Jax, RuleSet::JaxLax, RuleSet::Numpy];
+    pub const ALL: &'static [RuleSet] = &[
+        RuleSet::Jax,
+        RuleSet::JaxLax,
+        RuleSet::Numpy,
+        RuleSet::NumpyLegacy,
+        RuleSet::Torch,
+        RuleSet::Tensorflow,
+        RuleSet::TensorflowSafe,
+        RuleSet::TensorflowLegacy,
+        RuleSet::ArrayApi,
+        RuleSet::Megengine,
+    ];
 
     /// The canonical name.
     pub fn name(self) -> &'static str {
@@ -162,6 +203,10 @@ pub struct Options {
     pub strict: bool,
     /// `jax_enable_x64=True`.
     pub x64: bool,
+    /// The library's default float where it can be changed (`torch.set_default_dtype`);
+    /// `None`: the library's own default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_float: Option<DType>,
 }
 
 /// The result of a promotion: a dtype and whether it is weakly typed.
@@ -235,6 +280,12 @@ impl Rules {
         Rules::new(RuleSet::Numpy)
     }
 
+    /// The library's default float, where it can be changed (`torch.set_default_dtype`).
+    pub fn default_float(mut self, dtype: DType) -> Self {
+        self.options.default_float = Some(dtype);
+        self
+    }
+
     /// Strict promotion (`jax_numpy_dtype_promotion='strict'`); `jax.lax` ignores it.
     pub fn strict(mut self, strict: bool) -> Self {
         self.options.strict = strict;
@@ -269,10 +320,20 @@ impl Rules {
     /// ```
     #[inline(always)]
     pub fn promote_types(&self, a: impl Into<Node>, b: impl Into<Node>) -> Result<DType, Error> {
+        let (o, a, b) = (self.options, a.into(), b.into());
         match self.set {
-            RuleSet::Jax => jax::promote_types(self.options, a.into(), b.into()),
-            RuleSet::JaxLax => jax_lax::promote_types(self.options, a.into(), b.into()),
-            RuleSet::Numpy => numpy::promote_types(a.into(), b.into()),
+            RuleSet::Jax => jax::promote_types(o, a, b),
+            RuleSet::JaxLax => jax_lax::promote_types(o, a, b),
+            RuleSet::Numpy => numpy::promote_types(a, b),
+            RuleSet::NumpyLegacy => numpy_legacy::promote_types(o, a, b),
+            RuleSet::Torch => torch::promote_types(o, a, b),
+            RuleSet::Tensorflow => tensorflow::promote_types(tensorflow::Mode::All, o, a, b),
+            RuleSet::TensorflowSafe => tensorflow::promote_types(tensorflow::Mode::Safe, o, a, b),
+            RuleSet::TensorflowLegacy => {
+                tensorflow::promote_types(tensorflow::Mode::Legacy, o, a, b)
+            }
+            RuleSet::ArrayApi => array_api::promote_types(o, a, b),
+            RuleSet::Megengine => megengine::promote_types(o, a, b),
         }
     }
 
@@ -286,10 +347,50 @@ impl Rules {
     /// ```
     #[inline]
     pub fn result_type(&self, operands: &[Operand]) -> Result<Promotion, Error> {
+        let o = self.options;
         match self.set {
-            RuleSet::Jax => jax::result_type(self.options, operands),
-            RuleSet::JaxLax => jax_lax::result_type(self.options, operands),
+            RuleSet::Jax => jax::result_type(o, operands),
+            RuleSet::JaxLax => jax_lax::result_type(o, operands),
             RuleSet::Numpy => numpy::result_type(operands),
+            RuleSet::NumpyLegacy => numpy_legacy::result_type(o, operands),
+            RuleSet::Torch => torch::result_type(o, operands),
+            RuleSet::Tensorflow => tensorflow::result_type(tensorflow::Mode::All, o, operands),
+            RuleSet::TensorflowSafe => tensorflow::result_type(tensorflow::Mode::Safe, o, operands),
+            RuleSet::TensorflowLegacy => {
+                tensorflow::result_type(tensorflow::Mode::Legacy, o, operands)
+            }
+            RuleSet::ArrayApi => array_api::result_type(o, operands),
+            RuleSet::Megengine => megengine::result_type(o, operands),
+        }
+    }
+
+    /// The result of an operation: the operands' promotion, then the op's own rule in this
+    /// library (true division of integers gives a float, comparisons give bool, …).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Op, Operand, Rules};
+    /// let ops = [Operand::array(DType::Int8), Operand::array(DType::Int8)];
+    /// assert_eq!(Rules::numpy().op_result(Op::TrueDivide, &ops).unwrap().dtype, DType::Float64);
+    /// assert_eq!(Rules::jax().op_result(Op::TrueDivide, &ops).unwrap().dtype, DType::Float32);
+    /// assert_eq!(Rules::numpy().op_result(Op::Less, &ops).unwrap().dtype, DType::Bool);
+    /// ```
+    pub fn op_result(&self, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
+        let o = self.options;
+        match self.set {
+            RuleSet::Jax => jax::op_result(o, op, operands),
+            RuleSet::JaxLax => jax_lax::op_result(o, op, operands),
+            RuleSet::Numpy => numpy::op_result(op, operands),
+            RuleSet::NumpyLegacy => numpy_legacy::op_result(o, op, operands),
+            RuleSet::Torch => torch::op_result(o, op, operands),
+            RuleSet::Tensorflow => tensorflow::op_result(tensorflow::Mode::All, o, op, operands),
+            RuleSet::TensorflowSafe => {
+                tensorflow::op_result(tensorflow::Mode::Safe, o, op, operands)
+            }
+            RuleSet::TensorflowLegacy => {
+                tensorflow::op_result(tensorflow::Mode::Legacy, o, op, operands)
+            }
+            RuleSet::ArrayApi => array_api::op_result(o, op, operands),
+            RuleSet::Megengine => megengine::op_result(o, op, operands),
         }
     }
 
@@ -303,10 +404,18 @@ impl Rules {
     /// assert_eq!(l.len(), 35);
     /// ```
     pub fn lattice(&self) -> Option<&'static Lattice<Node>> {
+        let o = self.options;
         match self.set {
-            RuleSet::Jax => Some(&jax::lattice(self.options).lattice),
+            RuleSet::Jax => Some(&jax::lattice(o).lattice),
             RuleSet::JaxLax => None,
             RuleSet::Numpy => Some(numpy::lattice()),
+            RuleSet::NumpyLegacy => numpy_legacy::lattice(o),
+            RuleSet::Torch => torch::lattice(o),
+            RuleSet::Tensorflow => tensorflow::lattice(tensorflow::Mode::All, o),
+            RuleSet::TensorflowSafe => tensorflow::lattice(tensorflow::Mode::Safe, o),
+            RuleSet::TensorflowLegacy => tensorflow::lattice(tensorflow::Mode::Legacy, o),
+            RuleSet::ArrayApi => array_api::lattice(o),
+            RuleSet::Megengine => megengine::lattice(o),
         }
     }
 
@@ -315,6 +424,13 @@ impl Rules {
         let knows: fn(DType) -> bool = match self.set {
             RuleSet::Jax | RuleSet::JaxLax => |d| jax::check_known(d).is_ok(),
             RuleSet::Numpy => numpy::knows,
+            RuleSet::NumpyLegacy => numpy_legacy::knows,
+            RuleSet::Torch => torch::knows,
+            RuleSet::Tensorflow | RuleSet::TensorflowSafe | RuleSet::TensorflowLegacy => {
+                tensorflow::knows
+            }
+            RuleSet::ArrayApi => array_api::knows,
+            RuleSet::Megengine => megengine::knows,
         };
         DType::ALL.iter().copied().filter(|&d| knows(d)).collect()
     }

@@ -10,6 +10,7 @@ use crate::dtype::Kind;
 use crate::error::{Error, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
+use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
 use crate::rules::{unsupported, Defaults, Promotion, WeakRule};
 
@@ -81,6 +82,74 @@ pub(crate) const DEFAULTS: Defaults = Defaults {
     complex: Complex128,
     to_complex: |f| if f == Float64 { Complex128 } else { Complex64 },
 };
+
+const UFUNC_NO_LOOP: Outcome = Outcome::Refuse(
+    "TypeError",
+    "ufunc '{op}' not supported for the input types, and the inputs could not be safely \
+     coerced to any supported types according to the casting rule ''safe''",
+);
+
+/// What each ufunc's loops make of the promoted dtype (bool, unsigned, signed, float,
+/// complex); ops not listed keep it.
+pub(crate) const OPS: &[OpRule] = &[
+    OpRule::kinds(
+        Op::Subtract,
+        [
+            Outcome::Refuse(
+                "TypeError",
+                "numpy boolean subtract, the `-` operator, is not supported, use the \
+                 bitwise_xor, the `^` operator, or the logical_xor function instead.",
+            ),
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+        ],
+    ),
+    OpRule::kinds(
+        Op::TrueDivide,
+        [
+            Outcome::To(Float64),
+            Outcome::To(Float64),
+            Outcome::To(Float64),
+            Outcome::Same,
+            Outcome::Same,
+        ],
+    ),
+    OpRule::kinds(
+        Op::FloorDivide,
+        [
+            Outcome::To(Int8),
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            UFUNC_NO_LOOP,
+        ],
+    ),
+    OpRule::kinds(
+        Op::Power,
+        [
+            Outcome::To(Int8),
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+        ],
+    ),
+    OpRule::all(Op::Equal, Outcome::Bool),
+    OpRule::all(Op::Less, Outcome::Bool),
+    OpRule::all(Op::LogicalAnd, Outcome::Bool),
+    OpRule::kinds(
+        Op::BitwiseAnd,
+        [
+            Outcome::Same,
+            Outcome::Same,
+            Outcome::Same,
+            UFUNC_NO_LOOP,
+            UFUNC_NO_LOOP,
+        ],
+    ),
+];
 
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
@@ -221,4 +290,35 @@ fn python_int_dtype(operands: &[Operand]) -> Result<DType, Error> {
                     .into(),
             )
         })
+}
+
+/// The result of NumPy's ufunc for `op` on `operands`: promotion, the ufunc's loops, and
+/// NEP 50's checks on Python ints where the loop runs in the promoted integer dtype (they
+/// must fit it; `power` refuses a negative one as exponent).
+pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
+    let promoted = result_type(operands)?;
+    let result = crate::ops::rule_for(OPS, op).apply(promoted, (Int64, Float64), &[])?;
+    let integer_loop = result.dtype == promoted.dtype && promoted.dtype.kind().is_integer();
+    if !integer_loop {
+        return Ok(result);
+    }
+    let (min, max) = promoted.dtype.int_range().expect("integer");
+    for o in operands {
+        if let Operand::Literal(Value::Int(v)) = *o {
+            if !(min..=max).contains(&v) {
+                return Err(Error::refused(
+                    "OverflowError",
+                    format!("Python integer {v} out of bounds for {}", promoted.dtype),
+                ));
+            }
+        }
+    }
+    let negative = |o: &Operand| matches!(o, Operand::Literal(Value::Int(v)) | Operand::Scalar { value: Value::Int(v), .. } if *v < 0);
+    if op == Op::Power && operands.get(1).is_some_and(negative) {
+        return Err(Error::refused(
+            "ValueError",
+            "Integers to negative integer powers are not allowed.",
+        ));
+    }
+    Ok(result)
 }

@@ -1,0 +1,68 @@
+//! TensorFlow: auto dtype conversion (ALL, SAFE) and legacy.
+
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::lattice::Lattice;
+use crate::operand::{Node, Operand};
+use crate::ops::Op;
+use crate::rules::{unsupported, Options, Promotion};
+
+/// TensorFlow's modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `dtype_conversion_mode="all"`.
+    All,
+    /// `dtype_conversion_mode="safe"`.
+    Safe,
+    /// No NumPy behaviour.
+    Legacy,
+}
+
+const NAME: &str = "tensorflow";
+
+/// Whether the library has this dtype.
+pub(crate) fn knows(_dtype: DType) -> bool {
+    false
+}
+
+/// Plain promotion.
+pub(crate) fn result_type(
+    _mode: Mode,
+    _opts: Options,
+    operands: &[Operand],
+) -> Result<Promotion, Error> {
+    Err(unsupported(
+        NAME,
+        &operands[0],
+        "not implemented yet".into(),
+    ))
+}
+
+/// Promotion of two types.
+pub(crate) fn promote_types(
+    _mode: Mode,
+    _opts: Options,
+    a: Node,
+    _b: Node,
+) -> Result<DType, Error> {
+    Err(unsupported(
+        NAME,
+        &Operand::array(a.dtype_or_default()),
+        "not implemented yet".into(),
+    ))
+}
+
+/// The result of `op`.
+pub(crate) fn op_result(
+    mode: Mode,
+    opts: Options,
+    _op: Op,
+    operands: &[Operand],
+) -> Result<Promotion, Error> {
+    result_type(mode, opts, operands)
+}
+
+/// The lattice, if the rule set is one.
+pub(crate) fn lattice(_mode: Mode, _opts: Options) -> Option<&'static Lattice<Node>> {
+    None
+}
