@@ -16,11 +16,10 @@ pub(crate) fn knows(_dtype: DType) -> bool {
 
 /// Plain promotion.
 pub(crate) fn result_type(_opts: Options, operands: &[Operand]) -> Result<Promotion, Error> {
-    Err(unsupported(
-        NAME,
-        &operands[0],
-        "not implemented yet".into(),
-    ))
+    match operands.first() {
+        None => Err(crate::error::Reason::EmptyOperands.into()),
+        Some(op) => Err(unsupported(NAME, op, "not implemented yet".into())),
+    }
 }
 
 /// Promotion of two types.
