@@ -3,6 +3,7 @@
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::operand::{Operand, PyType};
+use crate::ops::Op;
 use crate::rules::{Promotion, Rules};
 
 /// The 18 types of the table in JAX's documentation: bool, the unsigned and signed integers,
@@ -80,7 +81,7 @@ pub const MAX_TYPES: usize = 1024;
 ///
 /// ```
 /// use dtype_lattice::{table::{Table, JAX_DOC_TYPES}, Rules};
-/// let t = Table::compute(Rules::jax().x64(true), &JAX_DOC_TYPES);
+/// let t = Table::compute(Rules::jax().x64(true), None, &JAX_DOC_TYPES);
 /// assert_eq!(t.cells.len(), 18);
 /// // u4 × i4 → i8 with x64 (row uint32, column int32)
 /// assert_eq!(t.cells[3][7].as_ref().unwrap().dtype.short_name(), "i8");
@@ -89,6 +90,8 @@ pub const MAX_TYPES: usize = 1024;
 pub struct Table {
     /// The rules that produced it.
     pub rules: Rules,
+    /// The operation (`None`: plain promotion).
+    pub op: Option<Op>,
     /// Row and column operands.
     pub types: Vec<Operand>,
     /// `cells[i][j]` = result of (types\[i\], types\[j\]).
@@ -96,16 +99,50 @@ pub struct Table {
 }
 
 impl Table {
-    /// Computes every cell.
-    pub fn compute(rules: Rules, types: &[Operand]) -> Table {
+    /// Computes every cell: `op` of the row and column operands, or their plain promotion.
+    pub fn compute(rules: Rules, op: Option<Op>, types: &[Operand]) -> Table {
         let cells = types
             .iter()
-            .map(|a| types.iter().map(|b| rules.result_type(&[*a, *b])).collect())
+            .map(|a| {
+                types
+                    .iter()
+                    .map(|b| rules.evaluate(op, &[*a, *b]))
+                    .collect()
+            })
             .collect();
         Table {
             rules,
+            op,
             types: types.to_vec(),
             cells,
         }
+    }
+
+    /// The cells where `self` and `other` (same types) differ: one succeeds and the other
+    /// refuses, or the dtypes or weak flags differ. Refusals do not differ among themselves.
+    ///
+    /// ```
+    /// use dtype_lattice::{table::{Table, JAX_DOC_TYPES}, Rules};
+    /// let jax = Table::compute(Rules::jax().x64(true), None, &JAX_DOC_TYPES);
+    /// let np = Table::compute(Rules::numpy(), None, &JAX_DOC_TYPES);
+    /// let d = jax.diff(&np);
+    /// assert!(d[7][10]); // int32 + float16: float16 in JAX, float64 in NumPy
+    /// assert!(!d[0][0]); // bool + bool: bool in both
+    /// ```
+    pub fn diff(&self, other: &Table) -> Vec<Vec<bool>> {
+        self.cells
+            .iter()
+            .zip(&other.cells)
+            .map(|(a, b)| {
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| match (x, y) {
+                        (Ok(p), Ok(q)) => p != q,
+                        (Err(_), Err(_)) => false,
+                        _ => true,
+                    })
+                    .collect()
+            })
+            .collect()
     }
 }

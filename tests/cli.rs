@@ -237,3 +237,83 @@ fn oversized_tables_are_refused_as_unusable_input() {
     assert_eq!(code, 2);
     assert!(err.contains("at least one operand"), "{err}");
 }
+
+#[test]
+fn op_and_diff() {
+    assert_eq!(
+        run(&[
+            "promote",
+            "--rules",
+            "numpy",
+            "--op",
+            "true_divide",
+            "int8",
+            "int8"
+        ])
+        .1,
+        "float64\n"
+    );
+    assert_eq!(
+        run(&["promote", "--op", "true_divide", "int8", "int8"]).1,
+        "float32\n"
+    );
+    assert_eq!(
+        run(&["promote", "--rules", "numpy", "--op", "less", "int8", "float32"]).1,
+        "bool\n"
+    );
+    let (code, _, err) = run(&[
+        "promote", "--rules", "numpy", "--op", "subtract", "bool", "bool",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("numpy boolean subtract"), "{err}");
+    let (code, _, err) = run(&["promote", "--op", "plus", "int8"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("valid ops: add, subtract"), "{err}");
+    let (code, _, err) = run(&["promote", "--rules", "numpy", "bfloat16", "int8"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("rules numpy cannot represent the operand bfloat16"),
+        "{err}"
+    );
+
+    let (_, text, _) = run(&[
+        "table",
+        "--rules",
+        "jax",
+        "--x64",
+        "--types",
+        "int32,float16,bool",
+        "--diff",
+        "numpy",
+    ]);
+    assert!(text.contains("differs from numpy"), "{text}");
+    assert!(text.contains("\ni4     i4 [f2]   i4\n"), "{text}");
+    let (_, j, _) = run(&[
+        "table",
+        "--types",
+        "int32,float16",
+        "--diff",
+        "numpy",
+        "--format",
+        "json",
+        "--op",
+        "add",
+    ]);
+    let v: Value = serde_json::from_str(&j).unwrap();
+    assert_eq!(v["op"], "add");
+    assert_eq!(v["diff"]["rules"], "numpy");
+    assert_eq!(v["diff"]["cells"], json!([[false, true], [true, false]]));
+    let (_, html, _) = run(&[
+        "table",
+        "--types",
+        "int32,float16",
+        "--diff",
+        "numpy",
+        "--format",
+        "html",
+    ]);
+    assert!(
+        html.contains("<td class=\"d\" style=\"background:#c8f0c8\">f2</td>"),
+        "{html}"
+    );
+}

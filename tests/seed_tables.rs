@@ -69,10 +69,9 @@ fn jax_documentation_table_with_x64() {
     assert_same_table("JAX documentation", &want, &header, &rows);
 }
 
-#[test]
-fn design_note_appendix_jax_numpy_table() {
-    // The appendix names types by bit width (u8 = uint8, f16 = float16, c64 = complex64).
-    let want = seed("appendix_jax_numpy.json");
+/// The appendix names types by bit width (u8 = uint8, f16 = float16, c64 = complex64).
+fn appendix(name: &str) -> SeedTable {
+    let want = seed(name);
     let rename = |s: &str| -> String {
         let map = [
             ("b", "b1"),
@@ -95,16 +94,47 @@ fn design_note_appendix_jax_numpy_table() {
             .find(|(k, _)| *k == s)
             .map_or(s.to_string(), |(_, v)| v.to_string())
     };
-    let want = SeedTable {
+    SeedTable {
         types: want.types.iter().map(|s| rename(s)).collect(),
         cells: want
             .cells
             .iter()
             .map(|r| r.iter().map(|s| rename(s)).collect())
             .collect(),
-    };
-    let (header, rows) = csv_table(&["--rules", "jax-numpy", "--x64"]);
-    assert_same_table("appendix jax.numpy", &want, &header, &rows);
+    }
+}
+
+#[test]
+fn design_note_appendix_jax_numpy_table() {
+    let (header, rows) = csv_table(&["--rules", "jax-numpy", "--x64", "--op", "add"]);
+    assert_same_table(
+        "appendix jax.numpy",
+        &appendix("appendix_jax_numpy.json"),
+        &header,
+        &rows,
+    );
+}
+
+#[test]
+fn design_note_appendix_jax_lax_table() {
+    let (header, rows) = csv_table(&["--rules", "jax-lax", "--x64", "--op", "add"]);
+    assert_same_table(
+        "appendix jax.lax",
+        &appendix("appendix_jax_lax.json"),
+        &header,
+        &rows,
+    );
+}
+
+#[test]
+fn design_note_appendix_numpy_table() {
+    let (header, rows) = csv_table(&["--rules", "numpy", "--op", "add"]);
+    assert_same_table(
+        "appendix NumPy",
+        &appendix("appendix_numpy.json"),
+        &header,
+        &rows,
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use dtype_lattice::error::Reason;
 use dtype_lattice::operand::parse_list;
 use dtype_lattice::table::{Table, JAX_DOC_TYPES};
-use dtype_lattice::{Error, Operand, Promotion, RuleSet, Rules};
+use dtype_lattice::{DType, Error, Op, Operand, Promotion, RuleSet, Rules};
 
 /// What dtype does `a + b` produce? JAX's lattice-based type promotion, explained.
 #[derive(Parser, Debug)]
@@ -56,12 +56,16 @@ enum Command {
         /// Short names (`i4`, `f*`) as in JAX's documentation, or long names (`int32`).
         #[arg(long, value_enum, default_value_t = Names::Short)]
         names: Names,
+        /// Mark the cells where another rule set (same options and op) answers differently.
+        #[arg(long, value_name = "B", value_parser = parse_rules)]
+        diff: Option<RuleSet>,
     },
 }
 
 #[derive(Args, Debug)]
 struct RuleArgs {
-    /// The rule set: jax (alias jax-numpy), jax-lax.
+    /// The rule set: jax (jax-numpy), jax-lax, numpy (cupy, dask), numpy-legacy, torch,
+    /// tensorflow, tensorflow-safe, tensorflow-legacy, array-api, megengine.
     #[arg(long, value_name = "R", default_value = "jax", value_parser = parse_rules)]
     rules: RuleSet,
     /// Strict promotion (jax_numpy_dtype_promotion='strict').
@@ -70,15 +74,38 @@ struct RuleArgs {
     /// 64-bit mode (jax_enable_x64=True).
     #[arg(long)]
     x64: bool,
+    /// The library's default float where it can be changed (torch.set_default_dtype).
+    #[arg(long, value_name = "DTYPE", value_parser = parse_dtype)]
+    default_float: Option<DType>,
+    /// The operation: add, subtract, multiply, true_divide, floor_divide, power, equal, less,
+    /// logical_and, bitwise_and [default: plain promotion].
+    #[arg(long, value_name = "OP", value_parser = parse_op)]
+    op: Option<Op>,
 }
 
 impl RuleArgs {
     fn rules(&self) -> Rules {
-        Rules::new(self.rules).strict(self.strict).x64(self.x64)
+        self.rules_for(self.rules)
+    }
+
+    fn rules_for(&self, set: RuleSet) -> Rules {
+        let r = Rules::new(set).strict(self.strict).x64(self.x64);
+        match self.default_float {
+            Some(d) => r.default_float(d),
+            None => r,
+        }
     }
 }
 
 fn parse_rules(s: &str) -> Result<RuleSet, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
+fn parse_op(s: &str) -> Result<Op, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
+fn parse_dtype(s: &str) -> Result<DType, String> {
     s.parse().map_err(|e: Error| e.to_string())
 }
 
@@ -118,20 +145,21 @@ pub fn run() -> i32 {
             ..
         } => {
             let _ = json;
-            batch(rules.rules(), &mut out)
+            batch(rules.rules(), rules.op, &mut out)
         }
         Command::Promote {
             rules,
             json,
             operands,
             ..
-        } => promote(rules.rules(), &operands, json, &mut out),
+        } => promote(rules.rules(), rules.op, &operands, json, &mut out),
         Command::Table {
             rules,
             types,
             format,
             names,
-        } => table(rules.rules(), types.as_deref(), format, names, &mut out),
+            diff,
+        } => table(&rules, types.as_deref(), format, names, diff, &mut out),
     };
     match out.flush() {
         Ok(()) => code,
@@ -170,19 +198,19 @@ fn unprotect(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn answer(rules: Rules, operands: &[Operand]) -> Result<Promotion, Error> {
+fn answer(rules: Rules, op: Option<Op>, operands: &[Operand]) -> Result<Promotion, Error> {
     if operands.is_empty() {
         return Err(Reason::EmptyOperands.into());
     }
-    rules.result_type(operands)
+    rules.evaluate(op, operands)
 }
 
-fn promote(rules: Rules, args: &[String], json: bool, out: &mut impl Write) -> i32 {
+fn promote(rules: Rules, op: Option<Op>, args: &[String], json: bool, out: &mut impl Write) -> i32 {
     let result = args
         .iter()
         .map(|a| unprotect(a).parse::<Operand>())
         .collect::<Result<Vec<_>, _>>()
-        .and_then(|ops| answer(rules, &ops));
+        .and_then(|ops| answer(rules, op, &ops));
     let written = if json {
         render::write_json_line(out, &result)
     } else {
@@ -204,7 +232,7 @@ fn promote(rules: Rules, args: &[String], json: bool, out: &mut impl Write) -> i
 }
 
 /// `--batch`: one JSON object per stdin line; exit code is the worst line's.
-fn batch(rules: Rules, out: &mut impl Write) -> i32 {
+fn batch(rules: Rules, op: Option<Op>, out: &mut impl Write) -> i32 {
     let mut input = Vec::new();
     if let Err(e) = io::stdin().lock().read_to_end(&mut input) {
         eprintln!("error: cannot read stdin: {e}");
@@ -228,7 +256,7 @@ fn batch(rules: Rules, out: &mut impl Write) -> i32 {
             Ok(line) => line
                 .split_whitespace()
                 .try_for_each(|tok| tok.parse().map(|op| ops.push(op)))
-                .and_then(|()| answer(rules, &ops)),
+                .and_then(|()| answer(rules, op, &ops)),
         };
         if let Err(e) = &result {
             worst = worst.max(e.exit_code());
@@ -245,10 +273,11 @@ fn batch(rules: Rules, out: &mut impl Write) -> i32 {
 }
 
 fn table(
-    rules: Rules,
+    args: &RuleArgs,
     types: Option<&str>,
     format: Format,
     names: Names,
+    diff: Option<RuleSet>,
     out: &mut impl Write,
 ) -> i32 {
     let types = match types {
@@ -276,8 +305,9 @@ fn table(
             }
         },
     };
-    let t = Table::compute(rules, &types);
-    match render::table(out, &t, format, names) {
+    let t = Table::compute(args.rules(), args.op, &types);
+    let base = diff.map(|set| Table::compute(args.rules_for(set), args.op, &types));
+    match render::table(out, &t, base.as_ref(), format, names) {
         Ok(()) => 0,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {

@@ -68,25 +68,42 @@ fn cell(result: &Result<Promotion, Error>, names: Names) -> String {
     }
 }
 
-fn caption(t: &Table) -> String {
+fn caption(t: &Table, base: Option<&Table>, mark: &str) -> String {
     let options = t.rules.options_label();
-    format!(
-        "{} promotion table{}; rows promote with columns; `-`: no promotion",
+    let what = match t.op {
+        Some(op) => format!("{op} table"),
+        None => "promotion table".to_string(),
+    };
+    let mut c = format!(
+        "{} {what}{}; rows promote with columns; `-`: refused",
         t.rules.rule_set(),
         if options.is_empty() {
             String::new()
         } else {
             format!(" ({options})")
         }
-    )
+    );
+    if let Some(b) = base {
+        c.push_str(&format!("; {mark}: differs from {}", b.rules.rule_set()));
+    }
+    c
 }
 
 #[derive(Serialize)]
 struct TableJson<'a> {
     rules: &'a str,
     options: dtype_lattice::Options,
+    op: Option<dtype_lattice::Op>,
     types: &'a [Operand],
     cells: Vec<Vec<Answer<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<DiffJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    rules: &'a str,
+    cells: Vec<Vec<bool>>,
 }
 
 fn html_escape(s: &str) -> String {
@@ -96,23 +113,61 @@ fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// How each format marks a cell that differs from the base table.
+fn marked(format: Format, c: &str) -> String {
+    match format {
+        Format::Markdown => format!("**{c}**"),
+        Format::Html => c.to_string(),
+        _ => format!("[{c}]"),
+    }
+}
+
 pub(crate) fn table(
     out: &mut impl Write,
     t: &Table,
+    base: Option<&Table>,
     format: Format,
     names: Names,
 ) -> io::Result<()> {
     let labels: Vec<String> = t.types.iter().map(|o| label(o, names)).collect();
+    let diff: Vec<Vec<bool>> = match base {
+        Some(b) => t.diff(b),
+        None => vec![vec![false; t.types.len()]; t.types.len()],
+    };
     let grid: Vec<Vec<String>> = t
         .cells
         .iter()
-        .map(|row| row.iter().map(|c| cell(c, names)).collect())
+        .zip(&diff)
+        .map(|(row, d)| {
+            row.iter()
+                .zip(d)
+                .map(|(c, &differs)| {
+                    let c = cell(c, names);
+                    if differs {
+                        marked(format, &c)
+                    } else {
+                        c
+                    }
+                })
+                .collect()
+        })
         .collect();
+    let mark = match format {
+        Format::Markdown => "bold",
+        Format::Html => "highlighted",
+        _ => "[bracketed]",
+    };
+    let caption = caption(t, base, mark);
     match format {
         Format::Json => {
             let j = TableJson {
                 rules: t.rules.rule_set().name(),
                 options: t.rules.options(),
+                op: t.op,
+                diff: base.map(|b| DiffJson {
+                    rules: b.rules.rule_set().name(),
+                    cells: diff.clone(),
+                }),
                 types: &t.types,
                 cells: t
                     .cells
@@ -130,7 +185,7 @@ pub(crate) fn table(
                 .map(|s| s.chars().count())
                 .max()
                 .unwrap_or(1);
-            writeln!(out, "# {}", caption(t))?;
+            writeln!(out, "# {caption}")?;
             write!(out, "{:width$}", "")?;
             for l in &labels {
                 write!(out, " {l:>width$}")?;
@@ -146,8 +201,14 @@ pub(crate) fn table(
             Ok(())
         }
         Format::Markdown => {
-            writeln!(out, "*{}*\n", caption(t))?;
-            let md = |s: &str| s.replace('*', "\\*").replace('|', "\\|");
+            writeln!(out, "*{caption}*\n")?;
+            let md = |s: &str| {
+                match s.strip_prefix("**").and_then(|s| s.strip_suffix("**")) {
+                    Some(inner) => format!("**{}**", inner.replace('*', "\\*")),
+                    None => s.replace('*', "\\*"),
+                }
+                .replace('|', "\\|")
+            };
             write!(out, "| |")?;
             for l in &labels {
                 write!(out, " {} |", md(l))?;
@@ -183,16 +244,24 @@ pub(crate) fn table(
         }
         Format::Html => {
             writeln!(out, "<table class=\"promotion\">")?;
-            writeln!(out, "<caption>{}</caption>", html_escape(&caption(t)))?;
+            writeln!(out, "<caption>{}</caption>", html_escape(&caption))?;
             write!(out, "<tr><th></th>")?;
             for l in &labels {
                 write!(out, "<th>{}</th>", html_escape(l))?;
             }
             writeln!(out, "</tr>")?;
-            for (l, row) in labels.iter().zip(&grid) {
+            for ((l, row), d) in labels.iter().zip(&grid).zip(&diff) {
                 write!(out, "<tr><th>{}</th>", html_escape(l))?;
-                for c in row {
-                    write!(out, "<td>{}</td>", html_escape(c))?;
+                for (c, &differs) in row.iter().zip(d) {
+                    if differs {
+                        write!(
+                            out,
+                            "<td class=\"d\" style=\"background:#c8f0c8\">{}</td>",
+                            html_escape(c)
+                        )?;
+                    } else {
+                        write!(out, "<td>{}</td>", html_escape(c))?;
+                    }
                 }
                 writeln!(out, "</tr>")?;
             }

@@ -16,7 +16,7 @@ mod compiled;
 pub mod jax;
 mod jax_lax;
 mod megengine;
-mod numpy;
+pub(crate) mod numpy;
 mod numpy_legacy;
 mod tensorflow;
 mod torch;
@@ -361,6 +361,21 @@ impl Rules {
             }
             RuleSet::ArrayApi => array_api::result_type(o, operands),
             RuleSet::Megengine => megengine::result_type(o, operands),
+        }
+    }
+
+    /// `op_result` for `Some(op)`, `result_type` for `None`.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Op, Operand, Rules};
+    /// let ops = [Operand::array(DType::Bool), Operand::array(DType::Bool)];
+    /// assert_eq!(Rules::numpy().evaluate(None, &ops).unwrap().dtype, DType::Bool);
+    /// assert!(Rules::numpy().evaluate(Some(Op::Subtract), &ops).is_err());
+    /// ```
+    pub fn evaluate(&self, op: Option<Op>, operands: &[Operand]) -> Result<Promotion, Error> {
+        match op {
+            None => self.result_type(operands),
+            Some(op) => self.op_result(op, operands),
         }
     }
 
