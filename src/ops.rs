@@ -125,7 +125,6 @@ pub(crate) enum Outcome {
     To(DType),
     /// The library's default float (true division of integers); stays weak if the promoted
     /// dtype was weak.
-    #[allow(dead_code)] // for rule sets whose true division gives their default float
     DefaultFloat,
     /// The library's default int.
     #[allow(dead_code)] // for rule sets whose bool ops give their default int
