@@ -138,7 +138,7 @@ pub(crate) enum Outcome {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OpRule {
     pub(crate) op: Op,
-    /// Outcomes for bool, unsigned, signed, float, complex (in [`Kind`] order).
+    /// Outcomes for bool, unsigned, signed, float, complex (in [`Kind`](crate::Kind) order).
     pub(crate) by_kind: [Outcome; 5],
     /// Exceptions by dtype, checked first.
     pub(crate) by_dtype: &'static [(DType, Outcome)],
