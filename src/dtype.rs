@@ -272,8 +272,8 @@ dtypes! {
     Float16 = "float16", Some("f2"), Float, 16, IEEE_HALF;
     Float32 = "float32", Some("f4"), Float, 32, IEEE_SINGLE;
     Float64 = "float64", Some("f8"), Float, 64, IEEE_DOUBLE;
-    Complex32 = "complex32", None, Complex, 32, IEEE_HALF;
-    BComplex32 = "bcomplex32", None, Complex, 32, BFLOAT;
+    Complex32 = "complex32", Some("c4"), Complex, 32, IEEE_HALF;
+    BComplex32 = "bcomplex32", Some("bc"), Complex, 32, BFLOAT;
     Complex64 = "complex64", Some("c8"), Complex, 64, IEEE_SINGLE;
     Complex128 = "complex128", Some("c16"), Complex, 128, IEEE_DOUBLE;
 }

@@ -138,6 +138,90 @@ fn design_note_appendix_numpy_table() {
 }
 
 #[test]
+fn design_note_appendix_tensorflow_table() {
+    let (header, rows) = csv_table(&["--rules", "tensorflow-legacy", "--op", "add"]);
+    assert_same_table(
+        "appendix TensorFlow",
+        &appendix("appendix_tensorflow.json"),
+        &header,
+        &rows,
+    );
+}
+
+/// Cells of the design note's 2021 PyTorch `add` table that torch 2.15.0 answers
+/// differently (row, column, 2021, now), as README's "PyTorch since 2021" lists them: uint16/32/64
+/// now promote with the real floats and with Python floats and complexes; a Python complex
+/// keeps float16's and bfloat16's precision (complex32; bcomplex32, which has no CPU add
+/// kernel); `torch.add` of two Python numbers makes tensors of the default dtypes.
+const TORCH_CHANGED_SINCE_2021: &[(&str, &str, &str, &str)] = &[
+    ("u2", "bf", "-", "bf"),
+    ("u2", "f2", "-", "f2"),
+    ("u2", "f4", "-", "f4"),
+    ("u2", "f8", "-", "f8"),
+    ("u2", "f*", "-", "f4"),
+    ("u2", "c*", "-", "c8"),
+    ("u4", "bf", "-", "bf"),
+    ("u4", "f2", "-", "f2"),
+    ("u4", "f4", "-", "f4"),
+    ("u4", "f8", "-", "f8"),
+    ("u4", "f*", "-", "f4"),
+    ("u4", "c*", "-", "c8"),
+    ("u8", "bf", "-", "bf"),
+    ("u8", "f2", "-", "f2"),
+    ("u8", "f4", "-", "f4"),
+    ("u8", "f8", "-", "f8"),
+    ("u8", "f*", "-", "f4"),
+    ("u8", "c*", "-", "c8"),
+    ("bf", "u2", "-", "bf"),
+    ("bf", "u4", "-", "bf"),
+    ("bf", "u8", "-", "bf"),
+    ("bf", "c*", "c8", "-"),
+    ("f2", "u2", "-", "f2"),
+    ("f2", "u4", "-", "f2"),
+    ("f2", "u8", "-", "f2"),
+    ("f2", "c*", "c8", "c4"),
+    ("f4", "u2", "-", "f4"),
+    ("f4", "u4", "-", "f4"),
+    ("f4", "u8", "-", "f4"),
+    ("f8", "u2", "-", "f8"),
+    ("f8", "u4", "-", "f8"),
+    ("f8", "u8", "-", "f8"),
+    ("f*", "u2", "-", "f4"),
+    ("f*", "u4", "-", "f4"),
+    ("f*", "u8", "-", "f4"),
+    ("f*", "f*", "f8", "f4"),
+    ("c*", "u2", "-", "c8"),
+    ("c*", "u4", "-", "c8"),
+    ("c*", "u8", "-", "c8"),
+    ("c*", "bf", "c8", "-"),
+    ("c*", "f2", "c8", "c4"),
+    ("c*", "c*", "c16", "c8"),
+];
+
+#[test]
+fn design_note_appendix_torch_table_except_what_changed_since_2021() {
+    let want = appendix("appendix_torch.json");
+    let (header, rows) = csv_table(&["--rules", "torch", "--op", "add"]);
+    assert_eq!(header, want.types);
+    let mut changed = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        for (j, got) in row.iter().enumerate() {
+            let was = &want.cells[i][j];
+            if got != was {
+                changed.push((
+                    header[i].as_str(),
+                    header[j].as_str(),
+                    was.as_str(),
+                    got.as_str(),
+                ));
+            }
+        }
+    }
+    let expected: Vec<(&str, &str, &str, &str)> = TORCH_CHANGED_SINCE_2021.to_vec();
+    assert_eq!(changed, expected);
+}
+
+#[test]
 fn without_x64_the_table_canonicalises_64_bit_types() {
     let (header, rows) = csv_table(&["--rules", "jax"]);
     let at = |r: &str, c: &str| {
