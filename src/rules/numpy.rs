@@ -83,7 +83,8 @@ pub(crate) const DEFAULTS: Defaults = Defaults {
     to_complex: |f| if f == Float64 { Complex128 } else { Complex64 },
 };
 
-const UFUNC_NO_LOOP: Outcome = Outcome::Refuse(
+/// NumPy's refusal when no loop of a ufunc accepts the inputs by safe casting.
+pub(crate) const UFUNC_NO_LOOP: Outcome = Outcome::Refuse(
     "TypeError",
     "ufunc '{op}' not supported for the input types, and the inputs could not be safely \
      coerced to any supported types according to the casting rule ''safe''",

@@ -1,0 +1,151 @@
+//! `--rules array-api` against every case array-api-strict 2.6.1 (API 2025.12) recorded
+//! (`tools/gen_numpy_fixtures.py`): `xp.result_type` and the ten binary functions. Operands the
+//! library cannot build (`float16`, `bfloat16`: an `AttributeError`) are refused by us with
+//! `UnsupportedOperand`: those cases compare only as refusals.
+
+mod common;
+
+use common::{assert_all_agree, check, load, Case, MessageCheck};
+use dtype_lattice::{DType, Error, Op, Operand, Promotion, PyType, RuleSet, Rules};
+
+fn parse_ops(ops: &[String]) -> Vec<Operand> {
+    ops.iter()
+        .map(|s| {
+            s.parse()
+                .unwrap_or_else(|e| panic!("fixture operand {s:?}: {e}"))
+        })
+        .collect()
+}
+
+fn compare(case: &Case, got: &Result<Promotion, Error>) -> Option<String> {
+    match got {
+        Err(e) if e.kind() == "UnsupportedOperand" && case.error.is_some() => None,
+        _ => check(case, got, MessageCheck::Exact),
+    }
+}
+
+fn rules() -> Rules {
+    Rules::new(RuleSet::ArrayApi)
+}
+
+#[test]
+fn result_type_agrees_with_array_api_strict() {
+    let name = "array-api/result_type.json";
+    let f = load(name);
+    let failures: Vec<String> = f
+        .cases
+        .iter()
+        .filter_map(|case| compare(case, &rules().result_type(&parse_ops(&case.operands))))
+        .collect();
+    assert_all_agree(name, f.cases.len(), &failures);
+}
+
+#[test]
+fn ops_agree_with_array_api_strict() {
+    for op in Op::ALL {
+        let name = format!("array-api/op_{op}.json");
+        let f = load(&name);
+        let failures: Vec<String> = f
+            .cases
+            .iter()
+            .filter_map(|case| compare(case, &rules().op_result(op, &parse_ops(&case.operands))))
+            .collect();
+        assert_all_agree(&name, f.cases.len(), &failures);
+    }
+}
+
+#[test]
+fn promote_types_and_lattice() {
+    let r = rules();
+    assert_eq!(
+        r.promote_types(DType::Int8, DType::UInt8).unwrap(),
+        DType::Int16
+    );
+    assert_eq!(
+        r.promote_types(DType::Float32, PyType::Complex).unwrap(),
+        DType::Complex64
+    );
+    let e = r.promote_types(DType::UInt64, DType::Int64).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "array_api_strict.uint64 and array_api_strict.int64 cannot be type promoted together"
+    );
+    let e = r.promote_types(PyType::Int, PyType::Float).unwrap_err();
+    assert_eq!(e.kind(), "ValueError");
+    assert_eq!(
+        r.promote_types(DType::Float16, DType::Float32)
+            .unwrap_err()
+            .kind(),
+        "UnsupportedOperand"
+    );
+    let l = r.lattice().unwrap();
+    assert!(l.is_partial_lattice() && !l.is_lattice());
+    assert_eq!(r.dtypes().len(), 13);
+}
+
+#[test]
+fn binary_functions_take_two_operands() {
+    let r = rules();
+    let ops = |s: &str| dtype_lattice::operand::parse_list(s).unwrap();
+    let e = r.op_result(Op::Add, &ops("int8")).unwrap_err();
+    assert_eq!(e.kind(), "TypeError");
+    let e = r.op_result(Op::Add, &ops("int8, int8, int8")).unwrap_err();
+    assert!(e
+        .message()
+        .ends_with("takes 2 positional arguments but 3 were given"));
+    assert_eq!(
+        r.op_result(Op::Add, &[]).unwrap_err().kind(),
+        "EmptyOperands"
+    );
+}
+
+/// Operands of every shape: each dtype as an array, weak array and 0-d array at its edges,
+/// the Python types, and literals at the edges of every range.
+fn edge_operands() -> Vec<Operand> {
+    use dtype_lattice::Value;
+    let mut out = Vec::new();
+    let values = [
+        Value::Bool(true),
+        Value::Int(0),
+        Value::Int(-1),
+        Value::Int(i128::MAX),
+        Value::Int(i128::MIN),
+        Value::Int(1 << 64),
+        Value::Float(f64::NAN),
+        Value::Float(-f64::INFINITY),
+        Value::Float(f64::MAX),
+        Value::Float(-0.0),
+        Value::Complex(f64::NAN, 1e300),
+    ];
+    for &t in DType::ALL {
+        out.push(Operand::array(t));
+        out.push(Operand::weak_array(t));
+        for v in values {
+            if let Ok(o) = Operand::scalar(t, v) {
+                out.push(o);
+            }
+            // Also a value the constructor would have converted first.
+            out.push(Operand::Scalar { dtype: t, value: v });
+        }
+    }
+    out.extend(PyType::ALL.map(Operand::PyType));
+    out.extend(values.map(Operand::Literal));
+    out
+}
+
+#[test]
+fn no_input_panics() {
+    let r = rules();
+    let ops = edge_operands();
+    for a in &ops {
+        let _ = r.result_type(std::slice::from_ref(a));
+        for b in ops.iter().step_by(3) {
+            let _ = r.result_type(&[*a, *b, *a]);
+            for op in Op::ALL {
+                let _ = r.op_result(op, &[*a, *b]);
+            }
+            let _ = r.op_result(Op::Add, &[*a, *b, *a]);
+        }
+    }
+    let _ = r.result_type(&[]);
+}
