@@ -2,19 +2,12 @@
 
 mod common;
 
+use common::parse_ops;
+
 use common::{assert_all_agree, check, load, Case, MessageCheck};
-use dtype_lattice::{Error, Node, Operand, Promotion, Rules};
+use dtype_lattice::{Error, Node, Promotion, Rules};
 
 const MODES: [&str; 4] = ["standard_x32", "standard_x64", "strict_x32", "strict_x64"];
-
-fn parse_ops(ops: &[String]) -> Vec<Operand> {
-    ops.iter()
-        .map(|s| {
-            s.parse()
-                .unwrap_or_else(|e| panic!("fixture operand {s:?}: {e}"))
-        })
-        .collect()
-}
 
 /// Checks every case of one fixture file with `base` in the file's mode.
 fn check_fixture(

@@ -2,17 +2,10 @@
 
 mod common;
 
-use common::{assert_all_agree, check, load, MessageCheck};
-use dtype_lattice::{Op, Operand, Rules};
+use common::parse_ops;
 
-fn parse_ops(ops: &[String]) -> Vec<Operand> {
-    ops.iter()
-        .map(|s| {
-            s.parse()
-                .unwrap_or_else(|e| panic!("fixture operand {s:?}: {e}"))
-        })
-        .collect()
-}
+use common::{assert_all_agree, check, load, MessageCheck};
+use dtype_lattice::{Op, Rules};
 
 /// Checks `op_<op><suffix>.json` under `dir` for every op that has a file.
 fn check_ops(dir: &str, suffix: &str, rules: Rules, skip: &[Op], messages: MessageCheck) {

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{assert_all_agree, check, load, Case, MessageCheck};
+use common::{check_peer, parse_ops};
+
+use common::{assert_all_agree, load, MessageCheck};
 use dtype_lattice::{Error, Op, Operand, Promotion, RuleSet, Rules};
 
 /// The fixture suffix of each rule set.
@@ -84,24 +86,6 @@ fn allowlisted(check: &str, operands: &[String], got: &Result<Promotion, Error>)
         .then(|| matches!(got, Err(e) if e.kind() == "SystemError"))
 }
 
-fn parse_ops(ops: &[String]) -> Vec<Operand> {
-    ops.iter()
-        .map(|s| {
-            s.parse()
-                .unwrap_or_else(|e| panic!("fixture operand {s:?}: {e}"))
-        })
-        .collect()
-}
-
-/// As `peers_conformance`: an operand the rules cannot represent is refused with
-/// `UnsupportedOperand`, which agrees with a case where TensorFlow raises.
-fn compare(case: &Case, got: &Result<Promotion, Error>) -> Option<String> {
-    match got {
-        Err(e) if e.kind() == "UnsupportedOperand" && case.error.is_some() => None,
-        _ => check(case, got, MessageCheck::Exact),
-    }
-}
-
 /// Compares every case of a fixture, except the allowlisted ones.
 fn check_file(name: &str, answer: impl Fn(&[Operand]) -> Result<Promotion, Error>) {
     let f = load(name);
@@ -112,7 +96,7 @@ fn check_file(name: &str, answer: impl Fn(&[Operand]) -> Result<Promotion, Error
         .filter_map(|case| {
             let got = answer(&parse_ops(&case.operands));
             match allowlisted(name, &case.operands, &got) {
-                None => compare(case, &got),
+                None => check_peer(case, &got, MessageCheck::Exact),
                 Some(true) => {
                     allowed += 1;
                     None

@@ -14,6 +14,8 @@
 
 mod common;
 
+use common::parse_ops;
+
 use common::{assert_all_agree, check, fixture_path, Case, ErrorCase, MessageCheck};
 use dtype_lattice::{DType, Error, Node, Op, Operand, Promotion, PyType, Rules, Value};
 use serde::Deserialize;
@@ -54,15 +56,6 @@ fn load(name: &str) -> TorchFixture {
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad fixture {}: {e}", path.display()))
-}
-
-fn parse_ops(ops: &[String]) -> Vec<Operand> {
-    ops.iter()
-        .map(|s| {
-            s.parse()
-                .unwrap_or_else(|e| panic!("fixture operand {s:?}: {e}"))
-        })
-        .collect()
 }
 
 /// A common [`Case`] for [`check`].
