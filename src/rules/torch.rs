@@ -535,7 +535,7 @@ const ADD_TYPES: &[DType] = &[
     Complex64, Complex128,
 ];
 
-/// `mul_cpu`.
+/// `mul_cpu`: every dtype but bcomplex32.
 const MUL_TYPES: &[DType] = &[
     Bool,
     UInt8,
@@ -602,30 +602,8 @@ const ALL_TYPES: &[DType] = &[
     Float8E8M0Fnu,
 ];
 
-/// `fill_cpu`: everything but bcomplex32.
-const FILL_TYPES: &[DType] = &[
-    Bool,
-    UInt8,
-    UInt16,
-    UInt32,
-    UInt64,
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    BFloat16,
-    Float16,
-    Float32,
-    Float64,
-    Complex32,
-    Complex64,
-    Complex128,
-    Float8E4M3Fn,
-    Float8E5M2,
-    Float8E4M3Fnuz,
-    Float8E5M2Fnuz,
-    Float8E8M0Fnu,
-];
+/// `fill_cpu`: everything but bcomplex32, as `mul_cpu`.
+const FILL_TYPES: &[DType] = MUL_TYPES;
 
 /// `lt_cpu`: bool, integers but uint16/32/64, real floats but float8.
 const LT_TYPES: &[DType] = &[
