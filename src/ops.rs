@@ -126,9 +126,6 @@ pub(crate) enum Outcome {
     /// The library's default float (true division of integers); stays weak if the promoted
     /// dtype was weak.
     DefaultFloat,
-    /// The library's default int.
-    #[allow(dead_code)] // for rule sets whose bool ops give their default int
-    DefaultInt,
     /// Refused: exception class and message template (`{op}`, `{dtype}`, `{dtypes}`).
     Refuse(&'static str, &'static str),
 }
@@ -169,10 +166,9 @@ impl OpRule {
     pub(crate) fn apply(
         &self,
         promoted: Promotion,
-        defaults: (DType, DType),
+        default_float: DType,
         operands: &[DType],
     ) -> Result<Promotion, Error> {
-        let (default_int, default_float) = defaults;
         let d = promoted.dtype;
         let outcome = self
             .by_dtype
@@ -200,10 +196,6 @@ impl OpRule {
             Outcome::DefaultFloat => Promotion {
                 dtype: default_float,
                 weak_type: promoted.weak_type,
-            },
-            Outcome::DefaultInt => Promotion {
-                dtype: default_int,
-                weak_type: false,
             },
             Outcome::Refuse(kind, template) => {
                 let dtypes: Vec<&str> = operands.iter().map(|t| t.name()).collect();

@@ -64,17 +64,6 @@ impl Compiled {
         }
     }
 
-    /// Folds the join over nodes; `None` when some step has no join.
-    #[inline]
-    #[allow(dead_code)] // used by the rule sets being added
-    pub(crate) fn fold(&self, mut nodes: impl Iterator<Item = Node>) -> Option<Node> {
-        let mut acc = nodes.next()?.index() as u8;
-        for n in nodes {
-            acc = self.step(acc, n.index());
-        }
-        (acc != NO_JOIN).then(|| Node::from_index(acc as usize))
-    }
-
     /// One step of a join fold over node indices.
     #[inline(always)]
     pub(crate) fn step(&self, acc: u8, node: usize) -> u8 {

@@ -577,10 +577,6 @@ pub(crate) fn lattice_result_type(opts: Options, operands: &[Operand]) -> Result
 
 /// The result of `jax.numpy`'s `op` on `operands`.
 pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
-    let defaults = (
-        canonicalize(Int64, opts.x64),
-        canonicalize(Float64, opts.x64),
-    );
     if op == Op::Power {
         if let [base, exponent] = operands {
             if let Some(p) = power_shortcut(opts, base, exponent)? {
@@ -589,7 +585,8 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
         }
     }
     let promoted = lattice_result_type(opts, operands)?;
-    let mut result = crate::ops::rule_for(OPS, op).apply(promoted, defaults, &[])?;
+    let default_float = canonicalize(Float64, opts.x64);
+    let mut result = crate::ops::rule_for(OPS, op).apply(promoted, default_float, &[])?;
     if op == Op::FloorDivide && result.weak_type && opts.x64 {
         // `jnp.floor_divide` corrects its quotient with the Python scalar 1, which re-promotes
         // a weak 32-bit result with x64 on: int32 becomes int64, float32 trips `lax.select`.

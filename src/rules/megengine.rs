@@ -203,7 +203,7 @@ pub(crate) fn promote_types(opts: Options, a: Node, b: Node) -> Result<DType, Er
 /// The result of MegEngine's elementwise `op`.
 pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
     let promoted = result_type(opts, operands)?;
-    crate::ops::rule_for(OPS, op).apply(promoted, (Int32, Float32), &[])
+    crate::ops::rule_for(OPS, op).apply(promoted, Float32, &[])
 }
 
 /// Rule A is not a lattice (lower categories are dropped, not joined).

@@ -298,7 +298,7 @@ fn python_int_dtype(operands: &[Operand]) -> Result<DType, Error> {
 /// must fit it; `power` refuses a negative one as exponent).
 pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
     let promoted = result_type(operands)?;
-    let result = crate::ops::rule_for(OPS, op).apply(promoted, (Int64, Float64), &[])?;
+    let result = crate::ops::rule_for(OPS, op).apply(promoted, Float64, &[])?;
     let integer_loop = result.dtype == promoted.dtype && promoted.dtype.kind().is_integer();
     if !integer_loop {
         return Ok(result);

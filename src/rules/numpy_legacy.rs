@@ -447,7 +447,7 @@ fn search_loops(search: &LoopSearch, items: &[Item]) -> Result<Promotion, Error>
         };
         return OpRule::all(search.op, numpy::UFUNC_NO_LOOP).apply(
             promoted,
-            (numpy::DEFAULTS.int, numpy::DEFAULTS.float),
+            numpy::DEFAULTS.float,
             &[],
         );
     };
@@ -477,11 +477,7 @@ pub(crate) fn op_result(_opts: Options, op: Op, operands: &[Operand]) -> Result<
         dtype: promote(&items)?,
         weak_type: false,
     };
-    crate::ops::rule_for(numpy::OPS, op).apply(
-        promoted,
-        (numpy::DEFAULTS.int, numpy::DEFAULTS.float),
-        &[],
-    )
+    crate::ops::rule_for(numpy::OPS, op).apply(promoted, numpy::DEFAULTS.float, &[])
 }
 
 /// NumPy's safe-cast order, which `np.promote_types` follows (value-based casting is not a

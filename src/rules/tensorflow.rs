@@ -959,7 +959,7 @@ fn finish(spec: &TfOp, dtypes: &[DType], fast: bool, weak: bool) -> Result<Arg, 
         dtype: t,
         weak_type: weak,
     };
-    let p = ops::rule_for(RESULTS, spec.op).apply(promoted, (Int32, Float32), &[])?;
+    let p = ops::rule_for(RESULTS, spec.op).apply(promoted, Float32, &[])?;
     Ok(Arg::tensor(p.dtype, p.weak_type))
 }
 

@@ -877,7 +877,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
     check_bool_operands(op, a, b)?;
     check_negative_power(op, a, b)?;
     let promoted = result_type(opts, operands)?;
-    let result = crate::ops::rule_for(OPS, op).apply(promoted, (Int64, defaults.0), &[])?;
+    let result = crate::ops::rule_for(OPS, op).apply(promoted, defaults.0, &[])?;
     let computes_in = if COMPARISONS.contains(&op) {
         promoted.dtype
     } else {
