@@ -5,9 +5,7 @@
 
 mod common;
 
-use common::{check_exact, edge_operands, parse_ops};
-
-use common::{assert_all_agree, load};
+use common::{check_op_files, check_result_type_file, edge_operands, MessageCheck};
 use dtype_lattice::{DType, Op, PyType, RuleSet, Rules};
 
 fn rules() -> Rules {
@@ -16,30 +14,12 @@ fn rules() -> Rules {
 
 #[test]
 fn result_type_agrees_with_array_api_strict() {
-    let name = "array-api/result_type.json";
-    let f = load(name);
-    let failures: Vec<String> = f
-        .cases
-        .iter()
-        .filter_map(|case| check_exact(case, &rules().result_type(&parse_ops(&case.operands))))
-        .collect();
-    assert_all_agree(name, f.cases.len(), &failures);
+    check_result_type_file("array-api/result_type.json", rules(), MessageCheck::Exact);
 }
 
 #[test]
 fn ops_agree_with_array_api_strict() {
-    for op in Op::ALL {
-        let name = format!("array-api/op_{op}.json");
-        let f = load(&name);
-        let failures: Vec<String> = f
-            .cases
-            .iter()
-            .filter_map(|case| {
-                check_exact(case, &rules().op_result(op, &parse_ops(&case.operands)))
-            })
-            .collect();
-        assert_all_agree(&name, f.cases.len(), &failures);
-    }
+    check_op_files("array-api", "", rules(), &[], MessageCheck::Exact);
 }
 
 #[test]

@@ -6,9 +6,7 @@
 
 mod common;
 
-use common::{check_exact, edge_operands, parse_ops};
-
-use common::{assert_all_agree, load};
+use common::{check_op_files, check_result_type_file, edge_operands, MessageCheck};
 use dtype_lattice::{Op, RuleSet, Rules};
 
 fn rules() -> Rules {
@@ -17,30 +15,16 @@ fn rules() -> Rules {
 
 #[test]
 fn result_type_agrees_with_numpy_1_26() {
-    let name = "numpy-legacy/result_type.json";
-    let f = load(name);
-    let failures: Vec<String> = f
-        .cases
-        .iter()
-        .filter_map(|case| check_exact(case, &rules().result_type(&parse_ops(&case.operands))))
-        .collect();
-    assert_all_agree(name, f.cases.len(), &failures);
+    check_result_type_file(
+        "numpy-legacy/result_type.json",
+        rules(),
+        MessageCheck::Exact,
+    );
 }
 
 #[test]
 fn ops_agree_with_numpy_1_26() {
-    for op in Op::ALL {
-        let name = format!("numpy-legacy/op_{op}.json");
-        let f = load(&name);
-        let failures: Vec<String> = f
-            .cases
-            .iter()
-            .filter_map(|case| {
-                check_exact(case, &rules().op_result(op, &parse_ops(&case.operands)))
-            })
-            .collect();
-        assert_all_agree(&name, f.cases.len(), &failures);
-    }
+    check_op_files("numpy-legacy", "", rules(), &[], MessageCheck::Exact);
 }
 
 #[test]

@@ -212,3 +212,52 @@ pub fn edge_operands() -> Vec<Operand> {
 pub fn check_exact(case: &Case, got: &Result<Promotion, Error>) -> Option<String> {
     check_peer(case, got, MessageCheck::Exact)
 }
+
+/// Checks every case of a plain-promotion fixture with `rules` (in the fixture's mode).
+pub fn check_result_type_file(name: &str, rules: dtype_lattice::Rules, messages: MessageCheck) {
+    let f = load(name);
+    let rules = rules.strict(f.mode.strict).x64(f.mode.x64);
+    let failures: Vec<String> = f
+        .cases
+        .iter()
+        .filter_map(|case| {
+            check_peer(
+                case,
+                &rules.result_type(&parse_ops(&case.operands)),
+                messages,
+            )
+        })
+        .collect();
+    assert_all_agree(name, f.cases.len(), &failures);
+}
+
+/// Checks `<dir>/op_<op><suffix>.json` for every op but `skip`, with `rules` in each file's
+/// mode.
+pub fn check_op_files(
+    dir: &str,
+    suffix: &str,
+    rules: dtype_lattice::Rules,
+    skip: &[dtype_lattice::Op],
+    messages: MessageCheck,
+) {
+    for op in dtype_lattice::Op::ALL
+        .into_iter()
+        .filter(|o| !skip.contains(o))
+    {
+        let name = format!("{dir}/op_{op}{suffix}.json");
+        let f = load(&name);
+        let rules = rules.strict(f.mode.strict).x64(f.mode.x64);
+        let failures: Vec<String> = f
+            .cases
+            .iter()
+            .filter_map(|case| {
+                check_peer(
+                    case,
+                    &rules.op_result(op, &parse_ops(&case.operands)),
+                    messages,
+                )
+            })
+            .collect();
+        assert_all_agree(&name, f.cases.len(), &failures);
+    }
+}
