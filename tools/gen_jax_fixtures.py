@@ -26,16 +26,15 @@ Operand grammar used in the fixtures (see tools/README.md):
 """
 
 import argparse
-import ast
 import functools
 import json
 import os
 import platform
 import random
 import re
-import subprocess
 import sys
 import warnings
+from fixturelib import run_children, parse_literal, write_fixture, choice_weighted
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_jax_fixtures.py"
@@ -112,11 +111,7 @@ def task_list():
 
 
 def run_tasks(out_dir, jobs):
-    procs = []
-    pending = list(task_list())
-    failed = []
-
-    def start(task):
+    def child(task):
         kind, promo, x64 = task
         env = dict(os.environ)
         env.update({
@@ -129,22 +124,9 @@ def run_tasks(out_dir, jobs):
         })
         cmd = [sys.executable, os.path.abspath(__file__), "--child", kind,
                "--out-dir", out_dir]
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        return (task, p)
+        return f"task {task}", cmd, env
 
-    while pending or procs:
-        while pending and len(procs) < jobs:
-            procs.append(start(pending.pop(0)))
-        task, p = procs.pop(0)
-        out, err = p.communicate()
-        sys.stdout.write(out)
-        if p.returncode != 0:
-            failed.append(task)
-            sys.stderr.write(f"task {task} failed (exit {p.returncode}):\n{err}\n")
-    if failed:
-        sys.exit(f"{len(failed)} task(s) failed")
-
+    run_children([child(t) for t in task_list()], jobs)
 
 # ---------------------------------------------------------------------------
 # Child process helpers (import jax)
@@ -258,14 +240,6 @@ class Ctx:
         return [f"{name}({v!r})" for v in vals]
 
 
-def parse_literal(text):
-    if text in ("inf", "-inf", "nan"):
-        return float(text)
-    v = ast.literal_eval(text)
-    assert repr(v) == text, (text, repr(v))
-    return v
-
-
 def dtype_result(ctx, operands, fn):
     """Run fn(*built operands) -> (dtype, weak) and make a case dict."""
     case = {"operands": list(operands)}
@@ -277,20 +251,6 @@ def dtype_result(ctx, operands, fn):
     except Exception as e:  # noqa: BLE001 - every failure is a fixture case
         case["error"] = {"kind": type(e).__name__, "message": str(e)}
     return case
-
-
-def write_fixture(path, header, cases):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    head = json.dumps(header, sort_keys=False, allow_nan=False)
-    assert head.endswith("}")
-    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in cases]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(head[:-1] + ', "cases": [\n')
-        f.write(",\n".join(lines))
-        f.write("\n]}\n")
-    with open(path, encoding="utf-8") as f:
-        assert json.load(f)["cases"] == cases
-    return path
 
 
 def base_header(ctx):
@@ -313,20 +273,10 @@ def skipped_note(ctx):
 
 # -- random operand lists ----------------------------------------------------
 
-def _choice_weighted(rng, items):
-    total = sum(w for w, _ in items)
-    r = rng.random() * total
-    for w, item in items:
-        r -= w
-        if r < 0:
-            return item
-    return items[-1][1]
-
-
 def random_general_operand(ctx, rng):
     weak_common = [n for n in COMMON_DTYPES if n in ctx._weak]
     weak_exotic = [n for n in EXOTIC_DTYPES if n in ctx._weak]
-    kind = _choice_weighted(rng, [
+    kind = choice_weighted(rng, [
         (30, "strong"), (12, "weak"), (12, "value"), (8, "pytype"),
         (7, "int_lit"), (4, "float_lit"), (2, "complex_lit"), (2, "bool_lit"),
         (2, "strong_exotic"), (1, "weak_exotic"), (1, "value_exotic"),
@@ -356,7 +306,7 @@ def random_general_operand(ctx, rng):
 
 def random_themed_operand(ctx, rng, dt):
     """An operand likely to promote with dtype dt (plus some noise)."""
-    kind = _choice_weighted(rng, [
+    kind = choice_weighted(rng, [
         (10, "strong"), (5, "weak"), (5, "value"), (4, "pytype"), (4, "lit"),
         (1, "general"),
     ])
@@ -404,7 +354,7 @@ def lax_themed_operand(ctx, rng, dt):
         lits = FLOAT_LITERALS
     elif dt == default["complex"]:
         lits = COMPLEX_LITERALS
-    kind = _choice_weighted(rng, [
+    kind = choice_weighted(rng, [
         (10, "strong"), (6, "weak"), (6, "value"), (6 if lits else 0, "lit"),
         (2, "general"),
     ])

@@ -20,9 +20,10 @@ for the values 0, 0.0, 0j (FIXTURES.md's op convention).
 
 import argparse
 import os
-import subprocess
 import sys
 import warnings
+
+from fixturelib import run_children
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_jax_op_fixtures.py"
@@ -58,7 +59,7 @@ MODES = (False, True)  # x64
 # ---------------------------------------------------------------------------
 
 def run_modes(out_dir):
-    procs = []
+    children = []
     for x64 in MODES:
         env = dict(os.environ)
         env.update({
@@ -70,18 +71,8 @@ def run_modes(out_dir):
             "TF_CPP_MIN_LOG_LEVEL": "3",
         })
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--out-dir", out_dir]
-        procs.append((x64, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True)))
-    failed = []
-    for x64, p in procs:
-        out, err = p.communicate()
-        sys.stdout.write(out)
-        if p.returncode != 0:
-            failed.append(x64)
-            sys.stderr.write(f"mode x64={x64} failed (exit {p.returncode}):\n{err}\n")
-    if failed:
-        sys.exit(f"{len(failed)} mode(s) failed")
-
+        children.append((f"mode x64={x64}", cmd, env))
+    run_children(children, len(children))
 
 # ---------------------------------------------------------------------------
 # Child process (imports jax)

@@ -29,16 +29,13 @@ Fixture format and operand grammar: tools/FIXTURES.md.  Operands here:
 """
 
 import argparse
-import ast
 import itertools
-import json
 import os
 import platform
 import random
 import re
-import subprocess
-import sys
 import warnings
+from fixturelib import run_children, parse_literal, first_line, write_fixture, choice_weighted
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -150,49 +147,19 @@ MAX_FILE_BYTES = 1_500_000
 # ---------------------------------------------------------------------------
 
 def run_tasks(out_dir, pythons, libs, jobs):
-    pending = [t for t in TASKS if t[0] in libs]
-    procs = []
-    failed = []
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("NPY_", "NUMPY_", "ARRAY_API_STRICT_"))}
     env.update({"PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore"})
-
-    def start(task):
-        lib, kind = task
-        cmd = [pythons[lib], os.path.abspath(__file__), "--child", lib, kind,
-               "--out-dir", out_dir]
-        return task, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-
-    while pending or procs:
-        while pending and len(procs) < jobs:
-            procs.append(start(pending.pop(0)))
-        task, p = procs.pop(0)
-        out, err = p.communicate()
-        sys.stdout.write(out)
-        if p.returncode != 0:
-            failed.append(task)
-            sys.stderr.write(f"task {task} failed (exit {p.returncode}):\n{err}\n")
-    if failed:
-        sys.exit(f"{len(failed)} task(s) failed")
-
+    run_children([
+        (f"task {(lib, kind)}",
+         [pythons[lib], os.path.abspath(__file__), "--child", lib, kind, "--out-dir", out_dir],
+         env)
+        for lib, kind in TASKS if lib in libs
+    ], jobs)
 
 # ---------------------------------------------------------------------------
 # Child process helpers
 # ---------------------------------------------------------------------------
-
-def parse_literal(text):
-    if text in ("inf", "-inf", "nan"):
-        return float(text)
-    v = ast.literal_eval(text)
-    assert repr(v) == text, (text, repr(v))
-    return v
-
-
-def first_line(e):
-    s = str(e).strip()
-    return s.splitlines()[0] if s else ""
-
 
 class NumpyCtx:
     """numpy2 / numpy1: operands are NumPy arrays and Python scalars."""
@@ -342,19 +309,6 @@ def run_case(ctx, operands, fn):
     return case
 
 
-def write_fixture(path, header, cases):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    head = json.dumps(header, sort_keys=False, allow_nan=False)
-    assert head.endswith("}")
-    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in cases]
-    text = head[:-1] + ', "cases": [\n' + ",\n".join(lines) + "\n]}\n"
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    with open(path, encoding="utf-8") as f:
-        assert json.load(f)["cases"] == cases
-    return path, len(text.encode("utf-8"))
-
-
 def header(ctx, library, function, op, notes):
     return {"generator": GENERATOR, "versions": ctx.versions(), "library": library,
             "function": function, "op": op, "mode": ctx.mode, "notes": notes}
@@ -389,16 +343,6 @@ def pair_operand_list():
 
 
 # -- random operand lists ----------------------------------------------------
-
-def _choice_weighted(rng, items):
-    total = sum(w for w, _ in items)
-    r = rng.random() * total
-    for w, item in items:
-        r -= w
-        if r < 0:
-            return item
-    return items[-1][1]
-
 
 def _category(name):
     if name == "bool":
@@ -443,7 +387,7 @@ def literals_for(cat):
 
 
 def random_general_operand(ctx, rng, dtypes):
-    kind = _choice_weighted(rng, [
+    kind = choice_weighted(rng, [
         (26, "array"), (24, "zero_d"), (16, "int_lit"), (10, "float_lit"), (4, "complex_lit"),
         (3, "bool_lit"), (3, "pytype"), (1, "bfloat16"),
     ])
@@ -490,7 +434,7 @@ def random_themed_list(ctx, rng, dtypes, length):
         pytypes = PY_TYPES
     ops = [theme]
     for _ in range(length - 1):
-        kind = _choice_weighted(rng, [
+        kind = choice_weighted(rng, [
             (6, "array"), (10, "zero_d_same"), (6, "zero_d_lower"), (12, "lit"),
             (2 if pytypes else 0, "pytype"), (2, "general"),
         ])
@@ -552,8 +496,8 @@ def task_result_type(ctx, out_dir):
     notes["cases"] = (f"each of the {len(ops)} pair operands alone, all ordered pairs of them, "
                       f"{order}then {N_RANDOM} seeded random lists of 1 to 5 operands")
     path = os.path.join(out_dir, OUT_SUBDIR[ctx.lib], "result_type.json")
-    path, size = write_fixture(path, header(ctx, OUT_SUBDIR[ctx.lib], function, None, notes),
-                               cases)
+    path = write_fixture(path, header(ctx, OUT_SUBDIR[ctx.lib], function, None, notes), cases)
+    size = os.path.getsize(path)
     if size > MAX_FILE_BYTES:
         raise SystemExit(f"{path}: {size} bytes, over {MAX_FILE_BYTES}")
     return [(path, size, cases)]
@@ -590,8 +534,9 @@ def task_ops(ctx, out_dir):
                 "with two Python-scalar operands NumPy returns a NumPy scalar; its dtype is "
                 "recorded like an array's")
         path = os.path.join(out_dir, OUT_SUBDIR[ctx.lib], f"op_{op}.json")
-        path, size = write_fixture(
+        path = write_fixture(
             path, header(ctx, OUT_SUBDIR[ctx.lib], ctx.op_func_name(op), op, notes), cases)
+        size = os.path.getsize(path)
         results.append((path, size, cases))
     return results
 
@@ -636,7 +581,8 @@ def task_min_scalar_type(ctx, out_dir):
     path = os.path.join(out_dir, "numpy", "min_scalar_type.json")
     head = header(ctx, "numpy", "np.min_scalar_type(v)", None, notes)
     head["mode"] = {}  # np.min_scalar_type does not depend on the promotion state
-    path, size = write_fixture(path, head, cases)
+    path = write_fixture(path, head, cases)
+    size = os.path.getsize(path)
     return [(path, size, cases)]
 
 

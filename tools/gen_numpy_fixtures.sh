@@ -22,30 +22,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
 
-# setup_venv NAME OVERRIDE_DIR INTERPRETER -> prints the venv's python
-setup_venv() {
-    local name="$1" override="$2" interp="$3"
-    local req="$here/requirements-$name.txt"
-    local venv
-    if [[ -n "$override" ]]; then
-        venv="$override"
-        if [[ ! -x "$venv/bin/python" ]]; then
-            echo "$venv has no bin/python" >&2
-            exit 1
-        fi
-    else
-        venv="$here/.venv-$name"
-        local stamp="$venv/.requirements-$name.txt"
-        if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$req" "$stamp"; then
-            echo "setting up $venv" >&2
-            "$interp" -m venv "$venv"
-            "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-            "$venv/bin/python" -m pip install --quiet -r "$req" >&2
-            cp "$req" "$stamp"
-        fi
-    fi
-    echo "$venv/bin/python"
-}
+source "$here/venv.sh"
 
 py="${PYTHON:-python3}"
 py_numpy2="$(setup_venv numpy2 "${VENV_NUMPY2:-}" "$py")"

@@ -27,16 +27,14 @@ Operand grammar (tools/FIXTURES.md):
 """
 
 import argparse
-import ast
 import functools
-import json
 import os
 import platform
 import random
 import re
-import subprocess
 import sys
 import warnings
+from fixturelib import run_children, parse_literal, first_line, write_fixture, choice_weighted
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_tensorflow_fixtures.py"
@@ -97,55 +95,27 @@ N_RANDOM_LEGACY = 1000
 # ---------------------------------------------------------------------------
 
 def run_modes(out_dir, jobs):
-    pending = list(MODES)
-    procs = []
-    failed = []
-
-    def start(mode):
-        env = dict(os.environ)
-        env.update({
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-            "TF_ENABLE_ONEDNN_OPTS": "0",
-            "CUDA_VISIBLE_DEVICES": "",
-            "PYTHONHASHSEED": "0",
-            "PYTHONWARNINGS": "ignore",
-        })
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir]
-        return mode, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-
-    while pending or procs:
-        while pending and len(procs) < jobs:
-            procs.append(start(pending.pop(0)))
-        mode, p = procs.pop(0)
-        out, err = p.communicate()
-        sys.stdout.write(out)
-        if p.returncode != 0:
-            failed.append(mode)
-            sys.stderr.write(f"mode {mode} failed (exit {p.returncode}):\n{err}\n")
-    if failed:
-        sys.exit(f"{len(failed)} mode(s) failed: {', '.join(failed)}")
-
+    env = dict(os.environ)
+    env.update({
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "TF_ENABLE_ONEDNN_OPTS": "0",
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONHASHSEED": "0",
+        "PYTHONWARNINGS": "ignore",
+    })
+    run_children([
+        (f"mode {mode}",
+         [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir],
+         env)
+        for mode in MODES
+    ], jobs)
 
 # ---------------------------------------------------------------------------
 # Child process (imports tensorflow)
 # ---------------------------------------------------------------------------
 
-def first_line(exc):
-    text = str(exc).strip()
-    return text.splitlines()[0].rstrip() if text else ""
-
-
 def error_of(exc):
     return {"kind": type(exc).__name__, "message": first_line(exc)}
-
-
-def parse_literal(text):
-    if text in ("inf", "-inf", "nan"):
-        return float(text)
-    v = ast.literal_eval(text)
-    assert repr(v) == text, (text, repr(v))
-    return v
 
 
 class Ctx:
@@ -276,20 +246,6 @@ def outcome(ctx, operands, fn):
     return case
 
 
-def write_fixture(path, header, cases):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    head = json.dumps(header, sort_keys=False, allow_nan=False)
-    assert head.endswith("}")
-    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in cases]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(head[:-1] + ', "cases": [\n')
-        f.write(",\n".join(lines))
-        f.write("\n]}\n")
-    with open(path, encoding="utf-8") as f:
-        assert json.load(f)["cases"] == cases
-    return path
-
-
 def base_header(ctx, function, op):
     return {
         "generator": GENERATOR,
@@ -321,20 +277,10 @@ def common_notes(ctx):
 
 # -- random operand lists ------------------------------------------------------
 
-def _choice_weighted(rng, items):
-    total = sum(w for w, _ in items)
-    r = rng.random() * total
-    for w, item in items:
-        r -= w
-        if r < 0:
-            return item
-    return items[-1][1]
-
-
 def random_general_operand(ctx, rng, numeric_only=False):
     dtypes = NUMERIC_DTYPES if numeric_only else DTYPE_NAMES
     weak = [n for n in ctx.weak_names() if n in dtypes] if ctx.mode != "legacy" else []
-    kind = _choice_weighted(rng, [
+    kind = choice_weighted(rng, [
         (30, "strong"), (12 if weak else 0, "weak"), (12, "value"), (8, "pytype"),
         (7, "int_lit"), (4, "float_lit"), (2, "complex_lit"),
         (0 if numeric_only else 2, "bool_lit"),
@@ -370,7 +316,7 @@ def _same_or_lower_kind_scalars(dt):
 def random_themed_operand(ctx, rng, dt, numeric_only=False):
     """An operand likely to promote with dtype dt (plus some noise)."""
     weak_ok = ctx.mode != "legacy"
-    kind = _choice_weighted(rng, [
+    kind = choice_weighted(rng, [
         (10, "strong"), (5 if weak_ok else 0, "weak"), (5, "value"), (4, "pytype"),
         (4, "lit"), (2, "general"),
     ])

@@ -13,24 +13,9 @@ export TF_CPP_MIN_LOG_LEVEL=3 TF_ENABLE_ONEDNN_OPTS=0
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
 
-if [[ -n "${PYTHON_VENV:-}" ]]; then
-    venv="$PYTHON_VENV"
-    if [[ ! -x "$venv/bin/python" ]]; then
-        echo "PYTHON_VENV=$venv has no bin/python" >&2
-        exit 1
-    fi
-else
-    venv="$here/.venv-tensorflow"
-    stamp="$venv/.requirements-tensorflow.txt"
-    if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$here/requirements-tensorflow.txt" "$stamp"; then
-        echo "setting up $venv" >&2
-        "${PYTHON:-python3}" -m venv "$venv"
-        "$venv/bin/python" -m pip install --quiet --upgrade pip
-        "$venv/bin/python" -m pip install --quiet -r "$here/requirements-tensorflow.txt"
-        cp "$here/requirements-tensorflow.txt" "$stamp"
-    fi
-fi
+source "$here/venv.sh"
+py="$(setup_venv tensorflow "${PYTHON_VENV:-}" "${PYTHON:-python3}")"
 
-"$venv/bin/python" -c 'import tensorflow as tf, numpy, ml_dtypes; print("using tensorflow", tf.__version__, "numpy", numpy.__version__, "ml_dtypes", ml_dtypes.__version__)' >&2
+"$py" -c 'import tensorflow as tf, numpy, ml_dtypes; print("using tensorflow", tf.__version__, "numpy", numpy.__version__, "ml_dtypes", ml_dtypes.__version__)' >&2
 cd "$repo"
-exec "$venv/bin/python" "$here/gen_tensorflow_fixtures.py" "$@"
+exec "$py" "$here/gen_tensorflow_fixtures.py" "$@"

@@ -24,15 +24,13 @@ Operand grammar (tools/FIXTURES.md, PyTorch column):
 """
 
 import argparse
-import ast
-import json
 import os
 import platform
 import random
 import re
-import subprocess
 import sys
 import warnings
+from fixturelib import run_children, parse_literal, first_line, write_fixture
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_torch_fixtures.py"
@@ -100,48 +98,20 @@ def run_tasks(out_dir, jobs):
         "CUDA_VISIBLE_DEVICES": "",
         "OMP_NUM_THREADS": "1",
     })
-    pending = list(task_list())
-    procs, failed = [], []
-
-    def start(task):
-        kind, default = task
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", kind,
-               "--default-dtype", default, "--out-dir", out_dir]
-        return task, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-
-    while pending or procs:
-        while pending and len(procs) < jobs:
-            procs.append(start(pending.pop(0)))
-        task, p = procs.pop(0)
-        out, err = p.communicate()
-        sys.stdout.write(out)
-        if p.returncode != 0:
-            failed.append(task)
-            sys.stderr.write(f"task {task} failed (exit {p.returncode}):\n{err}\n")
-    if failed:
-        sys.exit(f"{len(failed)} task(s) failed")
-
+    run_children([
+        (f"task {(kind, default)}",
+         [sys.executable, os.path.abspath(__file__), "--child", kind,
+          "--default-dtype", default, "--out-dir", out_dir],
+         env)
+        for kind, default in task_list()
+    ], jobs)
 
 # ---------------------------------------------------------------------------
 # Child process (imports torch)
 # ---------------------------------------------------------------------------
 
-def first_line(e):
-    text = str(e).strip()
-    return text.splitlines()[0] if text else ""
-
-
 def error_of(e):
     return {"kind": type(e).__name__, "message": first_line(e)}
-
-
-def parse_literal(text):
-    if text in ("inf", "-inf", "nan"):
-        return float(text)
-    v = ast.literal_eval(text)
-    assert repr(v) == text, (text, repr(v))
-    return v
 
 
 class Ctx:
@@ -252,20 +222,6 @@ def outside_grammar_note(ctx, header, cases):
             "torch names these result dtypes (str(dtype) without 'torch.'); they are not "
             "operands here. bcomplex32 (complex of two bfloat16) is what this torch "
             "promotes bfloat16 with a complex zero-dim tensor or Python complex to")
-
-
-def write_fixture(path, header, cases):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    head = json.dumps(header, sort_keys=False, allow_nan=False)
-    assert head.endswith("}")
-    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in cases]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(head[:-1] + ', "cases": [\n')
-        f.write(",\n".join(lines))
-        f.write("\n]}\n")
-    with open(path, encoding="utf-8") as f:
-        assert json.load(f)["cases"] == cases
-    return path
 
 
 def base_header(ctx, function, op):

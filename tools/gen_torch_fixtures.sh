@@ -13,25 +13,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
 
-if [[ -n "${PYTHON_VENV:-}" ]]; then
-    venv="$PYTHON_VENV"
-    if [[ ! -x "$venv/bin/python" ]]; then
-        echo "PYTHON_VENV=$venv has no bin/python" >&2
-        exit 1
-    fi
-else
-    venv="$here/.venv-torch"
-    stamp="$venv/.requirements-torch.txt"
-    if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$here/requirements-torch.txt" "$stamp"; then
-        echo "setting up $venv" >&2
-        "${PYTHON:-python3}" -m venv "$venv"
-        "$venv/bin/python" -m pip install --quiet --upgrade pip
-        # torch pulls several GB of CUDA wheels from PyPI; only the CPU is used.
-        "$venv/bin/python" -m pip install --quiet -r "$here/requirements-torch.txt"
-        cp "$here/requirements-torch.txt" "$stamp"
-    fi
-fi
+source "$here/venv.sh"
+py="$(setup_venv torch "${PYTHON_VENV:-}" "${PYTHON:-python3}")"
 
-CUDA_VISIBLE_DEVICES= PYTHONWARNINGS=ignore "$venv/bin/python" -c 'import torch, numpy; print("using torch", torch.__version__, "numpy", numpy.__version__)' >&2
+CUDA_VISIBLE_DEVICES= PYTHONWARNINGS=ignore "$py" -c 'import torch, numpy; print("using torch", torch.__version__, "numpy", numpy.__version__)' >&2
 cd "$repo"
-exec "$venv/bin/python" "$here/gen_torch_fixtures.py" "$@"
+exec "$py" "$here/gen_torch_fixtures.py" "$@"

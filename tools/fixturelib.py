@@ -1,0 +1,71 @@
+"""Helpers shared by the fixture generators in tools/ (standard library only, so that every
+generator's venv, whatever library it pins, can import it). See FIXTURES.md for the format."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+
+
+def parse_literal(text):
+    """A Python literal written as repr() prints it (inf, -inf and nan included)."""
+    if text in ("inf", "-inf", "nan"):
+        return float(text)
+    v = ast.literal_eval(text)
+    assert repr(v) == text, (text, repr(v))
+    return v
+
+
+def first_line(exc):
+    """The first line of str(exc), as fixtures record messages."""
+    text = str(exc).strip()
+    return text.splitlines()[0].rstrip() if text else ""
+
+
+def write_fixture(path, header, cases):
+    """Writes one fixture file: the header object with "cases" appended, one case per line,
+    and checks that it reads back. Returns the path."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    head = json.dumps(header, sort_keys=False, allow_nan=False)
+    assert head.endswith("}")
+    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in cases]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head[:-1] + ', "cases": [\n')
+        f.write(",\n".join(lines))
+        f.write("\n]}\n")
+    with open(path, encoding="utf-8") as f:
+        assert json.load(f)["cases"] == cases
+    return path
+
+
+def choice_weighted(rng, items):
+    """Picks one item of [(weight, item), ...] with rng."""
+    total = sum(w for w, _ in items)
+    r = rng.random() * total
+    for w, item in items:
+        r -= w
+        if r < 0:
+            return item
+    return items[-1][1]
+
+
+def run_children(children, jobs):
+    """Runs child processes [(label, cmd, env), ...], at most `jobs` at a time, relaying their
+    stdout in order; exits with an error listing the children that failed."""
+    pending = list(children)
+    running = []
+    failed = []
+    while pending or running:
+        while pending and len(running) < jobs:
+            label, cmd, env = pending.pop(0)
+            running.append((label, subprocess.Popen(
+                cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        label, p = running.pop(0)
+        out, err = p.communicate()
+        sys.stdout.write(out)
+        if p.returncode != 0:
+            failed.append(label)
+            sys.stderr.write(f"{label} failed (exit {p.returncode}):\n{err}\n")
+    if failed:
+        sys.exit(f"{len(failed)} child process(es) failed: {', '.join(map(str, failed))}")
