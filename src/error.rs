@@ -83,6 +83,13 @@ pub enum Reason {
         /// The valid names.
         valid: Vec<&'static str>,
     },
+    /// A lattice or table definition that cannot be used: unreadable, not JSON or TOML,
+    /// not of the documented form, or too large.
+    #[error("invalid definition: {reason}")]
+    InvalidDefinition {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A lattice definition with a cycle; `cycle` lists its nodes in order.
     #[error("the lattice has a cycle: {}", cycle.join(" -> "))]
     Cycle {
@@ -157,6 +164,7 @@ impl Error {
             Reason::ValueOutOfRange { .. } => "ValueOutOfRange",
             Reason::EmptyOperands => "EmptyOperands",
             Reason::UnknownRules { .. } => "UnknownRules",
+            Reason::InvalidDefinition { .. } => "InvalidDefinition",
             Reason::Cycle { .. } => "Cycle",
             Reason::LatticeTooLarge { .. } => "LatticeTooLarge",
             Reason::Unsupported { .. } => "UnsupportedOperand",

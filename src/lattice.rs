@@ -240,6 +240,25 @@ impl<N: Eq + Hash> Lattice<N> {
         self.upper[a * self.words + b / 64] & (1 << (b % 64)) != 0
     }
 
+    /// Indices of the nodes that cover node `i` (directly above it in the Hasse diagram):
+    /// the given edges out of `i` that no other given edge out of `i` implies.
+    ///
+    /// ```
+    /// use dtype_lattice::lattice::Lattice;
+    /// // a → c is implied by a → b → c.
+    /// let l = Lattice::from_edges([("a", vec!["b", "c"]), ("b", vec!["c"])]).unwrap();
+    /// let covers: Vec<&str> = l.covers(l.index_of(&"a").unwrap()).iter().map(|&i| *l.node(i)).collect();
+    /// assert_eq!(covers, ["b"]);
+    /// ```
+    pub fn covers(&self, i: usize) -> Vec<usize> {
+        let above = &self.above[i];
+        above
+            .iter()
+            .copied()
+            .filter(|&a| !above.iter().any(|&b| b != a && self.leq(b, a)))
+            .collect()
+    }
+
     /// Indices of the upper set of node `i` (including `i`), ascending.
     pub fn upper_set(&self, i: usize) -> Vec<usize> {
         bits(&self.upper[i * self.words..(i + 1) * self.words]).collect()

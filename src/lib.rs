@@ -25,8 +25,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod audit;
+pub mod check;
 pub mod dtype;
 pub mod error;
+pub mod graph;
 pub mod lattice;
 pub mod operand;
 pub mod ops;

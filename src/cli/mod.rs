@@ -2,8 +2,11 @@
 //! rules say no), 2 unusable input.
 
 mod render;
+mod report;
+mod toolkit;
 
 use std::io::{self, BufWriter, Read, Write};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dtype_lattice::error::Reason;
@@ -60,10 +63,88 @@ enum Command {
         #[arg(long, value_name = "B", value_parser = parse_rules)]
         diff: Option<RuleSet>,
     },
+    /// Check a lattice or promotion-table file: is it a lattice? Exit 0 yes, 1 no, 2 unusable.
+    ///
+    /// FILE is JSON or TOML: {"edges": {"node": ["nodes directly above", ...]}} (TOML: an
+    /// [edges] table) or {"table": {"a": {"b": "result", ...}}}. Names are free strings;
+    /// dtype names and int/float/complex have their numeric meaning.
+    Check {
+        /// The definition file.
+        file: PathBuf,
+        /// Print the verdict as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Audit a rule set (or a lattice file) against the design note's criteria:
+    /// commutativity, associativity, component loss, overflow, magnitude loss, precision loss,
+    /// widening.
+    Audit {
+        #[command(flatten)]
+        rules: RuleArgs,
+        /// Audit this lattice or table file instead; with --compare, add it as a row (repeat
+        /// for several).
+        #[arg(long = "lattice", value_name = "FILE")]
+        lattices: Vec<PathBuf>,
+        /// Comma-separated dtypes to audit [default: all the rule set's dtypes; with
+        /// --compare, the 15 dtypes of JAX's tables].
+        #[arg(long, value_name = "DTYPES")]
+        types: Option<String>,
+        /// One table of the counts for every rule set side by side.
+        #[arg(long)]
+        compare: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print --compare's table as Markdown.
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+    },
+    /// Draw the Hasse diagram of a rule set's lattice or of a lattice file.
+    Graph {
+        #[command(flatten)]
+        rules: RuleArgs,
+        /// Draw this lattice (or lattice-representable table) file instead.
+        #[arg(long, value_name = "FILE")]
+        lattice: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Svg)]
+        format: GraphFormat,
+        /// Mark the paths from A and B up to their join.
+        #[arg(long, value_name = "A,B")]
+        highlight: Option<String>,
+        /// Long names (`int8`, `float`) or the short names of JAX's documentation (`i1`, `f*`).
+        #[arg(long, value_enum, default_value_t = Names::Long)]
+        names: Names,
+        /// Write to FILE instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Write one self-contained HTML page: every rule set's table (cells that differ from the
+    /// base highlighted), the lattice drawings, the audit comparison, the design note's
+    /// lattices checked.
+    Report {
+        /// The page to write.
+        #[arg(short, long, value_name = "FILE.html")]
+        output: PathBuf,
+        /// The rule set the tables are compared with.
+        #[arg(long, value_name = "R", default_value = "numpy", value_parser = parse_rules)]
+        base: RuleSet,
+        /// 64-bit mode (jax_enable_x64=True), as the design note's tables.
+        #[arg(long)]
+        x64: bool,
+    },
+}
+
+/// Graph output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GraphFormat {
+    Svg,
+    Dot,
+    Mermaid,
 }
 
 #[derive(Args, Debug)]
-struct RuleArgs {
+pub(crate) struct RuleArgs {
     /// The rule set: jax (jax-numpy), jax-lax, numpy (cupy, dask), numpy-legacy, torch,
     /// tensorflow, tensorflow-safe, tensorflow-legacy, array-api, megengine.
     #[arg(long, value_name = "R", default_value = "jax", value_parser = parse_rules)]
@@ -84,11 +165,11 @@ struct RuleArgs {
 }
 
 impl RuleArgs {
-    fn rules(&self) -> Rules {
+    pub(crate) fn rules(&self) -> Rules {
         self.rules_for(self.rules)
     }
 
-    fn rules_for(&self, set: RuleSet) -> Rules {
+    pub(crate) fn rules_for(&self, set: RuleSet) -> Rules {
         let r = Rules::new(set).strict(self.strict).x64(self.x64);
         match self.default_float {
             Some(d) => r.default_float(d),
@@ -160,6 +241,50 @@ pub fn run() -> i32 {
             names,
             diff,
         } => table(&rules, types.as_deref(), format, names, diff, &mut out),
+        Command::Check { file, json } => io_code(toolkit::check_cmd(&file, json, &mut out)),
+        Command::Audit {
+            rules,
+            lattices,
+            types,
+            compare,
+            json,
+            markdown,
+        } => {
+            let types = match types.as_deref().map(parse_dtypes).transpose() {
+                Ok(t) => t,
+                Err(e) => return toolkit::fail(&e),
+            };
+            let rules_given = std::env::args().any(|a| a == "--rules" || a.starts_with("--rules="));
+            io_code(toolkit::audit_cmd(
+                toolkit::AuditArgs {
+                    rules: &rules,
+                    rules_given,
+                    lattices: &lattices,
+                    types,
+                    compare,
+                    json,
+                    markdown,
+                },
+                &mut out,
+            ))
+        }
+        Command::Graph {
+            rules,
+            lattice,
+            format,
+            highlight,
+            names,
+            output,
+        } => io_code(toolkit::graph_cmd(
+            &rules,
+            lattice.as_deref(),
+            format,
+            names,
+            highlight.as_deref(),
+            output.as_deref(),
+            &mut out,
+        )),
+        Command::Report { output, base, x64 } => report::write(&output, base, x64),
     };
     match out.flush() {
         Ok(()) => code,
@@ -169,6 +294,27 @@ pub fn run() -> i32 {
             2
         }
     }
+}
+
+/// An exit code from a command that writes output; a broken pipe is not an error.
+fn io_code(r: io::Result<i32>) -> i32 {
+    match r {
+        Ok(code) => code,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: cannot write output: {e}");
+            2
+        }
+    }
+}
+
+/// Comma-separated dtype names.
+fn parse_dtypes(s: &str) -> Result<Vec<DType>, Error> {
+    let v = s
+        .split(',')
+        .map(|t| t.trim().parse())
+        .collect::<Result<Vec<DType>, Error>>()?;
+    Ok(v)
 }
 
 /// Stands in for a leading `-` of a negative literal while clap parses, so that `-200`,
