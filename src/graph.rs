@@ -163,6 +163,11 @@ impl Hasse {
         &self.covers
     }
 
+    /// The number of layers (the longest chain's length).
+    pub fn depth(&self) -> usize {
+        self.layers.len()
+    }
+
     /// Each node's layer (0: minimal nodes, drawn leftmost).
     pub fn layer(&self, i: usize) -> usize {
         self.layer[i]
@@ -367,7 +372,7 @@ impl Hasse {
         for (suffix, colour) in [("", "#555555"), ("-hl", RED)] {
             let _ = writeln!(
                 out,
-                "<marker id=\"{id}-arrow{suffix}\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"{colour}\"/></marker>"
+                "<marker id=\"{id}-arrow{suffix}\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"{colour}\"/></marker>"
             );
         }
         let _ = writeln!(out, "</defs>");

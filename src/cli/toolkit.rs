@@ -303,7 +303,9 @@ pub(crate) fn audit_file(
 pub(crate) fn audit_cmd(a: AuditArgs<'_>, out: &mut impl Write) -> io::Result<i32> {
     if a.compare {
         let types = a.types.clone().unwrap_or_else(|| COMPARE_DTYPES.to_vec());
-        let rows = match compare_rows(a.rules, &types, a.lattices) {
+        let files: Result<Vec<(String, DefinitionFile)>, Error> =
+            a.lattices.iter().map(|p| load(p)).collect();
+        let rows = match files.and_then(|f| compare_rows(a.rules, &types, &f)) {
             Ok(r) => r,
             Err(e) => return Ok(fail(&e)),
         };
@@ -352,7 +354,7 @@ pub(crate) fn audit_cmd(a: AuditArgs<'_>, out: &mut impl Write) -> io::Result<i3
 pub(crate) fn compare_rows(
     rules: &RuleArgs,
     types: &[DType],
-    lattices: &[PathBuf],
+    files: &[(String, DefinitionFile)],
 ) -> Result<Vec<Summary>, Error> {
     let mut rows = Vec::new();
     for &set in RuleSet::ALL {
@@ -361,9 +363,8 @@ pub(crate) fn compare_rows(
         let t: Vec<DType> = types.iter().copied().filter(|d| has.contains(d)).collect();
         rows.push(Audit::of_rules(&r, rules.op, Some(&t))?.summary());
     }
-    for path in lattices {
-        let (label, file) = load(path)?;
-        rows.push(audit_file(&format!("{label} (lattice file)"), &file, Some(types))?.summary());
+    for (label, file) in files {
+        rows.push(audit_file(&format!("{label} (lattice file)"), file, Some(types))?.summary());
     }
     Ok(rows)
 }
