@@ -445,3 +445,37 @@ fn component_loss_and_overflow_are_found() {
     let err = Audit::of_rules(&Rules::numpy(), None, Some(&[DType::BFloat16])).unwrap_err();
     assert_eq!(err.kind(), "UnsupportedOperand");
 }
+
+/// Every non-associative triple the real libraries show with array arithmetic
+/// (`tools/gen_audit_fixtures.py`): 28 for NumPy 2, none for JAX with x64, where uint64 + int8
+/// is a weakly typed float64.
+#[test]
+fn audit_finds_exactly_the_libraries_non_associative_triples() {
+    for (file, rules) in [
+        ("numpy.json", Rules::numpy()),
+        ("jax_x64.json", Rules::jax().x64(true)),
+    ] {
+        let path = format!("{}/tests/fixtures/audit/{file}", env!("CARGO_MANIFEST_DIR"));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let types: Vec<DType> = v["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().parse().unwrap())
+            .collect();
+        let want: BTreeSet<(Vec<String>, Vec<Option<String>>)> = v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| serde_json::from_value(serde_json::json!([c["types"], c["results"]])).unwrap())
+            .collect();
+        let audit = Audit::of_rules(&rules, None, Some(&types)).unwrap();
+        let got: BTreeSet<(Vec<String>, Vec<Option<String>>)> = audit
+            .non_associative_triples
+            .iter()
+            .map(|t| (t.types.to_vec(), t.results.to_vec()))
+            .collect();
+        assert_eq!(got, want, "{file}");
+    }
+}
