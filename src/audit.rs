@@ -110,7 +110,7 @@ pub struct Audit {
     /// The types asked about, in order.
     pub types: Vec<String>,
     /// The further types their results lead to (a NumPy float64 among float16 and int32, a
-    /// JAX `~float64`), over which associativity is decided too.
+    /// JAX `~float64`), which the bracketings of triples of the types pass through.
     pub closure: Vec<String>,
     /// Unordered pairs of types (each type with itself included).
     pub pairs: usize,
@@ -120,7 +120,8 @@ pub struct Audit {
     pub commutative: bool,
     /// The pairs where it fails.
     pub non_commutative_pairs: Vec<NonCommutative>,
-    /// Whether `(a ∘ b) ∘ c = a ∘ (b ∘ c)` for all ordered triples.
+    /// Whether `(a ∘ b) ∘ c = a ∘ (b ∘ c)` for all ordered triples of the types asked about
+    /// (the intermediate results may be any type of the closure).
     pub associative: bool,
     /// The ordered triples where it fails, fewest distinct types first.
     pub non_associative_triples: Vec<NonAssociative>,
@@ -247,6 +248,7 @@ impl Audit {
         let non_associative_triples: Vec<NonAssociative> = t
             .non_associative()
             .iter()
+            .filter(|x| x.types.iter().all(|&i| i < n))
             .map(|x| NonAssociative::of(t, x))
             .collect();
         Audit {

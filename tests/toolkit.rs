@@ -446,14 +446,16 @@ fn component_loss_and_overflow_are_found() {
     assert_eq!(err.kind(), "UnsupportedOperand");
 }
 
-/// Every non-associative triple the real libraries show with array arithmetic
-/// (`tools/gen_audit_fixtures.py`): 28 for NumPy 2, none for JAX with x64, where uint64 + int8
-/// is a weakly typed float64.
+/// Every non-associative triple the real libraries show with array addition
+/// (`tools/gen_audit_fixtures.py`): 28 for NumPy 2, none for JAX with x64 (where uint64 + int8
+/// is a weakly typed float64), and PyTorch's and TensorFlow's, which add's kernels shape.
 #[test]
 fn audit_finds_exactly_the_libraries_non_associative_triples() {
     for (file, rules) in [
         ("numpy.json", Rules::numpy()),
         ("jax_x64.json", Rules::jax().x64(true)),
+        ("torch.json", Rules::new(RuleSet::Torch)),
+        ("tensorflow.json", Rules::new(RuleSet::Tensorflow)),
     ] {
         let path = format!("{}/tests/fixtures/audit/{file}", env!("CARGO_MANIFEST_DIR"));
         let v: serde_json::Value =
@@ -470,7 +472,7 @@ fn audit_finds_exactly_the_libraries_non_associative_triples() {
             .iter()
             .map(|c| serde_json::from_value(serde_json::json!([c["types"], c["results"]])).unwrap())
             .collect();
-        let audit = Audit::of_rules(&rules, None, Some(&types)).unwrap();
+        let audit = Audit::of_rules(&rules, Some(dtype_lattice::Op::Add), Some(&types)).unwrap();
         let got: BTreeSet<(Vec<String>, Vec<Option<String>>)> = audit
             .non_associative_triples
             .iter()

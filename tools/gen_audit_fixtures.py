@@ -2,9 +2,11 @@
 triple of the 15 dtypes of JAX's tables (those the library has), the dtypes of (a + b) + c and
 a + (b + c) on zero-dimensional arrays, where they differ. `audit` must find exactly these.
 
-    tools/.venv-jax/bin/python tools/gen_audit_fixtures.py     # jax (x64) and numpy 2
+    tools/.venv-jax/bin/python tools/gen_audit_fixtures.py          # jax (x64) and numpy 2
+    tools/.venv-torch/bin/python tools/gen_audit_fixtures.py torch
+    tools/.venv-tensorflow/bin/python tools/gen_audit_fixtures.py tensorflow
 
-Writes tests/fixtures/audit/{numpy,jax_x64}.json. Array arithmetic, not promote_types: JAX's
+Writes tests/fixtures/audit/{numpy,jax_x64,torch,tensorflow}.json. Array arithmetic, not promote_types: JAX's
 uint64 + int8 is a weakly typed float64 array, which then promotes as f* does.
 """
 import itertools
@@ -39,7 +41,37 @@ def triples(zero, add, names):
     return cases
 
 
+def torch_fixture():
+    import torch
+    names = [t for t in TYPES]
+    zero = lambda t: torch.zeros((), dtype=getattr(torch, t))
+    cases = triples(zero, torch.add, names)
+    for c in cases:
+        c["results"] = [r and r.removeprefix("torch.") for r in c["results"]]
+    write_fixture(os.path.join(OUT, "torch.json"),
+                  {"library": f"torch {torch.__version__}", "rules": "torch", "x64": False, "types": names},
+                  cases)
+    print(f"torch: {len(cases)} non-associative triples")
+
+
+def tensorflow_fixture():
+    import tensorflow as tf
+    tf.experimental.numpy.experimental_enable_numpy_behavior(dtype_conversion_mode="all")
+    zero = lambda t: tf.zeros((), dtype=getattr(tf, t))
+    cases = triples(zero, tf.math.add, TYPES)
+    for c in cases:
+        c["results"] = [r and r.removeprefix("<dtype: '").removesuffix("'>") for r in c["results"]]
+    write_fixture(os.path.join(OUT, "tensorflow.json"),
+                  {"library": f"tensorflow {tf.__version__}", "rules": "tensorflow", "x64": False, "types": TYPES},
+                  cases)
+    print(f"tensorflow: {len(cases)} non-associative triples")
+
+
 def main():
+    if sys.argv[1:] == ["torch"]:
+        return torch_fixture()
+    if sys.argv[1:] == ["tensorflow"]:
+        return tensorflow_fixture()
     names = [t for t in TYPES if t != "bfloat16"]
     cases = triples(lambda t: np.zeros((), dtype=t), np.add, names)
     write_fixture(os.path.join(OUT, "numpy.json"),
