@@ -274,7 +274,8 @@ impl Audit {
     /// use dtype_lattice::{audit::Audit, DType, Rules};
     /// let a = Audit::of_rules(&Rules::numpy(), None, Some(&[DType::Int32, DType::Float32])).unwrap();
     /// // int32 + float32 → float64: wider than both, and float64 joins the types.
-    /// assert_eq!(a.types, ["int32", "float32", "float64"]);
+    /// assert_eq!(a.types, ["int32", "float32"]);
+    /// assert_eq!(a.closure, ["float64"]);
     /// assert_eq!(a.criteria.widening[0].pair, ["int32", "float32"]);
     /// ```
     pub fn of_rules(
