@@ -66,3 +66,45 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Definition files: arbitrary bytes, and JSON/TOML-shaped text with odd names, never
+    /// panic; whatever parses can be checked, audited and drawn.
+    #[test]
+    fn definition_files_never_panic(
+        bytes in prop::collection::vec(any::<u8>(), 0..200),
+        names in prop::collection::vec("[A-Za-z0-9_~*<> \"\\\\]{0,6}", 1..8),
+        edges in prop::collection::vec((0usize..8, 0usize..8), 0..16),
+        table in any::<bool>(),
+    ) {
+        let _ = dtype_lattice::check::DefinitionFile::from_bytes(&bytes);
+        let json = if table {
+            let cells: Vec<String> = names.iter().enumerate().map(|(i, a)| {
+                let row: Vec<String> = edges.iter().filter(|(x, _)| x % names.len() == i).map(|(_, y)| {
+                    format!("{}: {}", serde_json::json!(names[y % names.len()]), serde_json::json!(names[(i + y) % names.len()]))
+                }).collect();
+                format!("{}: {{{}}}", serde_json::json!(a), row.join(", "))
+            }).collect();
+            format!("{{\"table\": {{{}}}}}", cells.join(", "))
+        } else {
+            let cells: Vec<String> = names.iter().enumerate().map(|(i, a)| {
+                let above: Vec<serde_json::Value> = edges.iter().filter(|(x, _)| x % names.len() == i)
+                    .map(|(_, y)| serde_json::json!(names[y % names.len()])).collect();
+                format!("{}: {}", serde_json::json!(a), serde_json::Value::from(above))
+            }).collect();
+            format!("{{\"edges\": {{{}}}}}", cells.join(", "))
+        };
+        if let Ok(file) = json.parse::<dtype_lattice::check::DefinitionFile>() {
+            if let Ok(report) = dtype_lattice::check::check(&file.definition) {
+                let _ = report.is_lattice();
+            }
+            if let dtype_lattice::check::Definition::Lattice(e) = &file.definition {
+                if let Ok(l) = dtype_lattice::check::lattice_of(e) {
+                    let _ = dtype_lattice::audit::Audit::of_lattice("x", &l);
+                    let h = dtype_lattice::graph::Hasse::new(&l, |n| n.clone());
+                    let _ = (h.to_svg(None, "x"), h.to_dot(None, "x"), h.to_mermaid(None));
+                }
+            }
+        }
+    }
+}
