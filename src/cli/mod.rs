@@ -1,6 +1,7 @@
 //! Argument parsing (clap derive) and dispatch. Exit codes: 0 an answer, 1 a refusal (the
 //! rules say no), 2 unusable input.
 
+mod random;
 mod render;
 
 use std::io::{self, BufWriter, Read, Write};
@@ -60,6 +61,9 @@ enum Command {
         #[arg(long, value_name = "B", value_parser = parse_rules)]
         diff: Option<RuleSet>,
     },
+    /// JAX's PRNG with typed keys (threefry2x32, key<fry>), bit for bit: key, split, fold-in,
+    /// bits, uniform, normal, randint, bernoulli.
+    Random(Box<random::RandomArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -160,6 +164,7 @@ pub fn run() -> i32 {
             names,
             diff,
         } => table(&rules, types.as_deref(), format, names, diff, &mut out),
+        Command::Random(args) => random::run(&args, &mut out),
     };
     match out.flush() {
         Ok(()) => code,

@@ -87,6 +87,41 @@ pub fn xor_range_with(backend: Backend, key: [u32; 2], start: u64, out: &mut [u3
     xor_range_scalar(key, start + done as u64, &mut out[done..]);
 }
 
+/// [`xor_range`] into a byte buffer, each value little-endian (as NumPy's `tofile` writes
+/// uint32): the `out.len() / 4` values from counter `start`; trailing bytes are left alone.
+/// This is what `random bits --out` streams to disk, without a copy.
+pub fn xor_range_le(key: [u32; 2], start: u64, out: &mut [u8]) {
+    let n = out.len() / 4;
+    let out = &mut out[..4 * n];
+    let done = xor_prefix_le(Backend::detect(), key, start, out);
+    for (j, b) in out[4 * done..].chunks_exact_mut(4).enumerate() {
+        let [x, y] =
+            super::threefry::threefry2x32(key, super::threefry::counter(start + (done + j) as u64));
+        b.copy_from_slice(&(x ^ y).to_le_bytes());
+    }
+}
+
+/// The vector part of [`xor_range_le`]: whole vectors, returns the number of values.
+#[cfg(target_arch = "x86_64")]
+fn xor_prefix_le(backend: Backend, key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
+    match backend {
+        Backend::Avx512 if std::is_x86_feature_detected!("avx512f") => {
+            // SAFETY: the CPU supports AVX-512F (checked on the line above).
+            unsafe { x86::xor_avx512(key, start, out) }
+        }
+        Backend::Avx2 if std::is_x86_feature_detected!("avx2") => {
+            // SAFETY: the CPU supports AVX2 (checked on the line above).
+            unsafe { x86::xor_avx2(key, start, out) }
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn xor_prefix_le(_: Backend, _: [u32; 2], _: u64, _: &mut [u8]) -> usize {
+    0
+}
+
 /// [`pair_range`] with a given backend; a backend the CPU lacks falls back to scalar.
 pub fn pair_range_with(
     backend: Backend,
@@ -109,17 +144,12 @@ pub fn pair_range_with(
 /// The vector part of [`xor_range_with`]: fills a prefix of whole vectors, returns its length.
 #[cfg(target_arch = "x86_64")]
 fn xor_prefix(backend: Backend, key: [u32; 2], start: u64, out: &mut [u32]) -> usize {
-    match backend {
-        Backend::Avx512 if std::is_x86_feature_detected!("avx512f") => {
-            // SAFETY: the CPU supports AVX-512F (checked on the line above).
-            unsafe { x86::xor_avx512(key, start, out) }
-        }
-        Backend::Avx2 if std::is_x86_feature_detected!("avx2") => {
-            // SAFETY: the CPU supports AVX2 (checked on the line above).
-            unsafe { x86::xor_avx2(key, start, out) }
-        }
-        _ => 0,
-    }
+    // SAFETY: a `[u32]` of n elements is 4n initialised bytes at the same address, and every
+    // byte pattern is a valid u32; the byte view borrows `out` mutably for its lifetime.
+    // x86_64 is little-endian, so bytes stored as little-endian u32 read back as those u32.
+    let bytes =
+        unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len() * 4) };
+    xor_prefix_le(backend, key, start, bytes)
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -256,30 +286,29 @@ mod x86 {
         (x0, x1)
     }
 
-    /// Fills the longest prefix of `out` made of whole vectors whose counters share a high
-    /// word; returns its length.
+    /// Fills the longest prefix of `out` (little-endian u32 values) made of whole vectors
+    /// whose counters share a high word; returns its length in values.
     #[target_feature(enable = "avx512f")]
-    pub(super) fn xor_avx512(key: [u32; 2], start: u64, out: &mut [u32]) -> usize {
+    pub(super) fn xor_avx512(key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
         const L: usize = 16;
+        let n = out.len() / 4;
         let ks = schedule(key);
         let mut done = 0;
-        while out.len() - done >= L * UNROLL
-            && same_high_word(start + done as u64, (L * UNROLL) as u64)
-        {
+        while n - done >= L * UNROLL && same_high_word(start + done as u64, (L * UNROLL) as u64) {
             let base = start + done as u64;
             let v: [(__m512i, __m512i); UNROLL] =
                 std::array::from_fn(|u| block512(ks, base + (u * L) as u64));
             for (u, (x0, x1)) in v.into_iter().enumerate() {
-                let dst = &mut out[done + u * L..done + (u + 1) * L];
-                // SAFETY: `dst` holds exactly 16 u32 (64 bytes); the store is unaligned.
+                let dst = &mut out[4 * (done + u * L)..4 * (done + (u + 1) * L)];
+                // SAFETY: `dst` is exactly 64 bytes; the store is unaligned.
                 unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), _mm512_xor_si512(x0, x1)) };
             }
             done += L * UNROLL;
         }
-        while out.len() - done >= L && same_high_word(start + done as u64, L as u64) {
+        while n - done >= L && same_high_word(start + done as u64, L as u64) {
             let (x0, x1) = block512(ks, start + done as u64);
-            let dst = &mut out[done..done + L];
-            // SAFETY: `dst` holds exactly 16 u32 (64 bytes); the store is unaligned.
+            let dst = &mut out[4 * done..4 * (done + L)];
+            // SAFETY: `dst` is exactly 64 bytes; the store is unaligned.
             unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), _mm512_xor_si512(x0, x1)) };
             done += L;
         }
@@ -288,27 +317,26 @@ mod x86 {
 
     /// As [`xor_avx512`], with 8 lanes.
     #[target_feature(enable = "avx2")]
-    pub(super) fn xor_avx2(key: [u32; 2], start: u64, out: &mut [u32]) -> usize {
+    pub(super) fn xor_avx2(key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
         const L: usize = 8;
+        let n = out.len() / 4;
         let ks = schedule(key);
         let mut done = 0;
-        while out.len() - done >= L * UNROLL
-            && same_high_word(start + done as u64, (L * UNROLL) as u64)
-        {
+        while n - done >= L * UNROLL && same_high_word(start + done as u64, (L * UNROLL) as u64) {
             let base = start + done as u64;
             let v: [(__m256i, __m256i); UNROLL] =
                 std::array::from_fn(|u| block256(ks, base + (u * L) as u64));
             for (u, (x0, x1)) in v.into_iter().enumerate() {
-                let dst = &mut out[done + u * L..done + (u + 1) * L];
-                // SAFETY: `dst` holds exactly 8 u32 (32 bytes); the store is unaligned.
+                let dst = &mut out[4 * (done + u * L)..4 * (done + (u + 1) * L)];
+                // SAFETY: `dst` is exactly 32 bytes; the store is unaligned.
                 unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), _mm256_xor_si256(x0, x1)) };
             }
             done += L * UNROLL;
         }
-        while out.len() - done >= L && same_high_word(start + done as u64, L as u64) {
+        while n - done >= L && same_high_word(start + done as u64, L as u64) {
             let (x0, x1) = block256(ks, start + done as u64);
-            let dst = &mut out[done..done + L];
-            // SAFETY: `dst` holds exactly 8 u32 (32 bytes); the store is unaligned.
+            let dst = &mut out[4 * done..4 * (done + L)];
+            // SAFETY: `dst` is exactly 32 bytes; the store is unaligned.
             unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), _mm256_xor_si256(x0, x1)) };
             done += L;
         }
@@ -416,6 +444,19 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn little_endian_bytes_match() {
+        for (start, n) in [(0u64, 100usize), (u32::MAX as u64 - 20, 77), (3, 5)] {
+            let mut words = vec![0u32; n];
+            xor_range([9, 8], start, &mut words);
+            let mut bytes = vec![0u8; 4 * n + 3];
+            xor_range_le([9, 8], start, &mut bytes);
+            let expected: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            assert_eq!(&bytes[..4 * n], &expected[..]);
+            assert_eq!(&bytes[4 * n..], &[0, 0, 0]);
         }
     }
 
