@@ -327,8 +327,18 @@ fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result
             rng.bits_writer(&k, &shape(args, &[])?, w)
         });
         let writer = prepared?;
-        let file = File::create(path).map_err(io_err)?;
+        // Opened without truncation and cut to size afterwards: rewriting a file in place
+        // reuses its cached pages instead of freeing and reallocating them.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io_err)?;
         let bytes = writer.write_to(&file).map_err(io_err)?;
+        if file.metadata().map_err(io_err)?.is_file() {
+            file.set_len(bytes).map_err(io_err)?;
+        }
         summary(
             "values",
             writer.dtype().name(),
