@@ -30,6 +30,7 @@
 
 pub mod dtype;
 pub mod error;
+pub mod extended;
 pub mod lattice;
 pub mod operand;
 pub mod ops;

@@ -405,3 +405,69 @@ fn degenerate_ranges_behave_as_jax() {
     let v = json(&["bits", "--seed", "1", "--shape", "3,0"]);
     assert_eq!(v["values"], serde_json::json!([]));
 }
+
+#[test]
+fn promote_and_table_refuse_keys_mixed_with_numbers() {
+    let run = |args: &[&str]| {
+        let out = bin().args(args).output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    // jax.dtypes.result_type(key, int32 array) and jnp.add(key, int32 array).
+    let (code, _, err) = run(&["promote", "--rules", "jax", "key<fry>", "int32"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim(),
+        "error: ValueError: dtype=key<fry> is not a valid dtype for JAX type promotion."
+    );
+    let (code, _, err) = run(&["promote", "--op", "add", "key<fry>", "int32"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim(),
+        "error: TypeError: add does not accept dtypes key<fry>, int32."
+    );
+    let (code, out, _) = run(&["promote", "--json", "key<fry>", "key<fry>"]);
+    assert_eq!(
+        (code, out.trim()),
+        (0, r#"{"dtype":"key<fry>","weak_type":false}"#)
+    );
+    let (code, out, _) = run(&["promote", "--json", "--op", "add", "key<fry>", "1"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("add does not accept dtypes key<fry>, int32."),
+        "{out}"
+    );
+    let (code, _, err) = run(&["promote", "--rules", "numpy", "key<fry>", "int32"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cannot represent the operand key<fry>"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["promote", "key<nope>", "int32"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("valid key dtypes: key<fry>"), "{err}");
+    let (code, out, _) = run(&[
+        "table",
+        "--types",
+        "key<fry>,int32,float",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0);
+    let rows: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(
+        rows.iter().any(|r| r.starts_with("key<fry>,key<fry>,-,-")),
+        "{out}"
+    );
+    let (code, out, _) = run(&["table", "--types", "key<fry>,int32", "--format", "json"]);
+    assert_eq!(code, 0);
+    let t: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(t["cells"][0][0]["dtype"], "key<fry>");
+    assert_eq!(
+        t["cells"][0][1]["error"]["message"],
+        "dtype=key<fry> is not a valid dtype for JAX type promotion."
+    );
+}

@@ -264,13 +264,15 @@ def child(args):
              ("key<fry>", "float32"), ("key<fry>", "uint32"), ("key<fry>", "bool"),
              ("key<fry>", "int"), ("key<fry>", "float"), ("key<fry>", "key<rbg>"),
              ("key<rbg>", "key<rbg>"), ("float", "key<fry>")]
+    ops = ["add", "subtract", "multiply", "true_divide", "floor_divide", "power", "equal",
+           "less", "logical_and", "bitwise_and"]
     for a, b in pairs:
         x, y = operands[a], operands[b]
         precord("result_type", [a, b],
                 lambda: jax.dtypes.result_type(x, y, return_weak_type_flag=True))
-        precord("add", [a, b], lambda: jax.eval_shape(lambda: jnp.add(x, y)))
-        precord("equal", [a, b], lambda: jax.eval_shape(lambda: jnp.equal(x, y)))
-        precord("multiply", [a, b], lambda: jax.eval_shape(lambda: jnp.multiply(x, y)))
+        for op in ops:
+            fn = getattr(jnp, op)
+            precord(op, [a, b], lambda: jax.eval_shape(lambda: fn(x, y)))
     precord("result_type", ["key<fry>"], lambda: jax.dtypes.result_type(key, return_weak_type_flag=True))
     precord("promote_types", ["key<fry>", "int32"], lambda: jnp.promote_types(kd, jnp.int32))
     precord("promote_types", ["key<fry>", "key<fry>"], lambda: jnp.promote_types(kd, kd))
@@ -289,7 +291,7 @@ def child(args):
               "notes": {"operands": "key<fry>: jax.random.key(0); key<rbg>: jax.random.key(0, impl='rbg'); "
                         "DTYPE: jnp.zeros((2,), DTYPE); int/float: the Python values 1, 1.0",
                         "functions": "result_type: jax.dtypes.result_type(a, b, return_weak_type_flag=True); "
-                        "promote_types: jnp.promote_types(a.dtype, b.dtype); add/equal/multiply: "
+                        "promote_types: jnp.promote_types(a.dtype, b.dtype); an op name: "
                         "jax.eval_shape(lambda: jnp.OP(a, b))"},
               "issubdtype": issub}
     path = write_fixture(os.path.join(args.out_dir, "jax", f"random_promotion_{mode}.json"),
