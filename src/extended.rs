@@ -486,12 +486,15 @@ impl Rules {
     /// JAX: `result_type` of one key dtype throughout is that dtype, anything else is JAX's
     /// `ValueError`; a `jnp` op refuses mixed dtypes with `{op} does not accept dtypes …` and
     /// answers two keys of one dtype as lax and NumPy do. Other rule sets refuse keys as an
-    /// operand they cannot represent.
+    /// operand they cannot represent. No operands at all is an error (`EmptyOperands`).
     pub fn evaluate_any(
         &self,
         op: Option<Op>,
         operands: &[AnyOperand],
     ) -> Result<AnyPromotion, Error> {
+        if operands.is_empty() {
+            return Err(crate::error::Reason::EmptyOperands.into());
+        }
         let key = operands.iter().find_map(|o| match o {
             AnyOperand::Key(k) => Some(*k),
             AnyOperand::Operand(_) => None,
