@@ -471,3 +471,43 @@ fn promote_and_table_refuse_keys_mixed_with_numbers() {
         "dtype=key<fry> is not a valid dtype for JAX type promotion."
     );
 }
+
+/// The README's `random` examples (and its key-dtype `promote` examples) print what they say.
+#[test]
+fn readme_random_examples_hold() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("### `random`").unwrap();
+    let end = start + readme[start..].find("\n## ").unwrap();
+    let mut lines = readme[start..end].lines().peekable();
+    let mut checked = 0;
+    while let Some(line) = lines.next() {
+        let Some(cmd) = line.strip_prefix("$ dtype-lattice ") else {
+            continue;
+        };
+        let cmd = cmd.split("  #").next().unwrap().trim();
+        let mut expected = Vec::new();
+        while let Some(next) = lines.peek() {
+            if next.starts_with('$') || next.starts_with("```") {
+                break;
+            }
+            expected.push(lines.next().unwrap());
+        }
+        if cmd.contains("--out") {
+            continue; // writes a file and times itself
+        }
+        let args: Vec<&str> = cmd
+            .split_whitespace()
+            .map(|a| a.trim_matches('\''))
+            .collect();
+        let out = bin().args(&args).output().unwrap();
+        let got = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(got.trim_end(), expected.join("\n"), "$ dtype-lattice {cmd}");
+        checked += 1;
+    }
+    assert!(checked >= 12, "{checked}");
+}

@@ -335,8 +335,14 @@ fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result
             .truncate(false)
             .open(path)
             .map_err(io_err)?;
+        let is_file = file.metadata().map_err(io_err)?.is_file();
+        if is_file {
+            // The final size up front: every chunk then lands inside the file.
+            file.set_len(writer.len() * u64::from(writer.dtype().bits() / 8))
+                .map_err(io_err)?;
+        }
         let bytes = writer.write_to(&file).map_err(io_err)?;
-        if file.metadata().map_err(io_err)?.is_file() {
+        if is_file {
             file.set_len(bytes).map_err(io_err)?;
         }
         summary(
