@@ -1,7 +1,7 @@
 //! Threefry-2x32 on 16 (AVX-512) or 8 (AVX2) counters at a time, chosen at run time with
 //! `is_x86_feature_detected!`; everything else (other CPUs, the ragged ends of a range, a block
-//! whose counters cross a multiple of 2^32) goes to the scalar reference in
-//! [`super::threefry`].
+//! whose counters cross a multiple of 2^32) goes to the scalar reference
+//! ([`crate::random::threefry2x32`]).
 //!
 //! # Why this module may use `unsafe`
 //!
