@@ -115,6 +115,15 @@ pub enum Reason {
         /// The valid names.
         valid: Vec<&'static str>,
     },
+    /// An argument of a `random` function that cannot be used (a bit width other than 8, 16,
+    /// 32 or 64, a shape too large for memory, malformed key data).
+    #[error("invalid {argument}: {reason}")]
+    InvalidArgument {
+        /// The argument's name.
+        argument: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A lattice definition larger than the engine accepts.
     #[error("the lattice has {nodes} nodes; at most {limit} are supported")]
     LatticeTooLarge {
@@ -169,6 +178,7 @@ impl Error {
             Reason::LatticeTooLarge { .. } => "LatticeTooLarge",
             Reason::Unsupported { .. } => "UnsupportedOperand",
             Reason::UnknownOp { .. } => "UnknownOp",
+            Reason::InvalidArgument { .. } => "InvalidArgument",
         }
     }
 

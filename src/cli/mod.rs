@@ -1,6 +1,7 @@
 //! Argument parsing (clap derive) and dispatch. Exit codes: 0 an answer, 1 a refusal (the
 //! rules say no), 2 unusable input.
 
+mod random;
 mod render;
 mod report;
 mod toolkit;
@@ -10,9 +11,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dtype_lattice::error::Reason;
-use dtype_lattice::operand::parse_list;
+use dtype_lattice::extended::{parse_list, AnyOperand, AnyPromotion};
 use dtype_lattice::table::{Table, JAX_DOC_TYPES};
-use dtype_lattice::{DType, Error, Op, Operand, Promotion, RuleSet, Rules};
+use dtype_lattice::{DType, Error, Op, RuleSet, Rules};
 
 /// What dtype does `a + b` produce? JAX's lattice-based type promotion, explained.
 #[derive(Parser, Debug)]
@@ -133,6 +134,9 @@ enum Command {
         #[arg(long)]
         x64: bool,
     },
+    /// JAX's PRNG with typed keys (threefry2x32, key<fry>), bit for bit: key, split, fold-in,
+    /// bits, uniform, normal, randint, bernoulli.
+    Random(Box<random::RandomArgs>),
 }
 
 /// Graph output formats.
@@ -285,6 +289,7 @@ pub fn run() -> i32 {
             &mut out,
         )),
         Command::Report { output, base, x64 } => report::write(&output, base, x64),
+        Command::Random(args) => random::run(&args, &mut out),
     };
     match out.flush() {
         Ok(()) => code,
@@ -344,17 +349,17 @@ fn unprotect(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn answer(rules: Rules, op: Option<Op>, operands: &[Operand]) -> Result<Promotion, Error> {
+fn answer(rules: Rules, op: Option<Op>, operands: &[AnyOperand]) -> Result<AnyPromotion, Error> {
     if operands.is_empty() {
         return Err(Reason::EmptyOperands.into());
     }
-    rules.evaluate(op, operands)
+    rules.evaluate_any(op, operands)
 }
 
 fn promote(rules: Rules, op: Option<Op>, args: &[String], json: bool, out: &mut impl Write) -> i32 {
     let result = args
         .iter()
-        .map(|a| unprotect(a).parse::<Operand>())
+        .map(|a| unprotect(a).parse::<AnyOperand>())
         .collect::<Result<Vec<_>, _>>()
         .and_then(|ops| answer(rules, op, &ops));
     let written = if json {
@@ -389,7 +394,7 @@ fn batch(rules: Rules, op: Option<Op>, out: &mut impl Write) -> i32 {
     if body.is_empty() && input.is_empty() {
         return 0;
     }
-    let mut ops: Vec<Operand> = Vec::with_capacity(8);
+    let mut ops: Vec<AnyOperand> = Vec::with_capacity(8);
     for raw in body.split(|&b| b == b'\n') {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         ops.clear();
@@ -427,7 +432,7 @@ fn table(
     out: &mut impl Write,
 ) -> i32 {
     let types = match types {
-        None => JAX_DOC_TYPES.to_vec(),
+        None => JAX_DOC_TYPES.iter().map(|&t| AnyOperand::from(t)).collect(),
         Some(list) => match parse_list(&unprotect(list)) {
             Ok(t) if t.len() > dtype_lattice::table::MAX_TYPES => {
                 eprintln!(

@@ -5,8 +5,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use dtype_lattice::error::ErrorJson;
+use dtype_lattice::extended::{AnyOperand, AnyPromotion};
 use dtype_lattice::table::Table;
-use dtype_lattice::{Error, Kind, Operand, Promotion};
+use dtype_lattice::{Error, Kind};
 
 use super::{Format, Names};
 
@@ -14,11 +15,11 @@ use super::{Format, Names};
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Answer<'a> {
-    Ok(&'a Promotion),
+    Ok(&'a AnyPromotion),
     Err { error: ErrorJson },
 }
 
-fn to_answer(result: &Result<Promotion, Error>) -> Answer<'_> {
+fn to_answer(result: &Result<AnyPromotion, Error>) -> Answer<'_> {
     match result {
         Ok(p) => Answer::Ok(p),
         Err(e) => Answer::Err { error: e.to_json() },
@@ -27,7 +28,7 @@ fn to_answer(result: &Result<Promotion, Error>) -> Answer<'_> {
 
 pub(crate) fn write_json_line(
     out: &mut impl Write,
-    result: &Result<Promotion, Error>,
+    result: &Result<AnyPromotion, Error>,
 ) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &to_answer(result))?;
     out.write_all(b"\n")
@@ -37,7 +38,7 @@ pub(crate) fn error_line(e: &Error) -> String {
     e.to_string()
 }
 
-fn label(op: &Operand, names: Names) -> String {
+fn label(op: &AnyOperand, names: Names) -> String {
     match names {
         Names::Short => op.short_label(),
         Names::Long => op.to_string(),
@@ -46,9 +47,11 @@ fn label(op: &Operand, names: Names) -> String {
 
 /// A cell as JAX's documentation prints it: weak results by their Python type (`i*`), a
 /// refusal as `-`.
-fn cell(result: &Result<Promotion, Error>, names: Names) -> String {
-    let Ok(p) = result else {
-        return "-".to_string();
+fn cell(result: &Result<AnyPromotion, Error>, names: Names) -> String {
+    let p = match result {
+        Err(_) => return "-".to_string(),
+        Ok(AnyPromotion::Key(k)) => return k.to_string(),
+        Ok(AnyPromotion::Numeric(p)) => p,
     };
     if p.weak_type {
         let (short, long) = match p.dtype.kind() {
@@ -94,7 +97,7 @@ struct TableJson<'a> {
     rules: &'a str,
     options: dtype_lattice::Options,
     op: Option<dtype_lattice::Op>,
-    types: &'a [Operand],
+    types: &'a [AnyOperand],
     cells: Vec<Vec<Answer<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<DiffJson<'a>>,
