@@ -58,6 +58,12 @@ proptest! {
                 Ok(p) => prop_assert!(DType::ALL.contains(&p.dtype)),
                 Err(e) => prop_assert!(!e.message().is_empty()),
             }
+            // Every op, on any operand list (empty ones included), answers or refuses.
+            for op in dtype_lattice::Op::ALL {
+                if let Err(e) = rules.op_result(op, &ops) {
+                    prop_assert!(!e.message().is_empty());
+                }
+            }
             if ops.len() >= 2 {
                 if let (Operand::Array { dtype: a, .. }, Operand::Array { dtype: b, .. }) = (ops[0], ops[1]) {
                     let _ = rules.promote_types(a, b);

@@ -95,7 +95,9 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
         }
     }
     let integer_exponent = op == Op::Power && typed.get(1).is_some_and(|t| t.0.kind().is_integer());
-    let (dtype, weak) = typed[0];
+    let Some(&(dtype, weak)) = typed.first() else {
+        return Err(Reason::EmptyOperands.into());
+    };
     if !integer_exponent && typed.iter().any(|t| t.0 != dtype) {
         return Err(match mismatch {
             None => different_dtypes(name, typed.iter().map(|t| t.0)),
