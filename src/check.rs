@@ -281,7 +281,13 @@ pub struct LatticeReport {
 }
 
 /// Node names in first-appearance order, and each name's position.
-fn file_order(edges: &Edges) -> (Vec<String>, HashMap<&str, usize>) {
+///
+/// ```
+/// use dtype_lattice::check::file_order;
+/// let e = vec![("b".to_string(), vec!["c".to_string()]), ("a".to_string(), vec!["b".to_string()])];
+/// assert_eq!(file_order(&e).0, ["b", "c", "a"]);
+/// ```
+pub fn file_order(edges: &Edges) -> (Vec<String>, HashMap<&str, usize>) {
     let mut names = Vec::new();
     let mut pos: HashMap<&str, usize> = HashMap::new();
     for (from, tos) in edges {

@@ -114,7 +114,12 @@ fn weak(name: &str) -> bool {
     name.starts_with('~') || matches!(meaning(name), Some(Meaning::Python(_)))
 }
 
-fn xml_escape(s: &str) -> String {
+/// Escapes text for XML and HTML (`&`, `<`, `>`, `"`).
+///
+/// ```
+/// assert_eq!(dtype_lattice::graph::escape_xml("key<fry> & \"x\""), "key&lt;fry&gt; &amp; &quot;x&quot;");
+/// ```
+pub fn escape_xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -415,11 +420,11 @@ impl Hasse {
             let _ = writeln!(
                 out,
                 "<g><title>{}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{box_h}\" rx=\"7\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{sw}\"{dash}/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text></g>",
-                xml_escape(name),
+                escape_xml(name),
                 x - w / 2.0,
                 y - box_h / 2.0,
                 y + 4.5,
-                xml_escape(name)
+                escape_xml(name)
             );
         }
         out.push_str("</svg>\n");

@@ -10,6 +10,7 @@ use dtype_lattice::table::Table;
 use dtype_lattice::{Error, Kind};
 
 use super::{Format, Names};
+use dtype_lattice::graph::escape_xml as html_escape;
 
 /// promote's JSON schema: the promotion, or `{"error": {...}}`.
 #[derive(Serialize)]
@@ -107,13 +108,6 @@ struct TableJson<'a> {
 struct DiffJson<'a> {
     rules: &'a str,
     cells: Vec<Vec<bool>>,
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// How each format marks a cell that differs from the base table.

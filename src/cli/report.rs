@@ -118,12 +118,7 @@ window.addEventListener('load', function () {
 });
 "#;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use dtype_lattice::graph::escape_xml as esc;
 
 pub(crate) fn write(path: &Path, base: RuleSet, x64: bool) -> i32 {
     match page(base, x64) {

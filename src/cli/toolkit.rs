@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use dtype_lattice::audit::{Audit, Criteria, Summary, COMPARE_DTYPES};
 use dtype_lattice::check::{
-    check, lattice_of, table_of, Definition, DefinitionFile, LatticeReport, Report, TableReport,
+    check, file_order, lattice_of, table_of, Definition, DefinitionFile, LatticeReport, Report,
+    TableReport,
 };
 use dtype_lattice::error::Reason;
 use dtype_lattice::graph::{Hasse, Highlight};
@@ -277,14 +278,7 @@ pub(crate) fn audit_file(
         Definition::Lattice(edges) => {
             let l = lattice_of(edges)?;
             // Audit in the file's order of first appearance.
-            let mut order: Vec<String> = Vec::new();
-            for (a, b) in edges {
-                for n in std::iter::once(a).chain(b) {
-                    if !order.contains(n) {
-                        order.push(n.clone());
-                    }
-                }
-            }
+            let (order, _) = file_order(edges);
             let keep: Vec<usize> = keep_names(&order)
                 .into_iter()
                 .map(|i| l.index_of(&order[i]).expect("a node"))
