@@ -831,16 +831,12 @@ pub fn table_of(rows: &TableRows) -> Result<OpTable, Error> {
     let mut cells = vec![None; n * n];
     for (a, (row, cols)) in rows.iter().enumerate() {
         for (col, result) in cols {
-            let b = *index.get(col).ok_or_else(|| {
+            // Results seen so far are in `index` too, past the rows.
+            let b = *index.get(col).filter(|&&b| b < n).ok_or_else(|| {
                 invalid(format!(
                     "column {col:?} of row {row:?} is not a row; a promotion table is square"
                 ))
             })?;
-            if b >= n {
-                return Err(invalid(format!(
-                    "column {col:?} of row {row:?} is not a row; a promotion table is square"
-                )));
-            }
             cells[a * n + b] = result.as_ref().map(|r| {
                 let next = names.len();
                 *index.entry(r.clone()).or_insert_with(|| {
