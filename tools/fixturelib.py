@@ -50,6 +50,13 @@ def choice_weighted(rng, items):
     return items[-1][1]
 
 
+def pick(rng, options):
+    """Picks one of [(weight, pool), ...] by weight, then an item of it: rng.choice(pool) for
+    a list, pool() for a callable (for pools that draw from rng themselves)."""
+    chosen = choice_weighted(rng, options)
+    return chosen() if callable(chosen) else rng.choice(chosen)
+
+
 def run_children(children, jobs):
     """Runs child processes [(label, cmd, env), ...], at most `jobs` at a time, relaying their
     stdout in order; exits with an error listing the children that failed."""

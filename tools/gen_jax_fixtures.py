@@ -34,7 +34,7 @@ import random
 import re
 import sys
 import warnings
-from fixturelib import run_children, parse_literal, write_fixture, choice_weighted
+from fixturelib import run_children, parse_literal, write_fixture, pick
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_jax_fixtures.py"
@@ -276,52 +276,28 @@ def skipped_note(ctx):
 def random_general_operand(ctx, rng):
     weak_common = [n for n in COMMON_DTYPES if n in ctx._weak]
     weak_exotic = [n for n in EXOTIC_DTYPES if n in ctx._weak]
-    kind = choice_weighted(rng, [
-        (30, "strong"), (12, "weak"), (12, "value"), (8, "pytype"),
-        (7, "int_lit"), (4, "float_lit"), (2, "complex_lit"), (2, "bool_lit"),
-        (2, "strong_exotic"), (1, "weak_exotic"), (1, "value_exotic"),
+    return pick(rng, [
+        (30, COMMON_DTYPES),
+        (12, lambda: "~" + rng.choice(weak_common)),
+        (12, lambda: rng.choice(ctx.value_operands(rng.choice(COMMON_DTYPES)))),
+        (8, PY_TYPES), (7, INT_LITERALS), (4, FLOAT_LITERALS), (2, COMPLEX_LITERALS),
+        (2, BOOL_LITERALS), (2, EXOTIC_DTYPES),
+        (1, lambda: "~" + rng.choice(weak_exotic)),
+        (1, lambda: rng.choice(ctx.value_operands(rng.choice(EXOTIC_DTYPES)))),
     ])
-    if kind == "strong":
-        return rng.choice(COMMON_DTYPES)
-    if kind == "weak":
-        return "~" + rng.choice(weak_common)
-    if kind == "value":
-        return rng.choice(ctx.value_operands(rng.choice(COMMON_DTYPES)))
-    if kind == "pytype":
-        return rng.choice(PY_TYPES)
-    if kind == "int_lit":
-        return rng.choice(INT_LITERALS)
-    if kind == "float_lit":
-        return rng.choice(FLOAT_LITERALS)
-    if kind == "complex_lit":
-        return rng.choice(COMPLEX_LITERALS)
-    if kind == "bool_lit":
-        return rng.choice(BOOL_LITERALS)
-    if kind == "strong_exotic":
-        return rng.choice(EXOTIC_DTYPES)
-    if kind == "weak_exotic":
-        return "~" + rng.choice(weak_exotic)
-    return rng.choice(ctx.value_operands(rng.choice(EXOTIC_DTYPES)))
 
 
 def random_themed_operand(ctx, rng, dt):
     """An operand likely to promote with dtype dt (plus some noise)."""
-    kind = choice_weighted(rng, [
-        (10, "strong"), (5, "weak"), (5, "value"), (4, "pytype"), (4, "lit"),
-        (1, "general"),
-    ])
-    if kind == "strong":
-        return dt
-    if kind == "weak":
-        return ("~" + dt) if dt in ctx._weak else dt
-    if kind == "value":
-        return rng.choice(ctx.value_operands(dt))
     pytypes, lits = _same_or_lower_kind_scalars(dt)
-    if kind == "pytype":
-        return rng.choice(pytypes) if pytypes else dt
-    if kind == "lit":
-        return rng.choice(lits)
-    return random_general_operand(ctx, rng)
+    return pick(rng, [
+        (10, lambda: dt),
+        (5, lambda: ("~" + dt) if dt in ctx._weak else dt),
+        (5, ctx.value_operands(dt)),
+        (4, lambda: rng.choice(pytypes) if pytypes else dt),
+        (4, lits),
+        (1, lambda: random_general_operand(ctx, rng)),
+    ])
 
 
 def _same_or_lower_kind_scalars(dt):
@@ -354,19 +330,13 @@ def lax_themed_operand(ctx, rng, dt):
         lits = FLOAT_LITERALS
     elif dt == default["complex"]:
         lits = COMPLEX_LITERALS
-    kind = choice_weighted(rng, [
-        (10, "strong"), (6, "weak"), (6, "value"), (6 if lits else 0, "lit"),
-        (2, "general"),
+    return pick(rng, [
+        (10, lambda: dt),
+        (6, lambda: ("~" + dt) if dt in ctx._weak else dt),
+        (6, ctx.value_operands(dt)),
+        (6 if lits else 0, lits),
+        (2, lambda: random_general_operand(ctx, rng)),
     ])
-    if kind == "strong":
-        return dt
-    if kind == "weak":
-        return ("~" + dt) if dt in ctx._weak else dt
-    if kind == "value":
-        return rng.choice(ctx.value_operands(dt))
-    if kind == "lit":
-        return rng.choice(lits)
-    return random_general_operand(ctx, rng)
 
 
 def random_lists(ctx, rng, n, min_len, max_len, themed_fraction, themed=random_themed_operand):

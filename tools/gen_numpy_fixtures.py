@@ -35,7 +35,7 @@ import platform
 import random
 import re
 import warnings
-from fixturelib import run_children, parse_literal, first_line, write_fixture, choice_weighted
+from fixturelib import run_children, parse_literal, first_line, write_fixture, pick
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -387,25 +387,11 @@ def literals_for(cat):
 
 
 def random_general_operand(ctx, rng, dtypes):
-    kind = choice_weighted(rng, [
-        (26, "array"), (24, "zero_d"), (16, "int_lit"), (10, "float_lit"), (4, "complex_lit"),
-        (3, "bool_lit"), (3, "pytype"), (1, "bfloat16"),
+    return pick(rng, [
+        (26, dtypes), (24, lambda: rng.choice(value_operands(ctx, rng.choice(dtypes)))),
+        (16, INT_LITERALS), (10, FLOAT_LITERALS), (4, COMPLEX_LITERALS), (3, BOOL_LITERALS),
+        (3, PY_TYPES), (1, ["bfloat16", "bfloat16(2.5)"]),
     ])
-    if kind == "array":
-        return rng.choice(dtypes)
-    if kind == "zero_d":
-        return rng.choice(value_operands(ctx, rng.choice(dtypes)))
-    if kind == "int_lit":
-        return rng.choice(INT_LITERALS)
-    if kind == "float_lit":
-        return rng.choice(FLOAT_LITERALS)
-    if kind == "complex_lit":
-        return rng.choice(COMPLEX_LITERALS)
-    if kind == "bool_lit":
-        return rng.choice(BOOL_LITERALS)
-    if kind == "pytype":
-        return rng.choice(PY_TYPES)
-    return rng.choice(["bfloat16", "bfloat16(2.5)"])
 
 
 def random_themed_list(ctx, rng, dtypes, length):
@@ -434,22 +420,14 @@ def random_themed_list(ctx, rng, dtypes, length):
         pytypes = PY_TYPES
     ops = [theme]
     for _ in range(length - 1):
-        kind = choice_weighted(rng, [
-            (6, "array"), (10, "zero_d_same"), (6, "zero_d_lower"), (12, "lit"),
-            (2 if pytypes else 0, "pytype"), (2, "general"),
-        ])
-        if kind == "array":
-            ops.append(rng.choice(same_cat))
-        elif kind == "zero_d_same":
-            ops.append(rng.choice(value_operands(ctx, rng.choice(same_cat))))
-        elif kind == "zero_d_lower":
-            ops.append(rng.choice(value_operands(ctx, rng.choice(lower_dtypes))))
-        elif kind == "lit":
-            ops.append(rng.choice(lits))
-        elif kind == "pytype":
-            ops.append(rng.choice(pytypes))
-        else:
-            ops.append(random_general_operand(ctx, rng, dtypes))
+        ops.append(pick(rng, [
+            (6, same_cat),
+            (10, lambda: rng.choice(value_operands(ctx, rng.choice(same_cat)))),
+            (6, lambda: rng.choice(value_operands(ctx, rng.choice(lower_dtypes)))),
+            (12, lits),
+            (2 if pytypes else 0, pytypes),
+            (2, lambda: random_general_operand(ctx, rng, dtypes)),
+        ]))
     rng.shuffle(ops)
     return ops
 

@@ -34,7 +34,7 @@ import random
 import re
 import sys
 import warnings
-from fixturelib import run_children, parse_literal, first_line, write_fixture, choice_weighted
+from fixturelib import run_children, parse_literal, first_line, write_fixture, pick
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_tensorflow_fixtures.py"
@@ -280,26 +280,12 @@ def common_notes(ctx):
 def random_general_operand(ctx, rng, numeric_only=False):
     dtypes = NUMERIC_DTYPES if numeric_only else DTYPE_NAMES
     weak = [n for n in ctx.weak_names() if n in dtypes] if ctx.mode != "legacy" else []
-    kind = choice_weighted(rng, [
-        (30, "strong"), (12 if weak else 0, "weak"), (12, "value"), (8, "pytype"),
-        (7, "int_lit"), (4, "float_lit"), (2, "complex_lit"),
-        (0 if numeric_only else 2, "bool_lit"),
+    return pick(rng, [
+        (30, dtypes), (12 if weak else 0, lambda: "~" + rng.choice(weak)),
+        (12, lambda: rng.choice(ctx.value_operands(rng.choice(dtypes)))), (8, PY_TYPES),
+        (7, INT_LITERALS), (4, FLOAT_LITERALS), (2, COMPLEX_LITERALS),
+        (0 if numeric_only else 2, BOOL_LITERALS),
     ])
-    if kind == "strong":
-        return rng.choice(dtypes)
-    if kind == "weak":
-        return "~" + rng.choice(weak)
-    if kind == "value":
-        return rng.choice(ctx.value_operands(rng.choice(dtypes)))
-    if kind == "pytype":
-        return rng.choice(PY_TYPES)
-    if kind == "int_lit":
-        return rng.choice(INT_LITERALS)
-    if kind == "float_lit":
-        return rng.choice(FLOAT_LITERALS)
-    if kind == "complex_lit":
-        return rng.choice(COMPLEX_LITERALS)
-    return rng.choice(BOOL_LITERALS)
 
 
 def _same_or_lower_kind_scalars(dt):
@@ -316,24 +302,17 @@ def _same_or_lower_kind_scalars(dt):
 def random_themed_operand(ctx, rng, dt, numeric_only=False):
     """An operand likely to promote with dtype dt (plus some noise)."""
     weak_ok = ctx.mode != "legacy"
-    kind = choice_weighted(rng, [
-        (10, "strong"), (5 if weak_ok else 0, "weak"), (5, "value"), (4, "pytype"),
-        (4, "lit"), (2, "general"),
-    ])
-    if kind == "strong":
-        return dt
-    if kind == "weak":
-        cands = [n for n in ctx.weak_names()
-                 if n == dt or n.rstrip("0123456789") == dt.rstrip("0123456789")]
-        return "~" + rng.choice(cands) if cands else dt
-    if kind == "value":
-        return rng.choice(ctx.value_operands(dt))
+    cands = [n for n in ctx.weak_names()
+             if n == dt or n.rstrip("0123456789") == dt.rstrip("0123456789")] if weak_ok else []
     pytypes, lits = _same_or_lower_kind_scalars(dt)
-    if kind == "pytype":
-        return rng.choice(pytypes) if pytypes else dt
-    if kind == "lit":
-        return rng.choice(lits)
-    return random_general_operand(ctx, rng, numeric_only)
+    return pick(rng, [
+        (10, lambda: dt),
+        (5 if weak_ok else 0, lambda: "~" + rng.choice(cands) if cands else dt),
+        (5, ctx.value_operands(dt)),
+        (4, lambda: rng.choice(pytypes) if pytypes else dt),
+        (4, lits),
+        (2, lambda: random_general_operand(ctx, rng, numeric_only)),
+    ])
 
 
 def random_lists(ctx, rng, n, min_len, max_len, themed_fraction, numeric_only=False):

@@ -30,7 +30,7 @@ import random
 import re
 import sys
 import warnings
-from fixturelib import run_children, parse_literal, first_line, write_fixture
+from fixturelib import run_children, parse_literal, first_line, write_fixture, pick
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_torch_fixtures.py"
@@ -263,16 +263,6 @@ def task_promote_types(ctx, out_dir):
 
 # -- result_type -------------------------------------------------------------
 
-def _weighted(rng, items):
-    total = sum(w for w, _ in items)
-    r = rng.random() * total
-    for w, item in items:
-        r -= w
-        if r < 0:
-            return item
-    return items[-1][1]
-
-
 CATEGORIES = ["bool", "int", "float", "complex"]
 
 
@@ -300,22 +290,12 @@ def random_operand(ctx, rng, cats):
     if "complex" in cats:
         lits += COMPLEX_LITERALS
     pytypes = [t for t in PY_TYPES if t in cats]
-    kind = _weighted(rng, [
-        (30, "dim"), (4 if extra else 0, "dim_extra"), (20, "zero_dim"),
-        (3 if extra else 0, "zero_dim_extra"), (6 if pytypes else 0, "pytype"),
-        (14, "literal"),
+    return pick(rng, [
+        (30, common), (4 if extra else 0, extra),
+        (20, lambda: rng.choice(ctx.value_operands(rng.choice(common)))),
+        (3 if extra else 0, lambda: rng.choice(ctx.value_operands(rng.choice(extra)))),
+        (6 if pytypes else 0, pytypes), (14, lits),
     ])
-    if kind == "dim":
-        return rng.choice(common)
-    if kind == "dim_extra":
-        return rng.choice(extra)
-    if kind == "zero_dim":
-        return rng.choice(ctx.value_operands(rng.choice(common)))
-    if kind == "zero_dim_extra":
-        return rng.choice(ctx.value_operands(rng.choice(extra)))
-    if kind == "pytype":
-        return rng.choice(pytypes)
-    return rng.choice(lits)
 
 
 def random_lists(ctx, rng, n):
