@@ -156,6 +156,11 @@ impl OpRule {
         }
     }
 
+    /// Bool and integers become `o` (true division's float), floats and complex stay.
+    pub(crate) const fn integers_to(op: Op, o: Outcome) -> OpRule {
+        OpRule::kinds(op, [o, o, o, Outcome::Same, Outcome::Same])
+    }
+
     /// With exceptions by dtype.
     pub(crate) const fn except(mut self, by_dtype: &'static [(DType, Outcome)]) -> OpRule {
         self.by_dtype = by_dtype;

@@ -18,7 +18,7 @@ use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::Op;
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{numpy, unsupported, Options, Promotion, WeakRule};
+use crate::rules::{no_weak, numpy, unsupported, Options, Promotion, WeakRule};
 
 /// The rule set's name in refusals.
 const NAME: &str = "array-api";
@@ -192,13 +192,7 @@ fn part(op: &Operand) -> Result<Part, Error> {
         }
     };
     Ok(match *op {
-        Operand::Array { weak: true, .. } => {
-            return Err(unsupported(
-                NAME,
-                op,
-                "it has no weakly typed arrays".into(),
-            ))
-        }
+        Operand::Array { weak: true, .. } => return Err(no_weak(NAME, op, "arrays")),
         Operand::Array { dtype, .. } => Part::Array(check(dtype)?, None),
         Operand::Scalar { dtype, value } => Part::Array(check(dtype)?, Some(value)),
         Operand::PyType(PyType::Int) => Part::Scalar(Value::Int(0)),

@@ -159,17 +159,7 @@ pub(crate) const OPS: &[OpRule] = &[
         ],
     ),
     // `_dtype_to_inexact`: narrow integers divide in float32 even with x64 on.
-    OpRule::kinds(
-        Op::TrueDivide,
-        [
-            Outcome::To(Float32),
-            Outcome::To(Float32),
-            Outcome::To(Float32),
-            Outcome::Same,
-            Outcome::Same,
-        ],
-    )
-    .except(&[
+    OpRule::integers_to(Op::TrueDivide, Outcome::To(Float32)).except(&[
         (Int64, Outcome::To(Float64)),
         (UInt64, Outcome::To(Float64)),
     ]),

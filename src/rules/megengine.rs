@@ -26,7 +26,7 @@ use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
-use crate::rules::{numpy, unsupported, Options, Promotion};
+use crate::rules::{no_weak, numpy, unsupported, Options, Promotion};
 
 const NAME: &str = "megengine";
 
@@ -120,13 +120,7 @@ fn part(op: &Operand) -> Result<Option<(DType, bool)>, Error> {
             .map(|d| (d, false))
     };
     Ok(match *op {
-        Operand::Array { weak: true, .. } => {
-            return Err(unsupported(
-                NAME,
-                op,
-                "it has no weakly typed tensors".into(),
-            ))
-        }
+        Operand::Array { weak: true, .. } => return Err(no_weak(NAME, op, "tensors")),
         Operand::Array { dtype, .. } | Operand::Scalar { dtype, .. } if knows(dtype) => {
             Some((dtype, true))
         }

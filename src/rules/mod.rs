@@ -42,6 +42,12 @@ pub(crate) fn unsupported(rules: &'static str, operand: &Operand, why: String) -
     .into()
 }
 
+/// The refusal of a weakly typed array by a library that has none (`noun`: `arrays`,
+/// `tensors`).
+pub(crate) fn no_weak(rules: &'static str, operand: &Operand, noun: &str) -> Error {
+    unsupported(rules, operand, format!("it has no weakly typed {noun}"))
+}
+
 /// How a weak Python scalar meets the strong result, by the scalar's type and the result's
 /// kind: rule sets state these as tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{unsupported, Defaults, Promotion, WeakRule};
+use crate::rules::{no_weak, unsupported, Defaults, Promotion, WeakRule};
 
 const fn d(t: DType) -> Node {
     Node::Dtype(t)
@@ -107,16 +107,7 @@ pub(crate) const OPS: &[OpRule] = &[
             Outcome::Same,
         ],
     ),
-    OpRule::kinds(
-        Op::TrueDivide,
-        [
-            Outcome::To(Float64),
-            Outcome::To(Float64),
-            Outcome::To(Float64),
-            Outcome::Same,
-            Outcome::Same,
-        ],
-    ),
+    OpRule::integers_to(Op::TrueDivide, Outcome::To(Float64)),
     OpRule::kinds(
         Op::FloorDivide,
         [
@@ -197,13 +188,7 @@ pub(crate) fn classify(
         }
     };
     Ok(match *op {
-        Operand::Array { weak: true, .. } => {
-            return Err(unsupported(
-                rules,
-                op,
-                "it has no weakly typed arrays".into(),
-            ))
-        }
+        Operand::Array { weak: true, .. } => return Err(no_weak(rules, op, "arrays")),
         Operand::Array { dtype, .. } | Operand::Scalar { dtype, .. } => Part::Strong(check(dtype)?),
         Operand::Literal(Value::Bool(_)) => Part::Strong(Bool),
         Operand::Literal(v) => Part::Weak(v.py_type().expect("non-bool literal")),

@@ -17,7 +17,7 @@ use crate::error::{Error, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule};
-use crate::rules::{numpy, unsupported, Options, Promotion};
+use crate::rules::{no_weak, numpy, unsupported, Options, Promotion};
 
 /// The rule set's name in refusals.
 const NAME: &str = "numpy-legacy";
@@ -198,11 +198,7 @@ fn item(op: &Operand) -> Result<Item, Error> {
         Ok(Item::ZeroD(dtype, value))
     };
     match *op {
-        Operand::Array { weak: true, .. } => Err(unsupported(
-            NAME,
-            op,
-            "it has no weakly typed arrays".into(),
-        )),
+        Operand::Array { weak: true, .. } => Err(no_weak(NAME, op, "arrays")),
         Operand::Array { dtype, .. } => Ok(Item::Array(check(op, dtype)?)),
         Operand::Scalar { dtype, value } => Ok(Item::ZeroD(check(op, dtype)?, value.cast(dtype)?)),
         Operand::PyType(PyType::Int) => python(Value::Int(0)),

@@ -36,7 +36,7 @@ use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{unsupported, Options, Promotion};
+use crate::rules::{no_weak, unsupported, Options, Promotion};
 
 /// The rule set's name in `unsupported` errors.
 const NAME: &str = "torch";
@@ -257,13 +257,7 @@ fn defaults(opts: Options) -> Result<(DType, DType), Error> {
 fn contribution(defaults: (DType, DType), op: &Operand) -> Result<(Category, DType), Error> {
     let (float, complex) = defaults;
     Ok(match *op {
-        Operand::Array { weak: true, .. } => {
-            return Err(unsupported(
-                NAME,
-                op,
-                "it has no weakly typed tensors".into(),
-            ))
-        }
+        Operand::Array { weak: true, .. } => return Err(no_weak(NAME, op, "tensors")),
         Operand::Array { dtype, .. } => (Category::Dim, check_known(op, dtype)?),
         Operand::Scalar { dtype, .. } => (Category::Zero, check_known(op, dtype)?),
         Operand::Literal(Value::Bool(_)) => (Category::Wrapped, Bool),
@@ -471,16 +465,7 @@ const COMPARISONS: &[Op] = &[Op::Equal, Op::Less, Op::LogicalAnd];
 /// The result dtype after promotion (bool, unsigned, signed, float, complex); ops not listed
 /// keep it.
 const OPS: &[OpRule] = &[
-    OpRule::kinds(
-        Op::TrueDivide,
-        [
-            Outcome::DefaultFloat,
-            Outcome::DefaultFloat,
-            Outcome::DefaultFloat,
-            Outcome::Same,
-            Outcome::Same,
-        ],
-    ),
+    OpRule::integers_to(Op::TrueDivide, Outcome::DefaultFloat),
     OpRule::all(Op::Equal, Outcome::Bool),
     OpRule::all(Op::Less, Outcome::Bool),
     OpRule::all(Op::LogicalAnd, Outcome::Bool),

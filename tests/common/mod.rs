@@ -215,18 +215,22 @@ pub fn check_exact(case: &Case, got: &Result<Promotion, Error>) -> Option<String
 
 /// Checks every case of a plain-promotion fixture with `rules` (in the fixture's mode).
 pub fn check_result_type_file(name: &str, rules: dtype_lattice::Rules, messages: MessageCheck) {
+    check_file(name, rules, messages, |r, ops| r.result_type(ops));
+}
+
+/// Checks every case of one fixture with `answer` under `rules` in the fixture's mode.
+fn check_file(
+    name: &str,
+    rules: dtype_lattice::Rules,
+    messages: MessageCheck,
+    answer: impl Fn(&dtype_lattice::Rules, &[Operand]) -> Result<Promotion, Error>,
+) {
     let f = load(name);
     let rules = rules.strict(f.mode.strict).x64(f.mode.x64);
     let failures: Vec<String> = f
         .cases
         .iter()
-        .filter_map(|case| {
-            check_peer(
-                case,
-                &rules.result_type(&parse_ops(&case.operands)),
-                messages,
-            )
-        })
+        .filter_map(|case| check_peer(case, &answer(&rules, &parse_ops(&case.operands)), messages))
         .collect();
     assert_all_agree(name, f.cases.len(), &failures);
 }
@@ -245,19 +249,6 @@ pub fn check_op_files(
         .filter(|o| !skip.contains(o))
     {
         let name = format!("{dir}/op_{op}{suffix}.json");
-        let f = load(&name);
-        let rules = rules.strict(f.mode.strict).x64(f.mode.x64);
-        let failures: Vec<String> = f
-            .cases
-            .iter()
-            .filter_map(|case| {
-                check_peer(
-                    case,
-                    &rules.op_result(op, &parse_ops(&case.operands)),
-                    messages,
-                )
-            })
-            .collect();
-        assert_all_agree(&name, f.cases.len(), &failures);
+        check_file(&name, rules, messages, |r, ops| r.op_result(op, ops));
     }
 }
