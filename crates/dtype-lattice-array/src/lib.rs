@@ -1,0 +1,17 @@
+//! # dtype-lattice-array
+//!
+//! Arrays with JAX's dtype semantics. Today: JAX's counter-based PRNG on typed keys
+//! ([`random`]), bit for bit with JAX 0.10 (threefry2x32, `jax_threefry_partitionable=True`).
+//! The key *dtypes* and their promotion live in the core crate, [`dtype_lattice`].
+// `unsafe` is denied everywhere but in `random::simd`, the one module that needs it (calls of
+// `#[target_feature]` functions behind run-time CPU detection, and unaligned vector stores);
+// that module documents why and is tested lane by lane against the scalar reference.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod random;
+
+/// The README's Rust examples run as doctests (here, where both library crates are in scope).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

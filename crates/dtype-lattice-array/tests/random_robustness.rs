@@ -1,0 +1,98 @@
+//! Bad input to the PRNG never panics: arbitrary seeds, data, shapes (overflowing ones
+//! included), widths, dtypes, bounds and probabilities give a value or a clear error; key
+//! operands mixed with anything through every rule set.
+
+use dtype_lattice::extended::AnyOperand;
+use dtype_lattice::{DType, Op, RuleSet, Rules};
+use dtype_lattice_array::random::{Key, KeyArray, KeyDType, Random};
+use proptest::prelude::*;
+
+fn shape() -> impl Strategy<Value = Vec<usize>> {
+    prop_oneof![
+        prop::collection::vec(0usize..5, 0..4),
+        // Sizes that overflow 2^64 or memory: refused before any allocation.
+        prop::collection::vec(
+            prop_oneof![Just(usize::MAX), Just(1usize << 40), 0usize..3],
+            1..4
+        ),
+    ]
+}
+
+fn dtype() -> impl Strategy<Value = DType> {
+    prop::sample::select(DType::ALL.to_vec())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn samplers_never_panic(
+        seed in any::<i128>(),
+        data in any::<i128>(),
+        shape in shape(),
+        width in prop_oneof![Just(8u32), Just(16), Just(32), Just(64), any::<u32>()],
+        t in dtype(),
+        lo in any::<i128>(),
+        hi in any::<i128>(),
+        (a, b, p) in (any::<f64>(), any::<f64>(), any::<f64>()),
+        x64 in any::<bool>(),
+    ) {
+        let rng = Random::new().x64(x64).threads(2);
+        let key = rng.key(seed).unwrap_or(Key::from_data([1, 2]));
+        let _ = rng.fold_in(&key, data);
+        let size = if shape.contains(&0) {
+            Some(0)
+        } else {
+            shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+        };
+        let small = size.is_some_and(|n| n < 1 << 12);
+        let results = [
+            rng.bits(&key, &shape, width).map(|s| s.values().len()),
+            rng.uniform(&key, &shape, t, a, b).map(|s| s.values().len()),
+            rng.normal(&key, &shape, t).map(|s| s.values().len()),
+            rng.randint(&key, &shape, lo, hi, t).map(|s| s.values().len()),
+            rng.bernoulli(&key, &shape, p).map(|s| s.values().len()),
+            rng.split(&key, &shape).map(|k| k.len()),
+        ];
+        for r in results {
+            match r {
+                Ok(n) => prop_assert!(small && Some(n) == size),
+                Err(e) => prop_assert!(!e.message().is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn key_data_of_any_length_never_panics(data in prop::collection::vec(any::<u32>(), 0..7), i in 0usize..5) {
+        for t in KeyDType::all() {
+            if let Ok(keys) = KeyArray::wrap_key_data(t, &[data.len()], data.clone()) {
+                let _ = keys.key(i);
+            }
+        }
+    }
+
+    #[test]
+    fn key_operands_never_panic(
+        ops in prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(vec!["key<fry>", "key<rbg>", "key<urbg>"]),
+                prop::sample::select(vec!["int8", "~float32", "2.5", "-3", "bool", "int", "uint64(7)"]),
+            ],
+            0..5,
+        ),
+        op in prop::option::of(prop::sample::select(vec![
+            Op::Add, Op::Subtract, Op::Multiply, Op::TrueDivide, Op::FloorDivide, Op::Power,
+            Op::Equal, Op::Less, Op::LogicalAnd, Op::BitwiseAnd,
+        ])),
+    ) {
+        let ops: Vec<AnyOperand> = ops.iter().map(|s| s.parse().unwrap()).collect();
+        for &set in RuleSet::ALL {
+            for x64 in [false, true] {
+                let rules = Rules::new(set).x64(x64);
+                if let Err(e) = rules.evaluate_any(op, &ops) {
+                    prop_assert!(!e.message().is_empty());
+                }
+            }
+        }
+    }
+}

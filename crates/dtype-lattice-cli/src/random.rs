@@ -1,0 +1,418 @@
+//! `dtype-lattice random OP`: parsing and rendering only; the PRNG lives in
+//! `dtype_lattice_array::random`.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use dtype_lattice::error::Reason;
+use dtype_lattice::{DType, Error};
+use dtype_lattice_array::random::{Key, KeyArray, KeyDType, Random, Sample, Values};
+use serde::Serialize;
+
+use crate::unprotect;
+
+/// The operations of `random`, named as the CLI spells them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RandomOp {
+    /// `jax.random.key(seed)` (or, with --key, `wrap_key_data`).
+    Key,
+    /// `jax.random.split(key, num or shape)`.
+    Split,
+    /// `jax.random.fold_in(key, data)`.
+    FoldIn,
+    /// `jax.random.bits(key, shape, uint<width>)`.
+    Bits,
+    /// `jax.random.uniform(key, shape, dtype, minval, maxval)`.
+    Uniform,
+    /// `jax.random.normal(key, shape, dtype)`.
+    Normal,
+    /// `jax.random.randint(key, shape, minval, maxval, dtype)`.
+    Randint,
+    /// `jax.random.bernoulli(key, p, shape)`.
+    Bernoulli,
+}
+
+/// Arguments of `random`.
+#[derive(Args, Debug)]
+pub(crate) struct RandomArgs {
+    /// The operation.
+    #[arg(value_enum)]
+    op: RandomOp,
+    /// Integer seed of the key (a Python int: negative and 64-bit seeds as JAX treats them).
+    #[arg(
+        long,
+        value_name = "S",
+        allow_hyphen_values = true,
+        conflicts_with = "key"
+    )]
+    seed: Option<String>,
+    /// The key as its key data, two uint32: K0,K1.
+    #[arg(long, value_name = "K0,K1")]
+    key: Option<String>,
+    /// Number of keys or values (a shape of one dimension).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        conflicts_with = "shape"
+    )]
+    num: Option<String>,
+    /// Shape of the output: D1,D2,... (empty for a scalar).
+    #[arg(long, value_name = "D1,D2,...", allow_hyphen_values = true)]
+    shape: Option<String>,
+    /// The data to fold in (fold-in): an integer in [0, 2^32).
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    data: Option<String>,
+    /// Bit width of `bits`: 8, 16, 32 or 64 [default: 32, or 64 with --x64].
+    #[arg(long, value_name = "W")]
+    width: Option<String>,
+    /// Output dtype [default: float32/int32, float64/int64 with --x64].
+    #[arg(long, value_name = "T")]
+    dtype: Option<String>,
+    /// Lower bound (inclusive) [uniform default: 0.0; required by randint].
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
+    minval: Option<String>,
+    /// Upper bound (exclusive) [uniform default: 1.0; required by randint].
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
+    maxval: Option<String>,
+    /// Probability of True (bernoulli) [default: 0.5].
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    p: Option<String>,
+    /// 64-bit mode (jax_enable_x64=True).
+    #[arg(long)]
+    x64: bool,
+    /// Print JSON: keys {"dtype", "shape", "data"}, values {"dtype", "shape", "values"} (plus
+    /// "bits" for floats), errors {"error": {"kind", "message"}}.
+    #[arg(long)]
+    json: bool,
+    /// Write the raw little-endian values (key data for keys) to FILE, as NumPy's tofile, and
+    /// print only a summary to stderr.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+}
+
+fn invalid(argument: &str, reason: impl Into<String>) -> Error {
+    Reason::InvalidArgument {
+        argument: argument.to_string(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+fn text(s: &Option<String>) -> Option<String> {
+    s.as_deref().map(|v| unprotect(v).trim().to_string())
+}
+
+fn int(name: &str, s: &str) -> Result<i128, Error> {
+    s.replace('_', "")
+        .parse()
+        .map_err(|_| invalid(name, format!("{s:?} is not an integer")))
+}
+
+fn float(name: &str, s: &str) -> Result<f64, Error> {
+    match s {
+        "inf" => Ok(f64::INFINITY),
+        "-inf" => Ok(f64::NEG_INFINITY),
+        "nan" => Ok(f64::NAN),
+        _ => s
+            .parse()
+            .map_err(|_| invalid(name, format!("{s:?} is not a number"))),
+    }
+}
+
+fn shape(args: &RandomArgs, default: &[usize]) -> Result<Vec<usize>, Error> {
+    let dims = |s: &str, name: &str| -> Result<Vec<usize>, Error> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                d.parse::<usize>().map_err(|_| {
+                    invalid(
+                        name,
+                        format!("{d:?} is not a dimension (a non-negative integer)"),
+                    )
+                })
+            })
+            .collect()
+    };
+    match (text(&args.num), text(&args.shape)) {
+        (Some(n), _) => {
+            let d = dims(&n, "num")?;
+            if d.len() != 1 {
+                return Err(invalid("num", format!("{n:?} is not one count")));
+            }
+            Ok(d)
+        }
+        (None, Some(s)) => dims(&s, "shape"),
+        (None, None) => Ok(default.to_vec()),
+    }
+}
+
+fn key(args: &RandomArgs, rng: &Random) -> Result<Key, Error> {
+    match (text(&args.seed), text(&args.key)) {
+        (Some(s), _) => rng.key(int("seed", &s)?),
+        (None, Some(k)) => key_array(&k)?.key(0),
+        (None, None) => Err(invalid("key", "give the key with --seed S or --key K0,K1")),
+    }
+}
+
+fn key_array(k: &str) -> Result<KeyArray, Error> {
+    let data = k
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.parse::<u32>()
+                .map_err(|_| invalid("key", format!("{w:?} is not a uint32")))
+        })
+        .collect::<Result<Vec<u32>, Error>>()?;
+    KeyArray::wrap_key_data(KeyDType::THREEFRY2X32, &[data.len()], data)
+}
+
+fn dtype(args: &RandomArgs, default: DType) -> Result<DType, Error> {
+    match text(&args.dtype) {
+        Some(t) => t.parse(),
+        None => Ok(default),
+    }
+}
+
+/// What an operation produced.
+enum Output {
+    Keys(KeyArray),
+    Values(Sample),
+}
+
+fn compute(args: &RandomArgs, rng: &Random) -> Result<Output, Error> {
+    let rng = *rng;
+    Ok(match args.op {
+        RandomOp::Key => match (text(&args.seed), text(&args.key)) {
+            (None, Some(k)) => Output::Keys(key_array(&k)?),
+            _ => Output::Keys(key(args, &rng)?.to_array()),
+        },
+        RandomOp::Split => Output::Keys(rng.split(&key(args, &rng)?, &shape(args, &[2])?)?),
+        RandomOp::FoldIn => {
+            let d = text(&args.data).ok_or_else(|| invalid("data", "fold-in needs --data D"))?;
+            Output::Keys(rng.fold_in(&key(args, &rng)?, int("data", &d)?)?.to_array())
+        }
+        RandomOp::Bits => {
+            let w = width(args, &rng)?;
+            Output::Values(rng.bits(&key(args, &rng)?, &shape(args, &[])?, w)?)
+        }
+        RandomOp::Uniform => {
+            let lo = text(&args.minval).map_or(Ok(0.0), |s| float("minval", &s))?;
+            let hi = text(&args.maxval).map_or(Ok(1.0), |s| float("maxval", &s))?;
+            let t = dtype(args, rng.default_float())?;
+            Output::Values(rng.uniform(&key(args, &rng)?, &shape(args, &[])?, t, lo, hi)?)
+        }
+        RandomOp::Normal => {
+            let t = dtype(args, rng.default_float())?;
+            Output::Values(rng.normal(&key(args, &rng)?, &shape(args, &[])?, t)?)
+        }
+        RandomOp::Randint => {
+            let bound = |v: &Option<String>, name: &str| {
+                text(v)
+                    .ok_or_else(|| invalid(name, format!("randint needs --{name}")))
+                    .and_then(|s| int(name, &s))
+            };
+            let (lo, hi) = (
+                bound(&args.minval, "minval")?,
+                bound(&args.maxval, "maxval")?,
+            );
+            let t = dtype(args, rng.default_int())?;
+            Output::Values(rng.randint(&key(args, &rng)?, &shape(args, &[])?, lo, hi, t)?)
+        }
+        RandomOp::Bernoulli => {
+            let p = text(&args.p).map_or(Ok(0.5), |s| float("p", &s))?;
+            Output::Values(rng.bernoulli(&key(args, &rng)?, &shape(args, &[])?, p)?)
+        }
+    })
+}
+
+fn width(args: &RandomArgs, rng: &Random) -> Result<u32, Error> {
+    let requested = match (text(&args.width), text(&args.dtype)) {
+        (Some(w), _) => w
+            .parse::<u32>()
+            .map_err(|_| invalid("width", format!("{w:?} is not a bit width")))?,
+        (None, Some(t)) => {
+            let t: DType = t.parse()?;
+            if t.kind() != dtype_lattice::Kind::UnsignedInt {
+                return Err(Error::refused(
+                    "ValueError",
+                    format!(
+                        "dtype argument to `bits` must be an unsigned int dtype, got {}",
+                        rng.canonical(t)
+                    ),
+                ));
+            }
+            t.bits()
+        }
+        (None, None) => {
+            if rng.is_x64() {
+                64
+            } else {
+                32
+            }
+        }
+    };
+    if requested == 64 && !rng.is_x64() {
+        eprintln!(
+            "warning: with x64 off JAX truncates uint64 to uint32 (pass --x64 for 64-bit bits)"
+        );
+    }
+    rng.bits_width(requested)
+}
+
+fn write_error(out: &mut impl Write, e: &Error, json: bool) -> io::Result<()> {
+    if json {
+        #[derive(Serialize)]
+        struct Wrapped {
+            error: dtype_lattice::error::ErrorJson,
+        }
+        serde_json::to_writer(&mut *out, &Wrapped { error: e.to_json() })?;
+        out.write_all(b"\n")
+    } else {
+        eprintln!("error: {e}");
+        Ok(())
+    }
+}
+
+fn write_text(out: &mut impl Write, o: &Output) -> io::Result<()> {
+    match o {
+        Output::Keys(k) => {
+            for pair in k.key_data().chunks(k.dtype().key_impl().key_words) {
+                let words: Vec<String> = pair.iter().map(u32::to_string).collect();
+                writeln!(out, "{}", words.join(" "))?;
+            }
+        }
+        Output::Values(s) => {
+            let json = serde_json::to_value(s).map_err(io::Error::other)?;
+            for v in json["values"].as_array().into_iter().flatten() {
+                writeln!(out, "{v}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn summary(what: &str, dtype: &str, n: u64, bytes: u64, path: &std::path::Path, t: Instant) {
+    let secs = t.elapsed().as_secs_f64();
+    eprintln!(
+        "wrote {n} {what} ({dtype}, {bytes} bytes) to {} in {secs:.3} s ({:.0} M values/s)",
+        path.display(),
+        n as f64 / secs.max(1e-9) / 1e6
+    );
+}
+
+/// Why `--out` failed: the operation's error, or the file's.
+enum Failure {
+    Op(Error),
+    Io(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Op(e)
+    }
+}
+
+fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result<(), Failure> {
+    let t = Instant::now();
+    let io_err = |e: io::Error| Failure::Io(format!("cannot write {}: {e}", path.display()));
+    // bits: streamed, never held in memory.
+    if args.op == RandomOp::Bits {
+        let prepared = width(args, rng).and_then(|w| {
+            let k = key(args, rng)?;
+            rng.bits_writer(&k, &shape(args, &[])?, w)
+        });
+        let writer = prepared?;
+        // Opened without truncation and cut to size afterwards: rewriting a file in place
+        // reuses its cached pages instead of freeing and reallocating them.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io_err)?;
+        let is_file = file.metadata().map_err(io_err)?.is_file();
+        if is_file {
+            // The final size up front: every chunk then lands inside the file.
+            file.set_len(writer.len() * u64::from(writer.dtype().bits() / 8))
+                .map_err(io_err)?;
+        }
+        let bytes = writer.write_to(&file).map_err(io_err)?;
+        if is_file {
+            file.set_len(bytes).map_err(io_err)?;
+        }
+        summary(
+            "values",
+            writer.dtype().name(),
+            writer.len(),
+            bytes,
+            path,
+            t,
+        );
+        return Ok(());
+    }
+    let output = compute(args, rng)?;
+    let file = File::create(path).map_err(io_err)?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let (what, dtype, n, bytes) = match &output {
+        Output::Keys(k) => {
+            for x in k.key_data() {
+                w.write_all(&x.to_le_bytes()).map_err(io_err)?;
+            }
+            let n = k.key_data().len() as u64;
+            ("keys", k.dtype().to_string(), k.len() as u64, 4 * n)
+        }
+        Output::Values(s) => {
+            s.values().write_le(&mut w).map_err(io_err)?;
+            let n = s.values().len() as u64;
+            let per = match s.values() {
+                Values::Bool(_) => 1,
+                v => u64::from(v.dtype().bits() / 8),
+            };
+            ("values", s.dtype().name().to_string(), n, n * per)
+        }
+    };
+    w.flush().map_err(io_err)?;
+    summary(what, &dtype, n, bytes, path, t);
+    Ok(())
+}
+
+/// Runs `random`; returns the exit code.
+pub(crate) fn run(args: &RandomArgs, out: &mut impl Write) -> i32 {
+    let rng = Random::new().x64(args.x64);
+    if let Some(path) = &args.out {
+        return match write_file(args, &rng, path) {
+            Ok(()) => 0,
+            Err(Failure::Op(e)) => {
+                let _ = write_error(out, &e, args.json);
+                e.exit_code()
+            }
+            Err(Failure::Io(message)) => {
+                eprintln!("error: {message}");
+                2
+            }
+        };
+    }
+    let result = compute(args, &rng);
+    let written = match &result {
+        Err(e) => write_error(out, e, args.json),
+        Ok(o) if args.json => match o {
+            Output::Keys(k) => serde_json::to_writer(&mut *out, k),
+            Output::Values(s) => serde_json::to_writer(&mut *out, s),
+        }
+        .map_err(io::Error::other)
+        .and_then(|()| out.write_all(b"\n")),
+        Ok(o) => write_text(out, o),
+    };
+    if let Err(e) = written
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: cannot write output: {e}");
+        return 2;
+    }
+    result.map_or_else(|e| e.exit_code(), |_| 0)
+}

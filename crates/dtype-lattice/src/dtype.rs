@@ -1,0 +1,527 @@
+//! The dtype model: every dtype JAX 0.10 knows, plus PyTorch's `complex32` and `bcomplex32`.
+//!
+//! Each [`DType`] knows its name (as NumPy / ml_dtypes print it), its [`Kind`], its bit width,
+//! its integer range or its floating-point format ([`FloatFormat`]). All of it lives in one
+//! table, [`DType::info`]; the rest of this module only reads that table.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Reason};
+
+/// The kind of a dtype, as NumPy's `dtype.kind` letters name them (`b`, `u`, `i`, `f`, `c`).
+///
+/// ```
+/// use dtype_lattice::{DType, Kind};
+/// assert_eq!(DType::Int4.kind(), Kind::SignedInt);
+/// assert_eq!(Kind::Float.code(), 'f');
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// `bool`.
+    Bool,
+    /// Unsigned integers (`u`).
+    UnsignedInt,
+    /// Signed integers (`i`).
+    SignedInt,
+    /// Real floating point, including bfloat16 and the 4/6/8-bit formats (`f`).
+    Float,
+    /// Complex floating point (`c`).
+    Complex,
+}
+
+impl Kind {
+    /// NumPy's one-letter kind code.
+    ///
+    /// ```
+    /// assert_eq!(dtype_lattice::Kind::UnsignedInt.code(), 'u');
+    /// ```
+    pub const fn code(self) -> char {
+        match self {
+            Kind::Bool => 'b',
+            Kind::UnsignedInt => 'u',
+            Kind::SignedInt => 'i',
+            Kind::Float => 'f',
+            Kind::Complex => 'c',
+        }
+    }
+
+    /// Whether values of this kind are integers (signed or unsigned).
+    ///
+    /// ```
+    /// assert!(dtype_lattice::Kind::SignedInt.is_integer());
+    /// assert!(!dtype_lattice::Kind::Bool.is_integer());
+    /// ```
+    pub const fn is_integer(self) -> bool {
+        matches!(self, Kind::UnsignedInt | Kind::SignedInt)
+    }
+}
+
+/// The format of a floating-point dtype (of each component, for complex dtypes).
+///
+/// Fields follow `ml_dtypes.finfo`: `mantissa_bits` is `nmant` (explicit fraction bits),
+/// `exponent_bits` is `nexp`, `min_exponent` is `minexp` (the exponent of the smallest normal).
+///
+/// ```
+/// use dtype_lattice::DType;
+/// let f = DType::Float8E4M3Fn.float_format().unwrap();
+/// assert_eq!((f.mantissa_bits, f.exponent_bits, f.max), (3, 4, 448.0));
+/// assert!(!f.has_inf && f.has_nan);
+/// assert_eq!(f.smallest_normal(), 0.015625);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FloatFormat {
+    /// Explicitly stored fraction bits (`nmant`).
+    pub mantissa_bits: u32,
+    /// Exponent bits (`nexp`).
+    pub exponent_bits: u32,
+    /// Exponent of the smallest positive normal number (`minexp`).
+    pub min_exponent: i32,
+    /// The largest finite value.
+    pub max: f64,
+    /// Whether the format has a sign bit (all but float8_e8m0fnu).
+    pub signed: bool,
+    /// Whether the format can represent infinity.
+    pub has_inf: bool,
+    /// Whether the format can represent NaN.
+    pub has_nan: bool,
+}
+
+/// `2^e` exactly, for `-1074 <= e <= 1023` (`powi` underflows on the way to subnormals).
+fn pow2(e: i32) -> f64 {
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (e + 1074))
+    }
+}
+
+impl FloatFormat {
+    /// The smallest positive normal number, `2^min_exponent`.
+    pub fn smallest_normal(&self) -> f64 {
+        pow2(self.min_exponent)
+    }
+
+    /// The smallest positive subnormal number (the smallest normal when there are none).
+    pub fn smallest_subnormal(&self) -> f64 {
+        pow2(self.min_exponent - self.mantissa_bits as i32)
+    }
+
+    /// Machine epsilon, `2^-mantissa_bits`.
+    pub fn eps(&self) -> f64 {
+        pow2(-(self.mantissa_bits as i32))
+    }
+
+    /// The smallest finite value (`-max`, or the smallest normal for unsigned formats).
+    pub fn min(&self) -> f64 {
+        if self.signed {
+            -self.max
+        } else {
+            self.smallest_normal()
+        }
+    }
+
+    /// Number of bits of precision including the implicit leading bit; an integer of at most
+    /// this many bits converts exactly.
+    pub fn precision_bits(&self) -> u32 {
+        self.mantissa_bits + 1
+    }
+}
+
+/// What a dtype's values are: an integer range, a float format, or bool.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Repr {
+    /// `False`/`True`.
+    Bool,
+    /// Integers in `min..=max`.
+    Int {
+        /// Smallest value.
+        min: i128,
+        /// Largest value.
+        max: i128,
+    },
+    /// Floating point (for complex dtypes: each component).
+    Float(FloatFormat),
+}
+
+/// Everything the model knows about one dtype: one row of [`DType::info`]'s table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DTypeInfo {
+    /// Name as NumPy / ml_dtypes print it (`str(np.dtype(...))`).
+    pub name: &'static str,
+    /// NumPy's type code (`i1`, `f4`, `c16`, …) or JAX's documentation's (`bf`), if it has one.
+    pub code: Option<&'static str>,
+    /// The kind.
+    pub kind: Kind,
+    /// Bit width of one element (both components for complex; 8 for bool, as JAX's
+    /// `itemsize_bits`).
+    pub bits: u32,
+    /// The value representation.
+    pub repr: Repr,
+}
+
+macro_rules! dtypes {
+    ($( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr; )*) => {
+        /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`.
+        ///
+        /// Parse with [`FromStr`] (NumPy/ml_dtypes names, NumPy codes such as `i4` and `c8`, and
+        /// the short names of JAX's documentation such as `bf`); print with [`Display`](fmt::Display).
+        ///
+        /// ```
+        /// use dtype_lattice::DType;
+        /// let t: DType = "f2".parse().unwrap();
+        /// assert_eq!(t, DType::Float16);
+        /// assert_eq!(t.to_string(), "float16");
+        /// assert_eq!("bf".parse::<DType>().unwrap(), DType::BFloat16);
+        /// assert_eq!(DType::Complex64.bits(), 64);
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum DType {
+            $(
+                #[doc = concat!("`", $name, "`")]
+                $variant,
+            )*
+        }
+
+        const INFO: &[DTypeInfo] = &[
+            $( DTypeInfo { name: $name, code: $code, kind: Kind::$kind, bits: $bits, repr: $repr }, )*
+        ];
+
+        impl DType {
+            /// Every dtype, in the order of JAX's `_jax_types` (complex32, bcomplex32 before
+            /// complex64).
+            pub const ALL: &'static [DType] = &[ $( DType::$variant, )* ];
+        }
+    };
+}
+
+const fn int(min: i128, max: i128) -> Repr {
+    Repr::Int { min, max }
+}
+
+const fn uint(bits: u32) -> Repr {
+    Repr::Int {
+        min: 0,
+        max: (1i128 << bits) - 1,
+    }
+}
+
+const fn sint(bits: u32) -> Repr {
+    int(-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+}
+
+const fn float(
+    mantissa_bits: u32,
+    exponent_bits: u32,
+    min_exponent: i32,
+    max: f64,
+    has_inf: bool,
+    has_nan: bool,
+) -> Repr {
+    Repr::Float(FloatFormat {
+        mantissa_bits,
+        exponent_bits,
+        min_exponent,
+        max,
+        signed: true,
+        has_inf,
+        has_nan,
+    })
+}
+
+const IEEE_HALF: Repr = float(10, 5, -14, 65504.0, true, true);
+const BFLOAT: Repr = float(7, 8, -126, 3.3895313892515355e38, true, true);
+const IEEE_SINGLE: Repr = float(23, 8, -126, 3.4028234663852886e38, true, true);
+const IEEE_DOUBLE: Repr = float(52, 11, -1022, f64::MAX, true, true);
+
+dtypes! {
+    Bool = "bool", Some("b1"), Bool, 8, Repr::Bool;
+    UInt1 = "uint1", None, UnsignedInt, 1, uint(1);
+    UInt2 = "uint2", None, UnsignedInt, 2, uint(2);
+    UInt4 = "uint4", None, UnsignedInt, 4, uint(4);
+    UInt8 = "uint8", Some("u1"), UnsignedInt, 8, uint(8);
+    UInt16 = "uint16", Some("u2"), UnsignedInt, 16, uint(16);
+    UInt32 = "uint32", Some("u4"), UnsignedInt, 32, uint(32);
+    UInt64 = "uint64", Some("u8"), UnsignedInt, 64, uint(64);
+    Int1 = "int1", None, SignedInt, 1, sint(1);
+    Int2 = "int2", None, SignedInt, 2, sint(2);
+    Int4 = "int4", None, SignedInt, 4, sint(4);
+    Int8 = "int8", Some("i1"), SignedInt, 8, sint(8);
+    Int16 = "int16", Some("i2"), SignedInt, 16, sint(16);
+    Int32 = "int32", Some("i4"), SignedInt, 32, sint(32);
+    Int64 = "int64", Some("i8"), SignedInt, 64, sint(64);
+    Float4E2M1Fn = "float4_e2m1fn", None, Float, 4, float(1, 2, 0, 6.0, false, false);
+    Float6E2M3Fn = "float6_e2m3fn", None, Float, 6, float(3, 2, 0, 7.5, false, false);
+    Float6E3M2Fn = "float6_e3m2fn", None, Float, 6, float(2, 3, -2, 28.0, false, false);
+    Float8E3M4 = "float8_e3m4", None, Float, 8, float(4, 3, -2, 15.5, true, true);
+    Float8E4M3 = "float8_e4m3", None, Float, 8, float(3, 4, -6, 240.0, true, true);
+    Float8E8M0Fnu = "float8_e8m0fnu", None, Float, 8, Repr::Float(FloatFormat {
+        mantissa_bits: 0, exponent_bits: 8, min_exponent: -127, max: 1.7014118346046923e38,
+        signed: false, has_inf: false, has_nan: true,
+    });
+    Float8E4M3B11Fnuz = "float8_e4m3b11fnuz", None, Float, 8, float(3, 4, -10, 30.0, false, true);
+    Float8E4M3Fn = "float8_e4m3fn", None, Float, 8, float(3, 4, -6, 448.0, false, true);
+    Float8E4M3Fnuz = "float8_e4m3fnuz", None, Float, 8, float(3, 4, -7, 240.0, false, true);
+    Float8E5M2 = "float8_e5m2", None, Float, 8, float(2, 5, -14, 57344.0, true, true);
+    Float8E5M2Fnuz = "float8_e5m2fnuz", None, Float, 8, float(2, 5, -15, 57344.0, false, true);
+    BFloat16 = "bfloat16", Some("bf"), Float, 16, BFLOAT;
+    Float16 = "float16", Some("f2"), Float, 16, IEEE_HALF;
+    Float32 = "float32", Some("f4"), Float, 32, IEEE_SINGLE;
+    Float64 = "float64", Some("f8"), Float, 64, IEEE_DOUBLE;
+    Complex32 = "complex32", Some("c4"), Complex, 32, IEEE_HALF;
+    BComplex32 = "bcomplex32", Some("bc"), Complex, 32, BFLOAT;
+    Complex64 = "complex64", Some("c8"), Complex, 64, IEEE_SINGLE;
+    Complex128 = "complex128", Some("c16"), Complex, 128, IEEE_DOUBLE;
+}
+
+/// Extra spellings accepted by [`DType::from_str`] besides names and codes.
+const ALIASES: &[(&str, DType)] = &[
+    ("bool_", DType::Bool),
+    ("?", DType::Bool),
+    ("half", DType::Float16),
+    ("single", DType::Float32),
+    ("double", DType::Float64),
+    ("float", DType::Float64),
+    ("bf16", DType::BFloat16),
+    ("f16", DType::Float16),
+    ("f32", DType::Float32),
+    ("f64", DType::Float64),
+    ("c64", DType::Complex64),
+    ("c128", DType::Complex128),
+    ("chalf", DType::Complex32),
+    ("cfloat", DType::Complex64),
+    ("cdouble", DType::Complex128),
+];
+
+impl DType {
+    /// Number of dtypes in the model.
+    pub const COUNT: usize = INFO.len();
+
+    /// The model's row for this dtype.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Repr};
+    /// assert_eq!(DType::Int8.info().repr, Repr::Int { min: -128, max: 127 });
+    /// ```
+    pub fn info(self) -> &'static DTypeInfo {
+        &INFO[self as usize]
+    }
+
+    /// `jax.dtypes.canonicalize_dtype`: with x64 off (`jax_enable_x64=False`), 64-bit dtypes
+    /// become their 32-bit counterparts; with x64 on, every dtype is its own.
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::Float64.canonicalize(false), DType::Float32);
+    /// assert_eq!(DType::UInt64.canonicalize(true), DType::UInt64);
+    /// assert_eq!(DType::Int8.canonicalize(false), DType::Int8);
+    /// ```
+    #[must_use]
+    pub fn canonicalize(self, x64: bool) -> DType {
+        crate::rules::jax::canonicalize(self, x64)
+    }
+
+    /// A dense index in `0..DType::COUNT`, the position in [`DType::ALL`].
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::ALL[DType::Int8.index()], DType::Int8);
+    /// ```
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name as NumPy / ml_dtypes print it.
+    ///
+    /// ```
+    /// assert_eq!(dtype_lattice::DType::Float8E4M3Fn.name(), "float8_e4m3fn");
+    /// ```
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// The short name used in JAX's documentation table: NumPy's code (`i4`, `c8`), `bf` for
+    /// bfloat16, and the full name for dtypes that have no code (`int4`, `float8_e5m2`).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::Int32.short_name(), "i4");
+    /// assert_eq!(DType::Int4.short_name(), "int4");
+    /// ```
+    pub fn short_name(self) -> &'static str {
+        self.info().code.unwrap_or(self.info().name)
+    }
+
+    /// The kind.
+    pub fn kind(self) -> Kind {
+        self.info().kind
+    }
+
+    /// Bits per element (8 for bool, both components for complex).
+    pub fn bits(self) -> u32 {
+        self.info().bits
+    }
+
+    /// The integer range `(min, max)`, for integer dtypes (and `(0, 1)` for bool).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::UInt4.int_range(), Some((0, 15)));
+    /// assert_eq!(DType::Float32.int_range(), None);
+    /// ```
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        match self.info().repr {
+            Repr::Int { min, max } => Some((min, max)),
+            Repr::Bool => Some((0, 1)),
+            Repr::Float(_) => None,
+        }
+    }
+
+    /// The float format (of each component, for complex dtypes).
+    pub fn float_format(self) -> Option<&'static FloatFormat> {
+        match &self.info().repr {
+            Repr::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The largest finite value as an `f64` (1 for bool).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::Float16.max_value(), 65504.0);
+    /// assert_eq!(DType::UInt8.max_value(), 255.0);
+    /// ```
+    pub fn max_value(self) -> f64 {
+        match self.info().repr {
+            Repr::Bool => 1.0,
+            Repr::Int { max, .. } => max as f64,
+            Repr::Float(f) => f.max,
+        }
+    }
+
+    /// The real dtype of one component of a complex dtype (`complex64` → `float32`), or the
+    /// dtype itself.
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::Complex64.component(), DType::Float32);
+    /// ```
+    pub fn component(self) -> DType {
+        match self {
+            DType::Complex32 => DType::Float16,
+            DType::BComplex32 => DType::BFloat16,
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            other => other,
+        }
+    }
+
+    /// Whether this is one of the sub-byte or 8-bit float formats of ml_dtypes (everything
+    /// real and floating except bfloat16, float16, float32 and float64).
+    pub fn is_small_float(self) -> bool {
+        self.kind() == Kind::Float && self.bits() <= 8
+    }
+
+    /// Whether this is one of the 1-, 2- and 4-bit integers of ml_dtypes.
+    pub fn is_sub_byte_int(self) -> bool {
+        self.kind().is_integer() && self.bits() < 8
+    }
+
+    /// Valid names closest to `input`, best first, for "did you mean" messages.
+    ///
+    /// ```
+    /// let s = dtype_lattice::DType::suggestions("flaot32");
+    /// assert_eq!(s[0], "float32");
+    /// ```
+    pub fn suggestions(input: &str) -> Vec<&'static str> {
+        let input = input.to_ascii_lowercase();
+        let mut scored: Vec<(f64, &'static str)> = INFO
+            .iter()
+            .map(|i| i.name)
+            .chain(INFO.iter().filter_map(|i| i.code))
+            .map(|name| (strsim::jaro_winkler(&input, name), name))
+            .filter(|(score, _)| *score > 0.75)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        let mut out: Vec<&'static str> = Vec::new();
+        for (_, name) in scored {
+            let canonical = name.parse::<DType>().map(DType::name).unwrap_or(name);
+            if !out.contains(&canonical) {
+                out.push(canonical);
+            }
+            if out.len() == 3 {
+                break;
+            }
+        }
+        out
+    }
+}
+
+impl FromStr for DType {
+    type Err = Error;
+
+    /// Parses a NumPy/ml_dtypes name (`float8_e4m3fn`), a NumPy code (`f4`, `c16`, `b1`) or a
+    /// short name of JAX's documentation (`bf`). Unknown names get the closest valid names.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if let Some(i) = INFO.iter().position(|i| i.name == s || i.code == Some(s)) {
+            return Ok(DType::ALL[i]);
+        }
+        if let Some((_, d)) = ALIASES.iter().find(|(a, _)| *a == s) {
+            return Ok(*d);
+        }
+        Err(Reason::UnknownDtype {
+            name: s.to_string(),
+            suggestions: DType::suggestions(s),
+        }
+        .into())
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for DType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for DType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_codes_round_trip() {
+        for &d in DType::ALL {
+            assert_eq!(d.name().parse::<DType>().unwrap(), d);
+            assert_eq!(d.short_name().parse::<DType>().unwrap(), d);
+            assert_eq!(DType::ALL[d.index()], d);
+        }
+        assert_eq!(DType::COUNT, 34);
+    }
+
+    #[test]
+    fn unknown_names_suggest_neighbours() {
+        let suggestions = |name: &str| match name.parse::<DType>().unwrap_err().reason() {
+            Reason::UnknownDtype { suggestions, .. } => suggestions.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(suggestions("int33").contains(&"int32"));
+        assert_eq!(suggestions("bfloat61")[0], "bfloat16");
+    }
+}

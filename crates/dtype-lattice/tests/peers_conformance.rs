@@ -1,0 +1,19 @@
+//! The peers' rule sets against fixtures written from the real libraries by `tools/`.
+//! Operands a rule set cannot represent are refused by us with `UnsupportedOperand` while the
+//! library raises its own error: those cases compare only as refusals.
+
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+
+use common::{MessageCheck, check_result_type_file};
+
+use dtype_lattice::Rules;
+
+#[test]
+fn numpy_result_type_agrees_with_numpy_2() {
+    check_result_type_file(
+        "numpy/result_type.json",
+        Rules::numpy(),
+        MessageCheck::Exact,
+    );
+}
