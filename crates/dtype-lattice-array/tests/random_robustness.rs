@@ -86,7 +86,7 @@ proptest! {
         ])),
     ) {
         let ops: Vec<AnyOperand> = ops.iter().map(|s| s.parse().unwrap()).collect();
-        for &set in RuleSet::ALL {
+        for set in RuleSet::all() {
             for x64 in [false, true] {
                 let rules = Rules::new(set).x64(x64);
                 if let Err(e) = rules.evaluate_any(op, &ops) {

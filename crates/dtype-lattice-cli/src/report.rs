@@ -141,7 +141,7 @@ pub(crate) fn write(path: &Path, base: RuleSet, x64: bool) -> i32 {
 
 fn rule_args(x64: bool) -> RuleArgs {
     RuleArgs {
-        rules: RuleSet::Jax,
+        rules: RuleSet::JAX,
         strict: false,
         x64,
         default_float: None,
@@ -286,7 +286,7 @@ pub(crate) fn page(base: RuleSet, x64: bool) -> Result<String, Error> {
         "<section id=\"lattices\"><h2>The rule sets' lattices</h2><p class=\"lead\">Hasse diagrams (cover edges only) of the rule sets defined by a lattice, drawn by <code>dtype-lattice graph</code>. NumPy's is its safe-casting order, which is not a lattice: NumPy breaks the ties by type number. jax-lax, tensorflow-legacy and MegEngine promote by other means (no promotion, or by category).</p>\n<div class=\"grid\">"
     );
     let mut drawn: Vec<(*const dtype_lattice::lattice::Lattice<Node>, String)> = Vec::new();
-    for &set in RuleSet::ALL {
+    for set in RuleSet::all() {
         let rules = args.rules_for(set);
         let Some(l) = rules.lattice() else { continue };
         if let Some((_, first)) = drawn.iter().find(|(p, _)| std::ptr::eq(*p, l)) {
@@ -327,7 +327,7 @@ pub(crate) fn page(base: RuleSet, x64: bool) -> Result<String, Error> {
         h,
         "<section id=\"tables\"><h2>Promotion tables</h2><p class=\"lead\">Row type promoted with column type, as <code>dtype-lattice table --rules R --diff {base}</code> prints them. <span class=\"legend\"><span style=\"background:var(--diff)\">highlighted</span></span> cells differ from {base}; <code>-</code> is a refusal; <code>i*</code>, <code>f*</code>, <code>c*</code> are Python int, float and complex (weak types), and a trailing <code>*</code> marks a weakly typed result.</p>\n<div class=\"tables\">"
     );
-    for &set in RuleSet::ALL {
+    for set in RuleSet::all() {
         let t = Table::compute(args.rules_for(set), None, &JAX_DOC_TYPES);
         let differing: usize = t.diff(&base_table).iter().flatten().filter(|&&d| d).count();
         let mut buf = Vec::new();

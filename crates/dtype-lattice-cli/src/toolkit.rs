@@ -353,7 +353,7 @@ pub(crate) fn compare_rows(
     files: &[(String, DefinitionFile)],
 ) -> Result<Vec<Summary>, Error> {
     let mut rows = Vec::new();
-    for &set in RuleSet::ALL {
+    for set in RuleSet::all() {
         let r = rules.rules_for(set);
         let has = r.dtypes();
         let t: Vec<DType> = types.iter().copied().filter(|d| has.contains(d)).collect();

@@ -59,7 +59,7 @@ fn benches(c: &mut Criterion) {
     });
     c.bench_function("audit_compare", |b| {
         b.iter(|| {
-            for &set in RuleSet::ALL {
+            for set in RuleSet::all() {
                 let r = Rules::new(set).x64(true);
                 let has = r.dtypes();
                 let t: Vec<_> = COMPARE_DTYPES

@@ -35,7 +35,7 @@ use crate::error::Error;
 use crate::key::KeyDType;
 use crate::operand::{Operand, PyType, Value};
 use crate::ops::Op;
-use crate::rules::{Promotion, RuleSet, Rules};
+use crate::rules::{Extended, Promotion, Rules};
 
 /// A dtype of the model or an extended (key) dtype.
 ///
@@ -509,7 +509,7 @@ impl Rules {
             return self.evaluate(op, &numeric).map(AnyPromotion::Numeric);
         };
         match self.rule_set() {
-            RuleSet::Jax => jax_with_keys(self, op, operands),
+            r if r.def().extended == Extended::Jax => jax_with_keys(self, op, operands),
             other => Err(crate::error::Reason::Unsupported {
                 rules: other.name(),
                 operand: key.to_string(),
@@ -535,7 +535,7 @@ impl Rules {
                 self.promote_types(a, b).map(AnyDType::Numeric)
             }
             (AnyDType::Key(k), _) | (_, AnyDType::Key(k)) => match self.rule_set() {
-                RuleSet::Jax => Err(not_a_data_type(k)),
+                r if r.def().extended == Extended::Jax => Err(not_a_data_type(k)),
                 other => Err(crate::error::Reason::Unsupported {
                     rules: other.name(),
                     operand: k.to_string(),

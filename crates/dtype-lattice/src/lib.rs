@@ -36,9 +36,8 @@ pub mod rules;
 pub mod table;
 pub mod toolkit;
 
-
 pub use dtype::{DType, DTypeInfo, FloatFormat, Kind, Repr};
 pub use error::Error;
 pub use operand::{Node, Operand, PyType, Value};
 pub use ops::Op;
-pub use rules::{Options, Promotion, RuleSet, Rules};
+pub use rules::{OptionName, Options, Promotion, RuleSet, Rules};

@@ -10,7 +10,7 @@ use common::{MessageCheck, check_op_files, check_result_type_file, edge_operands
 use dtype_lattice::{DType, Op, PyType, RuleSet, Rules};
 
 fn rules() -> Rules {
-    Rules::new(RuleSet::ArrayApi)
+    Rules::new(RuleSet::ARRAY_API)
 }
 
 #[test]

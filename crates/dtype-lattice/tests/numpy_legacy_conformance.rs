@@ -11,7 +11,7 @@ use common::{MessageCheck, check_op_files, check_result_type_file, edge_operands
 use dtype_lattice::{Op, RuleSet, Rules};
 
 fn rules() -> Rules {
-    Rules::new(RuleSet::NumpyLegacy)
+    Rules::new(RuleSet::NUMPY_LEGACY)
 }
 
 #[test]

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 fn all_rules() -> Vec<Rules> {
     let mut out = Vec::new();
-    for &set in RuleSet::ALL {
+    for set in RuleSet::all() {
         for strict in [false, true] {
             for x64 in [false, true] {
                 out.push(Rules::new(set).strict(strict).x64(x64));

@@ -13,9 +13,9 @@ use dtype_lattice::{Error, Op, Operand, Promotion, RuleSet, Rules};
 
 /// The fixture suffix of each rule set.
 const MODES: [(&str, RuleSet); 3] = [
-    ("all", RuleSet::Tensorflow),
-    ("safe", RuleSet::TensorflowSafe),
-    ("legacy", RuleSet::TensorflowLegacy),
+    ("all", RuleSet::TENSORFLOW),
+    ("safe", RuleSet::TENSORFLOW_SAFE),
+    ("legacy", RuleSet::TENSORFLOW_LEGACY),
 ];
 
 /// Cases no stateless model can reproduce, by check (a fixture file, or a file's `add`
@@ -236,7 +236,7 @@ fn no_lattice_of_python_types_and_no_panic_on_odd_input() {
             }
         }
     }
-    let err = Rules::new(RuleSet::Tensorflow)
+    let err = Rules::new(RuleSet::TENSORFLOW)
         .result_type(&["~int8".parse().unwrap()])
         .unwrap_err();
     assert_eq!(

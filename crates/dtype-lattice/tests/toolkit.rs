@@ -322,7 +322,7 @@ fn jax_json_is_the_jax_rule_set_with_x64() {
 #[test]
 fn megengine_json_is_megengines_promotion_of_tensors() {
     let l = lattice_of(edges(&example("megengine.json"))).unwrap();
-    let rules = Rules::new(RuleSet::Megengine);
+    let rules = Rules::new(RuleSet::MEGENGINE);
     let dtypes = rules.dtypes();
     assert_eq!(dtypes.len(), l.len());
     for &a in &dtypes {
@@ -457,8 +457,8 @@ fn audit_finds_exactly_the_libraries_non_associative_triples() {
     for (file, rules) in [
         ("numpy.json", Rules::numpy()),
         ("jax_x64.json", Rules::jax().x64(true)),
-        ("torch.json", Rules::new(RuleSet::Torch)),
-        ("tensorflow.json", Rules::new(RuleSet::Tensorflow)),
+        ("torch.json", Rules::new(RuleSet::TORCH)),
+        ("tensorflow.json", Rules::new(RuleSet::TENSORFLOW)),
     ] {
         let path = format!(
             "{}/../../tests/fixtures/audit/{file}",

@@ -173,7 +173,7 @@ fn check_result_type(name: &str, rules: Rules) -> Artifacts {
 fn promote_types_agrees_with_torch() {
     let name = "torch/promote_types.json";
     let f = load(name);
-    let rules = Rules::new(dtype_lattice::RuleSet::Torch);
+    let rules = Rules::new(dtype_lattice::RuleSet::TORCH);
     let failures: Vec<String> = f
         .cases
         .iter()
@@ -197,7 +197,7 @@ fn promote_types_agrees_with_torch() {
 fn result_type_agrees_with_torch() {
     let artifacts = check_result_type(
         "torch/result_type.json",
-        Rules::new(dtype_lattice::RuleSet::Torch),
+        Rules::new(dtype_lattice::RuleSet::TORCH),
     );
     let pinned = Artifacts {
         answered_where_c10_refuses: 315,
@@ -214,7 +214,7 @@ fn result_type_agrees_with_torch() {
 fn result_type_with_default_float64_agrees_with_torch() {
     let artifacts = check_result_type(
         "torch/result_type_default_float64.json",
-        Rules::new(dtype_lattice::RuleSet::Torch).default_float(DType::Float64),
+        Rules::new(dtype_lattice::RuleSet::TORCH).default_float(DType::Float64),
     );
     let pinned = Artifacts {
         answered_where_c10_refuses: 312,
@@ -243,7 +243,7 @@ const OP_FILES: &[(Op, &str)] = &[
 
 #[test]
 fn ops_agree_with_torch_on_the_cpu() {
-    let rules = Rules::new(dtype_lattice::RuleSet::Torch);
+    let rules = Rules::new(dtype_lattice::RuleSet::TORCH);
     for &(op, file) in OP_FILES {
         let name = format!("torch/op_{file}.json");
         let f = load(&name);
@@ -276,7 +276,7 @@ fn ops_agree_with_torch_on_the_cpu() {
 
 #[test]
 fn operands_torch_cannot_build_are_unsupported() {
-    let rules = Rules::new(dtype_lattice::RuleSet::Torch);
+    let rules = Rules::new(dtype_lattice::RuleSet::TORCH);
     for op in [
         Operand::weak_array(DType::Float32),
         Operand::array(DType::Int4),
@@ -295,14 +295,14 @@ fn operands_torch_cannot_build_are_unsupported() {
 
 #[test]
 fn python_types_are_torch_dtypes_in_promote_types() {
-    let rules = Rules::new(dtype_lattice::RuleSet::Torch);
+    let rules = Rules::new(dtype_lattice::RuleSet::TORCH);
     let t = rules.promote_types(DType::Int8, Node::Weak(PyType::Float));
     assert_eq!(t.unwrap(), DType::Float64);
 }
 
 #[test]
 fn the_lattice_is_the_table_and_isolates_the_checked_dtypes() {
-    let rules = Rules::new(dtype_lattice::RuleSet::Torch);
+    let rules = Rules::new(dtype_lattice::RuleSet::TORCH);
     let l = rules.lattice().unwrap();
     assert!(l.is_partial_lattice());
     assert_eq!(l.len(), 21);
@@ -313,7 +313,7 @@ fn the_lattice_is_the_table_and_isolates_the_checked_dtypes() {
 
 #[test]
 fn value_dependent_op_rules() {
-    let rules = Rules::new(dtype_lattice::RuleSet::Torch);
+    let rules = Rules::new(dtype_lattice::RuleSet::TORCH);
     let int8 = Operand::array(DType::Int8);
     let lit = |v: Value| Operand::Literal(v);
     // Integer floor division by a zero-dim zero, not by a nonzero number.

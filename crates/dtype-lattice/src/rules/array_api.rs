@@ -18,7 +18,9 @@ use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::Op;
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{Options, Promotion, WeakRule, no_weak, numpy, unsupported};
+use crate::rules::{
+    Extended, Options, Promotion, RuleSetDef, WeakRule, no_weak, numpy, unsupported,
+};
 
 /// The rule set's name in refusals.
 const NAME: &str = "array-api";
@@ -381,6 +383,19 @@ fn unsupported_op(op: Op, operands: &[Operand]) -> Error {
 pub(crate) fn lattice(_opts: Options) -> Option<&'static Lattice<Node>> {
     Some(&compiled().lattice)
 }
+
+/// The rule set's row in the registry.
+pub(crate) static DEF: RuleSetDef = RuleSetDef {
+    names: &["array-api", "array-api-strict"],
+    summary: "the Python array API standard (2025.12, as array-api-strict implements it)",
+    options: &[],
+    extended: Extended::Refuse,
+    promote_types,
+    result_type,
+    op_result,
+    lattice,
+    knows,
+};
 
 #[cfg(test)]
 mod tests {

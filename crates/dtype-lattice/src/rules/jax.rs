@@ -11,7 +11,7 @@ use crate::lattice::Lub;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN, edges};
-use crate::rules::{Options, Promotion};
+use crate::rules::{Extended, OptionName, Options, Promotion, RuleSetDef};
 
 const I_: Node = Node::Weak(PyType::Int);
 const F_: Node = Node::Weak(PyType::Float);
@@ -634,3 +634,16 @@ fn power_shortcut(
         weak_type: b.weak_type && e_weak,
     }))
 }
+
+/// The rule set's row in the registry.
+pub(crate) static DEF: RuleSetDef = RuleSetDef {
+    names: &["jax", "jax-numpy", "jnp"],
+    summary: "jax.numpy (JAX 0.10): the promotion lattice with weak types",
+    options: &[OptionName::Strict, OptionName::X64],
+    extended: Extended::Jax,
+    promote_types,
+    result_type,
+    op_result,
+    lattice: |o| Some(&lattice(o).lattice),
+    knows: |d| check_known(d).is_ok(),
+};

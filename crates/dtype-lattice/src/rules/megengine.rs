@@ -26,7 +26,7 @@ use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
-use crate::rules::{Options, Promotion, no_weak, numpy, unsupported};
+use crate::rules::{Extended, Options, Promotion, RuleSetDef, no_weak, numpy, unsupported};
 
 const NAME: &str = "megengine";
 
@@ -205,6 +205,19 @@ pub(crate) fn lattice(_opts: Options) -> Option<&'static Lattice<Node>> {
     None
 }
 
+/// The rule set's row in the registry.
+pub(crate) static DEF: RuleSetDef = RuleSetDef {
+    names: &["megengine"],
+    summary: "MegEngine",
+    options: &[],
+    extended: Extended::Refuse,
+    promote_types,
+    result_type,
+    op_result,
+    lattice,
+    knows,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,7 +225,7 @@ mod tests {
 
     fn promote(ops: &[&str]) -> Result<DType, Error> {
         let ops: Vec<Operand> = ops.iter().map(|s| s.parse().unwrap()).collect();
-        Rules::new(crate::RuleSet::Megengine)
+        Rules::new(crate::RuleSet::MEGENGINE)
             .result_type(&ops)
             .map(|p| p.dtype)
     }

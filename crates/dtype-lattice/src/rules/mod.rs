@@ -99,97 +99,180 @@ impl WeakRule {
     }
 }
 
-/// A rule set: which library's promotion semantics to follow.
+/// Which options a rule set honours; the others mean nothing to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OptionName {
+    /// [`Options::strict`].
+    Strict,
+    /// [`Options::x64`].
+    X64,
+    /// [`Options::default_float`].
+    DefaultFloat,
+}
+
+impl OptionName {
+    /// The option's name on the command line (`strict`, `x64`, `default-float`).
+    pub fn name(self) -> &'static str {
+        match self {
+            OptionName::Strict => "strict",
+            OptionName::X64 => "x64",
+            OptionName::DefaultFloat => "default-float",
+        }
+    }
+}
+
+/// How a rule set meets extended (PRNG key) dtypes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Extended {
+    /// As JAX does: a key promotes only with itself, with JAX's errors otherwise.
+    Jax,
+    /// The library has no such dtypes: an operand it cannot represent.
+    Refuse,
+}
+
+/// One row of the registry: a rule set's names and its entry points. A rule set is a file
+/// under `rules/` that defines one of these, plus its line in [`REGISTRY`].
+pub(crate) struct RuleSetDef {
+    /// The canonical name first, then aliases.
+    pub(crate) names: &'static [&'static str],
+    /// One line saying what the rule set follows.
+    pub(crate) summary: &'static str,
+    /// The options it honours.
+    pub(crate) options: &'static [OptionName],
+    /// How it meets key dtypes.
+    pub(crate) extended: Extended,
+    pub(crate) promote_types: fn(Options, Node, Node) -> Result<DType, Error>,
+    pub(crate) result_type: fn(Options, &[Operand]) -> Result<Promotion, Error>,
+    pub(crate) op_result: fn(Options, Op, &[Operand]) -> Result<Promotion, Error>,
+    pub(crate) lattice: fn(Options) -> Option<&'static Lattice<Node>>,
+    /// Whether the library has this (numeric) dtype.
+    pub(crate) knows: fn(DType) -> bool,
+}
+
+/// Every rule set, one row each, in the order `--help` and `--compare` list them.
+static REGISTRY: [&RuleSetDef; 10] = [
+    &jax::DEF,
+    &jax_lax::DEF,
+    &numpy::DEF,
+    &numpy_legacy::DEF,
+    &torch::DEF,
+    &tensorflow::DEF,
+    &tensorflow::DEF_SAFE,
+    &tensorflow::DEF_LEGACY,
+    &array_api::DEF,
+    &megengine::DEF,
+];
+
+/// A rule set: which library's promotion semantics to follow. A handle on one row of the
+/// registry; the built-in ones are also constants (`RuleSet::JAX`).
 ///
 /// ```
 /// use dtype_lattice::RuleSet;
-/// assert_eq!("jax-numpy".parse::<RuleSet>().unwrap(), RuleSet::Jax);
-/// assert_eq!(RuleSet::JaxLax.to_string(), "jax-lax");
+/// assert_eq!("jax-numpy".parse::<RuleSet>().unwrap(), RuleSet::JAX);
+/// assert_eq!(RuleSet::JAX_LAX.to_string(), "jax-lax");
 /// assert!("numpyy".parse::<RuleSet>().is_err());
+/// assert_eq!(RuleSet::all().count(), 10);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RuleSet {
-    /// `jax.numpy` (JAX 0.10): the promotion lattice with weak types.
-    Jax,
-    /// `jax.lax`: no implicit promotion.
-    JaxLax,
-    /// NumPy ≥ 2 (NEP 50); CuPy and Dask follow it.
-    Numpy,
-    /// NumPy 1.x value-based casting.
-    NumpyLegacy,
-    /// PyTorch 2.x.
-    Torch,
-    /// TensorFlow ≥ 2.15 auto dtype conversion, mode ALL.
-    Tensorflow,
-    /// TensorFlow auto dtype conversion, mode SAFE.
-    TensorflowSafe,
-    /// TensorFlow without NumPy behaviour: no implicit promotion, order-dependent.
-    TensorflowLegacy,
-    /// The Python array API standard (2025.12, as array-api-strict implements it).
-    ArrayApi,
-    /// MegEngine.
-    Megengine,
+#[derive(Clone, Copy)]
+pub struct RuleSet(&'static RuleSetDef);
+
+impl PartialEq for RuleSet {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
 }
 
-/// Each rule set's names: the canonical one first, then aliases.
-const NAMES: &[(RuleSet, &[&str])] = &[
-    (RuleSet::Jax, &["jax", "jax-numpy", "jnp"]),
-    (RuleSet::JaxLax, &["jax-lax", "lax"]),
-    (RuleSet::Numpy, &["numpy", "np", "cupy", "dask"]),
-    (RuleSet::NumpyLegacy, &["numpy-legacy", "numpy1"]),
-    (RuleSet::Torch, &["torch", "pytorch"]),
-    (RuleSet::Tensorflow, &["tensorflow", "tf"]),
-    (RuleSet::TensorflowSafe, &["tensorflow-safe", "tf-safe"]),
-    (
-        RuleSet::TensorflowLegacy,
-        &["tensorflow-legacy", "tf-legacy"],
-    ),
-    (RuleSet::ArrayApi, &["array-api", "array-api-strict"]),
-    (RuleSet::Megengine, &["megengine"]),
-];
+impl Eq for RuleSet {}
+
+impl std::hash::Hash for RuleSet {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl fmt::Debug for RuleSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RuleSet({})", self.name())
+    }
+}
+
+impl Serialize for RuleSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
 
 impl RuleSet {
-    /// Every rule set.
-    pub const ALL: &'static [RuleSet] = &[
-        RuleSet::Jax,
-        RuleSet::JaxLax,
-        RuleSet::Numpy,
-        RuleSet::NumpyLegacy,
-        RuleSet::Torch,
-        RuleSet::Tensorflow,
-        RuleSet::TensorflowSafe,
-        RuleSet::TensorflowLegacy,
-        RuleSet::ArrayApi,
-        RuleSet::Megengine,
-    ];
+    /// `jax.numpy` (JAX 0.10): the promotion lattice with weak types.
+    pub const JAX: RuleSet = RuleSet(&jax::DEF);
+    /// `jax.lax`: no implicit promotion.
+    pub const JAX_LAX: RuleSet = RuleSet(&jax_lax::DEF);
+    /// NumPy ≥ 2 (NEP 50); CuPy and Dask follow it.
+    pub const NUMPY: RuleSet = RuleSet(&numpy::DEF);
+    /// NumPy 1.x value-based casting.
+    pub const NUMPY_LEGACY: RuleSet = RuleSet(&numpy_legacy::DEF);
+    /// PyTorch 2.x.
+    pub const TORCH: RuleSet = RuleSet(&torch::DEF);
+    /// TensorFlow ≥ 2.15 auto dtype conversion, mode ALL.
+    pub const TENSORFLOW: RuleSet = RuleSet(&tensorflow::DEF);
+    /// TensorFlow auto dtype conversion, mode SAFE.
+    pub const TENSORFLOW_SAFE: RuleSet = RuleSet(&tensorflow::DEF_SAFE);
+    /// TensorFlow without NumPy behaviour: no implicit promotion, order-dependent.
+    pub const TENSORFLOW_LEGACY: RuleSet = RuleSet(&tensorflow::DEF_LEGACY);
+    /// The Python array API standard (2025.12, as array-api-strict implements it).
+    pub const ARRAY_API: RuleSet = RuleSet(&array_api::DEF);
+    /// MegEngine.
+    pub const MEGENGINE: RuleSet = RuleSet(&megengine::DEF);
+
+    /// Every rule set, in the registry's order.
+    pub fn all() -> impl ExactSizeIterator<Item = RuleSet> + Clone {
+        REGISTRY.iter().map(|d| RuleSet(d))
+    }
 
     /// The canonical name.
     pub fn name(self) -> &'static str {
-        self.names()[0]
+        self.0.names[0]
     }
 
     /// The canonical name followed by the aliases.
     pub fn names(self) -> &'static [&'static str] {
-        NAMES
-            .iter()
-            .find(|(r, _)| *r == self)
-            .map(|(_, n)| *n)
-            .expect("every rule set is named")
+        self.0.names
+    }
+
+    /// One line saying which library and version the rule set follows.
+    pub fn summary(self) -> &'static str {
+        self.0.summary
+    }
+
+    /// Its row in the registry.
+    pub(crate) fn def(self) -> &'static RuleSetDef {
+        self.0
+    }
+
+    /// The options this rule set honours (others mean nothing to it).
+    ///
+    /// ```
+    /// use dtype_lattice::{OptionName, RuleSet};
+    /// assert_eq!(RuleSet::JAX.options(), &[OptionName::Strict, OptionName::X64]);
+    /// assert!(RuleSet::NUMPY.options().is_empty());
+    /// ```
+    pub fn options(self) -> &'static [OptionName] {
+        self.0.options
     }
 }
 
 impl FromStr for RuleSet {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        NAMES
-            .iter()
-            .find(|(_, names)| names.contains(&s))
-            .map(|(r, _)| *r)
+        RuleSet::all()
+            .find(|r| r.names().contains(&s))
             .ok_or_else(|| {
                 Reason::UnknownRules {
                     name: s.to_string(),
-                    valid: NAMES.iter().flat_map(|(_, n)| n.iter().copied()).collect(),
+                    valid: RuleSet::all()
+                        .flat_map(|r| r.names().iter().copied())
+                        .collect(),
                 }
                 .into()
             })
@@ -273,17 +356,17 @@ impl Rules {
 
     /// `jax.numpy` promotion.
     pub fn jax() -> Self {
-        Rules::new(RuleSet::Jax)
+        Rules::new(RuleSet::JAX)
     }
 
     /// `jax.lax`: no implicit promotion.
     pub fn jax_lax() -> Self {
-        Rules::new(RuleSet::JaxLax)
+        Rules::new(RuleSet::JAX_LAX)
     }
 
     /// NumPy ≥ 2 promotion (NEP 50).
     pub fn numpy() -> Self {
-        Rules::new(RuleSet::Numpy)
+        Rules::new(RuleSet::NUMPY)
     }
 
     /// The library's default float, where it can be changed (`torch.set_default_dtype`).
@@ -326,21 +409,7 @@ impl Rules {
     /// ```
     #[inline(always)]
     pub fn promote_types(&self, a: impl Into<Node>, b: impl Into<Node>) -> Result<DType, Error> {
-        let (o, a, b) = (self.options, a.into(), b.into());
-        match self.set {
-            RuleSet::Jax => jax::promote_types(o, a, b),
-            RuleSet::JaxLax => jax_lax::promote_types(o, a, b),
-            RuleSet::Numpy => numpy::promote_types(a, b),
-            RuleSet::NumpyLegacy => numpy_legacy::promote_types(o, a, b),
-            RuleSet::Torch => torch::promote_types(o, a, b),
-            RuleSet::Tensorflow => tensorflow::promote_types(tensorflow::Mode::All, o, a, b),
-            RuleSet::TensorflowSafe => tensorflow::promote_types(tensorflow::Mode::Safe, o, a, b),
-            RuleSet::TensorflowLegacy => {
-                tensorflow::promote_types(tensorflow::Mode::Legacy, o, a, b)
-            }
-            RuleSet::ArrayApi => array_api::promote_types(o, a, b),
-            RuleSet::Megengine => megengine::promote_types(o, a, b),
-        }
+        (self.set.0.promote_types)(self.options, a.into(), b.into())
     }
 
     /// `result_type(*operands)`: the dtype and weak flag of an operation on `operands`.
@@ -353,21 +422,7 @@ impl Rules {
     /// ```
     #[inline]
     pub fn result_type(&self, operands: &[Operand]) -> Result<Promotion, Error> {
-        let o = self.options;
-        match self.set {
-            RuleSet::Jax => jax::result_type(o, operands),
-            RuleSet::JaxLax => jax_lax::result_type(o, operands),
-            RuleSet::Numpy => numpy::result_type(operands),
-            RuleSet::NumpyLegacy => numpy_legacy::result_type(o, operands),
-            RuleSet::Torch => torch::result_type(o, operands),
-            RuleSet::Tensorflow => tensorflow::result_type(tensorflow::Mode::All, o, operands),
-            RuleSet::TensorflowSafe => tensorflow::result_type(tensorflow::Mode::Safe, o, operands),
-            RuleSet::TensorflowLegacy => {
-                tensorflow::result_type(tensorflow::Mode::Legacy, o, operands)
-            }
-            RuleSet::ArrayApi => array_api::result_type(o, operands),
-            RuleSet::Megengine => megengine::result_type(o, operands),
-        }
+        (self.set.0.result_type)(self.options, operands)
     }
 
     /// `op_result` for `Some(op)`, `result_type` for `None`.
@@ -396,23 +451,7 @@ impl Rules {
     /// assert_eq!(Rules::numpy().op_result(Op::Less, &ops).unwrap().dtype, DType::Bool);
     /// ```
     pub fn op_result(&self, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
-        let o = self.options;
-        match self.set {
-            RuleSet::Jax => jax::op_result(o, op, operands),
-            RuleSet::JaxLax => jax_lax::op_result(o, op, operands),
-            RuleSet::Numpy => numpy::op_result(op, operands),
-            RuleSet::NumpyLegacy => numpy_legacy::op_result(o, op, operands),
-            RuleSet::Torch => torch::op_result(o, op, operands),
-            RuleSet::Tensorflow => tensorflow::op_result(tensorflow::Mode::All, o, op, operands),
-            RuleSet::TensorflowSafe => {
-                tensorflow::op_result(tensorflow::Mode::Safe, o, op, operands)
-            }
-            RuleSet::TensorflowLegacy => {
-                tensorflow::op_result(tensorflow::Mode::Legacy, o, op, operands)
-            }
-            RuleSet::ArrayApi => array_api::op_result(o, op, operands),
-            RuleSet::Megengine => megengine::op_result(o, op, operands),
-        }
+        (self.set.0.op_result)(self.options, op, operands)
     }
 
     /// The promotion lattice of this rule set and mode, if it is defined by one.
@@ -425,34 +464,12 @@ impl Rules {
     /// assert_eq!(l.len(), 35);
     /// ```
     pub fn lattice(&self) -> Option<&'static Lattice<Node>> {
-        let o = self.options;
-        match self.set {
-            RuleSet::Jax => Some(&jax::lattice(o).lattice),
-            RuleSet::JaxLax => None,
-            RuleSet::Numpy => Some(numpy::lattice()),
-            RuleSet::NumpyLegacy => numpy_legacy::lattice(o),
-            RuleSet::Torch => torch::lattice(o),
-            RuleSet::Tensorflow => tensorflow::lattice(tensorflow::Mode::All, o),
-            RuleSet::TensorflowSafe => tensorflow::lattice(tensorflow::Mode::Safe, o),
-            RuleSet::TensorflowLegacy => tensorflow::lattice(tensorflow::Mode::Legacy, o),
-            RuleSet::ArrayApi => array_api::lattice(o),
-            RuleSet::Megengine => megengine::lattice(o),
-        }
+        (self.set.0.lattice)(self.options)
     }
 
     /// The dtypes this rule set knows.
     pub fn dtypes(&self) -> Vec<DType> {
-        let knows: fn(DType) -> bool = match self.set {
-            RuleSet::Jax | RuleSet::JaxLax => |d| jax::check_known(d).is_ok(),
-            RuleSet::Numpy => numpy::knows,
-            RuleSet::NumpyLegacy => numpy_legacy::knows,
-            RuleSet::Torch => torch::knows,
-            RuleSet::Tensorflow | RuleSet::TensorflowSafe | RuleSet::TensorflowLegacy => {
-                tensorflow::knows
-            }
-            RuleSet::ArrayApi => array_api::knows,
-            RuleSet::Megengine => megengine::knows,
-        };
+        let knows = self.set.0.knows;
         DType::ALL.iter().copied().filter(|&d| knows(d)).collect()
     }
 
@@ -465,19 +482,14 @@ impl Rules {
     /// ```
     pub fn options_label(&self) -> String {
         let mut parts = Vec::new();
-        if self.set == RuleSet::Jax {
-            parts.push(if self.options.strict {
-                "strict"
-            } else {
-                "standard"
-            });
-        }
-        if matches!(self.set, RuleSet::Jax | RuleSet::JaxLax) {
-            parts.push(if self.options.x64 {
-                "x64 on"
-            } else {
-                "x64 off"
-            });
+        for &o in self.set.options() {
+            match o {
+                OptionName::Strict if self.options.strict => parts.push("strict"),
+                OptionName::Strict => parts.push("standard"),
+                OptionName::X64 if self.options.x64 => parts.push("x64 on"),
+                OptionName::X64 => parts.push("x64 off"),
+                OptionName::DefaultFloat => {}
+            }
         }
         parts.join(", ")
     }

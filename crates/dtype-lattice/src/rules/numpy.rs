@@ -12,7 +12,7 @@ use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{Defaults, Promotion, WeakRule, no_weak, unsupported};
+use crate::rules::{Defaults, Extended, Promotion, RuleSetDef, WeakRule, no_weak, unsupported};
 
 const fn d(t: DType) -> Node {
     Node::Dtype(t)
@@ -308,3 +308,16 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
     }
     Ok(result)
 }
+
+/// The rule set's row in the registry.
+pub(crate) static DEF: RuleSetDef = RuleSetDef {
+    names: &["numpy", "np", "cupy", "dask"],
+    summary: "NumPy >= 2 (NEP 50); CuPy and Dask follow it",
+    options: &[],
+    extended: Extended::Refuse,
+    promote_types: |_, a, b| promote_types(a, b),
+    result_type: |_, ops| result_type(ops),
+    op_result: |_, op, ops| op_result(op, ops),
+    lattice: |_| Some(lattice()),
+    knows,
+};

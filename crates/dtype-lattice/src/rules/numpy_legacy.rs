@@ -17,7 +17,7 @@ use crate::error::{Error, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule};
-use crate::rules::{Options, Promotion, no_weak, numpy, unsupported};
+use crate::rules::{Extended, Options, Promotion, RuleSetDef, no_weak, numpy, unsupported};
 
 /// The rule set's name in refusals.
 const NAME: &str = "numpy-legacy";
@@ -481,6 +481,19 @@ pub(crate) fn op_result(_opts: Options, op: Op, operands: &[Operand]) -> Result<
 pub(crate) fn lattice(_opts: Options) -> Option<&'static Lattice<Node>> {
     Some(numpy::lattice())
 }
+
+/// The rule set's row in the registry.
+pub(crate) static DEF: RuleSetDef = RuleSetDef {
+    names: &["numpy-legacy", "numpy1"],
+    summary: "NumPy 1.x value-based casting",
+    options: &[],
+    extended: Extended::Refuse,
+    promote_types,
+    result_type,
+    op_result,
+    lattice,
+    knows,
+};
 
 #[cfg(test)]
 mod tests {

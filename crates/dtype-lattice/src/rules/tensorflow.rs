@@ -31,7 +31,7 @@ use crate::error::{Error, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{self, Op, OpRule, Outcome};
-use crate::rules::{Options, Promotion, unsupported};
+use crate::rules::{Extended, Options, Promotion, RuleSetDef, unsupported};
 
 /// TensorFlow's modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1161,6 +1161,42 @@ pub(crate) fn op_result(
 pub(crate) fn lattice(_mode: Mode, _opts: Options) -> Option<&'static Lattice<Node>> {
     None
 }
+
+/// The registry row of one mode.
+macro_rules! tensorflow_def {
+    ($mode:expr, $names:expr, $summary:expr) => {
+        RuleSetDef {
+            names: $names,
+            summary: $summary,
+            options: &[],
+            extended: Extended::Refuse,
+            promote_types: |o, a, b| promote_types($mode, o, a, b),
+            result_type: |o, ops| result_type($mode, o, ops),
+            op_result: |o, op, ops| op_result($mode, o, op, ops),
+            lattice: |o| lattice($mode, o),
+            knows,
+        }
+    };
+}
+
+/// Mode ALL's row in the registry.
+pub(crate) static DEF: RuleSetDef = tensorflow_def!(
+    Mode::All,
+    &["tensorflow", "tf"],
+    "TensorFlow >= 2.15 auto dtype conversion, mode ALL"
+);
+/// Mode SAFE's row in the registry.
+pub(crate) static DEF_SAFE: RuleSetDef = tensorflow_def!(
+    Mode::Safe,
+    &["tensorflow-safe", "tf-safe"],
+    "TensorFlow auto dtype conversion, mode SAFE"
+);
+/// Legacy TensorFlow's row in the registry.
+pub(crate) static DEF_LEGACY: RuleSetDef = tensorflow_def!(
+    Mode::Legacy,
+    &["tensorflow-legacy", "tf-legacy"],
+    "TensorFlow without NumPy behaviour: no implicit promotion, order-dependent"
+);
 
 #[cfg(test)]
 mod tests {

@@ -36,7 +36,7 @@ use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{Options, Promotion, no_weak, unsupported};
+use crate::rules::{Extended, OptionName, Options, Promotion, RuleSetDef, no_weak, unsupported};
 
 /// The rule set's name in `unsupported` errors.
 const NAME: &str = "torch";
@@ -890,3 +890,16 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
     }
     Ok(result)
 }
+
+/// The rule set's row in the registry.
+pub(crate) static DEF: RuleSetDef = RuleSetDef {
+    names: &["torch", "pytorch"],
+    summary: "PyTorch 2.x",
+    options: &[OptionName::DefaultFloat],
+    extended: Extended::Refuse,
+    promote_types,
+    result_type,
+    op_result,
+    lattice,
+    knows,
+};
