@@ -14,9 +14,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dtype_lattice::error::Reason;
-use dtype_lattice::extended::{AnyOperand, AnyPromotion, parse_list};
+use dtype_lattice::operand::parse_list;
 use dtype_lattice::table::{JAX_DOC_TYPES, Table};
-use dtype_lattice::{DType, Error, Op, RuleSet, Rules};
+use dtype_lattice::{DType, Error, Op, Operand, Promotion, RuleSet, Rules};
 
 /// What dtype does `a + b` produce? JAX's lattice-based type promotion, explained.
 #[derive(Parser, Debug)]
@@ -352,17 +352,17 @@ fn unprotect(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn answer(rules: Rules, op: Option<Op>, operands: &[AnyOperand]) -> Result<AnyPromotion, Error> {
+fn answer(rules: Rules, op: Option<Op>, operands: &[Operand]) -> Result<Promotion, Error> {
     if operands.is_empty() {
         return Err(Reason::EmptyOperands.into());
     }
-    rules.evaluate_any(op, operands)
+    rules.evaluate(op, operands)
 }
 
 fn promote(rules: Rules, op: Option<Op>, args: &[String], json: bool, out: &mut impl Write) -> i32 {
     let result = args
         .iter()
-        .map(|a| unprotect(a).parse::<AnyOperand>())
+        .map(|a| unprotect(a).parse::<Operand>())
         .collect::<Result<Vec<_>, _>>()
         .and_then(|ops| answer(rules, op, &ops));
     let written = if json {
@@ -397,7 +397,7 @@ fn batch(rules: Rules, op: Option<Op>, out: &mut impl Write) -> i32 {
     if body.is_empty() && input.is_empty() {
         return 0;
     }
-    let mut ops: Vec<AnyOperand> = Vec::with_capacity(8);
+    let mut ops: Vec<Operand> = Vec::with_capacity(8);
     for raw in body.split(|&b| b == b'\n') {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         ops.clear();
@@ -435,7 +435,7 @@ fn table(
     out: &mut impl Write,
 ) -> i32 {
     let types = match types {
-        None => JAX_DOC_TYPES.iter().map(|&t| AnyOperand::from(t)).collect(),
+        None => JAX_DOC_TYPES.to_vec(),
         Some(list) => match parse_list(&unprotect(list)) {
             Ok(t) if t.len() > dtype_lattice::table::MAX_TYPES => {
                 eprintln!(

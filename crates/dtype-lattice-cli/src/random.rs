@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use dtype_lattice::error::Reason;
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::random::{Key, KeyArray, KeyDType, Random, Sample, Values};
+use dtype_lattice_array::random::{Key, KeyArray, Random, Sample, Values};
 use serde::Serialize;
 
 use crate::unprotect;
@@ -168,7 +168,7 @@ fn key_array(k: &str) -> Result<KeyArray, Error> {
                 .map_err(|_| invalid("key", format!("{w:?} is not a uint32")))
         })
         .collect::<Result<Vec<u32>, Error>>()?;
-    KeyArray::wrap_key_data(KeyDType::THREEFRY2X32, &[data.len()], data)
+    KeyArray::wrap_key_data(DType::KeyThreefry2x32, &[data.len()], data)
 }
 
 fn dtype(args: &RandomArgs, default: DType) -> Result<DType, Error> {
@@ -281,7 +281,10 @@ fn write_error(out: &mut impl Write, e: &Error, json: bool) -> io::Result<()> {
 fn write_text(out: &mut impl Write, o: &Output) -> io::Result<()> {
     match o {
         Output::Keys(k) => {
-            for pair in k.key_data().chunks(k.dtype().key_impl().key_words) {
+            for pair in k
+                .key_data()
+                .chunks(k.dtype().key_impl().map_or(1, |i| i.key_words))
+            {
                 let words: Vec<String> = pair.iter().map(u32::to_string).collect();
                 writeln!(out, "{}", words.join(" "))?;
             }

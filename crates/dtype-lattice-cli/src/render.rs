@@ -5,9 +5,8 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use dtype_lattice::error::ErrorJson;
-use dtype_lattice::extended::{AnyOperand, AnyPromotion};
 use dtype_lattice::table::Table;
-use dtype_lattice::{Error, Kind};
+use dtype_lattice::{Error, Kind, Operand, Promotion};
 
 use crate::{Format, Names};
 use dtype_lattice::toolkit::graph::escape_xml as html_escape;
@@ -16,11 +15,11 @@ use dtype_lattice::toolkit::graph::escape_xml as html_escape;
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Answer<'a> {
-    Ok(&'a AnyPromotion),
+    Ok(&'a Promotion),
     Err { error: ErrorJson },
 }
 
-fn to_answer(result: &Result<AnyPromotion, Error>) -> Answer<'_> {
+fn to_answer(result: &Result<Promotion, Error>) -> Answer<'_> {
     match result {
         Ok(p) => Answer::Ok(p),
         Err(e) => Answer::Err { error: e.to_json() },
@@ -29,7 +28,7 @@ fn to_answer(result: &Result<AnyPromotion, Error>) -> Answer<'_> {
 
 pub(crate) fn write_json_line(
     out: &mut impl Write,
-    result: &Result<AnyPromotion, Error>,
+    result: &Result<Promotion, Error>,
 ) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &to_answer(result))?;
     out.write_all(b"\n")
@@ -39,7 +38,7 @@ pub(crate) fn error_line(e: &Error) -> String {
     e.to_string()
 }
 
-fn label(op: &AnyOperand, names: Names) -> String {
+fn label(op: &Operand, names: Names) -> String {
     match names {
         Names::Short => op.short_label(),
         Names::Long => op.to_string(),
@@ -48,11 +47,10 @@ fn label(op: &AnyOperand, names: Names) -> String {
 
 /// A cell as JAX's documentation prints it: weak results by their Python type (`i*`), a
 /// refusal as `-`.
-fn cell(result: &Result<AnyPromotion, Error>, names: Names) -> String {
+fn cell(result: &Result<Promotion, Error>, names: Names) -> String {
     let p = match result {
         Err(_) => return "-".to_string(),
-        Ok(AnyPromotion::Key(k)) => return k.to_string(),
-        Ok(AnyPromotion::Numeric(p)) => p,
+        Ok(p) => p,
     };
     if p.weak_type {
         let (short, long) = match p.dtype.kind() {
@@ -98,7 +96,7 @@ struct TableJson<'a> {
     rules: &'a str,
     options: dtype_lattice::Options,
     op: Option<dtype_lattice::Op>,
-    types: &'a [AnyOperand],
+    types: &'a [Operand],
     cells: Vec<Vec<Answer<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<DiffJson<'a>>,

@@ -10,8 +10,10 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Reason};
+use crate::key::{self, KeyImpl};
 
-/// The kind of a dtype, as NumPy's `dtype.kind` letters name them (`b`, `u`, `i`, `f`, `c`).
+/// The kind of a dtype, as NumPy's `dtype.kind` letters name them (`b`, `u`, `i`, `f`, `c`,
+/// and `V` for JAX's extended dtypes).
 ///
 /// ```
 /// use dtype_lattice::{DType, Kind};
@@ -20,6 +22,7 @@ use crate::error::{Error, Reason};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Kind {
     /// `bool`.
     Bool,
@@ -31,6 +34,8 @@ pub enum Kind {
     Float,
     /// Complex floating point (`c`).
     Complex,
+    /// JAX's extended dtypes, such as the PRNG key dtype `key<fry>` (`V`, as JAX reports).
+    Extended,
 }
 
 impl Kind {
@@ -46,6 +51,7 @@ impl Kind {
             Kind::SignedInt => 'i',
             Kind::Float => 'f',
             Kind::Complex => 'c',
+            Kind::Extended => 'V',
         }
     }
 
@@ -131,8 +137,9 @@ impl FloatFormat {
     }
 }
 
-/// What a dtype's values are: an integer range, a float format, or bool.
+/// What a dtype's values are: an integer range, a float format, bool, or PRNG keys.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Repr {
     /// `False`/`True`.
     Bool,
@@ -145,6 +152,8 @@ pub enum Repr {
     },
     /// Floating point (for complex dtypes: each component).
     Float(FloatFormat),
+    /// PRNG keys of one implementation (an extended dtype).
+    Key(&'static KeyImpl),
 }
 
 /// Everything the model knows about one dtype: one row of [`DType::info`]'s table.
@@ -165,7 +174,8 @@ pub struct DTypeInfo {
 
 macro_rules! dtypes {
     ($( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr; )*) => {
-        /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`.
+        /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`, and JAX's
+        /// extended PRNG key dtypes (`key<fry>`, …; [`Kind::Extended`]).
         ///
         /// Parse with [`FromStr`] (NumPy/ml_dtypes names, NumPy codes such as `i4` and `c8`, and
         /// the short names of JAX's documentation such as `bf`); print with [`Display`](fmt::Display).
@@ -180,6 +190,7 @@ macro_rules! dtypes {
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
+        #[non_exhaustive]
         pub enum DType {
             $(
                 #[doc = concat!("`", $name, "`")]
@@ -192,8 +203,9 @@ macro_rules! dtypes {
         ];
 
         impl DType {
-            /// Every dtype, in the order of JAX's `_jax_types` (complex32, bcomplex32 before
-            /// complex64).
+            /// Every dtype: the numeric ones in the order of JAX's `_jax_types` (complex32,
+            /// bcomplex32 before complex64), then the key dtypes in the order of
+            /// [`KEY_IMPLS`](crate::key::KEY_IMPLS).
             pub const ALL: &'static [DType] = &[ $( DType::$variant, )* ];
         }
     };
@@ -276,6 +288,20 @@ dtypes! {
     BComplex32 = "bcomplex32", Some("bc"), Complex, 32, BFLOAT;
     Complex64 = "complex64", Some("c8"), Complex, 64, IEEE_SINGLE;
     Complex128 = "complex128", Some("c16"), Complex, 128, IEEE_DOUBLE;
+    KeyThreefry2x32 = "key<fry>", None, Extended, 64, Repr::Key(&key::THREEFRY2X32);
+    KeyRbg = "key<rbg>", None, Extended, 128, Repr::Key(&key::RBG);
+    KeyUnsafeRbg = "key<urbg>", None, Extended, 128, Repr::Key(&key::UNSAFE_RBG);
+    KeyThreefry4x32 = "key<fry4>", None, Extended, 128, Repr::Key(&key::THREEFRY4X32);
+    KeyPhilox2x32 = "key<phx2>", None, Extended, 32, Repr::Key(&key::PHILOX2X32);
+    KeyPhilox4x32 = "key<phx4>", None, Extended, 64, Repr::Key(&key::PHILOX4X32);
+}
+
+impl DType {
+    /// The numeric (and bool) dtypes: [`DType::ALL`] without the extended ones.
+    pub const NUMERIC: &'static [DType] = DType::ALL.split_at(DType::KeyThreefry2x32 as usize).0;
+
+    /// The extended (PRNG key) dtypes.
+    pub const EXTENDED: &'static [DType] = DType::ALL.split_at(DType::KeyThreefry2x32 as usize).1;
 }
 
 /// Extra spellings accepted by [`DType::from_str`] besides names and codes.
@@ -377,7 +403,7 @@ impl DType {
         match self.info().repr {
             Repr::Int { min, max } => Some((min, max)),
             Repr::Bool => Some((0, 1)),
-            Repr::Float(_) => None,
+            Repr::Float(_) | Repr::Key(_) => None,
         }
     }
 
@@ -389,7 +415,8 @@ impl DType {
         }
     }
 
-    /// The largest finite value as an `f64` (1 for bool).
+    /// The largest finite value as an `f64` (1 for bool, NaN for key dtypes, which hold no
+    /// numbers).
     ///
     /// ```
     /// use dtype_lattice::DType;
@@ -401,6 +428,32 @@ impl DType {
             Repr::Bool => 1.0,
             Repr::Int { max, .. } => max as f64,
             Repr::Float(f) => f.max,
+            Repr::Key(_) => f64::NAN,
+        }
+    }
+
+    /// Whether this is an extended dtype (a PRNG key dtype), which promotes only with itself.
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert!(DType::KeyThreefry2x32.is_extended());
+    /// assert!(!DType::Float32.is_extended());
+    /// ```
+    pub fn is_extended(self) -> bool {
+        self.kind() == Kind::Extended
+    }
+
+    /// The PRNG implementation of a key dtype.
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::KeyThreefry2x32.key_impl().unwrap().name, "threefry2x32");
+    /// assert!(DType::UInt32.key_impl().is_none());
+    /// ```
+    pub fn key_impl(self) -> Option<&'static KeyImpl> {
+        match self.info().repr {
+            Repr::Key(k) => Some(k),
+            _ => None,
         }
     }
 
@@ -501,6 +554,144 @@ impl<'de> Deserialize<'de> for DType {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The class hierarchy
+// ---------------------------------------------------------------------------------------------
+
+/// The abstract dtype classes of NumPy (`np.number`, `np.integer`, …) and JAX
+/// (`jax.dtypes.extended`, `jax.dtypes.prng_key`), for [`issubdtype`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DTypeClass {
+    /// `np.generic`: everything.
+    Generic,
+    /// `np.number`.
+    Number,
+    /// `np.integer`.
+    Integer,
+    /// `np.signedinteger`.
+    SignedInteger,
+    /// `np.unsignedinteger`.
+    UnsignedInteger,
+    /// `np.inexact`.
+    Inexact,
+    /// `np.floating`.
+    Floating,
+    /// `np.complexfloating`.
+    ComplexFloating,
+    /// `np.bool_`.
+    Bool,
+    /// `jax.dtypes.extended`.
+    Extended,
+    /// `jax.dtypes.prng_key`.
+    PrngKey,
+}
+
+/// The class hierarchy as data: each class, its name, and the class directly above it.
+const CLASSES: &[(DTypeClass, &str, Option<DTypeClass>)] = &[
+    (DTypeClass::Generic, "generic", None),
+    (DTypeClass::Number, "number", Some(DTypeClass::Generic)),
+    (DTypeClass::Integer, "integer", Some(DTypeClass::Number)),
+    (
+        DTypeClass::SignedInteger,
+        "signedinteger",
+        Some(DTypeClass::Integer),
+    ),
+    (
+        DTypeClass::UnsignedInteger,
+        "unsignedinteger",
+        Some(DTypeClass::Integer),
+    ),
+    (DTypeClass::Inexact, "inexact", Some(DTypeClass::Number)),
+    (DTypeClass::Floating, "floating", Some(DTypeClass::Inexact)),
+    (
+        DTypeClass::ComplexFloating,
+        "complexfloating",
+        Some(DTypeClass::Inexact),
+    ),
+    (DTypeClass::Bool, "bool", Some(DTypeClass::Generic)),
+    (DTypeClass::Extended, "extended", Some(DTypeClass::Generic)),
+    (DTypeClass::PrngKey, "prng_key", Some(DTypeClass::Extended)),
+];
+
+impl DTypeClass {
+    /// The class's name (`signedinteger`, `prng_key`).
+    pub fn name(self) -> &'static str {
+        CLASSES
+            .iter()
+            .find(|(c, _, _)| *c == self)
+            .map_or("generic", |(_, n, _)| n)
+    }
+
+    /// The class directly above (`None` for `generic`).
+    pub fn parent(self) -> Option<DTypeClass> {
+        CLASSES
+            .iter()
+            .find(|(c, _, _)| *c == self)
+            .and_then(|(_, _, p)| *p)
+    }
+
+    /// The most specific class of a dtype: its kind's class, or `prng_key` for key dtypes.
+    pub fn of(dtype: DType) -> DTypeClass {
+        match dtype.kind() {
+            Kind::Bool => DTypeClass::Bool,
+            Kind::UnsignedInt => DTypeClass::UnsignedInteger,
+            Kind::SignedInt => DTypeClass::SignedInteger,
+            Kind::Float => DTypeClass::Floating,
+            Kind::Complex => DTypeClass::ComplexFloating,
+            Kind::Extended => DTypeClass::PrngKey,
+        }
+    }
+}
+
+impl FromStr for DTypeClass {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        CLASSES
+            .iter()
+            .find(|(_, n, _)| *n == s)
+            .map(|(c, _, _)| *c)
+            .ok_or_else(|| {
+                Reason::InvalidArgument {
+                    argument: "class".into(),
+                    reason: format!(
+                        "unknown dtype class {s:?}; valid: {}",
+                        CLASSES.iter().map(|c| c.1).collect::<Vec<_>>().join(", ")
+                    ),
+                }
+                .into()
+            })
+    }
+}
+
+impl fmt::Display for DTypeClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `jnp.issubdtype(dtype, class)`: whether the dtype lies under the class.
+///
+/// ```
+/// use dtype_lattice::dtype::{issubdtype, DTypeClass};
+/// use dtype_lattice::DType;
+/// let key = DType::KeyThreefry2x32;
+/// assert!(issubdtype(key, DTypeClass::PrngKey) && issubdtype(key, DTypeClass::Extended));
+/// assert!(!issubdtype(key, DTypeClass::Number));
+/// assert!(issubdtype("bfloat16".parse().unwrap(), DTypeClass::Floating));
+/// assert!(!issubdtype("bool".parse().unwrap(), DTypeClass::Number));
+/// ```
+pub fn issubdtype(dtype: DType, class: DTypeClass) -> bool {
+    let mut c = Some(DTypeClass::of(dtype));
+    while let Some(x) = c {
+        if x == class {
+            return true;
+        }
+        c = x.parent();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,7 +703,12 @@ mod tests {
             assert_eq!(d.short_name().parse::<DType>().unwrap(), d);
             assert_eq!(DType::ALL[d.index()], d);
         }
-        assert_eq!(DType::COUNT, 34);
+        assert_eq!(
+            (DType::COUNT, DType::NUMERIC.len(), DType::EXTENDED.len()),
+            (40, 34, 6)
+        );
+        assert!(DType::NUMERIC.iter().all(|d| !d.is_extended()));
+        assert!(DType::EXTENDED.iter().all(|d| d.is_extended()));
     }
 
     #[test]

@@ -2,16 +2,12 @@
 //! (`key<fry>`, `key<rbg>`, …). Promotion must know them (a key promotes only with itself), so
 //! they live here; sampling with them lives in the `dtype-lattice-array` crate.
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-use crate::error::{Error, Reason};
+use crate::dtype::DType;
 
 /// How a key implementation derives keys and bits. Only `Threefry2x32` is implemented here;
 /// the others are known as dtypes (they promote, print and parse) but refuse to sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Algorithm {
     /// Threefry-2x32-20, JAX's default.
     Threefry2x32,
@@ -39,44 +35,58 @@ pub struct KeyImpl {
     pub algorithm: Algorithm,
 }
 
-/// The PRNG implementations JAX 0.10 registers, as data.
+/// `threefry2x32`, JAX's default: dtype `key<fry>`.
+pub const THREEFRY2X32: KeyImpl = KeyImpl {
+    name: "threefry2x32",
+    tag: "fry",
+    key_words: 2,
+    algorithm: Algorithm::Threefry2x32,
+};
+/// `rbg`: dtype `key<rbg>` (known as a dtype only).
+pub const RBG: KeyImpl = KeyImpl {
+    name: "rbg",
+    tag: "rbg",
+    key_words: 4,
+    algorithm: Algorithm::NotImplemented,
+};
+/// `unsafe_rbg`: dtype `key<urbg>` (known as a dtype only).
+pub const UNSAFE_RBG: KeyImpl = KeyImpl {
+    name: "unsafe_rbg",
+    tag: "urbg",
+    key_words: 4,
+    algorithm: Algorithm::NotImplemented,
+};
+/// `threefry4x32`: dtype `key<fry4>` (known as a dtype only).
+pub const THREEFRY4X32: KeyImpl = KeyImpl {
+    name: "threefry4x32",
+    tag: "fry4",
+    key_words: 4,
+    algorithm: Algorithm::NotImplemented,
+};
+/// `philox2x32`: dtype `key<phx2>` (known as a dtype only).
+pub const PHILOX2X32: KeyImpl = KeyImpl {
+    name: "philox2x32",
+    tag: "phx2",
+    key_words: 1,
+    algorithm: Algorithm::NotImplemented,
+};
+/// `philox4x32`: dtype `key<phx4>` (known as a dtype only).
+pub const PHILOX4X32: KeyImpl = KeyImpl {
+    name: "philox4x32",
+    tag: "phx4",
+    key_words: 2,
+    algorithm: Algorithm::NotImplemented,
+};
+
+/// The PRNG implementations JAX 0.10 registers, as data; each is the [`Repr::Key`](crate::dtype::Repr::Key) of one
+/// extended [`DType`].
 pub const KEY_IMPLS: &[KeyImpl] = &[
-    KeyImpl {
-        name: "threefry2x32",
-        tag: "fry",
-        key_words: 2,
-        algorithm: Algorithm::Threefry2x32,
-    },
-    KeyImpl {
-        name: "rbg",
-        tag: "rbg",
-        key_words: 4,
-        algorithm: Algorithm::NotImplemented,
-    },
-    KeyImpl {
-        name: "unsafe_rbg",
-        tag: "urbg",
-        key_words: 4,
-        algorithm: Algorithm::NotImplemented,
-    },
-    KeyImpl {
-        name: "threefry4x32",
-        tag: "fry4",
-        key_words: 4,
-        algorithm: Algorithm::NotImplemented,
-    },
-    KeyImpl {
-        name: "philox2x32",
-        tag: "phx2",
-        key_words: 1,
-        algorithm: Algorithm::NotImplemented,
-    },
-    KeyImpl {
-        name: "philox4x32",
-        tag: "phx4",
-        key_words: 2,
-        algorithm: Algorithm::NotImplemented,
-    },
+    THREEFRY2X32,
+    RBG,
+    UNSAFE_RBG,
+    THREEFRY4X32,
+    PHILOX2X32,
+    PHILOX4X32,
 ];
 
 impl KeyImpl {
@@ -89,94 +99,38 @@ impl KeyImpl {
     pub fn dtype_name(&self) -> String {
         format!("key<{}>", self.tag)
     }
-}
 
-/// A key dtype (`key<fry>`): an extended dtype naming a [`KeyImpl`].
-///
-/// ```
-/// use dtype_lattice::key::KeyDType;
-/// let t: KeyDType = "key<fry>".parse().unwrap();
-/// assert_eq!(t, KeyDType::THREEFRY2X32);
-/// assert_eq!(t.to_string(), "key<fry>");
-/// assert_eq!(t.key_impl().name, "threefry2x32");
-/// assert!("key<nope>".parse::<KeyDType>().is_err());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct KeyDType(u8);
-
-impl KeyDType {
-    /// `key<fry>`, JAX's default.
-    pub const THREEFRY2X32: KeyDType = KeyDType(0);
-
-    /// Every key dtype, in the order of [`KEY_IMPLS`].
-    pub fn all() -> impl Iterator<Item = KeyDType> {
-        (0..KEY_IMPLS.len() as u8).map(KeyDType)
-    }
-
-    /// The implementation.
-    pub fn key_impl(self) -> &'static KeyImpl {
-        &KEY_IMPLS[self.0 as usize]
-    }
-
-    /// The dtype of an implementation given by name (`threefry2x32`) or tag (`fry`).
-    pub fn of_impl(name: &str) -> Option<KeyDType> {
-        KEY_IMPLS
+    /// Its dtype.
+    ///
+    /// ```
+    /// use dtype_lattice::{key::THREEFRY2X32, DType};
+    /// assert_eq!(THREEFRY2X32.dtype(), DType::KeyThreefry2x32);
+    /// ```
+    pub fn dtype(&self) -> DType {
+        DType::EXTENDED
             .iter()
-            .position(|k| k.name == name || k.tag == name)
-            .map(|i| KeyDType(i as u8))
+            .copied()
+            .find(|d| d.key_impl() == Some(self))
+            .unwrap_or(DType::KeyThreefry2x32)
     }
 }
 
-impl FromStr for KeyDType {
-    type Err = Error;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Parses `key<TAG>` (`key<fry>`, `key<rbg>`, …).
-    fn from_str(s: &str) -> Result<Self, Error> {
-        let tag = s
-            .strip_prefix("key<")
-            .and_then(|r| r.strip_suffix('>'))
-            .ok_or_else(|| invalid("dtype", format!("{s:?} is not a key dtype (key<TAG>)")))?;
-        KEY_IMPLS
-            .iter()
-            .position(|k| k.tag == tag)
-            .map(|i| KeyDType(i as u8))
-            .ok_or_else(|| {
-                let valid: Vec<String> = KEY_IMPLS.iter().map(KeyImpl::dtype_name).collect();
-                invalid(
-                    "dtype",
-                    format!(
-                        "unknown key dtype {s:?}; valid key dtypes: {}",
-                        valid.join(", ")
-                    ),
-                )
-            })
+    #[test]
+    fn key_dtypes_are_data() {
+        for &t in DType::EXTENDED {
+            assert_eq!(t.to_string().parse::<DType>().unwrap(), t);
+            let k = t
+                .key_impl()
+                .expect("an extended dtype names its implementation");
+            assert_eq!(k.dtype(), t);
+            assert_eq!(KeyImpl::by_name(k.name).map(KeyImpl::dtype), Some(t));
+            assert_eq!(t.to_string(), k.dtype_name());
+            assert_eq!(t.bits() as usize, 32 * k.key_words);
+        }
+        assert_eq!(DType::EXTENDED.len(), KEY_IMPLS.len());
     }
-}
-
-impl fmt::Display for KeyDType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "key<{}>", self.key_impl().tag)
-    }
-}
-
-impl Serialize for KeyDType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for KeyDType {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// Unusable input naming a key dtype.
-fn invalid(argument: &str, reason: impl Into<String>) -> Error {
-    Reason::InvalidArgument {
-        argument: argument.to_string(),
-        reason: reason.into(),
-    }
-    .into()
 }

@@ -27,7 +27,6 @@
 
 pub mod dtype;
 pub mod error;
-pub mod extended;
 pub mod key;
 pub mod lattice;
 pub mod operand;

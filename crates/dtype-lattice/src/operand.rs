@@ -80,6 +80,7 @@ impl PyType {
             Kind::UnsignedInt | Kind::SignedInt => Some(PyType::Int),
             Kind::Float => Some(PyType::Float),
             Kind::Complex => Some(PyType::Complex),
+            _ => None,
         }
     }
 }
@@ -118,6 +119,12 @@ pub enum Node {
 }
 
 impl Node {
+    /// Whether the node is an extended (PRNG key) dtype.
+    #[inline]
+    pub fn is_extended(self) -> bool {
+        matches!(self, Node::Dtype(d) if d.is_extended())
+    }
+
     /// Number of distinct nodes ([`Node::index`] is below this).
     pub const COUNT: usize = DType::COUNT + 3;
 
@@ -290,6 +297,10 @@ impl Value {
                 let c = dtype.component();
                 Ok(Value::Complex(round_to(c, re), round_to(c, im)))
             }
+            (Kind::Extended, _) => Err(malformed(
+                &format!("{dtype}({self})"),
+                format!("{dtype} holds PRNG keys, not numbers"),
+            )),
             (_, Value::Complex(..)) => Err(malformed(
                 &format!("{dtype}({self})"),
                 format!("a complex value does not convert to {dtype}"),
@@ -393,6 +404,21 @@ impl Operand {
             dtype,
             value: value.cast(dtype)?,
         })
+    }
+
+    /// The operand's dtype, for arrays and zero-dimensional arrays (`None` for Python
+    /// scalars and their types).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Operand};
+    /// assert_eq!("~int8".parse::<Operand>().unwrap().dtype(), Some(DType::Int8));
+    /// assert_eq!("2.5".parse::<Operand>().unwrap().dtype(), None);
+    /// ```
+    pub fn dtype(&self) -> Option<DType> {
+        match *self {
+            Operand::Array { dtype, .. } | Operand::Scalar { dtype, .. } => Some(dtype),
+            Operand::PyType(_) | Operand::Literal(_) => None,
+        }
     }
 
     /// The short label used in table headers (`i4`, `~f2`, `i*`, `i1(3)`, `2.5`).
@@ -560,7 +586,11 @@ impl FromStr for Operand {
             return Ok(Operand::PyType(t));
         }
         if let Some(rest) = s.strip_prefix('~') {
-            return rest.parse::<DType>().map(Operand::weak_array);
+            let dtype = rest.parse::<DType>()?;
+            if dtype.is_extended() {
+                return Err(malformed(s, "key arrays are never weakly typed"));
+            }
+            return Ok(Operand::weak_array(dtype));
         }
         if let Some(open) = s.find('(').filter(|&i| i > 0) {
             let inner = s[open + 1..]

@@ -2,10 +2,9 @@
 
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::extended::{AnyOperand, AnyPromotion};
 use crate::operand::{Operand, PyType};
 use crate::ops::Op;
-use crate::rules::Rules;
+use crate::rules::{Promotion, Rules};
 
 /// The 18 types of the table in JAX's documentation: bool, the unsigned and signed integers,
 /// bfloat16, the IEEE floats, the complex types and the three weak Python types.
@@ -87,7 +86,7 @@ pub const MAX_TYPES: usize = 1024;
 /// // u4 × i4 → i8 with x64 (row uint32, column int32)
 /// assert_eq!(t.cells[3][7].as_ref().unwrap().to_string(), "int64");
 /// // Key dtypes take part: a key promotes only with itself.
-/// let keys = dtype_lattice::extended::parse_list("key<fry>,int32").unwrap();
+/// let keys = dtype_lattice::operand::parse_list("key<fry>,int32").unwrap();
 /// let t = Table::compute(Rules::jax(), None, &keys);
 /// assert_eq!(t.cells[0][0].as_ref().unwrap().to_string(), "key<fry>");
 /// assert!(t.cells[0][1].is_err());
@@ -99,22 +98,22 @@ pub struct Table {
     /// The operation (`None`: plain promotion).
     pub op: Option<Op>,
     /// Row and column operands.
-    pub types: Vec<AnyOperand>,
+    pub types: Vec<Operand>,
     /// `cells[i][j]` = result of (types\[i\], types\[j\]).
-    pub cells: Vec<Vec<Result<AnyPromotion, Error>>>,
+    pub cells: Vec<Vec<Result<Promotion, Error>>>,
 }
 
 impl Table {
     /// Computes every cell: `op` of the row and column operands, or their plain promotion.
-    /// The operands are [`Operand`]s or [`AnyOperand`]s (key dtypes included).
-    pub fn compute<T: Copy + Into<AnyOperand>>(rules: Rules, op: Option<Op>, types: &[T]) -> Table {
-        let types: Vec<AnyOperand> = types.iter().map(|&t| t.into()).collect();
+    /// Key dtypes take part like any other (a key promotes only with itself).
+    pub fn compute(rules: Rules, op: Option<Op>, types: &[Operand]) -> Table {
+        let types = types.to_vec();
         let cells = types
             .iter()
             .map(|a| {
                 types
                     .iter()
-                    .map(|b| rules.evaluate_any(op, &[*a, *b]))
+                    .map(|b| rules.evaluate(op, &[*a, *b]))
                     .collect()
             })
             .collect();

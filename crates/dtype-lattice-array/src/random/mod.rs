@@ -48,7 +48,7 @@ use serde::{Serialize, Serializer};
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Reason;
-pub use dtype_lattice::key::{Algorithm, KEY_IMPLS, KeyDType, KeyImpl};
+use dtype_lattice::key::{Algorithm, KeyImpl};
 use dtype_lattice::{DType, Kind};
 
 pub use threefry::threefry2x32;
@@ -90,8 +90,8 @@ impl Key {
     }
 
     /// Its dtype, `key<fry>`.
-    pub fn dtype(&self) -> KeyDType {
-        KeyDType::THREEFRY2X32
+    pub fn dtype(&self) -> DType {
+        DType::KeyThreefry2x32
     }
 
     /// As a scalar [`KeyArray`].
@@ -108,16 +108,17 @@ impl Key {
 /// trailing dimension, as in JAX.
 ///
 /// ```
-/// use dtype_lattice_array::random::{KeyArray, KeyDType};
-/// let keys = KeyArray::wrap_key_data(KeyDType::THREEFRY2X32, &[2, 2], vec![1, 2, 3, 4]).unwrap();
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::random::KeyArray;
+/// let keys = KeyArray::wrap_key_data(DType::KeyThreefry2x32, &[2, 2], vec![1, 2, 3, 4]).unwrap();
 /// assert_eq!(keys.shape(), &[2]);
 /// assert_eq!(keys.key(1).unwrap().data(), [3, 4]);
 /// // Key data whose last dimension is not the implementation's key size is refused.
-/// assert!(KeyArray::wrap_key_data(KeyDType::THREEFRY2X32, &[3], vec![1, 2, 3]).is_err());
+/// assert!(KeyArray::wrap_key_data(DType::KeyThreefry2x32, &[3], vec![1, 2, 3]).is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyArray {
-    dtype: KeyDType,
+    dtype: DType,
     shape: Shape,
     data: Vec<u32>,
 }
@@ -126,11 +127,11 @@ impl KeyArray {
     /// `jax.random.wrap_key_data(data, impl=...)`: `data_shape` is the key data's shape, whose
     /// last dimension must be the implementation's number of key words.
     pub fn wrap_key_data(
-        dtype: KeyDType,
+        dtype: DType,
         data_shape: &[usize],
         data: Vec<u32>,
     ) -> Result<KeyArray, Error> {
-        let words = dtype.key_impl().key_words;
+        let words = key_impl(dtype)?.key_words;
         let size = checked_size(data_shape).filter(|&n| n == data.len() as u128);
         if size.is_none() {
             return Err(invalid(
@@ -160,7 +161,7 @@ impl KeyArray {
     }
 
     /// The key dtype.
-    pub fn dtype(&self) -> KeyDType {
+    pub fn dtype(&self) -> DType {
         self.dtype
     }
 
@@ -171,7 +172,7 @@ impl KeyArray {
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        self.data.len() / self.dtype.key_impl().key_words
+        self.data.len() / key_impl(self.dtype).map_or(1, |k| k.key_words)
     }
 
     /// Whether there are no keys.
@@ -209,15 +210,23 @@ impl Serialize for KeyArray {
     }
 }
 
-fn implemented(dtype: KeyDType) -> Result<(), Error> {
-    match dtype.key_impl().algorithm {
+/// The PRNG implementation of a key dtype; a numeric dtype is not one.
+fn key_impl(dtype: DType) -> Result<&'static KeyImpl, Error> {
+    dtype
+        .key_impl()
+        .ok_or_else(|| invalid("dtype", format!("{dtype} is not a PRNG key dtype")))
+}
+
+fn implemented(dtype: DType) -> Result<(), Error> {
+    let k = key_impl(dtype)?;
+    match k.algorithm {
         Algorithm::Threefry2x32 => Ok(()),
-        Algorithm::NotImplemented => Err(invalid(
+        _ => Err(invalid(
             "key",
             format!(
                 "{dtype} ({}) is known as a dtype only; this crate implements the threefry2x32 \
                  PRNG",
-                dtype.key_impl().name
+                k.name
             ),
         )),
     }
@@ -1415,15 +1424,6 @@ fn convert_ints(v: Vec<i128>, dtype: DType) -> Result<Values, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_dtypes_are_data() {
-        for t in KeyDType::all() {
-            assert_eq!(t.to_string().parse::<KeyDType>().unwrap(), t);
-            assert_eq!(KeyDType::of_impl(t.key_impl().name), Some(t));
-        }
-        assert_eq!(KeyDType::all().count(), KEY_IMPLS.len());
-    }
 
     #[test]
     fn parallel_fill_equals_serial() {

@@ -13,6 +13,7 @@
 
 mod array_api;
 mod compiled;
+mod extended;
 pub mod jax;
 mod jax_lax;
 mod megengine;
@@ -409,7 +410,11 @@ impl Rules {
     /// ```
     #[inline(always)]
     pub fn promote_types(&self, a: impl Into<Node>, b: impl Into<Node>) -> Result<DType, Error> {
-        (self.set.0.promote_types)(self.options, a.into(), b.into())
+        let (a, b) = (a.into(), b.into());
+        if a.is_extended() || b.is_extended() {
+            return extended::promote_types(self, a, b);
+        }
+        (self.set.0.promote_types)(self.options, a, b)
     }
 
     /// `result_type(*operands)`: the dtype and weak flag of an operation on `operands`.
@@ -422,6 +427,9 @@ impl Rules {
     /// ```
     #[inline]
     pub fn result_type(&self, operands: &[Operand]) -> Result<Promotion, Error> {
+        if extended::any_extended(operands) {
+            return extended::evaluate(self, None, operands);
+        }
         (self.set.0.result_type)(self.options, operands)
     }
 
@@ -451,6 +459,9 @@ impl Rules {
     /// assert_eq!(Rules::numpy().op_result(Op::Less, &ops).unwrap().dtype, DType::Bool);
     /// ```
     pub fn op_result(&self, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
+        if extended::any_extended(operands) {
+            return extended::evaluate(self, Some(op), operands);
+        }
         (self.set.0.op_result)(self.options, op, operands)
     }
 
@@ -467,10 +478,14 @@ impl Rules {
         (self.set.0.lattice)(self.options)
     }
 
-    /// The dtypes this rule set knows.
+    /// The numeric dtypes this rule set knows (key dtypes are not promoted with them).
     pub fn dtypes(&self) -> Vec<DType> {
         let knows = self.set.0.knows;
-        DType::ALL.iter().copied().filter(|&d| knows(d)).collect()
+        DType::NUMERIC
+            .iter()
+            .copied()
+            .filter(|&d| knows(d))
+            .collect()
     }
 
     /// The options that matter for this rule set, for labels: `standard, x64 off`.

@@ -139,15 +139,6 @@ fn numeric(name: &str) -> Option<DType> {
     }
 }
 
-/// Largest finite value (of each component); 1 for bool.
-fn largest(d: DType) -> f64 {
-    match d.info().repr {
-        Repr::Bool => 1.0,
-        Repr::Int { max, .. } => max as f64,
-        Repr::Float(f) => f.max,
-    }
-}
-
 /// `x → r` overflows: x is an integer whose range the integer r does not contain.
 pub fn overflows(x: DType, r: DType) -> bool {
     match (x.info().repr, r.info().repr) {
@@ -163,7 +154,7 @@ pub fn loses_magnitude(x: DType, r: DType) -> bool {
     if kx == Kind::Bool || kr == Kind::Bool || (kx.is_integer() && kr.is_integer()) {
         return false;
     }
-    largest(x) > largest(r)
+    x.max_value() > r.max_value()
 }
 
 /// `x → r` loses precision: some value of x within r's finite range is not exactly a value
@@ -172,6 +163,7 @@ pub fn loses_magnitude(x: DType, r: DType) -> bool {
 pub fn loses_precision(x: DType, r: DType) -> bool {
     match (x.info().repr, r.info().repr) {
         (Repr::Bool, _) | (_, Repr::Bool) | (Repr::Int { .. }, Repr::Int { .. }) => false,
+        (Repr::Key(_), _) | (_, Repr::Key(_)) => false,
         (Repr::Float(_), Repr::Int { .. }) => true,
         (Repr::Int { min, max }, Repr::Float(f)) => {
             if min < 0 && !f.signed {

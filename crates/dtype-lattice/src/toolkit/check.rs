@@ -233,7 +233,7 @@ pub fn meaning(name: &str) -> Option<Meaning> {
     if let Some(t) = PyType::ALL.iter().find(|t| t.name() == name) {
         return Some(Meaning::Python(*t));
     }
-    DType::ALL
+    DType::NUMERIC
         .iter()
         .find(|d| d.name() == name)
         .map(|&d| Meaning::DType(d))
