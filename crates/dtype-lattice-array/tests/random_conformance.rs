@@ -209,11 +209,16 @@ fn check_mode(mode: &str, x64: bool) {
             (Some(Err(e)), None, Some(want)) => {
                 let kind = want["kind"].as_str().unwrap();
                 if CLEAR_ERROR_INSTEAD.contains(&kind)
-                    || (e.kind() == kind && e.message() == want["message"].as_str().unwrap())
+                    || (common::class(&e) == kind
+                        && e.message() == want["message"].as_str().unwrap())
                 {
                     errors += 1;
                 } else {
-                    failures.push(format!("{case}\n  got {}: {}", e.kind(), e.message()));
+                    failures.push(format!(
+                        "{case}\n  got {}: {}",
+                        common::class(&e),
+                        e.message()
+                    ));
                 }
             }
             (got, _, _) => failures.push(format!("{case}\n  got {got:?}")),

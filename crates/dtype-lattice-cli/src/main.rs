@@ -382,7 +382,7 @@ fn promote(rules: Rules, op: Option<Op>, args: &[String], json: bool, out: &mut 
         eprintln!("error: cannot write output: {e}");
         return 2;
     }
-    result.map_or_else(|e| e.exit_code(), |_| 0)
+    result.map_or_else(|e| render::exit_code(&e), |_| 0)
 }
 
 /// `--batch`: one JSON object per stdin line; exit code is the worst line's.
@@ -413,7 +413,7 @@ fn batch(rules: Rules, op: Option<Op>, out: &mut impl Write) -> i32 {
                 .and_then(|()| answer(rules, op, &ops)),
         };
         if let Err(e) = &result {
-            worst = worst.max(e.exit_code());
+            worst = worst.max(render::exit_code(e));
         }
         if let Err(e) = render::write_json_line(out, &result) {
             if e.kind() == io::ErrorKind::BrokenPipe {
@@ -455,7 +455,7 @@ fn table(
             }
             Err(e) => {
                 eprintln!("error: {}", render::error_line(&e));
-                return e.exit_code();
+                return render::exit_code(&e);
             }
         },
     };

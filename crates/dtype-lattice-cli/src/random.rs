@@ -1,6 +1,7 @@
 //! `dtype-lattice random OP`: parsing and rendering only; the PRNG lives in
 //! `dtype_lattice_array::random`.
 
+use dtype_lattice::error::Exception;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::time::Instant;
@@ -11,7 +12,7 @@ use dtype_lattice::{DType, Error};
 use dtype_lattice_array::random::{Key, KeyArray, Random, Sample, Values};
 use serde::Serialize;
 
-use crate::unprotect;
+use crate::{render, unprotect};
 
 /// The operations of `random`, named as the CLI spells them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -239,7 +240,7 @@ fn width(args: &RandomArgs, rng: &Random) -> Result<u32, Error> {
             let t: DType = t.parse()?;
             if t.kind() != dtype_lattice::Kind::UnsignedInt {
                 return Err(Error::refused(
-                    "ValueError",
+                    Exception::ValueError,
                     format!(
                         "dtype argument to `bits` must be an unsigned int dtype, got {}",
                         rng.canonical(t)
@@ -268,12 +269,17 @@ fn write_error(out: &mut impl Write, e: &Error, json: bool) -> io::Result<()> {
     if json {
         #[derive(Serialize)]
         struct Wrapped {
-            error: dtype_lattice::error::ErrorJson,
+            error: render::ErrorJson,
         }
-        serde_json::to_writer(&mut *out, &Wrapped { error: e.to_json() })?;
+        serde_json::to_writer(
+            &mut *out,
+            &Wrapped {
+                error: render::ErrorJson::of(e),
+            },
+        )?;
         out.write_all(b"\n")
     } else {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", render::error_line(e));
         Ok(())
     }
 }
@@ -392,7 +398,7 @@ pub(crate) fn run(args: &RandomArgs, out: &mut impl Write) -> i32 {
             Ok(()) => 0,
             Err(Failure::Op(e)) => {
                 let _ = write_error(out, &e, args.json);
-                e.exit_code()
+                render::exit_code(&e)
             }
             Err(Failure::Io(message)) => {
                 eprintln!("error: {message}");
@@ -417,5 +423,5 @@ pub(crate) fn run(args: &RandomArgs, out: &mut impl Write) -> i32 {
         eprintln!("error: cannot write output: {e}");
         return 2;
     }
-    result.map_or_else(|e| e.exit_code(), |_| 0)
+    result.map_or_else(|e| render::exit_code(&e), |_| 0)
 }

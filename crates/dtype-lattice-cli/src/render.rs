@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use dtype_lattice::error::ErrorJson;
+use dtype_lattice::error::ErrorKind;
 use dtype_lattice::table::Table;
 use dtype_lattice::{Error, Kind, Operand, Promotion};
 
@@ -22,7 +22,9 @@ enum Answer<'a> {
 fn to_answer(result: &Result<Promotion, Error>) -> Answer<'_> {
     match result {
         Ok(p) => Answer::Ok(p),
-        Err(e) => Answer::Err { error: e.to_json() },
+        Err(e) => Answer::Err {
+            error: ErrorJson::of(e),
+        },
     }
 }
 
@@ -34,8 +36,35 @@ pub(crate) fn write_json_line(
     out.write_all(b"\n")
 }
 
+/// The JSON form of an error: `{"kind": ..., "message": ...}`, the kind being the Python
+/// exception class for a refusal the real library raises, else the error's kind.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorJson {
+    kind: &'static str,
+    message: String,
+}
+
+impl ErrorJson {
+    pub(crate) fn of(e: &Error) -> ErrorJson {
+        ErrorJson {
+            kind: e.exception().map_or(e.kind().name(), |x| x.name()),
+            message: e.message(),
+        }
+    }
+}
+
+/// The exit code of an error: 1 for a refusal (the rules say no), 2 for unusable input.
+pub(crate) fn exit_code(e: &Error) -> i32 {
+    if e.is_refusal() { 1 } else { 2 }
+}
+
+/// An error as one line: `Class: message` for a refusal the library raises (and for the
+/// toolkit's `NoJoin`/`NotALattice`), else the error's own sentence.
 pub(crate) fn error_line(e: &Error) -> String {
-    e.to_string()
+    match e.kind() {
+        ErrorKind::NoJoin | ErrorKind::NotALattice => format!("{}: {}", e.kind(), e.message()),
+        _ => e.to_string(),
+    }
 }
 
 fn label(op: &Operand, names: Names) -> String {

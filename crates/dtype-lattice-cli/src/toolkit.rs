@@ -18,7 +18,7 @@ use crate::{GraphFormat, Names, RuleArgs, render};
 /// Prints an error line and returns its exit code.
 pub(crate) fn fail(e: &Error) -> i32 {
     eprintln!("error: {}", render::error_line(e));
-    e.exit_code()
+    render::exit_code(e)
 }
 
 /// A definition file with the label to show for it (its `name`, else the file stem).
@@ -48,12 +48,9 @@ pub(crate) fn lattice_of_definition(label: &str, d: &Definition) -> Result<Latti
                 }
                 lattice_of(&all)
             }
-            _ => Err(Error::refused(
-                "NotALattice",
-                format!(
+            _ => Err(Reason::NotALattice { message: format!(
                     "the table {label} is not the join of a lattice (run `dtype-lattice check` on it)"
-                ),
-            )),
+                ) }.into()),
         },
     }
 }
@@ -570,14 +567,11 @@ pub(crate) fn diagram(
     }
     let r = rules.rules();
     let Some(l) = r.lattice() else {
-        return Err(Error::refused(
-            "NotALattice",
-            format!(
+        return Err(Reason::NotALattice { message: format!(
                 "{} is not defined by a lattice (its promotion is a table or refuses mixed types); `dtype-lattice table --rules {}` shows it",
                 r.rule_set(),
                 r.rule_set()
-            ),
-        ));
+            ) }.into());
     };
     let label = |n: &Node| match names {
         Names::Long => n.to_string(),

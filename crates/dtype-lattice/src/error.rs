@@ -8,23 +8,104 @@ use crate::dtype::DType;
 /// An error: a boxed [`Reason`], so that `Result<DType, Error>` stays two words and the
 /// promotion hot path does not pay for the error's size.
 ///
-/// [`Error::kind`] names the error the way the JSON output does (for refusals, the Python
-/// exception class the real library raises, e.g. `TypePromotionError`), and
-/// [`Error::is_refusal`] tells a refusal (exit code 1) from unusable input (exit code 2).
+/// [`Error::kind`] says what went wrong as a typed [`ErrorKind`]; for a refusal that the
+/// real library raises as a Python exception, [`Error::exception`] names its class
+/// ([`Exception`]); [`Error::is_refusal`] tells the rules' "no" from unusable input.
 ///
 /// ```
-/// use dtype_lattice::{Error, Rules, DType};
+/// use dtype_lattice::error::{ErrorKind, Exception};
+/// use dtype_lattice::{DType, Rules};
 /// let err = Rules::jax().strict(true).promote_types(DType::Float32, DType::Int32).unwrap_err();
-/// assert_eq!(err.kind(), "TypePromotionError");
+/// assert_eq!(err.kind(), ErrorKind::Refused);
+/// assert_eq!(err.exception(), Some(Exception::TypePromotionError));
 /// assert!(err.is_refusal());
-/// assert_eq!(err.exit_code(), 1);
 /// let err = "int9".parse::<DType>().unwrap_err();
-/// assert_eq!(err.kind(), "UnknownDtype");
-/// assert_eq!(err.exit_code(), 2);
+/// assert_eq!(err.kind(), ErrorKind::UnknownDtype);
+/// assert_eq!(err.exception(), None);
+/// assert!(!err.is_refusal());
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(transparent)]
 pub struct Error(Box<Reason>);
+
+macro_rules! exceptions {
+    ($( $(#[$doc:meta])* $variant:ident, )*) => {
+        /// The class of the Python exception a real library raises for a refusal (JAX's
+        /// `TypePromotionError`, TensorFlow's `InvalidArgumentError`, Python's `TypeError`, …).
+        ///
+        /// ```
+        /// use dtype_lattice::error::Exception;
+        /// assert_eq!(Exception::TypeError.name(), "TypeError");
+        /// assert_eq!("OverflowError".parse::<Exception>().unwrap(), Exception::OverflowError);
+        /// assert!("Oops".parse::<Exception>().is_err());
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+        #[non_exhaustive]
+        pub enum Exception {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Exception {
+            /// Every exception class the models raise.
+            pub const ALL: &'static [Exception] = &[ $( Exception::$variant, )* ];
+
+            /// The class name, as Python prints it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( Exception::$variant => stringify!($variant), )*
+                }
+            }
+        }
+    };
+}
+
+exceptions! {
+    /// JAX's `jax.errors.JaxTypePromotionError`, printed `TypePromotionError`.
+    TypePromotionError,
+    /// Python's `TypeError`.
+    TypeError,
+    /// Python's `ValueError`.
+    ValueError,
+    /// Python's `OverflowError`.
+    OverflowError,
+    /// Python's `NotImplementedError`.
+    NotImplementedError,
+    /// Python's `KeyError`.
+    KeyError,
+    /// Python's `RuntimeError` (PyTorch's c10 errors).
+    RuntimeError,
+    /// Python's `AttributeError`.
+    AttributeError,
+    /// Python's `SystemError`.
+    SystemError,
+    /// TensorFlow's `InvalidArgumentError`.
+    InvalidArgumentError,
+    /// TensorFlow's `NotFoundError`.
+    NotFoundError,
+}
+
+impl std::fmt::Display for Exception {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Exception {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Exception::ALL
+            .iter()
+            .copied()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| {
+                Reason::InvalidArgument {
+                    argument: "exception".into(),
+                    reason: format!("unknown exception class {s:?}"),
+                }
+                .into()
+            })
+    }
+}
 
 /// Everything that can go wrong, from parsing an operand to a promotion the rules refuse.
 ///
@@ -34,13 +115,14 @@ pub struct Error(Box<Reason>);
 /// assert!(matches!(err.reason(), Reason::UnknownDtype { name, .. } if name == "int9"));
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Reason {
-    /// The rule set refuses the promotion; `kind` is the exception class the real library
-    /// raises (`TypePromotionError`, `TypeError`, `ValueError`) and `message` its wording.
-    #[error("{kind}: {message}")]
+    /// The rule set refuses the promotion as the real library does: `exception` is the class
+    /// it raises and `message` its wording.
+    #[error("{exception}: {message}")]
     Refused {
-        /// The exception class name.
-        kind: &'static str,
+        /// The exception class.
+        exception: Exception,
         /// The library's message.
         message: String,
     },
@@ -132,6 +214,84 @@ pub enum Reason {
         /// The limit.
         limit: usize,
     },
+    /// Two nodes of a lattice have no join (no common upper bound, or no least one).
+    #[error("{message}")]
+    NoJoin {
+        /// Which nodes, and why.
+        message: String,
+    },
+    /// A table or rule set that a lattice operation needs to be a lattice is not one.
+    #[error("{message}")]
+    NotALattice {
+        /// What is not a lattice.
+        message: String,
+    },
+}
+
+/// What kind of error an [`Error`] is: one per [`Reason`] variant, without its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// [`Reason::Refused`]: see [`Error::exception`].
+    Refused,
+    /// [`Reason::UnknownDtype`].
+    UnknownDtype,
+    /// [`Reason::MalformedOperand`].
+    MalformedOperand,
+    /// [`Reason::ValueOutOfRange`].
+    ValueOutOfRange,
+    /// [`Reason::EmptyOperands`].
+    EmptyOperands,
+    /// [`Reason::UnknownRules`].
+    UnknownRules,
+    /// [`Reason::InvalidDefinition`].
+    InvalidDefinition,
+    /// [`Reason::Cycle`].
+    Cycle,
+    /// [`Reason::Unsupported`].
+    UnsupportedOperand,
+    /// [`Reason::UnknownOp`].
+    UnknownOp,
+    /// [`Reason::InvalidArgument`].
+    InvalidArgument,
+    /// [`Reason::LatticeTooLarge`].
+    LatticeTooLarge,
+    /// [`Reason::NoJoin`].
+    NoJoin,
+    /// [`Reason::NotALattice`].
+    NotALattice,
+}
+
+impl ErrorKind {
+    /// The kind's name (`UnknownDtype`, `UnsupportedOperand`).
+    ///
+    /// ```
+    /// assert_eq!(dtype_lattice::error::ErrorKind::UnknownOp.name(), "UnknownOp");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Refused => "Refused",
+            ErrorKind::UnknownDtype => "UnknownDtype",
+            ErrorKind::MalformedOperand => "MalformedOperand",
+            ErrorKind::ValueOutOfRange => "ValueOutOfRange",
+            ErrorKind::EmptyOperands => "EmptyOperands",
+            ErrorKind::UnknownRules => "UnknownRules",
+            ErrorKind::InvalidDefinition => "InvalidDefinition",
+            ErrorKind::Cycle => "Cycle",
+            ErrorKind::UnsupportedOperand => "UnsupportedOperand",
+            ErrorKind::UnknownOp => "UnknownOp",
+            ErrorKind::InvalidArgument => "InvalidArgument",
+            ErrorKind::LatticeTooLarge => "LatticeTooLarge",
+            ErrorKind::NoJoin => "NoJoin",
+            ErrorKind::NotALattice => "NotALattice",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 fn did_you_mean(suggestions: &[&str]) -> String {
@@ -149,10 +309,10 @@ impl From<Reason> for Error {
 }
 
 impl Error {
-    /// A refusal with the given exception kind and message.
-    pub fn refused(kind: &'static str, message: impl Into<String>) -> Self {
+    /// A refusal as the real library raises it: its exception class and message.
+    pub fn refused(exception: Exception, message: impl Into<String>) -> Self {
         Reason::Refused {
-            kind,
+            exception,
             message: message.into(),
         }
         .into()
@@ -163,26 +323,40 @@ impl Error {
         &self.0
     }
 
-    /// The error's name in JSON output: the exception class for refusals, otherwise the
-    /// variant's name.
-    pub fn kind(&self) -> &'static str {
+    /// What kind of error this is.
+    ///
+    /// ```
+    /// use dtype_lattice::{error::ErrorKind, Rules};
+    /// assert_eq!(Rules::jax().result_type(&[]).unwrap_err().kind(), ErrorKind::EmptyOperands);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
         match self.reason() {
-            Reason::Refused { kind, .. } => kind,
-            Reason::UnknownDtype { .. } => "UnknownDtype",
-            Reason::MalformedOperand { .. } => "MalformedOperand",
-            Reason::ValueOutOfRange { .. } => "ValueOutOfRange",
-            Reason::EmptyOperands => "EmptyOperands",
-            Reason::UnknownRules { .. } => "UnknownRules",
-            Reason::InvalidDefinition { .. } => "InvalidDefinition",
-            Reason::Cycle { .. } => "Cycle",
-            Reason::LatticeTooLarge { .. } => "LatticeTooLarge",
-            Reason::Unsupported { .. } => "UnsupportedOperand",
-            Reason::UnknownOp { .. } => "UnknownOp",
-            Reason::InvalidArgument { .. } => "InvalidArgument",
+            Reason::Refused { .. } => ErrorKind::Refused,
+            Reason::UnknownDtype { .. } => ErrorKind::UnknownDtype,
+            Reason::MalformedOperand { .. } => ErrorKind::MalformedOperand,
+            Reason::ValueOutOfRange { .. } => ErrorKind::ValueOutOfRange,
+            Reason::EmptyOperands => ErrorKind::EmptyOperands,
+            Reason::UnknownRules { .. } => ErrorKind::UnknownRules,
+            Reason::InvalidDefinition { .. } => ErrorKind::InvalidDefinition,
+            Reason::Cycle { .. } => ErrorKind::Cycle,
+            Reason::LatticeTooLarge { .. } => ErrorKind::LatticeTooLarge,
+            Reason::Unsupported { .. } => ErrorKind::UnsupportedOperand,
+            Reason::UnknownOp { .. } => ErrorKind::UnknownOp,
+            Reason::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            Reason::NoJoin { .. } => ErrorKind::NoJoin,
+            Reason::NotALattice { .. } => ErrorKind::NotALattice,
         }
     }
 
-    /// The human-readable message without the kind prefix.
+    /// The class of the exception the real library raises, for a refusal that is one.
+    pub fn exception(&self) -> Option<Exception> {
+        match self.reason() {
+            Reason::Refused { exception, .. } => Some(*exception),
+            _ => None,
+        }
+    }
+
+    /// The human-readable message without the exception class.
     pub fn message(&self) -> String {
         match self.reason() {
             Reason::Refused { message, .. } => message.clone(),
@@ -190,38 +364,15 @@ impl Error {
         }
     }
 
-    /// Whether this is the rule set's answer "no" rather than unusable input.
+    /// Whether this is the rules' answer "no" (the library refuses; no join; not a lattice)
+    /// rather than unusable input.
     pub fn is_refusal(&self) -> bool {
         matches!(
             self.reason(),
-            Reason::Refused { .. } | Reason::Unsupported { .. }
+            Reason::Refused { .. }
+                | Reason::Unsupported { .. }
+                | Reason::NoJoin { .. }
+                | Reason::NotALattice { .. }
         )
     }
-
-    /// The CLI exit code: 1 for a refusal, 2 for unusable input.
-    pub fn exit_code(&self) -> i32 {
-        if self.is_refusal() { 1 } else { 2 }
-    }
-
-    /// The JSON form used by the CLI: `{"kind": ..., "message": ...}`.
-    ///
-    /// ```
-    /// let e = dtype_lattice::Error::from(dtype_lattice::error::Reason::EmptyOperands);
-    /// assert_eq!(e.to_json().kind, "EmptyOperands");
-    /// ```
-    pub fn to_json(&self) -> ErrorJson {
-        ErrorJson {
-            kind: self.kind(),
-            message: self.message(),
-        }
-    }
-}
-
-/// The serialisable form of an [`Error`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ErrorJson {
-    /// [`Error::kind`].
-    pub kind: &'static str,
-    /// [`Error::message`].
-    pub message: String,
 }

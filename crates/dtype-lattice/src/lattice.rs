@@ -463,6 +463,7 @@ fn topological_order(out: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn diamond_and_non_lattices() {
@@ -516,6 +517,6 @@ mod tests {
     fn too_many_nodes_is_refused() {
         let err =
             Lattice::from_edges((0..MAX_NODES + 1).map(|i| (i.to_string(), vec![]))).unwrap_err();
-        assert_eq!(err.kind(), "LatticeTooLarge");
+        assert_eq!(err.kind(), ErrorKind::LatticeTooLarge);
     }
 }

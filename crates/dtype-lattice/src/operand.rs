@@ -665,6 +665,7 @@ pub fn parse_list(s: &str) -> Result<Vec<Operand>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn literals_round_trip_through_repr() {
@@ -700,11 +701,11 @@ mod tests {
         }
         assert_eq!(
             "int8(300)".parse::<Operand>().unwrap_err().kind(),
-            "ValueOutOfRange"
+            ErrorKind::ValueOutOfRange
         );
         assert_eq!(
             "flaot32".parse::<Operand>().unwrap_err().kind(),
-            "UnknownDtype"
+            ErrorKind::UnknownDtype
         );
     }
 

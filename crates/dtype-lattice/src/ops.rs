@@ -8,7 +8,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::dtype::DType;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::rules::Promotion;
 
 /// An elementwise binary operation.
@@ -127,7 +127,7 @@ pub(crate) enum Outcome {
     /// dtype was weak.
     DefaultFloat,
     /// Refused: exception class and message template (`{op}`, `{dtype}`, `{dtypes}`).
-    Refuse(&'static str, &'static str),
+    Refuse(Exception, &'static str),
 }
 
 /// One op's rule in one library: an outcome per kind of the promoted dtype, with

@@ -7,6 +7,7 @@
 mod common;
 
 use common::{MessageCheck, check_op_files, check_result_type_file, edge_operands};
+use dtype_lattice::error::{ErrorKind, Exception};
 use dtype_lattice::{DType, Op, PyType, RuleSet, Rules};
 
 fn rules() -> Rules {
@@ -40,12 +41,12 @@ fn promote_types_and_lattice() {
         "array_api_strict.uint64 and array_api_strict.int64 cannot be type promoted together"
     );
     let e = r.promote_types(PyType::Int, PyType::Float).unwrap_err();
-    assert_eq!(e.kind(), "ValueError");
+    assert_eq!(e.exception(), Some(Exception::ValueError));
     assert_eq!(
         r.promote_types(DType::Float16, DType::Float32)
             .unwrap_err()
             .kind(),
-        "UnsupportedOperand"
+        ErrorKind::UnsupportedOperand
     );
     let l = r.lattice().unwrap();
     assert!(l.is_partial_lattice() && !l.is_lattice());
@@ -57,7 +58,7 @@ fn binary_functions_take_two_operands() {
     let r = rules();
     let ops = |s: &str| dtype_lattice::operand::parse_list(s).unwrap();
     let e = r.op_result(Op::Add, &ops("int8")).unwrap_err();
-    assert_eq!(e.kind(), "TypeError");
+    assert_eq!(e.exception(), Some(Exception::TypeError));
     let e = r.op_result(Op::Add, &ops("int8, int8, int8")).unwrap_err();
     assert!(
         e.message()
@@ -65,7 +66,7 @@ fn binary_functions_take_two_operands() {
     );
     assert_eq!(
         r.op_result(Op::Add, &[]).unwrap_err().kind(),
-        "EmptyOperands"
+        ErrorKind::EmptyOperands
     );
 }
 

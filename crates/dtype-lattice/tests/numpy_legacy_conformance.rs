@@ -8,6 +8,7 @@
 mod common;
 
 use common::{MessageCheck, check_op_files, check_result_type_file, edge_operands};
+use dtype_lattice::error::ErrorKind;
 use dtype_lattice::{Op, RuleSet, Rules};
 
 fn rules() -> Rules {
@@ -48,7 +49,7 @@ fn promote_types_is_numpys_safe_cast_order() {
         r.promote_types(DType::BFloat16, DType::Int8)
             .unwrap_err()
             .kind(),
-        "UnsupportedOperand"
+        ErrorKind::UnsupportedOperand
     );
     assert!(r.lattice().is_some());
 }
@@ -73,7 +74,7 @@ fn value_based_examples_from_the_notes() {
     assert_eq!(rt("float16, uint16, int8, 2.5").unwrap(), "float32");
     assert_eq!(
         rt("int8, 18446744073709551616").unwrap_err().kind(),
-        "UnsupportedOperand"
+        ErrorKind::UnsupportedOperand
     );
     let ops = dtype_lattice::operand::parse_list("uint8, 300").unwrap();
     assert_eq!(r.op_result(Op::Add, &ops).unwrap().dtype.name(), "uint16");

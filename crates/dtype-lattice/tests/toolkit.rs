@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use dtype_lattice::error::ErrorKind;
 use dtype_lattice::table::JAX_DOC_TYPES;
 use dtype_lattice::toolkit::audit::{Audit, COMPARE_DTYPES};
 use dtype_lattice::toolkit::check::{
@@ -446,7 +447,7 @@ fn component_loss_and_overflow_are_found() {
     assert_eq!(a.criteria.overflow[0].pair, pair("uint32", "int32"));
     // Unsupported dtypes are an error, not a column of refusals.
     let err = Audit::of_rules(&Rules::numpy(), None, Some(&[DType::BFloat16])).unwrap_err();
-    assert_eq!(err.kind(), "UnsupportedOperand");
+    assert_eq!(err.kind(), ErrorKind::UnsupportedOperand);
 }
 
 /// Every non-associative triple the real libraries show with array addition

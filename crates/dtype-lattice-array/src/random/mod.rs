@@ -40,6 +40,7 @@ mod erfinv;
 pub mod simd;
 mod threefry;
 
+use dtype_lattice::error::Exception;
 use std::io::{self, Write};
 
 use half::{bf16, f16};
@@ -145,7 +146,7 @@ impl KeyArray {
         }
         if data_shape.last() != Some(&words) {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!(
                     "JAX encountered invalid PRNG key data: expected key_data.shape to end with \
                      ({words},); got shape={}",
@@ -481,7 +482,7 @@ fn output_size(shape: &[usize]) -> Result<usize, Error> {
     let size = checked_size(shape).unwrap_or(u128::MAX);
     if size > 1u128 << 64 {
         return Err(Error::refused(
-            "NotImplementedError",
+            Exception::NotImplementedError,
             "random bits array of size exceeding 2 ** 64",
         ));
     }
@@ -814,11 +815,14 @@ impl Random {
     /// use dtype_lattice_array::random::Random;
     /// assert_eq!(Random::new().x64(true).key(1 << 32).unwrap().data(), [1, 0]);
     /// assert_eq!(Random::new().key(1 << 32).unwrap().data(), [0, 0]);
-    /// assert_eq!(Random::new().key(1 << 64).unwrap_err().kind(), "OverflowError");
+    /// assert_eq!(Random::new().key(1 << 64).unwrap_err().exception(), Some(dtype_lattice::error::Exception::OverflowError));
     /// ```
     pub fn key(&self, seed: i128) -> Result<Key, Error> {
         let seed = i64::try_from(seed).map_err(|_| {
-            Error::refused("OverflowError", "Python int too large to convert to C long")
+            Error::refused(
+                Exception::OverflowError,
+                "Python int too large to convert to C long",
+            )
         })?;
         let hi = if self.x64 { (seed >> 32) as u32 } else { 0 };
         Ok(Key::from_data([hi, seed as u32]))
@@ -860,7 +864,7 @@ impl Random {
     pub fn fold_in(&self, key: &Key, data: i128) -> Result<Key, Error> {
         let d = u32::try_from(data).map_err(|_| {
             Error::refused(
-                "OverflowError",
+                Exception::OverflowError,
                 format!("Python integer {data} out of bounds for uint32"),
             )
         })?;
@@ -981,7 +985,7 @@ impl Random {
             }
             _ => {
                 return Err(Error::refused(
-                    "ValueError",
+                    Exception::ValueError,
                     format!("dtype argument to `{fun}` must be {what}, got {dtype}"),
                 ));
             }
@@ -1130,13 +1134,13 @@ impl Random {
         let dtype = self.canonical(dtype);
         if !dtype.kind().is_integer() {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!("randint only accepts integer dtypes, got {dtype}"),
             ));
         }
         if dtype.bits() < 8 {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!("randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}"),
             ));
         }
@@ -1152,7 +1156,7 @@ impl Random {
             let as_d = |v: i128| -> Result<i128, Error> {
                 if v < d_min || v > d_max {
                     Err(Error::refused(
-                        "OverflowError",
+                        Exception::OverflowError,
                         format!(
                             "Python int {v} too large to convert to int{}",
                             if self.x64 { 64 } else { 32 }
@@ -1169,7 +1173,7 @@ impl Random {
             for (name, v) in [("minval", minval), ("maxval", maxval)] {
                 if v < d_min || v > d_max {
                     return Err(Error::refused(
-                        "OverflowError",
+                        Exception::OverflowError,
                         format!(
                             "An overflow was encountered while parsing an argument to a jitted \
                              computation, whose argument path is {name}. Got <class 'int'> with \
@@ -1374,7 +1378,7 @@ impl Random {
         let size = checked_size(shape).unwrap_or(u128::MAX);
         if size > 1u128 << 64 {
             return Err(Error::refused(
-                "NotImplementedError",
+                Exception::NotImplementedError,
                 "random bits array of size exceeding 2 ** 64",
             ));
         }
@@ -1449,9 +1453,9 @@ mod tests {
         let rng = Random::new();
         let key = rng.key(0).unwrap();
         let e = rng.bits(&key, &[1 << 32, 1 << 32, 2], 32).unwrap_err();
-        assert_eq!(e.kind(), "NotImplementedError");
+        assert_eq!(e.exception(), Some(Exception::NotImplementedError));
         let e = rng.bits(&key, &[usize::MAX, usize::MAX], 8).unwrap_err();
-        assert_eq!(e.kind(), "NotImplementedError");
+        assert_eq!(e.exception(), Some(Exception::NotImplementedError));
         assert!(rng.split(&key, &[1 << 62, 4]).is_err());
     }
 }

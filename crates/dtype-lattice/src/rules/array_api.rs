@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::Op;
@@ -101,8 +101,8 @@ const SCALAR_RULES: &[ScalarRule] = &[
 ];
 
 /// The refusal of a Python int outside an integer array's dtype.
-const OUT_OF_BOUNDS: (&str, &str) = (
-    "OverflowError",
+const OUT_OF_BOUNDS: (Exception, &str) = (
+    Exception::OverflowError,
     "Python int scalars must be within the bounds of the dtype for integer arrays",
 );
 
@@ -208,7 +208,7 @@ fn part(op: &Operand) -> Result<Part, Error> {
 fn join(a: DType, b: DType) -> Result<DType, Error> {
     match compiled().step(a.index() as u8, b.index()) {
         NO_JOIN => Err(Error::refused(
-            "TypeError",
+            Exception::TypeError,
             format!(
                 "{} and {} cannot be type promoted together",
                 repr(a),
@@ -224,12 +224,12 @@ fn promote_scalar(dtype: DType, scalar: Value) -> Result<DType, Error> {
     let rule = SCALAR_RULES
         .iter()
         .find(|r| r.py_type == scalar.py_type())
-        .ok_or_else(|| Error::refused("TypeError", "'scalar' must be a Python scalar"))?;
+        .ok_or_else(|| Error::refused(Exception::TypeError, "'scalar' must be a Python scalar"))?;
     let &(_, meet) = rule
         .meets
         .iter()
         .find(|(k, _)| *k == dtype.kind())
-        .ok_or_else(|| Error::refused("TypeError", rule.refusal))?;
+        .ok_or_else(|| Error::refused(Exception::TypeError, rule.refusal))?;
     if let (true, Value::Int(i), Some((min, max))) =
         (rule.fits_integer_dtypes, scalar, dtype.int_range())
         && !(min..=max).contains(&i)
@@ -253,9 +253,12 @@ pub(crate) fn result_type(_opts: Options, operands: &[Operand]) -> Result<Promot
         Part::Array(t, _) => Some(*t),
         Part::Scalar(_) => None,
     });
-    let first = arrays
-        .next()
-        .ok_or_else(|| Error::refused("ValueError", "at least one array or dtype is required"))?;
+    let first = arrays.next().ok_or_else(|| {
+        Error::refused(
+            Exception::ValueError,
+            "at least one array or dtype is required",
+        )
+    })?;
     let base = arrays.try_fold(first, join)?;
     // Python scalars meet the arrays' result, in their order, after every array.
     let mut result = base;
@@ -310,7 +313,7 @@ pub(crate) fn op_result(_opts: Options, op: Op, operands: &[Operand]) -> Result<
         [a] => {
             part(a)?;
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 "_create_binary_func.<locals>.inner() missing 1 required positional argument: \
                  'x2'",
             ));
@@ -320,7 +323,7 @@ pub(crate) fn op_result(_opts: Options, op: Op, operands: &[Operand]) -> Result<
                 part(o)?;
             }
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!(
                     "_create_binary_func.<locals>.inner() takes 2 positional arguments but {} \
                      were given",
@@ -331,14 +334,14 @@ pub(crate) fn op_result(_opts: Options, op: Op, operands: &[Operand]) -> Result<
     };
     let only = |got: String| {
         Error::refused(
-            "TypeError",
+            Exception::TypeError,
             format!("Only {category} dtypes are allowed {got}."),
         )
     };
     let (t1, t2) = match (x1, x2) {
         (Part::Scalar(a), Part::Scalar(b)) => {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!(
                     "Two scalars not allowed, got type(x1) = <class '{}'> and type(x2) =<class \
                      '{}'>",

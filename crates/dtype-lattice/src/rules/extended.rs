@@ -17,7 +17,7 @@
 //! ```
 
 use crate::dtype::DType;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::Op;
 use crate::rules::{Extended, Promotion, Rules};
@@ -68,7 +68,7 @@ const SAME_KEY: &[(Op, SameKey)] = &[
 
 fn not_a_data_type(k: DType) -> Error {
     Error::refused(
-        "TypeError",
+        Exception::TypeError,
         format!("Cannot interpret '{k}' as a data type"),
     )
 }
@@ -102,7 +102,7 @@ fn jax_with_keys(
             Ok(key)
         } else {
             Err(Error::refused(
-                "ValueError",
+                Exception::ValueError,
                 format!("dtype={first_key} is not a valid dtype for JAX type promotion."),
             ))
         };
@@ -128,7 +128,7 @@ fn jax_with_keys(
         distinct.dedup();
         if distinct.len() >= 2 {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!("{op} does not accept dtypes {}.", names.join(", ")),
             ));
         }
@@ -139,7 +139,7 @@ fn jax_with_keys(
             weak_type: false,
         }),
         Some(SameKey::Lax(name, kinds)) => Err(Error::refused(
-            "TypeError",
+            Exception::TypeError,
             format!(
                 "{name} does not accept dtype {first_key} at position 0. Accepted dtypes at \
                  position 0 are subtypes of {kinds}."

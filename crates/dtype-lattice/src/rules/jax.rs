@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::Lub;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
@@ -148,7 +148,7 @@ pub(crate) const OPS: &[OpRule] = &[
         Op::Subtract,
         [
             Outcome::Refuse(
-                "TypeError",
+                Exception::TypeError,
                 "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 \
                  are subtypes of integer, floating, complexfloating.",
             ),
@@ -171,7 +171,7 @@ pub(crate) const OPS: &[OpRule] = &[
             Outcome::Same,
             Outcome::Same,
             Outcome::Refuse(
-                "TypeError",
+                Exception::TypeError,
                 "floor_divide does not support complex-valued inputs",
             ),
         ],
@@ -212,10 +212,11 @@ const SUB_BYTE_INT_POWER: &[(DType, Outcome)] = &[
     (UInt4, INVALID_INT),
 ];
 
-const INVALID_INT: Outcome = Outcome::Refuse("ValueError", "Invalid integer data type 'V'.");
+const INVALID_INT: Outcome =
+    Outcome::Refuse(Exception::ValueError, "Invalid integer data type 'V'.");
 
 const AND_REFUSES: Outcome = Outcome::Refuse(
-    "TypeError",
+    Exception::TypeError,
     "and does not accept dtype {dtype} at position 0. Accepted dtypes at position 0 are \
      subtypes of integer, bool.",
 );
@@ -324,7 +325,7 @@ pub(crate) fn check_known(dtype: DType) -> Result<DType, Error> {
 #[cold]
 fn unknown_to_jax(dtype: DType) -> Error {
     Error::refused(
-        "TypeError",
+        Exception::TypeError,
         format!(
             "dtype {dtype} is not a valid dtype for JAX type promotion (rules jax): JAX has no \
              {dtype}"
@@ -362,7 +363,7 @@ fn node_dtype(n: Node, x64: bool) -> DType {
 #[inline]
 fn default_of_kind(dtype: DType, x64: bool) -> Result<DType, Error> {
     let wide = match dtype.kind() {
-        _ if dtype.is_sub_byte_int() => return Err(Error::refused("KeyError", "'V'")),
+        _ if dtype.is_sub_byte_int() => return Err(Error::refused(Exception::KeyError, "'V'")),
         Kind::Bool => Bool,
         Kind::UnsignedInt => UInt64,
         Kind::SignedInt => Int64,
@@ -422,7 +423,7 @@ fn no_promotion_path(nodes: &[Node], strict: bool) -> Error {
     } else {
         format!("{prefix}. Try explicitly casting inputs to the desired output type.")
     };
-    Error::refused("TypePromotionError", message)
+    Error::refused(Exception::TypePromotionError, message)
 }
 
 fn ambiguous(nodes: &[Node], options: &[Node]) -> Error {
@@ -433,7 +434,7 @@ fn ambiguous(nodes: &[Node], options: &[Node]) -> Error {
             .join(", ")
     };
     Error::refused(
-        "TypePromotionError",
+        Exception::TypePromotionError,
         format!(
             "Internal Type Promotion error: ({}) do not have a unique least upper bound on the \
              specified lattice; options are {{{}}}. This is an unexpected error in JAX's \
@@ -584,7 +585,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
             Int32 => result.dtype = Int64,
             Float32 => {
                 return Err(Error::refused(
-                    "TypeError",
+                    Exception::TypeError,
                     "lax.select requires arguments to have the same dtypes, got float32, float64.",
                 ));
             }

@@ -3,7 +3,7 @@
 //! is weak only when every operand is.
 
 use crate::dtype::DType;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::operand::{Node, Operand, Value};
 use crate::ops::Op;
 use crate::rules::jax::{canonicalize, check_known, dtype_and_weak};
@@ -17,7 +17,7 @@ fn different_dtypes(name: &str, dtypes: impl Iterator<Item = DType>) -> Error {
         format!("lax.{name}")
     };
     Error::refused(
-        "TypeError",
+        Exception::TypeError,
         format!(
             "{lax} requires arguments to have the same dtypes, got {}.",
             got.join(", ")
@@ -74,7 +74,7 @@ const OPS: &[(Op, &str, Accepts, Accepts, Option<&str>)] = &[
 pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
     let Some(&(_, name, a0, a1, mismatch)) = OPS.iter().find(|(o, ..)| *o == op) else {
         return Err(Error::refused(
-            "AttributeError",
+            Exception::AttributeError,
             format!("module 'jax.lax' has no attribute '{op}'"),
         ));
     };
@@ -86,7 +86,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
         let (kinds, names) = if i == 0 { a0 } else { a1 };
         if !kinds.contains(&dtype.kind()) {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 format!(
                     "{name} does not accept dtype {dtype} at position {i}. Accepted dtypes at \
                      position {i} are subtypes of {names}."
@@ -102,7 +102,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
         return Err(match mismatch {
             None => different_dtypes(name, typed.iter().map(|t| t.0)),
             Some(template) => Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 template
                     .replace("{0}", typed[0].0.name())
                     .replace("{1}", typed[1].0.name()),
@@ -129,7 +129,7 @@ fn lax_dtype_and_weak(op: &Operand, x64: bool) -> Result<(DType, bool), Error> {
             .expect("an int's default dtype is an integer");
         if !(min..=max).contains(&i) {
             return Err(Error::refused(
-                "OverflowError",
+                Exception::OverflowError,
                 format!("Python int {i} too large to convert to {dtype}"),
             ));
         }

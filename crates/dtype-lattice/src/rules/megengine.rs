@@ -22,7 +22,7 @@
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
@@ -50,7 +50,7 @@ const SCALAR_DTYPES: &[(PyType, Option<DType>)] = &[
 ];
 
 /// `&`-style logical ops need two bool tensors.
-const NEEDS_BOOL: Outcome = Outcome::Refuse("TypeError", "{op} requires 2 bool tensors");
+const NEEDS_BOOL: Outcome = Outcome::Refuse(Exception::TypeError, "{op} requires 2 bool tensors");
 
 /// Ops after promotion (bool, unsigned, signed, float, complex).
 const OPS: &[OpRule] = &[
@@ -162,7 +162,7 @@ pub(crate) fn result_type(_opts: Options, operands: &[Operand]) -> Result<Promot
     let (scalars, tensors) = (top(false), top(true));
     if scalars == 0 && tensors == 0 {
         return Err(Error::refused(
-            "ValueError",
+            Exception::ValueError,
             "invalid input, no dtype avaliable",
         ));
     }
@@ -222,6 +222,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
 mod tests {
     use super::*;
     use crate::Rules;
+    use crate::error::ErrorKind;
 
     fn promote(ops: &[&str]) -> Result<DType, Error> {
         let ops: Vec<Operand> = ops.iter().map(|s| s.parse().unwrap()).collect();
@@ -247,10 +248,13 @@ mod tests {
         assert_eq!(promote(&["1", "2.0"]).unwrap(), Float32);
         assert_eq!(promote(&["bool", "True"]).unwrap(), Bool);
         assert_eq!(promote(&["int8", "1j"]).unwrap(), Int8);
-        assert_eq!(promote(&["1j"]).unwrap_err().kind(), "ValueError");
+        assert_eq!(
+            promote(&["1j"]).unwrap_err().exception(),
+            Some(Exception::ValueError)
+        );
         assert_eq!(
             promote(&["float64", "int8"]).unwrap_err().kind(),
-            "UnsupportedOperand"
+            ErrorKind::UnsupportedOperand
         );
     }
 }

@@ -423,7 +423,7 @@ impl Rules {
     /// use dtype_lattice::{DType, Operand, Rules, Value};
     /// let p = Rules::jax().result_type(&[Operand::array(DType::Int16), Value::Int(1).into()]).unwrap();
     /// assert_eq!((p.dtype, p.weak_type), (DType::Int16, false));
-    /// assert_eq!(Rules::jax().result_type(&[]).unwrap_err().kind(), "EmptyOperands");
+    /// assert_eq!(Rules::jax().result_type(&[]).unwrap_err().kind(), dtype_lattice::error::ErrorKind::EmptyOperands);
     /// ```
     #[inline]
     pub fn result_type(&self, operands: &[Operand]) -> Result<Promotion, Error> {

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
@@ -85,7 +85,7 @@ pub(crate) const DEFAULTS: Defaults = Defaults {
 
 /// NumPy's refusal when no loop of a ufunc accepts the inputs by safe casting.
 pub(crate) const UFUNC_NO_LOOP: Outcome = Outcome::Refuse(
-    "TypeError",
+    Exception::TypeError,
     "ufunc '{op}' not supported for the input types, and the inputs could not be safely \
      coerced to any supported types according to the casting rule ''safe''",
 );
@@ -97,7 +97,7 @@ pub(crate) const OPS: &[OpRule] = &[
         Op::Subtract,
         [
             Outcome::Refuse(
-                "TypeError",
+                Exception::TypeError,
                 "numpy boolean subtract, the `-` operator, is not supported, use the \
                  bitwise_xor, the `^` operator, or the logical_xor function instead.",
             ),
@@ -294,7 +294,7 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
             && !(min..=max).contains(&v)
         {
             return Err(Error::refused(
-                "OverflowError",
+                Exception::OverflowError,
                 format!("Python integer {v} out of bounds for {}", promoted.dtype),
             ));
         }
@@ -302,7 +302,7 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
     let negative = |o: &Operand| matches!(o, Operand::Literal(Value::Int(v)) | Operand::Scalar { value: Value::Int(v), .. } if *v < 0);
     if op == Op::Power && operands.get(1).is_some_and(negative) {
         return Err(Error::refused(
-            "ValueError",
+            Exception::ValueError,
             "Integers to negative integer powers are not allowed.",
         ));
     }

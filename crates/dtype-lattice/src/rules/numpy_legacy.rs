@@ -13,7 +13,7 @@
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule};
@@ -450,7 +450,7 @@ fn search_loops(search: &LoopSearch, items: &[Item]) -> Result<Promotion, Error>
     let negative_exponent = matches!(items.get(1), Some(Item::ZeroD(_, Value::Int(v))) if *v < 0);
     if search.no_negative_exponent && loop_dtype.kind().is_integer() && negative_exponent {
         return Err(Error::refused(
-            "ValueError",
+            Exception::ValueError,
             "Integers to negative integer powers are not allowed.",
         ));
     }
@@ -498,6 +498,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[derive(serde::Deserialize)]
     struct Case {
@@ -527,7 +528,7 @@ mod tests {
             let op: Operand = s.parse().expect("operand");
             let got = match min_scalar_type(&op) {
                 Ok(d) => d.name().to_string(),
-                Err(e) if e.kind() == "UnsupportedOperand" => "object".to_string(),
+                Err(e) if e.kind() == ErrorKind::UnsupportedOperand => "object".to_string(),
                 Err(e) => e.to_string(),
             };
             if got != case.dtype {

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{self, Op, OpRule, Outcome};
@@ -307,7 +307,7 @@ fn join(mode: Mode, acc: TfNode, arg: TfNode) -> Result<TfNode, Error> {
     let c = compiled();
     let no_entry = || {
         Error::refused(
-            "KeyError",
+            Exception::KeyError,
             format!(
                 "'Implicit Conversion between {} and {} is not allowed. Please convert the input \
                  manually if you need to.'",
@@ -326,7 +326,7 @@ fn join(mode: Mode, acc: TfNode, arg: TfNode) -> Result<TfNode, Error> {
             .unwrap_or(false)
     {
         return Err(Error::refused(
-            "TypeError",
+            Exception::TypeError,
             format!(
                 "In promotion mode PromoMode.SAFE, implicit dtype promotion between ({}, weak={}) \
                  and ({}, weak={}) is disallowed. You need to explicitly specify the dtype in \
@@ -351,7 +351,7 @@ fn scalar_node(v: Value) -> Result<TfNode, Error> {
         && i32::try_from(i).is_err()
     {
         return Err(Error::refused(
-            "OverflowError",
+            Exception::OverflowError,
             format!("Python int {i} too large to convert to np.int32"),
         ));
     }
@@ -438,7 +438,7 @@ fn arg_of(mode: Mode, op: &Operand) -> Result<Arg, Error> {
             if !WEAK_DTYPES.contains(&dtype) {
                 let allowed: Vec<String> = WEAK_DTYPES.iter().map(|d| format!("tf.{d}")).collect();
                 return Err(Error::refused(
-                    "TypeError",
+                    Exception::TypeError,
                     format!(
                         "{} not allowed as a weak type. The allowed types are ({}).",
                         dtype_str(dtype),
@@ -560,9 +560,9 @@ impl Reject {
     /// The exception Python sees: `ValueError`, or `SystemError` for [`Reject::ExceptionSet`].
     fn into_error(self) -> Error {
         let kind = if self == Reject::ExceptionSet {
-            "SystemError"
+            Exception::SystemError
         } else {
-            "ValueError"
+            Exception::ValueError
         };
         Error::refused(kind, self.message())
     }
@@ -647,7 +647,7 @@ fn convert(v: Value, requested: Option<DType>) -> Result<DType, Error> {
     .map_err(Reject::into_error)?;
     match requested {
         Some(d) if d != inferred && !is_compatible(d, inferred) => Err(Error::refused(
-            "TypeError",
+            Exception::TypeError,
             format!("Cannot convert {v} to EagerTensor of dtype {}", tf_name(d)),
         )),
         Some(d) => Ok(d),
@@ -676,7 +676,14 @@ fn constant(mode: Mode, v: Value, dtype: Option<DType>) -> Result<DType, Error> 
 /// `ValueError` falls back to the scalar's own conversion.
 fn convert_with_hint(mode: Mode, v: Value, hint: DType) -> Result<DType, Error> {
     match constant(mode, v, Some(hint)) {
-        Err(e) if matches!(e.kind(), "TypeError" | "ValueError") => constant(mode, v, None),
+        Err(e)
+            if matches!(
+                e.exception(),
+                Some(Exception::TypeError | Exception::ValueError)
+            ) =>
+        {
+            constant(mode, v, None)
+        }
         r => r,
     }
 }
@@ -869,7 +876,7 @@ const RESULTS: &[OpRule] = &[
         Op::TrueDivide,
         [
             Outcome::Refuse(
-                "TypeError",
+                Exception::TypeError,
                 "Invalid dtype tf.{dtype} in __truediv__. Expected one of {tf.uint8, tf.int8, \
                  tf.uint16, tf.int16, tf.uint32, tf.int32, tf.uint64, tf.int64, tf.bfloat16, \
                  tf.float16, tf.float32, tf.float64, tf.complex64, tf.complex128}.",
@@ -901,7 +908,7 @@ impl Kernel {
             Inputs::Attr(Some(allowed)) if !allowed.contains(&first) => {
                 let names: Vec<&str> = allowed.iter().map(|&d| tf_name(d)).collect();
                 return Err(Error::refused(
-                    "InvalidArgumentError",
+                    Exception::InvalidArgumentError,
                     format!(
                         "Value for attr 'T' of {} is not in the list of allowed values: {}",
                         tf_name(first),
@@ -914,7 +921,7 @@ impl Kernel {
         if self.no_device.contains(&t) {
             let name = self.name;
             return Err(Error::refused(
-                "NotFoundError",
+                Exception::NotFoundError,
                 format!(
                     "Could not find device for node: {{{{node {name}}}}} = {name}[T=DT_{}]",
                     tf_name(t).to_ascii_uppercase()
@@ -923,7 +930,7 @@ impl Kernel {
         }
         if let Some((i, &d)) = dtypes.iter().enumerate().find(|&(_, &d)| d != t) {
             return Err(Error::refused(
-                "InvalidArgumentError",
+                Exception::InvalidArgumentError,
                 format!(
                     "cannot compute {name} as input #{i}(zero-based) was expected to be a {} \
                      tensor but is a {} tensor [Op:{name}]{}",
@@ -942,7 +949,7 @@ impl Kernel {
 fn spec(op: Op) -> Result<&'static TfOp, Error> {
     OPS.iter().find(|s| s.op == op).ok_or_else(|| {
         Error::refused(
-            "NotImplementedError",
+            Exception::NotImplementedError,
             format!("the TensorFlow rules have no entry for {op}"),
         )
     })
@@ -984,7 +991,7 @@ fn python_wrapper(mode: Mode, spec: &TfOp, x: Arg, y: Arg) -> Result<Arg, Error>
     };
     if spec.conversion == Conversion::HintSameDtype && dx != dy {
         return Err(Error::refused(
-            "TypeError",
+            Exception::TypeError,
             format!("`x` and `y` must have the same dtype, got tf.{dx} != tf.{dy}."),
         ));
     }
@@ -1013,7 +1020,7 @@ fn requested_dtype_error(requested: DType, arg: Arg) -> Error {
         Arg::Py(_) => (requested, String::new()),
     };
     Error::refused(
-        "ValueError",
+        Exception::ValueError,
         format!(
             "Tensor conversion requested dtype {requested} for Tensor with dtype {dtype}: {repr}"
         ),
@@ -1230,17 +1237,21 @@ mod tests {
         assert_eq!(convert(Value::Int(300), Some(Int8)), Ok(Int8));
         assert_eq!(convert(Value::Bool(true), Some(Int32)), Ok(Int32));
         assert_eq!(
-            convert(Value::Bool(true), Some(Int8)).unwrap_err().kind(),
-            "TypeError"
+            convert(Value::Bool(true), Some(Int8))
+                .unwrap_err()
+                .exception(),
+            Some(Exception::TypeError)
         );
         assert_eq!(convert(Value::Float(1e40), Some(Float16)), Ok(Float16));
         assert_eq!(
-            convert(Value::Float(1e40), None).unwrap_err().kind(),
-            "ValueError"
+            convert(Value::Float(1e40), None).unwrap_err().exception(),
+            Some(Exception::ValueError)
         );
         assert_eq!(
-            convert(Value::Int(-1), Some(UInt64)).unwrap_err().kind(),
-            "SystemError"
+            convert(Value::Int(-1), Some(UInt64))
+                .unwrap_err()
+                .exception(),
+            Some(Exception::SystemError)
         );
         assert_eq!(
             convert(Value::Int(u64::MAX as i128), Some(Complex64))

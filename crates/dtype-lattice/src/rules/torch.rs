@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::DType::{self, *};
 use crate::dtype::Kind;
-use crate::error::{Error, Reason};
+use crate::error::{Error, Exception, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
@@ -242,7 +242,7 @@ fn defaults(opts: Options) -> Result<(DType, DType), Error> {
         Some(t) if t.kind() == Kind::Float => check_known(&Operand::array(t), t)?,
         Some(_) => {
             return Err(Error::refused(
-                "TypeError",
+                Exception::TypeError,
                 "only floating-point types are supported as the default type",
             ));
         }
@@ -306,11 +306,11 @@ fn promote(a: DType, b: DType) -> Result<DType, Error> {
             .message
             .replace("{a}", scalar_type_name(a))
             .replace("{b}", scalar_type_name(b));
-        return Err(Error::refused("RuntimeError", message));
+        return Err(Error::refused(Exception::RuntimeError, message));
     }
     // Every pair of torch dtypes is in the table or in a checked class.
     Err(Error::refused(
-        "RuntimeError",
+        Exception::RuntimeError,
         format!(
             "Promotion from {} and {} is unsupported.",
             scalar_type_name(a),
@@ -342,7 +342,7 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Result<Option<DType>,
                 .map(|&(_, c)| Some(c))
                 .ok_or_else(|| {
                     Error::refused(
-                        "RuntimeError",
+                        Exception::RuntimeError,
                         format!("Unknown Complex ScalarType for {}", scalar_type_name(h)),
                     )
                 })
@@ -451,9 +451,9 @@ const MUST_BE_TENSOR: &str = "{op}(): argument '{arg}' (position {pos}) must be 
 
 /// Ops refused on bool operands before promotion (on the operands' own dtypes; a Python
 /// `True` is a bool): op, exception, message when both are bool, message when one is.
-const BOOL_OPERAND: &[(Op, &str, &str, &str)] = &[(
+const BOOL_OPERAND: &[(Op, Exception, &str, &str)] = &[(
     Op::Subtract,
-    "NotImplementedError",
+    Exception::NotImplementedError,
     "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or \
      `logical_xor()` operator instead.",
     "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to \
@@ -762,7 +762,7 @@ fn check_binding(op: Op, a: &Operand, b: &Operand) -> Result<(), Error> {
                     .replace("{arg}", arg)
                     .replace("{pos}", &pos.to_string())
                     .replace("{t}", python_type(o));
-                return Err(Error::refused("TypeError", message));
+                return Err(Error::refused(Exception::TypeError, message));
             }
             false
         }
@@ -772,7 +772,7 @@ fn check_binding(op: Op, a: &Operand, b: &Operand) -> Result<(), Error> {
             .replace("{op}", torch_name(op))
             .replace("{a}", python_type(a))
             .replace("{b}", python_type(b));
-        return Err(Error::refused("TypeError", message));
+        return Err(Error::refused(Exception::TypeError, message));
     }
     Ok(())
 }
@@ -810,7 +810,7 @@ fn check_negative_power(op: Op, a: &Operand, b: &Operand) -> Result<(), Error> {
     };
     if op == Op::Power && integral_base && matches!(b, Operand::Literal(Value::Int(v)) if *v < 0) {
         return Err(Error::refused(
-            "RuntimeError",
+            Exception::RuntimeError,
             "Integers to negative integer powers are not allowed.",
         ));
     }
@@ -875,7 +875,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
         && !k.dtypes.contains(&computes_in)
     {
         return Err(Error::refused(
-            "NotImplementedError",
+            Exception::NotImplementedError,
             format!(
                 "\"{}\" not implemented for '{}'",
                 k.name,
@@ -887,7 +887,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
         .iter()
         .any(|(o, dtypes)| *o == op && dtypes.contains(&computes_in));
     if zero_checked && is_zero(b) {
-        return Err(Error::refused("RuntimeError", "ZeroDivisionError"));
+        return Err(Error::refused(Exception::RuntimeError, "ZeroDivisionError"));
     }
     Ok(result)
 }

@@ -184,7 +184,7 @@ impl DefinitionFile {
     /// ```
     /// use dtype_lattice::toolkit::check::DefinitionFile;
     /// let err = DefinitionFile::from_bytes(b"{\"edges\": {\"\xff\": []}}").unwrap_err();
-    /// assert_eq!(err.kind(), "InvalidDefinition");
+    /// assert_eq!(err.kind(), dtype_lattice::error::ErrorKind::InvalidDefinition);
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         let text =

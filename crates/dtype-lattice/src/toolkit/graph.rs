@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use std::hash::Hash;
 
 use crate::dtype::Kind;
-use crate::error::Error;
+use crate::error::{Error, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::toolkit::check::{Meaning, meaning};
 
@@ -58,22 +58,22 @@ impl Highlight {
         let join = match l.join_index(a, b) {
             Lub::Node(j) => j,
             Lub::Undefined => {
-                return Err(Error::refused(
-                    "NoJoin",
-                    format!("{} and {} have no common upper bound", l.node(a), l.node(b)),
-                ));
+                return Err(Reason::NoJoin {
+                    message: format!("{} and {} have no common upper bound", l.node(a), l.node(b)),
+                }
+                .into());
             }
             Lub::Ambiguous(v) => {
                 let names: Vec<String> = v.iter().map(|&i| l.node(i).to_string()).collect();
-                return Err(Error::refused(
-                    "NoJoin",
-                    format!(
+                return Err(Reason::NoJoin {
+                    message: format!(
                         "{} and {} have no least upper bound: {} are all minimal",
                         l.node(a),
                         l.node(b),
                         names.join(", ")
                     ),
-                ));
+                }
+                .into());
             }
         };
         let on_path = (0..l.len())
