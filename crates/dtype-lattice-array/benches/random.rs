@@ -13,7 +13,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dtype_lattice::DType;
 use dtype_lattice_array::random::Random;
-use dtype_lattice_array::random::simd::{Backend, xor_range_with};
+use dtype_lattice_array::random::{Backend, fill_bits32_with};
 
 const N: usize = 1 << 24;
 
@@ -40,7 +40,7 @@ fn benches(c: &mut Criterion) {
     let mut out = vec![0u32; N];
     for backend in [Backend::Avx512, Backend::Avx2, Backend::Scalar] {
         g.bench_function(format!("random_bits_u32_1thread/{}", backend.name()), |b| {
-            b.iter(|| xor_range_with(backend, black_box(key.data()), 0, &mut out))
+            b.iter(|| fill_bits32_with(backend, black_box(&key), 0, &mut out))
         });
     }
     g.finish();

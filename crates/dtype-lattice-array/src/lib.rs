@@ -8,6 +8,7 @@
 // that module documents why and is tested lane by lane against the scalar reference.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
 pub mod random;
 

@@ -9,7 +9,6 @@ use dtype_lattice::table::Table;
 use dtype_lattice::{Error, Kind, Operand, Promotion};
 
 use crate::{Format, Names};
-use dtype_lattice::toolkit::graph::escape_xml as html_escape;
 
 /// promote's JSON schema: the promotion, or `{"error": {...}}`.
 #[derive(Serialize)]
@@ -51,6 +50,14 @@ impl ErrorJson {
             message: e.message(),
         }
     }
+}
+
+/// Escapes text for HTML (`&`, `<`, `>`, `"`).
+pub(crate) fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The exit code of an error: 1 for a refusal (the rules say no), 2 for unusable input.
@@ -264,23 +271,23 @@ pub(crate) fn table(
         }
         Format::Html => {
             writeln!(out, "<table class=\"promotion\">")?;
-            writeln!(out, "<caption>{}</caption>", html_escape(&caption))?;
+            writeln!(out, "<caption>{}</caption>", escape_html(&caption))?;
             write!(out, "<tr><th></th>")?;
             for l in &labels {
-                write!(out, "<th>{}</th>", html_escape(l))?;
+                write!(out, "<th>{}</th>", escape_html(l))?;
             }
             writeln!(out, "</tr>")?;
             for ((l, row), d) in labels.iter().zip(&grid).zip(&diff) {
-                write!(out, "<tr><th>{}</th>", html_escape(l))?;
+                write!(out, "<tr><th>{}</th>", escape_html(l))?;
                 for (c, &differs) in row.iter().zip(d) {
                     if differs {
                         write!(
                             out,
                             "<td class=\"d\" style=\"background:#c8f0c8\">{}</td>",
-                            html_escape(c)
+                            escape_html(c)
                         )?;
                     } else {
-                        write!(out, "<td>{}</td>", html_escape(c))?;
+                        write!(out, "<td>{}</td>", escape_html(c))?;
                     }
                 }
                 writeln!(out, "</tr>")?;

@@ -121,7 +121,7 @@ window.addEventListener('load', function () {
 });
 "#;
 
-use dtype_lattice::toolkit::graph::escape_xml as esc;
+use crate::render::escape_html as esc;
 
 pub(crate) fn write(path: &Path, base: RuleSet, x64: bool) -> i32 {
     match page(base, x64) {

@@ -464,6 +464,7 @@ impl DType {
     /// use dtype_lattice::DType;
     /// assert_eq!(DType::Complex64.component(), DType::Float32);
     /// ```
+    #[must_use]
     pub fn component(self) -> DType {
         match self {
             DType::Complex32 => DType::Float16,

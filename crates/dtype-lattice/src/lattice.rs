@@ -67,6 +67,11 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
     /// Builds the order from "node → nodes directly above". Nodes that appear only as
     /// targets are added too. Fails on a cycle (naming it) or on more than [`MAX_NODES`] nodes.
     ///
+    /// # Errors
+    ///
+    /// `Cycle` with one cycle's nodes when the edges are
+    /// not acyclic; `LatticeTooLarge` above the engine's node limit.
+    ///
     /// ```
     /// use dtype_lattice::lattice::Lattice;
     /// let err = Lattice::from_edges([("a", vec!["b"]), ("b", vec!["a"])]).unwrap_err();
@@ -184,6 +189,7 @@ impl<N: Eq + Hash> Lattice<N> {
     /// assert_eq!(l.join_index(a, b), Lub::Node(l.index_of(&"y").unwrap()));
     /// assert_eq!(l.ambiguous_pairs().len(), 1);
     /// ```
+    #[must_use]
     pub fn with_tie_break(mut self, rank: impl Fn(&N) -> usize) -> Self {
         self.rank = Some(self.nodes.iter().map(&rank).collect());
         let mut cub = vec![0u64; self.words];

@@ -24,6 +24,7 @@
 //! per rule set), [`operand`] (what a value contributes), [`table`] (promotion tables).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
 pub mod dtype;
 pub mod error;

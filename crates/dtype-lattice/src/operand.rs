@@ -242,6 +242,11 @@ impl Value {
     /// the dtype's range, floats round to the dtype's format (too large becomes inf, or NaN
     /// for formats without inf, as `astype` does), complex values only go to complex dtypes.
     ///
+    /// # Errors
+    ///
+    /// `ValueOutOfRange` for an integer outside an integer dtype's range; `MalformedOperand`
+    /// for a complex value cast to a real dtype, or any value cast to a key dtype.
+    ///
     /// ```
     /// use dtype_lattice::{DType, Value};
     /// assert_eq!(Value::Float(1e40).cast(DType::Float32).unwrap(), Value::Float(f64::INFINITY));
@@ -394,6 +399,10 @@ impl Operand {
     }
 
     /// A zero-dimensional array of `dtype` holding `value` (converted, range-checked).
+    ///
+    /// # Errors
+    ///
+    /// As [`Value::cast`].
     ///
     /// ```
     /// use dtype_lattice::{DType, Operand, Value};
@@ -650,6 +659,11 @@ impl<'de> Deserialize<'de> for Operand {
 }
 
 /// Parses a comma-separated operand list (`int8,~float16,3`).
+///
+/// # Errors
+///
+/// The first operand that does not parse: `UnknownDtype` (with suggestions), `MalformedOperand`
+/// or `ValueOutOfRange`.
 ///
 /// ```
 /// let ops = dtype_lattice::operand::parse_list("int8, uint8 ,float").unwrap();

@@ -22,6 +22,7 @@ use crate::rules::Promotion;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Op {
     /// `add`, `+`.
     Add,

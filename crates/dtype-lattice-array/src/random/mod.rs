@@ -16,7 +16,7 @@
 //!   a double-width modulus, a comparison with a uniform sample).
 //!
 //! Every element depends only on its index, so any slice of an output can be computed on its
-//! own ([`fill_bits32`]); large outputs are filled with SIMD ([`simd`]) on all cores.
+//! own ([`fill_bits32`]); large outputs are filled with SIMD (AVX-512 or AVX2, chosen at run time: [`Backend`]) on all cores.
 //!
 //! ```
 //! use dtype_lattice_array::random::{Random, Shape};
@@ -37,7 +37,7 @@
 
 mod erfinv;
 #[allow(unsafe_code)]
-pub mod simd;
+mod simd;
 mod threefry;
 
 use dtype_lattice::error::Exception;
@@ -52,6 +52,7 @@ use dtype_lattice::error::Reason;
 use dtype_lattice::key::{Algorithm, KeyImpl};
 use dtype_lattice::{DType, Kind};
 
+pub use simd::Backend;
 pub use threefry::threefry2x32;
 
 /// A shape: the dimensions of an array, row-major.
@@ -127,6 +128,12 @@ pub struct KeyArray {
 impl KeyArray {
     /// `jax.random.wrap_key_data(data, impl=...)`: `data_shape` is the key data's shape, whose
     /// last dimension must be the implementation's number of key words.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when `dtype` is not a key dtype or `data` does not hold `data_shape`'s
+    /// values; JAX's `TypeError` when the last dimension is not the implementation's number of
+    /// key words.
     pub fn wrap_key_data(
         dtype: DType,
         data_shape: &[usize],
@@ -188,6 +195,10 @@ impl KeyArray {
 
     /// The key at flat index `i`, for sampling; implementations other than threefry2x32 are
     /// known as dtypes only and refuse.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when `i` is out of range or the keys are not threefry2x32 keys.
     pub fn key(&self, i: usize) -> Result<Key, Error> {
         implemented(self.dtype)?;
         match self.data.get(2 * i..2 * i + 2) {
@@ -236,6 +247,7 @@ fn implemented(dtype: DType) -> Result<(), Error> {
 /// The values of a sample, by dtype.
 #[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
+#[non_exhaustive]
 pub enum Values {
     Bool(Vec<bool>),
     U8(Vec<u8>),
@@ -333,6 +345,10 @@ impl Values {
     }
 
     /// Writes the values little-endian, as NumPy's `tofile` would (bool as one byte).
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error of the writer.
     pub fn write_le(&self, w: &mut impl Write) -> io::Result<()> {
         const CHUNK: usize = 1 << 14;
         macro_rules! put {
@@ -560,6 +576,21 @@ pub fn fill_bits32(key: &Key, start: u64, out: &mut [u32]) {
     simd::xor_range(key.data, start, out)
 }
 
+/// [`fill_bits32`] on one core with a chosen SIMD backend (a backend the CPU lacks falls back
+/// to scalar), for benchmarks and for checking the backends against each other.
+///
+/// ```
+/// use dtype_lattice_array::random::{Backend, Key, fill_bits32, fill_bits32_with};
+/// let key = Key::from_data([0, 7]);
+/// let (mut a, mut b) = ([0u32; 37], [0u32; 37]);
+/// fill_bits32(&key, 5, &mut a);
+/// fill_bits32_with(Backend::Scalar, &key, 5, &mut b);
+/// assert_eq!(a, b);
+/// ```
+pub fn fill_bits32_with(backend: Backend, key: &Key, start: u64, out: &mut [u32]) {
+    simd::xor_range_with(backend, key.data, start, out)
+}
+
 /// Scratch block for conversions from bits.
 const BLOCK: usize = 2048;
 
@@ -729,7 +760,7 @@ fn one_pattern<T: UniformFloat>() -> u64 {
 }
 
 /// Configuration of the PRNG functions: JAX's `jax_enable_x64` and the number of threads for
-/// large outputs. Builder-style, like [`crate::Rules`].
+/// large outputs. Builder-style, like [`dtype_lattice::Rules`].
 ///
 /// ```
 /// use dtype_lattice_array::random::Random;
@@ -759,12 +790,14 @@ impl Random {
     }
 
     /// `jax_enable_x64`: 64-bit seeds, dtypes and bits.
+    #[must_use]
     pub fn x64(mut self, x64: bool) -> Random {
         self.x64 = x64;
         self
     }
 
     /// Threads used to fill large outputs (at least 1).
+    #[must_use]
     pub fn threads(mut self, threads: usize) -> Random {
         self.threads = threads.max(1);
         self
@@ -811,6 +844,11 @@ impl Random {
     /// `OverflowError`); with x64 off it is then converted to int32, so only its low word
     /// survives.
     ///
+    /// # Errors
+    ///
+    /// Python's `OverflowError` for a seed outside the 64-bit signed range, as `jax.random.key`
+    /// raises it.
+    ///
     /// ```
     /// use dtype_lattice_array::random::Random;
     /// assert_eq!(Random::new().x64(true).key(1 << 32).unwrap().data(), [1, 0]);
@@ -830,6 +868,11 @@ impl Random {
 
     /// `jax.random.split(key, shape)`: key `i` (row-major) is Threefry-2x32 of `key` at the
     /// counter of `i`.
+    ///
+    /// # Errors
+    ///
+    /// JAX's `NotImplementedError` for 2^32 or more keys; `InvalidArgument` for a shape too
+    /// large to hold.
     ///
     /// ```
     /// use dtype_lattice_array::random::{Key, Random};
@@ -856,6 +899,11 @@ impl Random {
     /// `jax.random.fold_in(key, data)`: `data` must fit `uint32` (else JAX's
     /// `OverflowError`).
     ///
+    /// # Errors
+    ///
+    /// Python's `OverflowError` for data outside what JAX converts (the 64-bit range with x64,
+    /// 32-bit without).
+    ///
     /// ```
     /// use dtype_lattice_array::random::Random;
     /// let rng = Random::new();
@@ -873,6 +921,11 @@ impl Random {
 
     /// `jax.random.bits(key, shape, uintW)` for `width` 8, 16, 32 or 64; with x64 off JAX
     /// canonicalises uint64 to uint32, and so does this.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a bit width other than 8, 16, 32 or 64 or a shape too large to
+    /// hold; JAX's `NotImplementedError` for 2^32 or more elements.
     ///
     /// ```
     /// use dtype_lattice::DType;
@@ -937,6 +990,10 @@ impl Random {
     }
 
     /// The width `bits` uses for a requested width: 8, 16, 32 or 64, and 64 → 32 with x64 off.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a width other than 8, 16, 32 or 64.
     pub fn bits_width(&self, width: u32) -> Result<u32, Error> {
         match width {
             8 | 16 | 32 => Ok(width),
@@ -951,6 +1008,12 @@ impl Random {
     /// `jax.random.uniform(key, shape, dtype, minval, maxval)` for float16, bfloat16, float32
     /// and float64 (float32 with x64 off). `minval` and `maxval` are converted to the dtype
     /// first; `minval >= maxval` gives `minval` everywhere, as in JAX.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a dtype that is not a float dtype `jax.random.uniform` supports
+    /// here or a shape too large to hold; JAX's `NotImplementedError` for 2^32 or more
+    /// elements.
     pub fn uniform(
         &self,
         key: &Key,
@@ -1035,6 +1098,12 @@ impl Random {
     /// `jax.random.normal(key, shape, dtype)`: `sqrt(2) * erf_inv(u)` of a uniform sample on
     /// `(-1, 1)`, with XLA's `erf_inv` approximation for float32 and the 16-bit floats (computed
     /// in float32, as XLA does) and an accurate `erf_inv` for float64.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a dtype that is not a float dtype `jax.random.normal` supports
+    /// here, or a key of an implementation other than threefry2x32; JAX's `NotImplementedError`
+    /// for a shape of 2^32 or more elements (or one larger than memory allows).
     pub fn normal(&self, key: &Key, shape: &[usize], dtype: DType) -> Result<Sample, Error> {
         let dtype = self.float_dtype("normal", "a float or complex dtype", dtype)?;
         let n = output_size(shape)?;
@@ -1086,6 +1155,11 @@ impl Random {
     /// `jax.random.bernoulli(key, p, shape)` with a Python float `p`: `uniform < p` in JAX's
     /// default float dtype. Like JAX, `p` outside `[0, 1]` gives all `True` (above) or all
     /// `False` (below), and NaN all `False`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a shape too large to hold; JAX's `NotImplementedError` for 2^32 or
+    /// more elements.
     pub fn bernoulli(&self, key: &Key, shape: &[usize], p: f64) -> Result<Sample, Error> {
         let n = output_size(shape)?;
         let k = key.data;
@@ -1115,6 +1189,11 @@ impl Random {
     /// double-width modulus, its clipping of the bounds to the dtype, its sampling of 8- and
     /// 16-bit dtypes at 32 bits, and its `OverflowError`s for bounds outside the default
     /// integer type. `minval >= maxval` gives `minval` everywhere, as in JAX.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a dtype that is not an integer dtype, or a shape too large to
+    /// hold; JAX's `NotImplementedError` for 2^32 or more elements.
     ///
     /// ```
     /// use dtype_lattice::DType;
@@ -1319,6 +1398,10 @@ impl BitsWriter {
 
     /// Writes the values at the start of `file` (which should be empty); returns the number
     /// of bytes written.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error of writing the file.
     pub fn write_to(&self, file: &std::fs::File) -> io::Result<u64> {
         let per = u64::from(self.width / 8);
         let chunks = self.len.div_ceil(WRITE_CHUNK);
@@ -1373,6 +1456,11 @@ impl BitsWriter {
 impl Random {
     /// A [`BitsWriter`] for `jax.random.bits(key, shape, uintW)`: checks the width and shape as
     /// [`Random::bits`] does, but needs no memory for the output.
+    ///
+    /// # Errors
+    ///
+    /// As [`Random::bits`]: a bit width other than 8, 16, 32 or 64, or a shape of 2^32 or more
+    /// elements.
     pub fn bits_writer(&self, key: &Key, shape: &[usize], width: u32) -> Result<BitsWriter, Error> {
         let width = self.bits_width(width)?;
         let size = checked_size(shape).unwrap_or(u128::MAX);

@@ -19,8 +19,9 @@
 
 use super::threefry::{pair_range_scalar, xor_range_scalar};
 
-/// Which implementation [`xor_range`] and [`pair_range`] use on this CPU.
+/// Which SIMD implementation fills random bits ([`Backend::detect`]: the best this CPU has).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Backend {
     /// 16 lanes of 32 bits (AVX-512F).
     Avx512,
@@ -34,7 +35,7 @@ impl Backend {
     /// The best backend this CPU supports.
     ///
     /// ```
-    /// let b = dtype_lattice_array::random::simd::Backend::detect();
+    /// let b = dtype_lattice_array::random::Backend::detect();
     /// assert!(b.lanes() >= 1);
     /// ```
     pub fn detect() -> Backend {

@@ -14,7 +14,7 @@
 mod array_api;
 mod compiled;
 mod extended;
-pub mod jax;
+pub(crate) mod jax;
 mod jax_lax;
 mod megengine;
 pub(crate) mod numpy;
@@ -371,18 +371,21 @@ impl Rules {
     }
 
     /// The library's default float, where it can be changed (`torch.set_default_dtype`).
+    #[must_use]
     pub fn default_float(mut self, dtype: DType) -> Self {
         self.options.default_float = Some(dtype);
         self
     }
 
     /// Strict promotion (`jax_numpy_dtype_promotion='strict'`); `jax.lax` ignores it.
+    #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
         self.options.strict = strict;
         self
     }
 
     /// 64-bit mode (`jax_enable_x64`).
+    #[must_use]
     pub fn x64(mut self, x64: bool) -> Self {
         self.options.x64 = x64;
         self
@@ -400,6 +403,13 @@ impl Rules {
 
     /// `promote_types(a, b)`: the promotion of two types (dtypes, or the weak Python types),
     /// as `jnp.promote_types` computes it: no canonicalisation of the inputs.
+    ///
+    /// # Errors
+    ///
+    /// A refusal ([`Error::is_refusal`]) when the rule set has no promotion for the pair: the
+    /// real library's exception class and message (JAX's `TypePromotionError` in strict mode or
+    /// for float8 mixes, PyTorch's `RuntimeError`, …), or `UnsupportedOperand` for a dtype the
+    /// library does not have.
     ///
     /// ```
     /// use dtype_lattice::{DType, PyType, Rules};
@@ -419,6 +429,12 @@ impl Rules {
 
     /// `result_type(*operands)`: the dtype and weak flag of an operation on `operands`.
     ///
+    /// # Errors
+    ///
+    /// `EmptyOperands` for no operands; otherwise a refusal as [`Rules::promote_types`]
+    /// describes (including Python's `OverflowError` where a library checks a Python int
+    /// against the result).
+    ///
     /// ```
     /// use dtype_lattice::{DType, Operand, Rules, Value};
     /// let p = Rules::jax().result_type(&[Operand::array(DType::Int16), Value::Int(1).into()]).unwrap();
@@ -435,6 +451,10 @@ impl Rules {
 
     /// `op_result` for `Some(op)`, `result_type` for `None`.
     ///
+    /// # Errors
+    ///
+    /// As [`Rules::result_type`] and [`Rules::op_result`].
+    ///
     /// ```
     /// use dtype_lattice::{DType, Op, Operand, Rules};
     /// let ops = [Operand::array(DType::Bool), Operand::array(DType::Bool)];
@@ -450,6 +470,11 @@ impl Rules {
 
     /// The result of an operation: the operands' promotion, then the op's own rule in this
     /// library (true division of integers gives a float, comparisons give bool, …).
+    ///
+    /// # Errors
+    ///
+    /// As [`Rules::result_type`], and the op's own refusals in this library (JAX's `TypeError`
+    /// for `bitwise_and` of floats, NumPy's `TypeError` for `subtract` of bools, …).
     ///
     /// ```
     /// use dtype_lattice::{DType, Op, Operand, Rules};

@@ -262,6 +262,12 @@ impl Audit {
     /// new (a NumPy float64, or JAX's weakly typed `~float64` for uint64 + int8, which
     /// promotes as `f*`), so that associativity is decided on what the library computes.
     ///
+    /// # Errors
+    ///
+    /// The rule set's error for a dtype of `types` it does not have (`UnsupportedOperand`, as
+    /// promoting that dtype alone gives); refusals between known dtypes are recorded as refused
+    /// cells, not returned.
+    ///
     /// ```
     /// use dtype_lattice::toolkit::audit::Audit;
     /// use dtype_lattice::{DType, Rules};

@@ -181,6 +181,12 @@ impl FromStr for DefinitionFile {
 impl DefinitionFile {
     /// Parses bytes, refusing invalid UTF-8.
     ///
+    /// # Errors
+    ///
+    /// `InvalidDefinition` for input that is not UTF-8, not JSON or TOML, not of the documented
+    /// form (edges or a table), has duplicate keys or blank names, or exceeds the documented
+    /// size limits.
+    ///
     /// ```
     /// use dtype_lattice::toolkit::check::DefinitionFile;
     /// let err = DefinitionFile::from_bytes(b"{\"edges\": {\"\xff\": []}}").unwrap_err();
@@ -193,6 +199,11 @@ impl DefinitionFile {
     }
 
     /// Reads and parses a file of at most [`MAX_FILE_BYTES`].
+    ///
+    /// # Errors
+    ///
+    /// `InvalidDefinition` when the file cannot be read or is larger than the limit, and
+    /// everything [`DefinitionFile::from_bytes`] refuses.
     ///
     /// ```
     /// use dtype_lattice::toolkit::check::DefinitionFile;
@@ -241,6 +252,7 @@ pub fn meaning(name: &str) -> Option<Meaning> {
 
 /// What a node name means numerically; see [`meaning`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Meaning {
     /// A dtype.
     DType(DType),
@@ -305,6 +317,10 @@ pub fn file_order(edges: &Edges) -> (Vec<String>, HashMap<&str, usize>) {
 
 /// Builds the engine's lattice over node names.
 ///
+/// # Errors
+///
+/// `Cycle` when the edges have a cycle; `LatticeTooLarge` above the node limit.
+///
 /// ```
 /// use dtype_lattice::toolkit::check::lattice_of;
 /// let l = lattice_of(&[("int".into(), vec!["float".into()])]).unwrap();
@@ -316,6 +332,10 @@ pub fn lattice_of(edges: &[(String, Vec<String>)]) -> Result<Lattice<String>, Er
 
 /// Checks a lattice definition. Fails only when it has more than [`MAX_NODES`] nodes; a
 /// cycle is a verdict (`acyclic: false`), not an error.
+///
+/// # Errors
+///
+/// `LatticeTooLarge` above the node limit (a cycle is a finding of the report, not an error).
 ///
 /// ```
 /// use dtype_lattice::toolkit::check::check_lattice;
@@ -511,6 +531,7 @@ impl OpTable {
     /// assert_eq!(r.names(), ["2", "0"]);
     /// assert_eq!(r.get(1, 0), Some(0)); // 0 ∘ 2 = 2
     /// ```
+    #[must_use]
     pub fn restrict(&self, keep: &[usize]) -> OpTable {
         let mut set: Vec<usize> = Vec::new();
         for &k in keep {
@@ -819,6 +840,11 @@ pub struct TableReport {
 
 /// Builds an [`OpTable`] from a table definition. Columns must be rows (a promotion table
 /// is square); results may be anything.
+///
+/// # Errors
+///
+/// `InvalidDefinition` for a table of more than [`MAX_TABLE_TYPES`] types, or whose columns are
+/// not its rows.
 pub fn table_of(rows: &TableRows) -> Result<OpTable, Error> {
     if rows.len() > MAX_TABLE_TYPES {
         return Err(invalid(format!(
@@ -856,6 +882,10 @@ pub fn table_of(rows: &TableRows) -> Result<OpTable, Error> {
 
 /// Checks a promotion table: complete, closed, idempotent, commutative, associative, and
 /// representable as a (partial) lattice, with the smallest counterexamples.
+///
+/// # Errors
+///
+/// As [`table_of`].
 ///
 /// ```
 /// use dtype_lattice::toolkit::check::{check_table, DefinitionFile, Definition};
@@ -931,6 +961,10 @@ impl Report {
 }
 
 /// Checks a definition of either kind.
+///
+/// # Errors
+///
+/// As [`check_lattice`] or [`check_table`].
 pub fn check(definition: &Definition) -> Result<Report, Error> {
     match definition {
         Definition::Lattice(e) => check_lattice(e).map(Report::Lattice),

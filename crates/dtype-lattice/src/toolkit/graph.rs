@@ -50,6 +50,10 @@ pub struct Highlight {
 impl Highlight {
     /// The paths from `a` and `b` (node indices) to their join: every node `x` with
     /// `a ≤ x ≤ a ∨ b` or `b ≤ x ≤ a ∨ b`. Refuses (exit 1) when there is no unique join.
+    ///
+    /// # Errors
+    ///
+    /// `NoJoin` when the two nodes have no common upper bound or no least one.
     pub fn join<N: Eq + Hash + std::fmt::Display>(
         l: &Lattice<N>,
         a: usize,
@@ -115,12 +119,8 @@ fn weak(name: &str) -> bool {
     name.starts_with('~') || matches!(meaning(name), Some(Meaning::Python(_)))
 }
 
-/// Escapes text for XML and HTML (`&`, `<`, `>`, `"`).
-///
-/// ```
-/// assert_eq!(dtype_lattice::toolkit::graph::escape_xml("key<fry> & \"x\""), "key&lt;fry&gt; &amp; &quot;x&quot;");
-/// ```
-pub fn escape_xml(s: &str) -> String {
+/// Escapes text for XML (`&`, `<`, `>`, `"`).
+fn escape_xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
