@@ -12,6 +12,7 @@ mod toolkit;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dtype_lattice::error::Reason;
 use dtype_lattice::operand::parse_list;
@@ -152,9 +153,8 @@ pub(crate) enum GraphFormat {
 
 #[derive(Args, Debug)]
 pub(crate) struct RuleArgs {
-    /// The rule set: jax (jax-numpy), jax-lax, numpy (cupy, dask), numpy-legacy, torch,
-    /// tensorflow, tensorflow-safe, tensorflow-legacy, array-api, megengine.
-    #[arg(long, value_name = "R", default_value = "jax", value_parser = parse_rules)]
+    /// The rule set (the registry's names; aliases are accepted too).
+    #[arg(long, value_name = "R", default_value = "jax", value_parser = RuleSetParser)]
     rules: RuleSet,
     /// Strict promotion (jax_numpy_dtype_promotion='strict').
     #[arg(long)]
@@ -189,6 +189,33 @@ fn parse_rules(s: &str) -> Result<RuleSet, String> {
     s.parse().map_err(|e: Error| e.to_string())
 }
 
+/// Parses `--rules` with the library's own message for unknown names, and lists the
+/// registry's rule sets (with their aliases) in `--help`.
+#[derive(Clone, Copy, Debug)]
+struct RuleSetParser;
+
+impl TypedValueParser for RuleSetParser {
+    type Value = RuleSet;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<RuleSet, clap::Error> {
+        parse_rules.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(RuleSet::all().map(|r| {
+            clap::builder::PossibleValue::new(r.name())
+                .aliases(r.names()[1..].iter().copied())
+                .help(r.summary())
+        })))
+    }
+}
 fn parse_op(s: &str) -> Result<Op, String> {
     s.parse().map_err(|e: Error| e.to_string())
 }
