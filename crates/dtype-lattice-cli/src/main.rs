@@ -172,6 +172,49 @@ pub(crate) struct RuleArgs {
 }
 
 impl RuleArgs {
+    /// Refuses options that mean nothing for the rule set (unusable input, exit 2), and a
+    /// default float the library refuses (`torch.set_default_dtype(torch.int8)`: exit 1).
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        let set = self.rules;
+        let invalid = |argument: &str, reason: String| -> Error {
+            Reason::InvalidArgument {
+                argument: argument.to_string(),
+                reason,
+            }
+            .into()
+        };
+        if self.strict && set != RuleSet::Jax {
+            return Err(invalid(
+                "--strict",
+                format!(
+                    "jax_numpy_dtype_promotion='strict' applies to --rules jax only; {set} has no strict mode"
+                ),
+            ));
+        }
+        if self.x64 && !matches!(set, RuleSet::Jax | RuleSet::JaxLax) {
+            return Err(invalid(
+                "--x64",
+                format!(
+                    "jax_enable_x64 applies to --rules jax and jax-lax only; {set} has no x64 mode"
+                ),
+            ));
+        }
+        if self.default_float.is_some() {
+            if set != RuleSet::Torch {
+                return Err(invalid(
+                    "--default-float",
+                    format!(
+                        "torch.set_default_dtype applies to --rules torch only; {set}'s default float is fixed"
+                    ),
+                ));
+            }
+            // A lone Python float takes the default float: the library's own refusal of it.
+            self.rules()
+                .result_type(&[dtype_lattice::Operand::PyType(dtype_lattice::PyType::Float)])?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn rules(&self) -> Rules {
         self.rules_for(self.rules)
     }
@@ -227,20 +270,23 @@ fn run() -> i32 {
     let mut out = BufWriter::new(stdout.lock());
     let code = match cli.command {
         Command::Promote {
-            rules,
-            json,
-            batch: true,
-            ..
+            rules, batch: true, ..
         } => {
-            let _ = json;
-            batch(rules.rules(), rules.op, &mut out)
+            // Batch output is JSON lines with or without --json.
+            match rules.check() {
+                Ok(()) => batch(rules.rules(), rules.op, &mut out),
+                Err(e) => render::fail(&mut out, &e, true),
+            }
         }
         Command::Promote {
             rules,
             json,
             operands,
             ..
-        } => promote(rules.rules(), rules.op, &operands, json, &mut out),
+        } => match rules.check() {
+            Ok(()) => promote(rules.rules(), rules.op, &operands, json, &mut out),
+            Err(e) => render::fail(&mut out, &e, json),
+        },
         Command::Table {
             rules,
             types,
@@ -259,8 +305,16 @@ fn run() -> i32 {
         } => {
             let types = match types.as_deref().map(parse_dtypes).transpose() {
                 Ok(t) => t,
-                Err(e) => return toolkit::fail(&e),
+                Err(e) => return render::fail(&mut out, &e, json),
             };
+            if markdown && !compare {
+                let e = Reason::InvalidArgument {
+                    argument: "--markdown".into(),
+                    reason: "it formats --compare's table; give --compare too".into(),
+                }
+                .into();
+                return render::fail(&mut out, &e, false);
+            }
             let rules_given = std::env::args().any(|a| a == "--rules" || a.starts_with("--rules="));
             io_code(toolkit::audit_cmd(
                 toolkit::AuditArgs {
@@ -282,15 +336,30 @@ fn run() -> i32 {
             highlight,
             names,
             output,
-        } => io_code(toolkit::graph_cmd(
-            &rules,
-            lattice.as_deref(),
-            format,
-            names,
-            highlight.as_deref(),
-            output.as_deref(),
-            &mut out,
-        )),
+        } => {
+            if let Some(op) = rules.op {
+                let e = Reason::InvalidArgument {
+                    argument: "--op".into(),
+                    reason: format!(
+                        "graph draws the promotion lattice, which no op changes; `dtype-lattice table --op {op}` shows the op"
+                    ),
+                }
+                .into();
+                return render::fail(&mut out, &e, false);
+            }
+            if let Err(e) = rules.check() {
+                return render::fail(&mut out, &e, false);
+            }
+            io_code(toolkit::graph_cmd(
+                &rules,
+                lattice.as_deref(),
+                format,
+                names,
+                highlight.as_deref(),
+                output.as_deref(),
+                &mut out,
+            ))
+        }
         Command::Report { output, base, x64 } => report::write(&output, base, x64),
         Command::Random(args) => random::run(&args, &mut out),
     };
@@ -434,29 +503,28 @@ fn table(
     diff: Option<RuleSet>,
     out: &mut impl Write,
 ) -> i32 {
+    let json = format == Format::Json;
+    if let Err(e) = args.check() {
+        return render::fail(out, &e, json);
+    }
     let types = match types {
         None => JAX_DOC_TYPES.iter().map(|&t| AnyOperand::from(t)).collect(),
         Some(list) => match parse_list(&unprotect(list)) {
             Ok(t) if t.len() > dtype_lattice::table::MAX_TYPES => {
-                eprintln!(
-                    "error: --types lists {} operands; a table takes at most {}",
-                    t.len(),
-                    dtype_lattice::table::MAX_TYPES
-                );
-                return 2;
+                let e = Reason::InvalidArgument {
+                    argument: "--types".into(),
+                    reason: format!(
+                        "it lists {} operands; a table takes at most {}",
+                        t.len(),
+                        dtype_lattice::table::MAX_TYPES
+                    ),
+                }
+                .into();
+                return render::fail(out, &e, json);
             }
             Ok(t) if !t.is_empty() => t,
-            Ok(_) => {
-                eprintln!(
-                    "error: {}",
-                    render::error_line(&Reason::EmptyOperands.into())
-                );
-                return 2;
-            }
-            Err(e) => {
-                eprintln!("error: {}", render::error_line(&e));
-                return e.exit_code();
-            }
+            Ok(_) => return render::fail(out, &Reason::EmptyOperands.into(), json),
+            Err(e) => return render::fail(out, &e, json),
         },
     };
     let t = Table::compute(args.rules(), args.op, &types);

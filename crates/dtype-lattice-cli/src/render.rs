@@ -39,6 +39,26 @@ pub(crate) fn error_line(e: &Error) -> String {
     e.to_string()
 }
 
+/// Reports an error the one way every command does: with JSON output asked for, the JSON
+/// object `{"error": {"kind", "message"}}` on stdout; otherwise `error: ...` on stderr.
+/// Returns the exit code (1 a refusal, 2 unusable input).
+pub(crate) fn fail(out: &mut impl Write, e: &Error, json: bool) -> i32 {
+    if json {
+        let written = serde_json::to_writer(&mut *out, &Answer::Err { error: e.to_json() })
+            .map_err(io::Error::other)
+            .and_then(|()| out.write_all(b"\n"));
+        if let Err(w) = written
+            && w.kind() != io::ErrorKind::BrokenPipe
+        {
+            eprintln!("error: cannot write output: {w}");
+            return 2;
+        }
+    } else {
+        eprintln!("error: {}", error_line(e));
+    }
+    e.exit_code()
+}
+
 fn label(op: &AnyOperand, names: Names) -> String {
     match names {
         Names::Short => op.short_label(),

@@ -462,6 +462,8 @@ impl Rules {
     /// use dtype_lattice::Rules;
     /// assert_eq!(Rules::jax().x64(true).options_label(), "standard, x64 on");
     /// assert_eq!(Rules::jax_lax().options_label(), "x64 off");
+    /// let torch = Rules::new(dtype_lattice::RuleSet::Torch);
+    /// assert_eq!(torch.default_float(dtype_lattice::DType::Float64).options_label(), "default float float64");
     /// ```
     pub fn options_label(&self) -> String {
         let mut parts = Vec::new();
@@ -478,6 +480,13 @@ impl Rules {
             } else {
                 "x64 off"
             });
+        }
+        let default_float = match self.options.default_float {
+            Some(d) if self.set == RuleSet::Torch => format!("default float {d}"),
+            _ => String::new(),
+        };
+        if !default_float.is_empty() {
+            parts.push(&default_float);
         }
         parts.join(", ")
     }
