@@ -34,6 +34,14 @@ DOC18 = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32"
 WEAK = ["~int32", "~float32", "~complex64", "~int64", "~float64"]
 EXOTIC = ["int4", "float8_e4m3fn", "float8_e5m2"]
 OPERANDS = DOC18 + WEAK + EXOTIC
+# Python ints at the edges of int32 and int64 and beyond: jnp's ops raise OverflowError for a
+# Python int outside the default int dtype (int32 with x64 off, int64 with x64 on).
+BIG_INTS = ["2147483647", "2147483648", "-2147483648", "-2147483649", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775809", "18446744073709551616"]
+# All ordered pairs over OPERANDS, then every pair with a BIG_INTS member, in both orders.
+PAIRS = ([(a, b) for a in OPERANDS for b in OPERANDS]
+         + [(a, b) for a in OPERANDS + BIG_INTS for b in BIG_INTS]
+         + [(b, a) for b in BIG_INTS for a in OPERANDS])
 
 PY_VALUES = {"int": 0, "float": 0.0, "complex": 0j}
 
@@ -122,7 +130,7 @@ def child_main(out_dir):
             if expr is None:
                 continue
             f = eval(expr, namespace)  # noqa: S307 - fixed table above
-            cases = [case_for(f, a, b) for a in OPERANDS for b in OPERANDS]
+            cases = [case_for(f, a, b) for a, b in PAIRS]
             header = {
                 "generator": GENERATOR,
                 "versions": ctx.versions(),
@@ -135,7 +143,9 @@ def child_main(out_dir):
                                  "of the canonical dtype (with x64 off ~int64 is a weak int32 "
                                  "array and ~float64 a weak float32 array); int/float/complex: "
                                  "the Python values 0, 0.0, 0j"),
-                    "operand_list": "all ordered pairs over DOC18 + " + " ".join(WEAK + EXOTIC),
+                    "operand_list": ("all ordered pairs over DOC18 + " + " ".join(WEAK + EXOTIC)
+                                     + "; then every pair with a Python int of "
+                                     + " ".join(BIG_INTS) + ", in both orders"),
                     "messages": ("error.message is the first line of str(exc), with lax's "
                                  "' (Tip: ...)' suffix dropped"),
                     "result": ("dtype and weak_type of the output aval; every result is a "

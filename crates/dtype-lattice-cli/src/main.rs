@@ -17,7 +17,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use dtype_lattice::error::Reason;
 use dtype_lattice::operand::parse_list;
 use dtype_lattice::table::{JAX_DOC_TYPES, Table};
-use dtype_lattice::{DType, Error, Op, Operand, Promotion, RuleSet, Rules};
+use dtype_lattice::{DType, Error, Op, Operand, OptionName, Promotion, RuleSet, Rules};
 
 /// What dtype does `a + b` produce? JAX's lattice-based type promotion, explained.
 #[derive(Parser, Debug)]
@@ -172,6 +172,61 @@ pub(crate) struct RuleArgs {
 }
 
 impl RuleArgs {
+    /// Refuses options that mean nothing for the rule set (unusable input, exit 2), and a
+    /// default float the library refuses (`torch.set_default_dtype(torch.int8)`: exit 1).
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        let set = self.rules;
+        let invalid = |argument: &str, reason: String| -> Error {
+            Reason::InvalidArgument {
+                argument: argument.to_string(),
+                reason,
+            }
+            .into()
+        };
+        // What each option is, and what a rule set that does not honour it lacks.
+        let options = [
+            (
+                self.strict,
+                OptionName::Strict,
+                "jax_numpy_dtype_promotion='strict'",
+                " has no strict mode",
+            ),
+            (
+                self.x64,
+                OptionName::X64,
+                "jax_enable_x64",
+                " has no x64 mode",
+            ),
+            (
+                self.default_float.is_some(),
+                OptionName::DefaultFloat,
+                "torch.set_default_dtype",
+                "'s default float is fixed",
+            ),
+        ];
+        for (given, option, what, lacks) in options {
+            if given && !set.options().contains(&option) {
+                let honour: Vec<&str> = RuleSet::all()
+                    .filter(|r| r.options().contains(&option))
+                    .map(RuleSet::name)
+                    .collect();
+                return Err(invalid(
+                    &format!("--{}", option.name()),
+                    format!(
+                        "{what} applies to --rules {} only; {set}{lacks}",
+                        honour.join(" and ")
+                    ),
+                ));
+            }
+        }
+        if self.default_float.is_some() {
+            // A lone Python float takes the default float: the library's own refusal of it.
+            self.rules()
+                .result_type(&[dtype_lattice::Operand::PyType(dtype_lattice::PyType::Float)])?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn rules(&self) -> Rules {
         self.rules_for(self.rules)
     }
@@ -254,20 +309,23 @@ fn run() -> i32 {
     let mut out = BufWriter::new(stdout.lock());
     let code = match cli.command {
         Command::Promote {
-            rules,
-            json,
-            batch: true,
-            ..
+            rules, batch: true, ..
         } => {
-            let _ = json;
-            batch(rules.rules(), rules.op, &mut out)
+            // Batch output is JSON lines with or without --json.
+            match rules.check() {
+                Ok(()) => batch(rules.rules(), rules.op, &mut out),
+                Err(e) => render::fail(&mut out, &e, true),
+            }
         }
         Command::Promote {
             rules,
             json,
             operands,
             ..
-        } => promote(rules.rules(), rules.op, &operands, json, &mut out),
+        } => match rules.check() {
+            Ok(()) => promote(rules.rules(), rules.op, &operands, json, &mut out),
+            Err(e) => render::fail(&mut out, &e, json),
+        },
         Command::Table {
             rules,
             types,
@@ -286,8 +344,16 @@ fn run() -> i32 {
         } => {
             let types = match types.as_deref().map(parse_dtypes).transpose() {
                 Ok(t) => t,
-                Err(e) => return toolkit::fail(&e),
+                Err(e) => return render::fail(&mut out, &e, json),
             };
+            if markdown && !compare {
+                let e = Reason::InvalidArgument {
+                    argument: "--markdown".into(),
+                    reason: "it formats --compare's table; give --compare too".into(),
+                }
+                .into();
+                return render::fail(&mut out, &e, false);
+            }
             let rules_given = std::env::args().any(|a| a == "--rules" || a.starts_with("--rules="));
             io_code(toolkit::audit_cmd(
                 toolkit::AuditArgs {
@@ -309,15 +375,30 @@ fn run() -> i32 {
             highlight,
             names,
             output,
-        } => io_code(toolkit::graph_cmd(
-            &rules,
-            lattice.as_deref(),
-            format,
-            names,
-            highlight.as_deref(),
-            output.as_deref(),
-            &mut out,
-        )),
+        } => {
+            if let Some(op) = rules.op {
+                let e = Reason::InvalidArgument {
+                    argument: "--op".into(),
+                    reason: format!(
+                        "graph draws the promotion lattice, which no op changes; `dtype-lattice table --op {op}` shows the op"
+                    ),
+                }
+                .into();
+                return render::fail(&mut out, &e, false);
+            }
+            if let Err(e) = rules.check() {
+                return render::fail(&mut out, &e, false);
+            }
+            io_code(toolkit::graph_cmd(
+                &rules,
+                lattice.as_deref(),
+                format,
+                names,
+                highlight.as_deref(),
+                output.as_deref(),
+                &mut out,
+            ))
+        }
         Command::Report { output, base, x64 } => report::write(&output, base, x64),
         Command::Random(args) => random::run(&args, &mut out),
     };
@@ -461,29 +542,28 @@ fn table(
     diff: Option<RuleSet>,
     out: &mut impl Write,
 ) -> i32 {
+    let json = format == Format::Json;
+    if let Err(e) = args.check() {
+        return render::fail(out, &e, json);
+    }
     let types = match types {
         None => JAX_DOC_TYPES.to_vec(),
         Some(list) => match parse_list(&unprotect(list)) {
             Ok(t) if t.len() > dtype_lattice::table::MAX_TYPES => {
-                eprintln!(
-                    "error: --types lists {} operands; a table takes at most {}",
-                    t.len(),
-                    dtype_lattice::table::MAX_TYPES
-                );
-                return 2;
+                let e = Reason::InvalidArgument {
+                    argument: "--types".into(),
+                    reason: format!(
+                        "it lists {} operands; a table takes at most {}",
+                        t.len(),
+                        dtype_lattice::table::MAX_TYPES
+                    ),
+                }
+                .into();
+                return render::fail(out, &e, json);
             }
             Ok(t) if !t.is_empty() => t,
-            Ok(_) => {
-                eprintln!(
-                    "error: {}",
-                    render::error_line(&Reason::EmptyOperands.into())
-                );
-                return 2;
-            }
-            Err(e) => {
-                eprintln!("error: {}", render::error_line(&e));
-                return render::exit_code(&e);
-            }
+            Ok(_) => return render::fail(out, &Reason::EmptyOperands.into(), json),
+            Err(e) => return render::fail(out, &e, json),
         },
     };
     let t = Table::compute(args.rules(), args.op, &types);

@@ -90,7 +90,7 @@ pub(crate) struct RandomArgs {
     json: bool,
     /// Write the raw little-endian values (key data for keys) to FILE, as NumPy's tofile, and
     /// print only a summary to stderr.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
     out: Option<std::path::PathBuf>,
 }
 
@@ -123,11 +123,28 @@ fn float(name: &str, s: &str) -> Result<f64, Error> {
     }
 }
 
+/// The comma-separated components of `s`: none for an empty `s`, and one trailing comma
+/// allowed (Python's `(3,)`); an empty component elsewhere (`3,,2`) is refused.
+fn components<'a>(s: &'a str, name: &str) -> Result<Vec<&'a str>, Error> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = s.strip_suffix(',').unwrap_or(s);
+    let parts: Vec<&str> = body.split(',').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(invalid(
+            name,
+            format!("{s:?} has an empty component (write D1,D2,...)"),
+        ));
+    }
+    Ok(parts)
+}
+
 fn shape(args: &RandomArgs, default: &[usize]) -> Result<Vec<usize>, Error> {
     let dims = |s: &str, name: &str| -> Result<Vec<usize>, Error> {
-        s.split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
+        components(s, name)?
+            .into_iter()
             .map(|d| {
                 d.parse::<usize>().map_err(|_| {
                     invalid(
@@ -160,10 +177,8 @@ fn key(args: &RandomArgs, rng: &Random) -> Result<Key, Error> {
 }
 
 fn key_array(k: &str) -> Result<KeyArray, Error> {
-    let data = k
-        .split(',')
-        .map(str::trim)
-        .filter(|w| !w.is_empty())
+    let data = components(k, "key")?
+        .into_iter()
         .map(|w| {
             w.parse::<u32>()
                 .map_err(|_| invalid("key", format!("{w:?} is not a uint32")))
@@ -297,8 +312,30 @@ fn write_text(out: &mut impl Write, o: &Output) -> io::Result<()> {
         }
         Output::Values(s) => {
             let json = serde_json::to_value(s).map_err(io::Error::other)?;
-            for v in json["values"].as_array().into_iter().flatten() {
-                writeln!(out, "{v}")?;
+            // JSON has no inf or NaN (it writes null): those print as Python's repr does.
+            let float = |i: usize| -> f64 {
+                match s.values() {
+                    Values::F16(v) => v[i].to_f64(),
+                    Values::BF16(v) => v[i].to_f64(),
+                    Values::F32(v) => f64::from(v[i]),
+                    Values::F64(v) => v[i],
+                    _ => f64::NAN,
+                }
+            };
+            for (i, v) in json["values"].as_array().into_iter().flatten().enumerate() {
+                if v.is_null() {
+                    let x = float(i);
+                    let repr = if x.is_nan() {
+                        "nan"
+                    } else if x > 0.0 {
+                        "inf"
+                    } else {
+                        "-inf"
+                    };
+                    writeln!(out, "{repr}")?;
+                } else {
+                    writeln!(out, "{v}")?;
+                }
             }
         }
     }
@@ -345,15 +382,17 @@ fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result
             .open(path)
             .map_err(io_err)?;
         let is_file = file.metadata().map_err(io_err)?.is_file();
-        if is_file {
+        let bytes = if is_file {
             // The final size up front: every chunk then lands inside the file.
             file.set_len(writer.len() * u64::from(writer.dtype().bits() / 8))
                 .map_err(io_err)?;
-        }
-        let bytes = writer.write_to(&file).map_err(io_err)?;
-        if is_file {
+            let bytes = writer.write_to(&file).map_err(io_err)?;
             file.set_len(bytes).map_err(io_err)?;
-        }
+            bytes
+        } else {
+            // A pipe, a terminal, /dev/stdout: no positional writes, so in order.
+            writer.write_sequential(&mut &file).map_err(io_err)?
+        };
         summary(
             "values",
             writer.dtype().name(),
@@ -390,8 +429,60 @@ fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result
     Ok(())
 }
 
+/// Refuses an option the operation does not take (`bits --minval`): unusable input.
+fn check_options(args: &RandomArgs) -> Result<(), Error> {
+    use RandomOp::*;
+    let op = args.op;
+    let options: [(&str, bool, &[RandomOp]); 8] = [
+        (
+            "num",
+            args.num.is_some(),
+            &[Split, Bits, Uniform, Normal, Randint, Bernoulli],
+        ),
+        (
+            "shape",
+            args.shape.is_some(),
+            &[Split, Bits, Uniform, Normal, Randint, Bernoulli],
+        ),
+        ("data", args.data.is_some(), &[FoldIn]),
+        ("width", args.width.is_some(), &[Bits]),
+        (
+            "dtype",
+            args.dtype.is_some(),
+            &[Bits, Uniform, Normal, Randint],
+        ),
+        ("minval", args.minval.is_some(), &[Uniform, Randint]),
+        ("maxval", args.maxval.is_some(), &[Uniform, Randint]),
+        ("p", args.p.is_some(), &[Bernoulli]),
+    ];
+    for (name, given, takes) in options {
+        if given && !takes.contains(&op) {
+            let names: Vec<String> = takes.iter().map(|o| op_name(*o)).collect();
+            let list = match names.as_slice() {
+                [one] => format!("{one} does"),
+                [rest @ .., last] => format!("{} and {last} do", rest.join(", ")),
+                [] => unreachable!("every option has an operation"),
+            };
+            return Err(invalid(
+                &format!("--{name}"),
+                format!("{} takes no --{name} ({list})", op_name(op)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The operation's name as the CLI spells it.
+fn op_name(op: RandomOp) -> String {
+    op.to_possible_value()
+        .map_or_else(|| format!("{op:?}"), |v| v.get_name().to_string())
+}
+
 /// Runs `random`; returns the exit code.
 pub(crate) fn run(args: &RandomArgs, out: &mut impl Write) -> i32 {
+    if let Err(e) = check_options(args) {
+        return crate::render::fail(out, &e, args.json);
+    }
     let rng = Random::new().x64(args.x64);
     if let Some(path) = &args.out {
         return match write_file(args, &rng, path) {

@@ -74,6 +74,31 @@ pub(crate) fn error_line(e: &Error) -> String {
     }
 }
 
+/// Reports an error the one way every command does: with JSON output asked for, the JSON
+/// object `{"error": {"kind", "message"}}` on stdout; otherwise `error: ...` on stderr.
+/// Returns the exit code (1 a refusal, 2 unusable input).
+pub(crate) fn fail(out: &mut impl Write, e: &Error, json: bool) -> i32 {
+    if json {
+        let written = serde_json::to_writer(
+            &mut *out,
+            &Answer::Err {
+                error: ErrorJson::of(e),
+            },
+        )
+        .map_err(io::Error::other)
+        .and_then(|()| out.write_all(b"\n"));
+        if let Err(w) = written
+            && w.kind() != io::ErrorKind::BrokenPipe
+        {
+            eprintln!("error: cannot write output: {w}");
+            return 2;
+        }
+    } else {
+        eprintln!("error: {}", error_line(e));
+    }
+    exit_code(e)
+}
+
 fn label(op: &Operand, names: Names) -> String {
     match names {
         Names::Short => op.short_label(),

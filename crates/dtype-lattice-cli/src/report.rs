@@ -135,7 +135,7 @@ pub(crate) fn write(path: &Path, base: RuleSet, x64: bool) -> i32 {
                 2
             }
         },
-        Err(e) => super::toolkit::fail(&e),
+        Err(e) => crate::render::fail(&mut std::io::sink(), &e, false),
     }
 }
 

@@ -15,11 +15,7 @@ use dtype_lattice::{DType, Error, Node, RuleSet};
 
 use crate::{GraphFormat, Names, RuleArgs, render};
 
-/// Prints an error line and returns its exit code.
-pub(crate) fn fail(e: &Error) -> i32 {
-    eprintln!("error: {}", render::error_line(e));
-    render::exit_code(e)
-}
+use render::fail;
 
 /// A definition file with the label to show for it (its `name`, else the file stem).
 pub(crate) fn load(path: &Path) -> Result<(String, DefinitionFile), Error> {
@@ -62,11 +58,11 @@ pub(crate) fn lattice_of_definition(label: &str, d: &Definition) -> Result<Latti
 pub(crate) fn check_cmd(path: &Path, json: bool, out: &mut impl Write) -> io::Result<i32> {
     let (label, file) = match load(path) {
         Ok(f) => f,
-        Err(e) => return Ok(fail(&e)),
+        Err(e) => return Ok(fail(out, &e, json)),
     };
     let report = match check(&file.definition) {
         Ok(r) => r,
-        Err(e) => return Ok(fail(&e)),
+        Err(e) => return Ok(fail(out, &e, json)),
     };
     if json {
         serde_json::to_writer(&mut *out, &report)?;
@@ -296,7 +292,7 @@ pub(crate) fn audit_cmd(a: AuditArgs<'_>, out: &mut impl Write) -> io::Result<i3
             a.lattices.iter().map(|p| load(p)).collect();
         let rows = match files.and_then(|f| compare_rows(a.rules, &types, &f)) {
             Ok(r) => r,
-            Err(e) => return Ok(fail(&e)),
+            Err(e) => return Ok(fail(out, &e, a.json)),
         };
         let options = a.rules.rules().options();
         if a.json {
@@ -317,22 +313,33 @@ pub(crate) fn audit_cmd(a: AuditArgs<'_>, out: &mut impl Write) -> io::Result<i3
         }
         return Ok(0);
     }
+    let usage = |reason: &str| -> Error {
+        Reason::InvalidArgument {
+            argument: "--lattice".into(),
+            reason: reason.into(),
+        }
+        .into()
+    };
     let audit = if let Some(path) = a.lattices.first() {
         if a.lattices.len() > 1 {
-            eprintln!("error: audit takes one --lattice FILE (several with --compare)");
-            return Ok(2);
+            Err(usage(
+                "audit takes one --lattice FILE (several with --compare)",
+            ))
+        } else if a.rules_given {
+            Err(usage(
+                "give --rules or --lattice, not both (both with --compare)",
+            ))
+        } else {
+            load(path).and_then(|(label, file)| audit_file(&label, &file, a.types.as_deref()))
         }
-        if a.rules_given {
-            eprintln!("error: give --rules or --lattice, not both (both with --compare)");
-            return Ok(2);
-        }
-        load(path).and_then(|(label, file)| audit_file(&label, &file, a.types.as_deref()))
     } else {
-        Audit::of_rules(&a.rules.rules(), a.rules.op, a.types.as_deref())
+        a.rules
+            .check()
+            .and_then(|()| Audit::of_rules(&a.rules.rules(), a.rules.op, a.types.as_deref()))
     };
     let audit = match audit {
         Ok(x) => x,
-        Err(e) => return Ok(fail(&e)),
+        Err(e) => return Ok(fail(out, &e, a.json)),
     };
     if a.json {
         serde_json::to_writer(&mut *out, &audit)?;
@@ -609,7 +616,7 @@ pub(crate) fn graph_cmd(
 ) -> io::Result<i32> {
     let (label, h, hl) = match diagram(rules, lattice, names, highlight) {
         Ok(x) => x,
-        Err(e) => return Ok(fail(&e)),
+        Err(e) => return Ok(fail(out, &e, false)),
     };
     let text = match format {
         GraphFormat::Svg => h.to_svg(hl.as_ref(), &label),

@@ -313,14 +313,20 @@ const ALIASES: &[(&str, DType)] = &[
     ("double", DType::Float64),
     ("float", DType::Float64),
     ("bf16", DType::BFloat16),
-    ("f16", DType::Float16),
-    ("f32", DType::Float32),
-    ("f64", DType::Float64),
-    ("c64", DType::Complex64),
-    ("c128", DType::Complex128),
     ("chalf", DType::Complex32),
     ("cfloat", DType::Complex64),
     ("cdouble", DType::Complex128),
+];
+
+/// Spellings that read as bit widths but are NumPy-style codes, which count bytes: NumPy reads
+/// `f16` as float128 and does not understand the others (`tests/fixtures/numpy/dtype_codes.json`),
+/// so they are refused with what they were likely meant as.
+const BIT_WIDTH_CODES: &[(&str, &str, [&str; 2])] = &[
+    ("f16", "NumPy's float128", ["float16", "f2"]),
+    ("f32", "not a NumPy dtype", ["float32", "f4"]),
+    ("f64", "not a NumPy dtype", ["float64", "f8"]),
+    ("c64", "not a NumPy dtype", ["complex64", "c8"]),
+    ("c128", "not a NumPy dtype", ["complex128", "c16"]),
 ];
 
 impl DType {
@@ -528,6 +534,15 @@ impl FromStr for DType {
         if let Some((_, d)) = ALIASES.iter().find(|(a, _)| *a == s) {
             return Ok(*d);
         }
+        if let Some((code, numpy, [name, short])) = BIT_WIDTH_CODES.iter().find(|(c, ..)| *c == s) {
+            return Err(Reason::InvalidArgument {
+                argument: format!("dtype {code:?}"),
+                reason: format!(
+                    "{code} is {numpy} (NumPy's codes count bytes); did you mean {name} or {short}?"
+                ),
+            }
+            .into());
+        }
         Err(Reason::UnknownDtype {
             name: s.to_string(),
             suggestions: DType::suggestions(s),
@@ -710,6 +725,19 @@ mod tests {
         );
         assert!(DType::NUMERIC.iter().all(|d| !d.is_extended()));
         assert!(DType::EXTENDED.iter().all(|d| d.is_extended()));
+    }
+
+    #[test]
+    fn bit_width_codes_are_refused_with_a_suggestion() {
+        let e = "f16".parse::<DType>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid dtype \"f16\": f16 is NumPy's float128 (NumPy's codes count bytes); did you mean float16 or f2?"
+        );
+        assert!(!e.is_refusal());
+        for (code, ..) in BIT_WIDTH_CODES {
+            assert!(code.parse::<DType>().is_err(), "{code}");
+        }
     }
 
     #[test]

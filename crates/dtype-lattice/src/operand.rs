@@ -469,22 +469,95 @@ fn malformed(operand: &str, reason: impl Into<String>) -> Error {
     .into()
 }
 
-fn parse_float(s: &str) -> Option<f64> {
-    let body = s.trim_start_matches(['+', '-']);
-    let ok = match body {
-        "inf" | "nan" => true,
-        _ => {
-            !body.is_empty()
-                && body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
-                && body
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'))
-        }
+/// Python's `digitpart` in `radix` (`digit (["_"] digit)*`): digits, single underscores
+/// only between two digits; with `leading_underscore`, also one before the first digit (as
+/// after `0x`).
+fn digit_part(s: &str, radix: u32, leading_underscore: bool) -> bool {
+    let body = match s.strip_prefix('_') {
+        Some(rest) if leading_underscore => rest,
+        _ => s,
     };
-    if !ok || s.len() - body.len() > 1 {
+    !body.is_empty()
+        && !body.starts_with('_')
+        && !body.ends_with('_')
+        && !body.contains("__")
+        && body.chars().all(|c| c == '_' || c.is_digit(radix))
+}
+
+/// One optional sign (Python's unary `+`/`-`) and the rest.
+fn split_sign(s: &str) -> (&str, &str) {
+    match s.strip_prefix(['+', '-']) {
+        Some(rest) => (&s[..1], rest),
+        None => ("", s),
+    }
+}
+
+/// A Python integer literal, with an optional sign: `decinteger` (no leading zeros but in
+/// `0`, `00`, `0_0`), `0b`/`0o`/`0x` literals, underscores only between digits. `Err` for a
+/// valid literal beyond 128 bits.
+fn parse_int(s: &str) -> Option<Result<i128, ()>> {
+    let (sign, body) = split_sign(s);
+    let (digits, radix) = match body.get(..2) {
+        Some("0b" | "0B") => (&body[2..], 2),
+        Some("0o" | "0O") => (&body[2..], 8),
+        Some("0x" | "0X") => (&body[2..], 16),
+        _ => (body, 10),
+    };
+    let valid = if radix == 10 {
+        digit_part(digits, 10, false)
+            && (!digits.starts_with('0') || digits.chars().all(|c| c == '0' || c == '_'))
+    } else {
+        digit_part(digits, radix, true)
+    };
+    if !valid {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(&digits.replace('_', ""), radix);
+    Some(
+        magnitude
+            .map(|m| if sign == "-" { -m } else { m })
+            .map_err(|_| ()),
+    )
+}
+
+/// A Python float literal (`floatnumber`: `1.5`, `.5`, `5.`, `1e5`, `1_000.0`), or `inf`/`nan`
+/// as `repr` prints them, with an optional sign. With `digits_only`, a bare `digitpart` too
+/// (`007`, as in the imaginary literal `007j`).
+fn parse_float_with(s: &str, digits_only: bool) -> Option<f64> {
+    let (_, body) = split_sign(s);
+    if matches!(body, "inf" | "nan") {
+        return s.parse().ok();
+    }
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    if let Some(e) = exponent
+        && !digit_part(split_sign(e).1, 10, false)
+    {
+        return None;
+    }
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((int, frac)) => {
+            (!int.is_empty() || !frac.is_empty())
+                && (int.is_empty() || digit_part(int, 10, false))
+                && (frac.is_empty() || digit_part(frac, 10, false))
+        }
+        None => (exponent.is_some() || digits_only) && digit_part(mantissa, 10, false),
+    };
+    if !mantissa_ok {
         return None;
     }
     s.replace('_', "").parse().ok()
+}
+
+fn parse_float(s: &str) -> Option<f64> {
+    parse_float_with(s, false)
+}
+
+/// The imaginary part of a Python imaginary literal (`floatnumber | digitpart`, before `j`).
+fn parse_imag(s: &str) -> Option<f64> {
+    parse_float_with(s, true)
 }
 
 impl FromStr for Value {
@@ -502,32 +575,48 @@ impl FromStr for Value {
         // (re±imj) — the real part ends at the last sign that does not follow an exponent.
         if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
             let body = inner
-                .strip_suffix('j')
+                .strip_suffix(['j', 'J'])
                 .ok_or_else(|| malformed(s, "a parenthesised complex literal ends in `j)`"))?;
             let bytes = body.as_bytes();
             let split = (1..bytes.len())
                 .rev()
                 .find(|&i| matches!(bytes[i], b'+' | b'-') && !matches!(bytes[i - 1], b'e' | b'E'))
                 .ok_or_else(|| malformed(s, "expected (REAL+IMAGj)"))?;
-            let re = parse_float(&body[..split]);
-            let im = parse_float(&body[split..]);
+            let re = match parse_int(&body[..split]) {
+                Some(Ok(i)) => Some(i as f64),
+                Some(Err(())) => None,
+                None => parse_float(&body[..split]),
+            };
+            let im = parse_imag(&body[split..]);
             return match (re, im) {
                 (Some(re), Some(im)) => Ok(Value::Complex(re, im)),
                 _ => Err(malformed(s, "expected (REAL+IMAGj)")),
             };
         }
-        if let Some(imag) = s.strip_suffix('j') {
-            return parse_float(imag)
+        if let Some(imag) = s.strip_suffix(['j', 'J']) {
+            return parse_imag(imag)
                 .map(|im| Value::Complex(0.0, im))
                 .ok_or_else(|| malformed(s, "not a Python complex literal"));
         }
-        let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-            return s
-                .replace('_', "")
-                .parse::<i128>()
-                .map(Value::Int)
-                .map_err(|_| malformed(s, "integer literals are supported up to 128 bits"));
+        match parse_int(s) {
+            Some(Ok(i)) => return Ok(Value::Int(i)),
+            Some(Err(())) => {
+                return Err(malformed(
+                    s,
+                    "integer literals are supported up to 128 bits",
+                ));
+            }
+            None => {}
+        }
+        let (_, body) = split_sign(s);
+        if body.len() > 1
+            && body.starts_with('0')
+            && body.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        {
+            return Err(malformed(
+                s,
+                "leading zeros in a decimal integer literal are not permitted (Python: use an 0o prefix for octal integers)",
+            ));
         }
         parse_float(s)
             .map(Value::Float)
@@ -612,8 +701,18 @@ impl FromStr for Operand {
             })?;
             return Operand::scalar(dtype, value);
         }
-        if s.starts_with(|c: char| c.is_ascii_alphabetic()) && !matches!(s, "inf" | "nan") {
-            if s.starts_with(|c: char| c.is_ascii_uppercase()) && s != "True" && s != "False" {
+        if s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && !matches!(s, "inf" | "nan" | "infj" | "nanj" | "infJ" | "nanJ")
+        {
+            if s == "None" {
+                return Err(malformed(
+                    s,
+                    "None is not an operand (give a dtype, a Python type or a Python number)",
+                ));
+            }
+            if (s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false"))
+                && !matches!(s, "True" | "False")
+            {
                 return Err(malformed(s, "Python booleans are written True and False"));
             }
             if !matches!(s, "True" | "False") {
@@ -721,6 +820,73 @@ mod tests {
             "flaot32".parse::<Operand>().unwrap_err().kind(),
             ErrorKind::UnknownDtype
         );
+    }
+
+    /// Python's grammar for int, float and imaginary literals: Python 3.11's `eval` accepts
+    /// every string of the first list and rejects every one of the second (a `SyntaxError`, or a
+    /// `NameError` for an identifier such as `_1`).
+    #[test]
+    fn literals_follow_pythons_grammar() {
+        for (s, v) in [
+            ("000", Value::Int(0)),
+            ("0_0", Value::Int(0)),
+            ("1_000", Value::Int(1000)),
+            ("0x_1f", Value::Int(31)),
+            ("0o17", Value::Int(15)),
+            ("0b1_0", Value::Int(2)),
+            ("-0x10", Value::Int(-16)),
+            ("007.5", Value::Float(7.5)),
+            ("007e1", Value::Float(70.0)),
+            ("1_0.5", Value::Float(10.5)),
+            ("1.5_0", Value::Float(1.5)),
+            ("1e1_0", Value::Float(1e10)),
+            (".5", Value::Float(0.5)),
+            ("5.", Value::Float(5.0)),
+            ("1E5", Value::Float(1e5)),
+            ("007j", Value::Complex(0.0, 7.0)),
+            ("1_0J", Value::Complex(0.0, 10.0)),
+            ("(1-2.5j)", Value::Complex(1.0, -2.5)),
+        ] {
+            assert_eq!(s.parse::<Value>(), Ok(v), "{s}");
+        }
+        for s in [
+            "_1", "1_", "1__0", "007", "0_7", "1._5", "1_.5", "1.5_", "1e_5", "1e5_", "0x", "0x1_",
+            "0b2", "0o8", "1_j", "_1j", "1.e", "e5", "._5", "(007+1j)", "0x1p3",
+        ] {
+            assert!(s.parse::<Value>().is_err(), "{s:?} parsed");
+        }
+        assert!(
+            "007"
+                .parse::<Value>()
+                .unwrap_err()
+                .message()
+                .contains("leading zeros")
+        );
+    }
+
+    #[test]
+    fn capitalised_names_and_none_get_their_own_messages() {
+        let e = "Float32".parse::<Operand>().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownDtype);
+        assert!(
+            e.message().contains("did you mean float32"),
+            "{}",
+            e.message()
+        );
+        let e = "None".parse::<Operand>().unwrap_err();
+        assert_eq!(
+            e.message(),
+            "malformed operand \"None\": None is not an operand (give a dtype, a Python type or a Python number)"
+        );
+        for s in ["TRUE", "false", "tRUE"] {
+            assert!(
+                s.parse::<Operand>()
+                    .unwrap_err()
+                    .message()
+                    .contains("True and False"),
+                "{s}"
+            );
+        }
     }
 
     #[test]

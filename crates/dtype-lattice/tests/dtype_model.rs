@@ -126,3 +126,51 @@ proptest! {
         prop_assert!(same(cast(DType::Float16, x), half::f16::from_f32(x as f32).to_f64()) || x as f32 as f64 != x, "{x:e}");
     }
 }
+
+/// NumPy-style type codes never read otherwise than NumPy reads them
+/// (`tests/fixtures/numpy/dtype_codes.json`, from `tools/gen_numpy_dtype_codes.py`): a code
+/// that parses is the dtype NumPy reads; one NumPy maps elsewhere (`f16` is float128) or refuses (`c64`) is refused,
+/// but for the model's spellings of dtypes NumPy lacks (`c4` complex32, `bf16` bfloat16).
+#[test]
+fn type_codes_follow_numpy() {
+    #[derive(serde::Deserialize)]
+    struct Case {
+        code: String,
+        dtype: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        cases: Vec<Case>,
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/numpy/dtype_codes.json"
+    );
+    let f: File = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let numpy_dtypes = dtype_lattice::Rules::numpy().dtypes();
+    let mut own = Vec::new();
+    for c in &f.cases {
+        let ours = c.code.parse::<DType>();
+        let numpy = c
+            .dtype
+            .as_deref()
+            .and_then(|n| DType::ALL.iter().find(|d| d.name() == n));
+        match (numpy, &ours) {
+            (Some(&d), Ok(got)) => assert_eq!(*got, d, "{}", c.code),
+            // Not every NumPy spelling is accepted (`b` is int8 to NumPy): never misread.
+            (Some(_), Err(_)) | (None, Err(_)) => {}
+            (None, Ok(got)) => {
+                assert!(
+                    c.dtype.is_none() && !numpy_dtypes.contains(got),
+                    "{}: NumPy reads {:?}, we read {got}",
+                    c.code,
+                    c.dtype
+                );
+                own.push(c.code.as_str());
+            }
+        }
+    }
+    assert_eq!(own, ["c4", "bf16", "bf"], "spellings of dtypes NumPy lacks");
+    let e = "f16".parse::<DType>().unwrap_err();
+    assert!(e.message().contains("float128"), "{e}");
+}

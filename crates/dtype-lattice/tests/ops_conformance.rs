@@ -3,7 +3,7 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
-use common::{MessageCheck, check_op_files};
+use common::{MessageCheck, NUMPY_BFLOAT16, check_op_files};
 use dtype_lattice::{Op, Rules};
 
 #[test]
@@ -15,6 +15,7 @@ fn jax_numpy_ops_agree_with_jax() {
             Rules::jax(),
             &[],
             MessageCheck::UpToTupleOrder,
+            &[],
         );
     }
 }
@@ -28,11 +29,19 @@ fn jax_lax_ops_agree_with_jax() {
             Rules::jax_lax(),
             &[Op::FloorDivide],
             MessageCheck::Exact,
+            &[],
         );
     }
 }
 
 #[test]
 fn numpy_ops_agree_with_numpy_2() {
-    check_op_files("numpy", "", Rules::numpy(), &[], MessageCheck::Exact);
+    check_op_files(
+        "numpy",
+        "",
+        Rules::numpy(),
+        &[],
+        MessageCheck::Exact,
+        &[(NUMPY_BFLOAT16, 35)],
+    );
 }

@@ -6,7 +6,7 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
-use common::{check_peer, parse_ops};
+use common::{check, parse_ops};
 
 use common::{MessageCheck, assert_all_agree, load};
 use dtype_lattice::error::{ErrorKind, Exception};
@@ -97,7 +97,7 @@ fn check_file(name: &str, answer: impl Fn(&[Operand]) -> Result<Promotion, Error
         .filter_map(|case| {
             let got = answer(&parse_ops(&case.operands));
             match allowlisted(name, &case.operands, &got) {
-                None => check_peer(case, &got, MessageCheck::Exact),
+                None => check(case, &got, MessageCheck::Exact),
                 Some(true) => {
                     allowed += 1;
                     None

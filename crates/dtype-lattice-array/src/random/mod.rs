@@ -1441,14 +1441,27 @@ impl BitsWriter {
         }
         #[cfg(not(unix))]
         {
-            let mut w = file;
-            let mut buf = vec![0u8; (WRITE_CHUNK * per) as usize];
-            for c in 0..chunks {
-                let part = &mut buf[..chunk_bytes(c)];
-                self.fill(c * WRITE_CHUNK, part);
-                w.write_all(part)?;
-            }
+            self.write_sequential(&mut &*file)?;
         }
+        Ok(self.len * per)
+    }
+
+    /// Writes the values in order to `w` (a pipe, a terminal: anything that cannot seek), one
+    /// chunk at a time on the calling thread; returns the number of bytes written.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error of the writer.
+    pub fn write_sequential(&self, w: &mut impl io::Write) -> io::Result<u64> {
+        let per = u64::from(self.width / 8);
+        let chunks = self.len.div_ceil(WRITE_CHUNK);
+        let mut buf = vec![0u8; (WRITE_CHUNK.min(self.len) * per) as usize];
+        for c in 0..chunks {
+            let part = &mut buf[..(WRITE_CHUNK.min(self.len - c * WRITE_CHUNK) * per) as usize];
+            self.fill(c * WRITE_CHUNK, part);
+            w.write_all(part)?;
+        }
+        w.flush()?;
         Ok(self.len * per)
     }
 }

@@ -567,6 +567,37 @@ pub(crate) fn lattice_result_type(opts: Options, operands: &[Operand]) -> Result
     })
 }
 
+/// The names of `jax.numpy`'s op's two parameters, as its jitted argument parsing reports them.
+fn parameter_names(op: Op) -> [&'static str; 2] {
+    match op {
+        Op::TrueDivide | Op::FloorDivide | Op::Power => ["x1", "x2"],
+        _ => ["x", "y"],
+    }
+}
+
+/// A Python int operand outside the default int dtype (int32 with x64 off, int64 with x64 on):
+/// `jax.numpy`'s ops are jitted, and parsing such an argument raises `OverflowError` (the first
+/// operand first). `jnp.result_type` itself does not raise.
+fn check_python_ints(opts: Options, op: Op, operands: &[Operand]) -> Result<(), Error> {
+    let (lo, hi) = canonicalize(Int64, opts.x64)
+        .int_range()
+        .expect("an integer dtype");
+    for (name, operand) in parameter_names(op).into_iter().zip(operands) {
+        if let Operand::Literal(Value::Int(v)) = *operand
+            && !(lo..=hi).contains(&v)
+        {
+            return Err(Error::refused(
+                Exception::OverflowError,
+                format!(
+                    "An overflow was encountered while parsing an argument to a jitted \
+                     computation, whose argument path is {name}. Got <class 'int'> with value {v}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The result of `jax.numpy`'s `op` on `operands`.
 pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
     if op == Op::Power
@@ -575,6 +606,7 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
     {
         return Ok(p);
     }
+    check_python_ints(opts, op, operands)?;
     let promoted = lattice_result_type(opts, operands)?;
     let default_float = canonicalize(Float64, opts.x64);
     let mut result = crate::ops::rule_for(OPS, op).apply(promoted, default_float, &[])?;
@@ -616,17 +648,49 @@ fn power_shortcut(
         exponent,
         Operand::Literal(Value::Int(_)) | Operand::PyType(PyType::Int)
     );
-    let b = lattice_result_type(opts, std::slice::from_ref(base))?;
     if python_int {
-        return Ok(Some(if b.dtype == Bool {
+        // `lax.integer_pow(base, exponent)`: the exponent is static, the base a Python int
+        // only within a C long (as JAX 0.10 converts it: up to 2^64 - 1) ...
+        if let Operand::Literal(Value::Int(v)) = *base
+            && !(i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&v)
+        {
+            return Err(Error::refused(
+                Exception::OverflowError,
+                "Python int too large to convert to C long",
+            ));
+        }
+        let b = lattice_result_type(opts, std::slice::from_ref(base))?;
+        let b = if b.dtype == Bool {
             Promotion {
                 dtype: Int32,
                 weak_type: false,
             }
         } else {
             b
-        }));
+        };
+        // ... and an integer base takes no negative exponent. The base's aval: a Python scalar
+        // or zero-dimensional array has shape `[]`, an array the fixtures' `[2]`.
+        if let Operand::Literal(Value::Int(e)) = *exponent
+            && e < 0
+            && b.dtype.kind().is_integer()
+        {
+            let shape = match base {
+                Operand::Array { .. } => "[2]",
+                _ => "[]",
+            };
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "Integers cannot be raised to negative powers, got integer_pow({}{}{shape}, {e})",
+                    if b.weak_type { "~" } else { "" },
+                    b.dtype
+                ),
+            ));
+        }
+        return Ok(Some(b));
     }
+    check_python_ints(opts, Op::Power, &[*base, *exponent])?;
+    let b = lattice_result_type(opts, std::slice::from_ref(base))?;
     // The operands are still promoted together first (its refusals stand).
     lattice_result_type(opts, &[*base, *exponent])?;
     let (e, e_weak) = dtype_and_weak(exponent, opts.x64)?;

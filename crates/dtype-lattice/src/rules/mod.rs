@@ -519,16 +519,22 @@ impl Rules {
     /// use dtype_lattice::Rules;
     /// assert_eq!(Rules::jax().x64(true).options_label(), "standard, x64 on");
     /// assert_eq!(Rules::jax_lax().options_label(), "x64 off");
+    /// let torch = Rules::new(dtype_lattice::RuleSet::TORCH);
+    /// assert_eq!(torch.default_float(dtype_lattice::DType::Float64).options_label(), "default float float64");
     /// ```
     pub fn options_label(&self) -> String {
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = Vec::new();
         for &o in self.set.options() {
             match o {
-                OptionName::Strict if self.options.strict => parts.push("strict"),
-                OptionName::Strict => parts.push("standard"),
-                OptionName::X64 if self.options.x64 => parts.push("x64 on"),
-                OptionName::X64 => parts.push("x64 off"),
-                OptionName::DefaultFloat => {}
+                OptionName::Strict if self.options.strict => parts.push("strict".into()),
+                OptionName::Strict => parts.push("standard".into()),
+                OptionName::X64 if self.options.x64 => parts.push("x64 on".into()),
+                OptionName::X64 => parts.push("x64 off".into()),
+                OptionName::DefaultFloat => {
+                    if let Some(d) = self.options.default_float {
+                        parts.push(format!("default float {d}"));
+                    }
+                }
             }
         }
         parts.join(", ")
