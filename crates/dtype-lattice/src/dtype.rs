@@ -339,6 +339,7 @@ impl DType {
     /// use dtype_lattice::{DType, Repr};
     /// assert_eq!(DType::Int8.info().repr, Repr::Int { min: -128, max: 127 });
     /// ```
+    #[inline]
     pub fn info(self) -> &'static DTypeInfo {
         &INFO[self as usize]
     }
@@ -389,11 +390,13 @@ impl DType {
     }
 
     /// The kind.
+    #[inline]
     pub fn kind(self) -> Kind {
         self.info().kind
     }
 
     /// Bits per element (8 for bool, both components for complex).
+    #[inline]
     pub fn bits(self) -> u32 {
         self.info().bits
     }
@@ -445,8 +448,10 @@ impl DType {
     /// assert!(DType::KeyThreefry2x32.is_extended());
     /// assert!(!DType::Float32.is_extended());
     /// ```
-    pub fn is_extended(self) -> bool {
-        self.kind() == Kind::Extended
+    #[inline]
+    pub const fn is_extended(self) -> bool {
+        // The extended dtypes are the last variants (checked in the tests).
+        self as u8 >= DType::KeyThreefry2x32 as u8
     }
 
     /// The PRNG implementation of a key dtype.

@@ -712,4 +712,5 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     op_result,
     lattice: |o| Some(&lattice(o).lattice),
     knows: |d| check_known(d).is_ok(),
+    promote_table: Some(|o| &lattice(o).promote),
 };

@@ -187,4 +187,5 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     op_result,
     lattice: |_| None,
     knows: |d| check_known(d).is_ok(),
+    promote_table: None,
 };

@@ -147,6 +147,10 @@ pub(crate) struct RuleSetDef {
     pub(crate) result_type: fn(Options, &[Operand]) -> Result<Promotion, Error>,
     pub(crate) op_result: fn(Options, Op, &[Operand]) -> Result<Promotion, Error>,
     pub(crate) lattice: fn(Options) -> Option<&'static Lattice<Node>>,
+    /// The `promote_types` table for some options, when the rule set has one: an entry other
+    /// than `NO_JOIN` is the answer (a `DType::index`); `NO_JOIN` defers to `promote_types`.
+    /// [`Rules`] resolves it once, so the hot path is one lookup.
+    pub(crate) promote_table: Option<fn(Options) -> &'static PromoteTable>,
     /// Whether the library has this (numeric) dtype.
     pub(crate) knows: fn(DType) -> bool,
 }
@@ -334,10 +338,39 @@ impl fmt::Display for Promotion {
 /// assert_eq!(p.dtype, DType::Float16);
 /// assert!(Rules::jax_lax().result_type(&ops).is_err());
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Serialize)]
 pub struct Rules {
     set: RuleSet,
     options: Options,
+    /// The row's `promote_table` for `options`, resolved by [`Rules::new`] and the builders.
+    #[serde(skip)]
+    fast: Option<&'static PromoteTable>,
+}
+
+/// A rule set's `promote_types` answers by [`Node::index`] pair.
+pub(crate) type PromoteTable = [[u8; Node::COUNT]; Node::COUNT];
+
+impl PartialEq for Rules {
+    fn eq(&self, other: &Self) -> bool {
+        (self.set, self.options) == (other.set, other.options)
+    }
+}
+
+impl Eq for Rules {}
+
+impl std::hash::Hash for Rules {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.set, self.options).hash(state);
+    }
+}
+
+impl fmt::Debug for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rules")
+            .field("set", &self.set)
+            .field("options", &self.options)
+            .finish()
+    }
 }
 
 impl Default for Rules {
@@ -352,7 +385,15 @@ impl Rules {
         Rules {
             set,
             options: Options::default(),
+            fast: None,
         }
+        .resolved()
+    }
+
+    /// Resolves the fast `promote_types` table for the current options.
+    fn resolved(mut self) -> Self {
+        self.fast = self.set.0.promote_table.map(|t| t(self.options));
+        self
     }
 
     /// `jax.numpy` promotion.
@@ -374,21 +415,21 @@ impl Rules {
     #[must_use]
     pub fn default_float(mut self, dtype: DType) -> Self {
         self.options.default_float = Some(dtype);
-        self
+        self.resolved()
     }
 
     /// Strict promotion (`jax_numpy_dtype_promotion='strict'`); `jax.lax` ignores it.
     #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
         self.options.strict = strict;
-        self
+        self.resolved()
     }
 
     /// 64-bit mode (`jax_enable_x64`).
     #[must_use]
     pub fn x64(mut self, x64: bool) -> Self {
         self.options.x64 = x64;
-        self
+        self.resolved()
     }
 
     /// The rule set.
@@ -421,6 +462,12 @@ impl Rules {
     #[inline(always)]
     pub fn promote_types(&self, a: impl Into<Node>, b: impl Into<Node>) -> Result<DType, Error> {
         let (a, b) = (a.into(), b.into());
+        if let Some(t) = self.fast {
+            let r = t[a.index()][b.index()];
+            if r != compiled::NO_JOIN {
+                return Ok(DType::ALL[r as usize]);
+            }
+        }
         if a.is_extended() || b.is_extended() {
             return extended::promote_types(self, a, b);
         }
@@ -549,5 +596,48 @@ impl fmt::Display for Rules {
             write!(f, ", {options}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    /// The fast table answers exactly what the row's `promote_types` answers, for every pair
+    /// of nodes in every mode, wherever it answers at all; and at least for every pair the
+    /// row promotes without error (so the fast path is taken where it can be).
+    #[test]
+    fn promote_tables_agree_with_promote_types() {
+        let nodes: Vec<Node> = (0..Node::COUNT).map(Node::from_index).collect();
+        for set in RuleSet::all() {
+            let Some(table) = set.def().promote_table else {
+                continue;
+            };
+            for (strict, x64) in [(false, false), (false, true), (true, false), (true, true)] {
+                let o = Options {
+                    strict,
+                    x64,
+                    default_float: None,
+                };
+                let t = table(o);
+                let mut fast = 0;
+                for &a in &nodes {
+                    for &b in &nodes {
+                        let slow = (set.def().promote_types)(o, a, b);
+                        let r = t[a.index()][b.index()];
+                        if r != compiled::NO_JOIN {
+                            assert_eq!(slow, Ok(DType::ALL[r as usize]), "{set} {o:?} {a} {b}");
+                            fast += 1;
+                        } else if !a.is_extended() && !b.is_extended() {
+                            assert!(
+                                slow.is_err(),
+                                "{set} {o:?} {a} {b}: the table defers an answer"
+                            );
+                        }
+                    }
+                }
+                assert!(fast > 0);
+            }
+        }
     }
 }

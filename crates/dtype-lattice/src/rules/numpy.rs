@@ -320,4 +320,5 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     op_result: |_, op, ops| op_result(op, ops),
     lattice: |_| Some(lattice()),
     knows,
+    promote_table: None,
 };

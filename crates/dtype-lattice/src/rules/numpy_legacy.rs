@@ -493,6 +493,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     op_result,
     lattice,
     knows,
+    promote_table: None,
 };
 
 #[cfg(test)]

@@ -1182,6 +1182,7 @@ macro_rules! tensorflow_def {
             op_result: |o, op, ops| op_result($mode, o, op, ops),
             lattice: |o| lattice($mode, o),
             knows,
+            promote_table: None,
         }
     };
 }

@@ -903,4 +903,5 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     op_result,
     lattice,
     knows,
+    promote_table: None,
 };
