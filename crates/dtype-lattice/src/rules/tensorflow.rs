@@ -1157,9 +1157,51 @@ pub(crate) fn op_result(
 
 /// `None`: TensorFlow's lattice (modes ALL and SAFE) has weak int64 and weak float64 nodes, which
 /// [`Node`] cannot express (its weak nodes are the three Python types), and legacy TensorFlow
-/// has no promotion lattice at all. The lattice itself is [`LATTICE`], compiled internally.
+/// has no promotion lattice at all. The lattice itself is [`LATTICE`], compiled internally, and
+/// [`crate::Rules::named_lattice`] gives it with named nodes.
 pub(crate) fn lattice(_mode: Mode, _opts: Options) -> Option<&'static Lattice<Node>> {
     None
+}
+
+/// Mode ALL's promotion lattice with its nodes named (`int8`, `~int32`); `None` for SAFE (which
+/// refuses joins the lattice has) and legacy TensorFlow.
+fn named_lattice(mode: Mode) -> Option<&'static Lattice<String>> {
+    static L: OnceLock<Lattice<String>> = OnceLock::new();
+    (mode == Mode::All).then(|| {
+        L.get_or_init(|| {
+            Lattice::from_edges(LATTICE.iter().map(|(n, up)| {
+                (
+                    n.to_string(),
+                    up.iter().map(TfNode::to_string).collect::<Vec<_>>(),
+                )
+            }))
+            .expect("TensorFlow's lattice is acyclic")
+        })
+    })
+}
+
+impl crate::Rules {
+    /// The promotion lattice of a rule set defined by one whose nodes are not all [`Node`]s,
+    /// with its nodes named: TensorFlow's (mode ALL), whose weak nodes (`~int32`, a Python int;
+    /// `~int64`, a weak tensor; `~float32`, `~float64`, `~complex128`) `Node` cannot express.
+    /// `None` for every other rule set: [`crate::Rules::lattice`] gives theirs.
+    ///
+    /// ```
+    /// use dtype_lattice::{RuleSet, Rules, lattice::Lub};
+    /// let l = Rules::new(RuleSet::Tensorflow).named_lattice().unwrap();
+    /// assert!(l.is_lattice());
+    /// assert_eq!(l.len(), 20);
+    /// let join = l.join(&"uint64".to_string(), &"int64".to_string());
+    /// assert_eq!(join, Some(Lub::Node(l.index_of(&"~float64".to_string()).unwrap())));
+    /// assert!(Rules::new(RuleSet::TensorflowSafe).named_lattice().is_none());
+    /// assert!(Rules::jax().named_lattice().is_none());
+    /// ```
+    pub fn named_lattice(&self) -> Option<&'static Lattice<String>> {
+        match self.rule_set() {
+            crate::RuleSet::Tensorflow => named_lattice(Mode::All),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1179,6 +1221,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_named_lattice_joins_as_the_promotion_table() {
+        let l = named_lattice(Mode::All).expect("mode ALL has one");
+        let c = compiled();
+        for (i, a) in c.lattice.nodes().iter().enumerate() {
+            for (j, b) in c.lattice.nodes().iter().enumerate() {
+                let name = |lub: Lub, nodes: &dyn Fn(usize) -> String| match lub {
+                    Lub::Node(k) => Some(nodes(k)),
+                    _ => None,
+                };
+                let want = name(c.lattice.join_index(i, j), &|k| {
+                    c.lattice.node(k).to_string()
+                });
+                let got = l
+                    .join(&a.to_string(), &b.to_string())
+                    .and_then(|lub| name(lub, &|k| l.node(k).clone()));
+                assert_eq!(got, want, "{a} {b}");
+                // And the table: result_type of the two nodes.
+                let r = join(Mode::All, *a, *b).expect("mode ALL refuses nothing");
+                assert_eq!(Some(r.to_string()), want, "{a} {b}");
+            }
+        }
+        assert!(named_lattice(Mode::Safe).is_none() && named_lattice(Mode::Legacy).is_none());
     }
 
     #[test]
