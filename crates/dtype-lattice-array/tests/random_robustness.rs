@@ -2,7 +2,7 @@
 //! included), widths, dtypes, bounds and probabilities give a value or a clear error; key
 //! operands mixed with anything through every rule set.
 
-use dtype_lattice::extended::AnyOperand;
+use dtype_lattice::extended::{AnyOperand, AnyPromotion};
 use dtype_lattice::{DType, Op, RuleSet, Rules};
 use dtype_lattice_array::random::{Key, KeyArray, KeyDType, Random};
 use proptest::prelude::*;
@@ -54,10 +54,21 @@ proptest! {
             rng.bernoulli(&key, &shape, p).map(|s| s.values().len()),
             rng.split(&key, &shape).map(|k| k.len()),
         ];
-        for r in results {
+        // Each sampler's documented domain: bits of 8, 16, 32 or 64 bits; uniform and normal
+        // in float16, bfloat16, float32, float64; randint in the 8- to 64-bit integers (bounds
+        // within the default int);
+        // bernoulli and split take anything. Inside it and with a small shape, an answer of
+        // the shape's size; outside, or with a shape too large, an error.
+        let float = matches!(t, DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64);
+        // randint's bounds are Python ints: within the default int (JAX's OverflowError).
+        let (min, max) = if x64 { (i64::MIN.into(), i64::MAX.into()) } else { (i32::MIN.into(), i32::MAX.into()) };
+        let bounds = [lo, hi].iter().all(|v| (min..=max).contains(v));
+        let int = t.kind().is_integer() && (8..=64).contains(&t.bits()) && bounds;
+        let valid = [[8, 16, 32, 64].contains(&width), float, float, int, true, true];
+        for (i, (r, ok)) in results.into_iter().zip(valid).enumerate() {
             match r {
-                Ok(n) => prop_assert!(small && Some(n) == size),
-                Err(e) => prop_assert!(!e.message().is_empty()),
+                Ok(n) => prop_assert!(ok && small && Some(n) == size, "sampler {i}: {n} values"),
+                Err(e) => prop_assert!(!(ok && small), "sampler {i}: {e}"),
             }
         }
     }
@@ -86,11 +97,34 @@ proptest! {
         ])),
     ) {
         let ops: Vec<AnyOperand> = ops.iter().map(|s| s.parse().unwrap()).collect();
+        let numbers: Vec<dtype_lattice::Operand> = ops
+            .iter()
+            .filter_map(|o| match o {
+                AnyOperand::Operand(x) => Some(*x),
+                AnyOperand::Key(_) => None,
+            })
+            .collect();
+        let keys = ops.len() - numbers.len();
         for &set in RuleSet::ALL {
             for x64 in [false, true] {
                 let rules = Rules::new(set).x64(x64);
-                if let Err(e) = rules.evaluate_any(op, &ops) {
-                    prop_assert!(!e.message().is_empty());
+                let got = rules.evaluate_any(op, &ops);
+                if ops.is_empty() {
+                    // Both refuse (which error first differs: EmptyOperands, or jax-lax's
+                    // missing floor_divide).
+                    prop_assert!(got.is_err() && rules.evaluate(op, &numbers).is_err());
+                } else if keys == 0 {
+                    // Numbers alone: the extended API is the plain one.
+                    prop_assert_eq!(
+                        got.map_err(|e| e.to_string()),
+                        rules.evaluate(op, &numbers).map(AnyPromotion::Numeric).map_err(|e| e.to_string())
+                    );
+                } else if !numbers.is_empty() {
+                    // A key promotes only with itself: mixed with a number, a refusal.
+                    prop_assert!(matches!(&got, Err(e) if e.is_refusal()), "{} {:?}: {:?}", set, ops, got);
+                } else if let Ok(AnyPromotion::Numeric(p)) = &got {
+                    // Keys alone give a key, or bool for a comparison.
+                    prop_assert!(p.dtype == DType::Bool, "{} {:?}: {:?}", set, ops, got);
                 }
             }
         }
