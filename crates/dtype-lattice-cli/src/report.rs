@@ -283,11 +283,24 @@ pub(crate) fn page(base: RuleSet, x64: bool) -> Result<String, Error> {
     // The rule sets' lattices.
     let _ = writeln!(
         h,
-        "<section id=\"lattices\"><h2>The rule sets' lattices</h2><p class=\"lead\">Hasse diagrams (cover edges only) of the rule sets defined by a lattice, drawn by <code>dtype-lattice graph</code>. NumPy's is its safe-casting order, which is not a lattice: NumPy breaks the ties by type number. jax-lax, tensorflow-legacy and MegEngine promote by other means (no promotion, or by category).</p>\n<div class=\"grid\">"
+        "<section id=\"lattices\"><h2>The rule sets' lattices</h2><p class=\"lead\">Hasse diagrams (cover edges only) of the rule sets defined by a lattice, drawn by <code>dtype-lattice graph</code>. NumPy's is its safe-casting order, which is not a lattice: NumPy breaks the ties by type number. TensorFlow's has weak int32, int64, float32, float64 and complex128 nodes (<code>~</code>). jax-lax, tensorflow-safe (whose refusals depend on the operands' order), tensorflow-legacy and MegEngine promote by other means (no promotion, or by category).</p>\n<div class=\"grid\">"
     );
     let mut drawn: Vec<(*const dtype_lattice::lattice::Lattice<Node>, String)> = Vec::new();
     for set in RuleSet::all() {
         let rules = args.rules_for(set);
+        if let Some(l) = rules.named_lattice() {
+            // TensorFlow's: weak dtypes `Node` cannot express, so named nodes.
+            let g = Hasse::new(l, String::clone);
+            let _ = writeln!(
+                h,
+                "<div class=\"card wide\"><h3>{}<span class=\"badge ok\">lattice</span></h3><p>{} nodes, {} cover edges (<code>~</code>: weak).</p><div class=\"drawing\">{}</div></div>",
+                esc(&rules.to_string()),
+                l.len(),
+                g.covers().len(),
+                g.to_svg(None, &format!("rules-{set}"))
+            );
+            continue;
+        }
         let Some(l) = rules.lattice() else { continue };
         if let Some((_, first)) = drawn.iter().find(|(p, _)| std::ptr::eq(*p, l)) {
             let _ = writeln!(

@@ -573,6 +573,9 @@ pub(crate) fn diagram(
         return Ok((label, h, hl));
     }
     let r = rules.rules();
+    if let Some(l) = r.named_lattice() {
+        return named_diagram(&r, l, names, highlight.map(pair).transpose()?);
+    }
     let Some(l) = r.lattice() else {
         return Err(Reason::NotALattice { message: format!(
                 "{} is not defined by a lattice (its promotion is a table or refuses mixed types); `dtype-lattice table --rules {}` shows it",
@@ -601,6 +604,54 @@ pub(crate) fn diagram(
             };
             Some(Highlight::join(l, node(&a)?, node(&b)?)?)
         }
+    };
+    Ok((r.to_string(), h, hl))
+}
+
+/// A lattice with named nodes whose names are dtypes, weak (`~int32`) or not: TensorFlow's.
+fn named_diagram(
+    r: &dtype_lattice::Rules,
+    l: &Lattice<String>,
+    names: Names,
+    highlight: Option<(String, String)>,
+) -> Result<(String, Hasse, Option<Highlight>), Error> {
+    // `~int32` ↔ `~i4`: the dtype's name or short name, weak or not.
+    let split = |s: &str| -> (bool, String) {
+        match s.strip_prefix('~') {
+            Some(rest) => (true, rest.to_string()),
+            None => (false, s.to_string()),
+        }
+    };
+    let label = |n: &String| match names {
+        Names::Long => n.clone(),
+        Names::Short => {
+            let (weak, d) = split(n);
+            let short = d.parse::<DType>().map_or(d, |d| d.short_name().to_string());
+            format!("{}{short}", if weak { "~" } else { "" })
+        }
+    };
+    let h = Hasse::new(l, label);
+    let node = |s: &str| -> Result<usize, Error> {
+        let (weak, d) = split(s);
+        let name = match d.parse::<DType>() {
+            Ok(d) => format!("{}{d}", if weak { "~" } else { "" }),
+            Err(_) => s.to_string(),
+        };
+        l.index_of(&name).ok_or_else(|| {
+            Reason::MalformedOperand {
+                operand: s.to_string(),
+                reason: format!(
+                    "not a node of {}'s lattice (nodes: {})",
+                    r.rule_set(),
+                    l.nodes().join(", ")
+                ),
+            }
+            .into()
+        })
+    };
+    let hl = match highlight {
+        None => None,
+        Some((a, b)) => Some(Highlight::join(l, node(&a)?, node(&b)?)?),
     };
     Ok((r.to_string(), h, hl))
 }

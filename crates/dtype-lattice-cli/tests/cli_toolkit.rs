@@ -271,3 +271,44 @@ fn report_writes_one_self_contained_page() {
     assert_eq!(html.matches("<table class=\"promotion\">").count(), 10);
     assert!(html.contains("option3") && html.contains("non-lattice-right"));
 }
+
+#[test]
+fn graph_draws_tensorflows_lattice() {
+    let (code, out, err) = run(&[
+        "graph",
+        "--rules",
+        "tensorflow",
+        "--format",
+        "mermaid",
+        "--highlight",
+        "uint64,int64",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.iter().filter(|l| l.contains("[\"")).count(), 20);
+    // uint64 and int64 meet in weak float64, drawn as the join (gold).
+    let id = lines
+        .iter()
+        .find_map(|l| l.strip_suffix("[\"~float64\"]"))
+        .unwrap()
+        .trim();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("  style {id} fill:#ffd966"))),
+        "{out}"
+    );
+    let (code, out, _) = run(&[
+        "graph",
+        "--rules",
+        "tensorflow",
+        "--format",
+        "dot",
+        "--names",
+        "short",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"~f8\""), "{out}");
+    // SAFE refuses joins the lattice has: not a lattice.
+    assert_eq!(run(&["graph", "--rules", "tensorflow-safe"]).0, 1);
+}

@@ -711,6 +711,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     result_type,
     op_result,
     lattice: |o| Some(&lattice(o).lattice),
+    named_lattice: |_| None,
     knows: |d| check_known(d).is_ok(),
     promote_table: Some(|o| &lattice(o).promote),
 };

@@ -186,6 +186,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     result_type,
     op_result,
     lattice: |_| None,
+    named_lattice: |_| None,
     knows: |d| check_known(d).is_ok(),
     promote_table: None,
 };

@@ -147,6 +147,9 @@ pub(crate) struct RuleSetDef {
     pub(crate) result_type: fn(Options, &[Operand]) -> Result<Promotion, Error>,
     pub(crate) op_result: fn(Options, Op, &[Operand]) -> Result<Promotion, Error>,
     pub(crate) lattice: fn(Options) -> Option<&'static Lattice<Node>>,
+    /// The promotion lattice with its nodes named, for a rule set defined by a lattice whose
+    /// nodes are not all [`Node`]s (TensorFlow's weak int64 and float64).
+    pub(crate) named_lattice: fn(Options) -> Option<&'static Lattice<String>>,
     /// The `promote_types` table for some options, when the rule set has one: an entry other
     /// than `NO_JOIN` is the answer (a `DType::index`); `NO_JOIN` defers to `promote_types`.
     /// [`Rules`] resolves it once, so the hot path is one lookup.
@@ -548,6 +551,25 @@ impl Rules {
     /// ```
     pub fn lattice(&self) -> Option<&'static Lattice<Node>> {
         (self.set.0.lattice)(self.options)
+    }
+
+    /// The promotion lattice of a rule set defined by one whose nodes are not all [`Node`]s,
+    /// with its nodes named: TensorFlow's (mode ALL), whose weak nodes (`~int32`, a Python int;
+    /// `~int64`, a weak tensor; `~float32`, `~float64`, `~complex128`) `Node` cannot express.
+    /// `None` for every other rule set: [`Rules::lattice`] gives theirs.
+    ///
+    /// ```
+    /// use dtype_lattice::{RuleSet, Rules, lattice::Lub};
+    /// let l = Rules::new(RuleSet::TENSORFLOW).named_lattice().unwrap();
+    /// assert!(l.is_lattice());
+    /// assert_eq!(l.len(), 20);
+    /// let join = l.join(&"uint64".to_string(), &"int64".to_string());
+    /// assert_eq!(join, Some(Lub::Node(l.index_of(&"~float64".to_string()).unwrap())));
+    /// assert!(Rules::new(RuleSet::TENSORFLOW_SAFE).named_lattice().is_none());
+    /// assert!(Rules::jax().named_lattice().is_none());
+    /// ```
+    pub fn named_lattice(&self) -> Option<&'static Lattice<String>> {
+        (self.set.0.named_lattice)(self.options)
     }
 
     /// The numeric dtypes this rule set knows (key dtypes are not promoted with them).

@@ -319,6 +319,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     result_type: |_, ops| result_type(ops),
     op_result: |_, op, ops| op_result(op, ops),
     lattice: |_| Some(lattice()),
+    named_lattice: |_| None,
     knows,
     promote_table: None,
 };

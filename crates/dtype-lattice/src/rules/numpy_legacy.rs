@@ -492,6 +492,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     result_type,
     op_result,
     lattice,
+    named_lattice: |_| None,
     knows,
     promote_table: None,
 };

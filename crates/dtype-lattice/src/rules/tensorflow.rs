@@ -1164,9 +1164,27 @@ pub(crate) fn op_result(
 
 /// `None`: TensorFlow's lattice (modes ALL and SAFE) has weak int64 and weak float64 nodes, which
 /// [`Node`] cannot express (its weak nodes are the three Python types), and legacy TensorFlow
-/// has no promotion lattice at all. The lattice itself is [`LATTICE`], compiled internally.
+/// has no promotion lattice at all. The lattice itself is [`LATTICE`], compiled internally, and
+/// [`crate::Rules::named_lattice`] gives it with named nodes.
 pub(crate) fn lattice(_mode: Mode, _opts: Options) -> Option<&'static Lattice<Node>> {
     None
+}
+
+/// Mode ALL's promotion lattice with its nodes named (`int8`, `~int32`); `None` for SAFE (which
+/// refuses joins the lattice has) and legacy TensorFlow.
+fn named_lattice(mode: Mode) -> Option<&'static Lattice<String>> {
+    static L: OnceLock<Lattice<String>> = OnceLock::new();
+    (mode == Mode::All).then(|| {
+        L.get_or_init(|| {
+            Lattice::from_edges(LATTICE.iter().map(|(n, up)| {
+                (
+                    n.to_string(),
+                    up.iter().map(TfNode::to_string).collect::<Vec<_>>(),
+                )
+            }))
+            .expect("TensorFlow's lattice is acyclic")
+        })
+    })
 }
 
 /// The registry row of one mode.
@@ -1181,6 +1199,7 @@ macro_rules! tensorflow_def {
             result_type: |o, ops| result_type($mode, o, ops),
             op_result: |o, op, ops| op_result($mode, o, op, ops),
             lattice: |o| lattice($mode, o),
+            named_lattice: |_| named_lattice($mode),
             knows,
             promote_table: None,
         }
@@ -1223,6 +1242,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_named_lattice_joins_as_the_promotion_table() {
+        let l = named_lattice(Mode::All).expect("mode ALL has one");
+        let c = compiled();
+        for (i, a) in c.lattice.nodes().iter().enumerate() {
+            for (j, b) in c.lattice.nodes().iter().enumerate() {
+                let name = |lub: Lub, nodes: &dyn Fn(usize) -> String| match lub {
+                    Lub::Node(k) => Some(nodes(k)),
+                    _ => None,
+                };
+                let want = name(c.lattice.join_index(i, j), &|k| {
+                    c.lattice.node(k).to_string()
+                });
+                let got = l
+                    .join(&a.to_string(), &b.to_string())
+                    .and_then(|lub| name(lub, &|k| l.node(k).clone()));
+                assert_eq!(got, want, "{a} {b}");
+                // And the table: result_type of the two nodes.
+                let r = join(Mode::All, *a, *b).expect("mode ALL refuses nothing");
+                assert_eq!(Some(r.to_string()), want, "{a} {b}");
+            }
+        }
+        assert!(named_lattice(Mode::Safe).is_none() && named_lattice(Mode::Legacy).is_none());
     }
 
     #[test]
