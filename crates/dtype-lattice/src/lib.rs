@@ -36,7 +36,6 @@ pub mod rules;
 pub mod table;
 pub mod toolkit;
 
-
 pub use dtype::{DType, DTypeInfo, FloatFormat, Kind, Repr};
 pub use error::Error;
 pub use operand::{Node, Operand, PyType, Value};
