@@ -1,15 +1,21 @@
 //! The `dtype-lattice` command line: parsing and rendering only; the rules live in the
 //! library. Argument parsing (clap derive) and dispatch. Exit codes: 0 an answer, 1 a refusal (the
 //! rules say no), 2 unusable input.
+//!
+//! **Internal.** This library exists so that the binary (`src/main.rs`) and the fuzz targets
+//! (`fuzz/`) run the very same code through [`run`]; it is not a public API and may change
+//! in any release. Use the `dtype-lattice` crate for the rules themselves.
 
 #![forbid(unsafe_code)]
+#![doc(hidden)]
 
 mod random;
 mod render;
 mod report;
 mod toolkit;
 
-use std::io::{self, BufWriter, Read, Write};
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -214,17 +220,26 @@ pub(crate) enum Names {
     Short,
 }
 
-/// Parses the CLI and runs it; returns the exit code.
-fn run() -> i32 {
-    let cli = match Cli::try_parse_from(std::env::args_os().map(protect_negative_literal)) {
+/// Parses the command line `args` (the program name first) and runs it, reading `stdin`
+/// (`promote --batch`) and writing `stdout`; errors go to the process's stderr. Returns the
+/// exit code: 0 an answer, 1 a refusal, 2 unusable input.
+pub fn run(
+    args: impl IntoIterator<Item = impl Into<OsString>>,
+    stdin: &mut dyn BufRead,
+    stdout: &mut dyn Write,
+) -> i32 {
+    let args: Vec<OsString> = args
+        .into_iter()
+        .map(|a| protect_negative_literal(a.into()))
+        .collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::new(stdout);
     let code = match cli.command {
         Command::Promote {
             rules,
@@ -233,7 +248,7 @@ fn run() -> i32 {
             ..
         } => {
             let _ = json;
-            batch(rules.rules(), rules.op, &mut out)
+            batch(rules.rules(), rules.op, stdin, &mut out)
         }
         Command::Promote {
             rules,
@@ -261,7 +276,11 @@ fn run() -> i32 {
                 Ok(t) => t,
                 Err(e) => return toolkit::fail(&e),
             };
-            let rules_given = std::env::args().any(|a| a == "--rules" || a.starts_with("--rules="));
+            // After the subcommand: `--rules` given (also as `--rules=R`), whatever its value.
+            let rules_given = args.iter().skip(1).any(|a| {
+                a.to_str()
+                    .is_some_and(|a| a == "--rules" || a.starts_with("--rules="))
+            });
             io_code(toolkit::audit_cmd(
                 toolkit::AuditArgs {
                     rules: &rules,
@@ -385,32 +404,81 @@ fn promote(rules: Rules, op: Option<Op>, args: &[String], json: bool, out: &mut 
     result.map_or_else(|e| e.exit_code(), |_| 0)
 }
 
+/// The longest line `promote --batch` reads; a longer line is answered with an error object
+/// (`InvalidArgument`, exit code 2) and skipped without being buffered.
+pub const MAX_BATCH_LINE: usize = 1 << 20;
+
+/// Reads the next line (without its `\n`) into `line`, holding at most [`MAX_BATCH_LINE`]
+/// bytes; `Ok(None)` at the end of input, `Ok(Some(false))` for a line too long (the rest of
+/// it skipped), `Ok(Some(true))` otherwise.
+fn next_line(input: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    line.clear();
+    let (mut any, mut fits) = (false, true);
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(any.then_some(fits));
+        }
+        any = true;
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], i + 1),
+            None => (buf, buf.len()),
+        };
+        if fits && line.len() + chunk.len() <= MAX_BATCH_LINE {
+            line.extend_from_slice(chunk);
+        } else {
+            fits = false;
+            line.clear();
+        }
+        let end = done > chunk.len();
+        input.consume(done);
+        if end {
+            return Ok(Some(fits));
+        }
+    }
+}
+
 /// `--batch`: one JSON object per stdin line; exit code is the worst line's.
-fn batch(rules: Rules, op: Option<Op>, out: &mut impl Write) -> i32 {
-    let mut input = Vec::new();
-    if let Err(e) = io::stdin().lock().read_to_end(&mut input) {
-        eprintln!("error: cannot read stdin: {e}");
-        return 2;
-    }
+fn batch(rules: Rules, op: Option<Op>, input: &mut dyn BufRead, out: &mut impl Write) -> i32 {
     let mut worst = 0;
-    let body = input.strip_suffix(b"\n").unwrap_or(&input);
-    if body.is_empty() && input.is_empty() {
-        return 0;
-    }
     let mut ops: Vec<AnyOperand> = Vec::with_capacity(8);
-    for raw in body.split(|&b| b == b'\n') {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        ops.clear();
-        let result = match std::str::from_utf8(raw) {
-            Err(e) => Err(Reason::MalformedOperand {
-                operand: String::from_utf8_lossy(raw).into_owned(),
-                reason: format!("invalid UTF-8 ({e})"),
+    let mut raw = Vec::new();
+    loop {
+        let fits = match next_line(input, &mut raw) {
+            Ok(Some(fits)) => fits,
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("error: cannot read stdin: {e}");
+                return 2;
             }
-            .into()),
-            Ok(line) => line
-                .split_whitespace()
-                .try_for_each(|tok| tok.parse().map(|op| ops.push(op)))
-                .and_then(|()| answer(rules, op, &ops)),
+        };
+        let raw = raw.strip_suffix(b"\r").unwrap_or(&raw);
+        ops.clear();
+        let result = if !fits {
+            Err(Reason::InvalidArgument {
+                argument: "line".into(),
+                reason: format!(
+                    "longer than {} MiB; --batch reads lines of at most {MAX_BATCH_LINE} bytes",
+                    MAX_BATCH_LINE >> 20
+                ),
+            }
+            .into())
+        } else {
+            match std::str::from_utf8(raw) {
+                Err(e) => Err(Reason::MalformedOperand {
+                    operand: String::from_utf8_lossy(raw).into_owned(),
+                    reason: format!("invalid UTF-8 ({e})"),
+                }
+                .into()),
+                Ok(line) => line
+                    .split_whitespace()
+                    .try_for_each(|tok| tok.parse().map(|op| ops.push(op)))
+                    .and_then(|()| answer(rules, op, &ops)),
+            }
         };
         if let Err(e) = &result {
             worst = worst.max(e.exit_code());
@@ -469,8 +537,4 @@ fn table(
             2
         }
     }
-}
-
-fn main() {
-    std::process::exit(run());
 }
