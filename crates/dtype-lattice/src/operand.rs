@@ -573,7 +573,10 @@ impl FromStr for Operand {
             })?;
             return Operand::scalar(dtype, value);
         }
-        if s.starts_with(|c: char| c.is_ascii_alphabetic()) && !matches!(s, "inf" | "nan") {
+        // `inf`, `nan` and the imaginary `infj`, `nanj` (as repr() prints 1e400j) are values.
+        if s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && !matches!(s, "inf" | "nan" | "infj" | "nanj")
+        {
             if s.starts_with(|c: char| c.is_ascii_uppercase()) && s != "True" && s != "False" {
                 return Err(malformed(s, "Python booleans are written True and False"));
             }

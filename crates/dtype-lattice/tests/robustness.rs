@@ -112,3 +112,19 @@ proptest! {
         }
     }
 }
+
+/// Found by the `operand` fuzz target: `8_e88_8j` is `1e888j`, an infinite imaginary part
+/// that displays as `infj` (as Python's repr does), which must parse back.
+#[test]
+fn displayed_infinite_and_nan_imaginary_literals_parse_back() {
+    for s in ["8_e88_8j", "1e400j", "infj", "nanj", "-infj", "(1+infj)", "(nan-nanj)"] {
+        let o: Operand = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
+        let shown = o.to_string();
+        let again: Operand = shown
+            .parse()
+            .unwrap_or_else(|e| panic!("{s} displays as {shown}, which does not parse: {e}"));
+        assert_eq!(again.to_string(), shown, "{s}");
+        assert!(matches!(again, Operand::Literal(Value::Complex(..))), "{s}");
+    }
+    assert_eq!("1e400j".parse::<Operand>().unwrap().to_string(), "infj");
+}
