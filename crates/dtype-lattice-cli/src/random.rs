@@ -141,7 +141,31 @@ fn components<'a>(s: &'a str, name: &str) -> Result<Vec<&'a str>, Error> {
     Ok(parts)
 }
 
+/// The most elements (keys or values) printed to stdout, as text or JSON: 2^24. Larger
+/// outputs go to a file with `--out`, up to the library's in-memory limit
+/// ([`dtype_lattice_array::random::MAX_ELEMENTS`], 2^28; `bits --out` streams any size).
+pub const MAX_PRINTED: u128 = 1 << 24;
+
 fn shape(args: &RandomArgs, default: &[usize]) -> Result<Vec<usize>, Error> {
+    let s = dims_of(args, default)?;
+    let size = s
+        .iter()
+        .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
+        .unwrap_or(u128::MAX);
+    // Beyond 2^64 elements JAX's NotImplementedError answers (from the library).
+    if args.out.is_none() && size > MAX_PRINTED && size <= 1 << 64 {
+        return Err(invalid(
+            "shape",
+            format!(
+                "{size} elements; at most 2^24 ({MAX_PRINTED}) are printed (write them to a file \
+                 with --out FILE)"
+            ),
+        ));
+    }
+    Ok(s)
+}
+
+fn dims_of(args: &RandomArgs, default: &[usize]) -> Result<Vec<usize>, Error> {
     let dims = |s: &str, name: &str| -> Result<Vec<usize>, Error> {
         components(s, name)?
             .into_iter()
@@ -311,30 +335,49 @@ fn write_text(out: &mut impl Write, o: &Output) -> io::Result<()> {
             }
         }
         Output::Values(s) => {
-            let json = serde_json::to_value(s).map_err(io::Error::other)?;
-            // JSON has no inf or NaN (it writes null): those print as Python's repr does.
-            let float = |i: usize| -> f64 {
-                match s.values() {
-                    Values::F16(v) => v[i].to_f64(),
-                    Values::BF16(v) => v[i].to_f64(),
-                    Values::F32(v) => f64::from(v[i]),
-                    Values::F64(v) => v[i],
-                    _ => f64::NAN,
+            // One JSON number per line, as the JSON output's "values" (floats as the f64
+            // they convert to exactly), streamed; JSON has no inf or NaN: those print as
+            // Python's repr does.
+            fn lines<T: Serialize>(
+                out: &mut impl Write,
+                v: impl IntoIterator<Item = T>,
+            ) -> io::Result<()> {
+                for x in v {
+                    serde_json::to_writer(&mut *out, &x).map_err(io::Error::other)?;
+                    out.write_all(b"\n")?;
                 }
-            };
-            for (i, v) in json["values"].as_array().into_iter().flatten().enumerate() {
-                if v.is_null() {
-                    let x = float(i);
-                    let repr = if x.is_nan() {
-                        "nan"
-                    } else if x > 0.0 {
-                        "inf"
-                    } else {
-                        "-inf"
-                    };
-                    writeln!(out, "{repr}")?;
-                } else {
-                    writeln!(out, "{v}")?;
+                Ok(())
+            }
+            fn floats(out: &mut impl Write, v: impl IntoIterator<Item = f64>) -> io::Result<()> {
+                for x in v {
+                    match x {
+                        x if x.is_nan() => out.write_all(b"nan")?,
+                        f64::INFINITY => out.write_all(b"inf")?,
+                        f64::NEG_INFINITY => out.write_all(b"-inf")?,
+                        x => serde_json::to_writer(&mut *out, &x).map_err(io::Error::other)?,
+                    }
+                    out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+            match s.values() {
+                Values::Bool(v) => lines(out, v)?,
+                Values::U8(v) => lines(out, v)?,
+                Values::U16(v) => lines(out, v)?,
+                Values::U32(v) => lines(out, v)?,
+                Values::U64(v) => lines(out, v)?,
+                Values::I8(v) => lines(out, v)?,
+                Values::I16(v) => lines(out, v)?,
+                Values::I32(v) => lines(out, v)?,
+                Values::I64(v) => lines(out, v)?,
+                Values::F16(v) => floats(out, v.iter().map(|x| x.to_f64()))?,
+                Values::BF16(v) => floats(out, v.iter().map(|x| x.to_f64()))?,
+                Values::F32(v) => floats(out, v.iter().map(|&x| f64::from(x)))?,
+                Values::F64(v) => floats(out, v.iter().copied())?,
+                // A kind of values this CLI predates: as the JSON output writes them.
+                _ => {
+                    let json = serde_json::to_value(s).map_err(io::Error::other)?;
+                    lines(out, json["values"].as_array().into_iter().flatten())?
                 }
             }
         }

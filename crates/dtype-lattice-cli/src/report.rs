@@ -204,7 +204,7 @@ pub(crate) fn page(base: RuleSet, x64: bool) -> Result<String, Error> {
             h,
             "<li>{} nodes; {} without an upper bound{}</li>",
             r.nodes,
-            match r.undefined_pairs.len() {
+            match r.undefined_pair_count {
                 1 => "1 pair".to_string(),
                 n => format!("{n} pairs"),
             },

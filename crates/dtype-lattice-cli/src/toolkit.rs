@@ -37,8 +37,13 @@ pub(crate) fn lattice_of_definition(label: &str, d: &Definition) -> Result<Latti
             Report::Table(r) if r.edges.is_some() => {
                 // Keep every type, also those no edge mentions.
                 let mut all = r.edges.expect("checked").0;
+                let named: std::collections::HashSet<String> = all
+                    .iter()
+                    .flat_map(|(a, b)| std::iter::once(a).chain(b))
+                    .cloned()
+                    .collect();
                 for (row, _) in rows {
-                    if !all.iter().any(|(a, b)| a == row || b.contains(row)) {
+                    if !named.contains(row) {
                         all.push((row.clone(), Vec::new()));
                     }
                 }
@@ -80,13 +85,18 @@ fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-/// Lists at most `max` items, then how many more.
-fn some<T>(items: &[T], max: usize, show: impl Fn(&T) -> String) -> String {
+/// Lists at most `max` of the first items of a list of `total`, then how many more.
+fn some<T>(items: &[T], total: usize, max: usize, show: impl Fn(&T) -> String) -> String {
+    listed(items, total, max, show).join("; ")
+}
+
+/// The first `max` items shown, then how many more of `total`.
+fn listed<T>(items: &[T], total: usize, max: usize, show: impl Fn(&T) -> String) -> Vec<String> {
     let mut s: Vec<String> = items.iter().take(max).map(show).collect();
-    if items.len() > max {
-        s.push(format!("… {} more", items.len() - max));
+    if total > s.len() {
+        s.push(format!("… {} more", total - s.len()));
     }
-    s.join("; ")
+    s
 }
 
 fn write_lattice_report(out: &mut impl Write, label: &str, r: &LatticeReport) -> io::Result<()> {
@@ -103,30 +113,38 @@ fn write_lattice_report(out: &mut impl Write, label: &str, r: &LatticeReport) ->
         writeln!(
             out,
             "undefined pairs (no common upper bound): {}{}",
-            r.undefined_pairs.len(),
+            r.undefined_pair_count,
             if r.undefined_pairs.is_empty() {
                 String::new()
             } else {
                 format!(
                     ": {}",
-                    some(&r.undefined_pairs, 8, |[a, b]| format!("{a}, {b}"))
+                    some(&r.undefined_pairs, r.undefined_pair_count, 8, |[a, b]| {
+                        format!("{a}, {b}")
+                    })
                 )
             }
         )?;
         writeln!(
             out,
             "ambiguous pairs (several minimal upper bounds): {}{}",
-            r.ambiguous_pairs.len(),
+            r.ambiguous_pair_count,
             if r.ambiguous_pairs.is_empty() {
                 String::new()
             } else {
                 format!(
                     ": {}",
-                    some(&r.ambiguous_pairs, 8, |p| format!(
+                    some(&r.ambiguous_pairs, r.ambiguous_pair_count, 8, |p| format!(
                         "{}, {} -> {{{}}}",
                         p.pair[0],
                         p.pair[1],
-                        p.minimal_upper_bounds.join(", ")
+                        listed(
+                            &p.minimal_upper_bounds,
+                            p.minimal_upper_bound_count,
+                            8,
+                            String::clone
+                        )
+                        .join(", ")
                     ))
                 )
             }
@@ -135,7 +153,9 @@ fn write_lattice_report(out: &mut impl Write, label: &str, r: &LatticeReport) ->
             writeln!(
                 out,
                 "redundant edges (implied by others): {}",
-                some(&r.redundant_edges, 8, |[a, b]| format!("{a} -> {b}"))
+                some(&r.redundant_edges, r.redundant_edge_count, 8, |[a, b]| {
+                    format!("{a} -> {b}")
+                })
             )?;
         }
     }
@@ -274,13 +294,13 @@ pub(crate) fn audit_file(
                 .into_iter()
                 .map(|i| l.index_of(&order[i]).expect("a node"))
                 .collect();
-            Ok(Audit::of_lattice_on(label, &l, &keep))
+            Audit::of_lattice_on(label, &l, &keep)
         }
         Definition::Table(rows) => {
             let t = table_of(rows)?;
             let keep = keep_names(&t.names()[..t.rows()]);
             let t = t.restrict(&keep);
-            Ok(Audit::of_table(label, &t, keep.len()))
+            Audit::of_table(label, &t, keep.len())
         }
     }
 }
@@ -466,14 +486,19 @@ fn write_audit(out: &mut impl Write, a: &Audit) -> io::Result<()> {
         } else {
             format!(
                 "no, {} pairs: {}",
-                a.non_commutative_pairs.len(),
-                some(&a.non_commutative_pairs, 3, |c| format!(
-                    "{x} ∘ {y} = {}, {y} ∘ {x} = {}",
-                    o(&c.results[0]),
-                    o(&c.results[1]),
-                    x = c.pair[0],
-                    y = c.pair[1]
-                ))
+                a.non_commutative_pair_count,
+                some(
+                    &a.non_commutative_pairs,
+                    a.non_commutative_pair_count,
+                    3,
+                    |c| format!(
+                        "{x} ∘ {y} = {}, {y} ∘ {x} = {}",
+                        o(&c.results[0]),
+                        o(&c.results[1]),
+                        x = c.pair[0],
+                        y = c.pair[1]
+                    )
+                )
             )
         }
     )?;
@@ -485,28 +510,35 @@ fn write_audit(out: &mut impl Write, a: &Audit) -> io::Result<()> {
         } else {
             format!(
                 "no, {} triples: {}",
-                a.non_associative_triples.len(),
-                some(&a.non_associative_triples, 3, |t| format!(
-                    "({x} ∘ {y}) ∘ {z} = {}, {x} ∘ ({y} ∘ {z}) = {}",
-                    o(&t.results[0]),
-                    o(&t.results[1]),
-                    x = t.types[0],
-                    y = t.types[1],
-                    z = t.types[2]
-                ))
+                a.non_associative_triple_count,
+                some(
+                    &a.non_associative_triples,
+                    a.non_associative_triple_count,
+                    3,
+                    |t| format!(
+                        "({x} ∘ {y}) ∘ {z} = {}, {x} ∘ ({y} ∘ {z}) = {}",
+                        o(&t.results[0]),
+                        o(&t.results[1]),
+                        x = t.types[0],
+                        y = t.types[1],
+                        z = t.types[2]
+                    )
+                )
             )
         }
     )?;
     writeln!(
         out,
         "refused pairs: {}{}",
-        a.refused_pairs.len(),
+        a.refused_pair_count,
         if a.refused_pairs.is_empty() {
             String::new()
         } else {
             format!(
                 ": {}",
-                some(&a.refused_pairs, 4, |[x, y]| format!("{x}, {y}"))
+                some(&a.refused_pairs, a.refused_pair_count, 4, |[x, y]| {
+                    format!("{x}, {y}")
+                })
             )
         }
     )?;
@@ -517,7 +549,7 @@ fn write_audit(out: &mut impl Write, a: &Audit) -> io::Result<()> {
             write!(
                 out,
                 "  {}",
-                some(list, 3, |p| format!(
+                some(list, list.len(), 3, |p| format!(
                     "{} + {} -> {}",
                     p.pair[0], p.pair[1], p.result
                 ))
@@ -543,7 +575,10 @@ pub(crate) fn diagram(
         names.iter().position(|n| n == s).ok_or_else(|| {
             Reason::MalformedOperand {
                 operand: s.to_string(),
-                reason: format!("not a node of the lattice (nodes: {})", names.join(", ")),
+                reason: format!(
+                    "not a node of the lattice (nodes: {})",
+                    listed(names, names.len(), 20, String::clone).join(", ")
+                ),
             }
             .into()
         })

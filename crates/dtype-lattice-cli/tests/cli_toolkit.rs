@@ -46,8 +46,11 @@ fn check_exit_codes_and_json() {
     assert_eq!(v["undefined_pairs"], serde_json::json!([["C", "D"]]));
     assert_eq!(
         v["ambiguous_pairs"],
-        serde_json::json!([{"pair": ["A", "B"], "minimal_upper_bounds": ["C", "D"]}])
+        serde_json::json!([{"pair": ["A", "B"], "minimal_upper_bounds": ["C", "D"], "minimal_upper_bound_count": 2}])
     );
+    assert_eq!(v["undefined_pair_count"], 1);
+    assert_eq!(v["ambiguous_pair_count"], 1);
+    assert_eq!(v["redundant_edge_count"], 0);
     assert_eq!(v["is_partial_lattice"], false);
     assert_eq!(v["is_lattice"], false);
     // TOML works the same.

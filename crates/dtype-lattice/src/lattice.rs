@@ -86,6 +86,8 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
         let mut order: Vec<N> = Vec::new();
         let mut provisional: HashMap<N, usize> = HashMap::new();
         let mut out: Vec<Vec<usize>> = Vec::new();
+        // Edges already given, so that repeated targets cost a hash lookup, not a scan.
+        let mut given: std::collections::HashSet<(usize, usize)> = Default::default();
         let mut intern = |n: N, order: &mut Vec<N>, out: &mut Vec<Vec<usize>>| -> usize {
             *provisional.entry(n.clone()).or_insert_with(|| {
                 order.push(n);
@@ -97,7 +99,7 @@ impl<N: Clone + Eq + Hash + fmt::Display> Lattice<N> {
             let f = intern(from, &mut order, &mut out);
             for to in tos {
                 let t = intern(to, &mut order, &mut out);
-                if !out[f].contains(&t) {
+                if given.insert((f, t)) {
                     out[f].push(t);
                 }
             }
@@ -258,10 +260,27 @@ impl<N: Eq + Hash> Lattice<N> {
     /// ```
     pub fn covers(&self, i: usize) -> Vec<usize> {
         let above = &self.above[i];
+        if above.len() <= 16 {
+            return above
+                .iter()
+                .copied()
+                .filter(|&a| !above.iter().any(|&b| b != a && self.leq(b, a)))
+                .collect();
+        }
+        // Many edges: a target is implied when it lies strictly above another target, so one
+        // union of the targets' strict upper sets decides them all (linear, not quadratic).
+        let mut implied = vec![0u64; self.words];
+        for &b in above {
+            let ub = &self.upper[b * self.words..(b + 1) * self.words];
+            for (w, (o, u)) in implied.iter_mut().zip(ub).enumerate() {
+                let own = if w == b / 64 { 1u64 << (b % 64) } else { 0 };
+                *o |= u & !own;
+            }
+        }
         above
             .iter()
             .copied()
-            .filter(|&a| !above.iter().any(|&b| b != a && self.leq(b, a)))
+            .filter(|&a| implied[a / 64] & (1 << (a % 64)) == 0)
             .collect()
     }
 
@@ -280,6 +299,17 @@ impl<N: Eq + Hash> Lattice<N> {
                 None => self.lub_index(&[a, b]),
             },
             c => Lub::Node(c as usize),
+        }
+    }
+
+    /// The join of two nodes by index when it is one node (or a tie-break picks one);
+    /// `None` when undefined or ambiguous. A table lookup that never allocates.
+    #[inline]
+    pub fn join_node(&self, a: usize, b: usize) -> Option<usize> {
+        match self.join[a * self.nodes.len() + b] {
+            UNDEFINED => None,
+            AMBIGUOUS => self.tie.get(&(a, b)).copied(),
+            c => Some(c as usize),
         }
     }
 
@@ -352,6 +382,17 @@ impl<N: Eq + Hash> Lattice<N> {
         self.pairs_with(AMBIGUOUS)
     }
 
+    /// Whether nodes `a` and `b` (by index) have no common upper bound: a table lookup.
+    pub fn is_undefined_pair(&self, a: usize, b: usize) -> bool {
+        self.join[a * self.nodes.len() + b] == UNDEFINED
+    }
+
+    /// Whether nodes `a` and `b` (by index) have several minimal common upper bounds (before
+    /// any tie-break): a table lookup.
+    pub fn is_ambiguous_pair(&self, a: usize, b: usize) -> bool {
+        self.join[a * self.nodes.len() + b] == AMBIGUOUS
+    }
+
     /// No pair is ambiguous (pairs may lack an upper bound).
     pub fn is_partial_lattice(&self) -> bool {
         !self.join.contains(&AMBIGUOUS)
@@ -389,12 +430,21 @@ impl<N: Eq + Hash> Lattice<N> {
     }
 
     fn minimal_elements(&self, set: &[u64]) -> Vec<usize> {
-        let members: Vec<usize> = bits(set).collect();
-        members
-            .iter()
-            .copied()
-            .filter(|&c| !members.iter().any(|&d| d != c && self.leq(d, c)))
-            .collect()
+        // Members in topological order: a member is minimal unless it lies above an earlier
+        // one, and then it lies above an earlier minimal one, whose upper sets are collected.
+        let mut above_minimal = vec![0u64; self.words];
+        let mut out = Vec::new();
+        for c in bits(set) {
+            if above_minimal[c / 64] & (1 << (c % 64)) != 0 {
+                continue;
+            }
+            out.push(c);
+            let ub = &self.upper[c * self.words..(c + 1) * self.words];
+            for (o, u) in above_minimal.iter_mut().zip(ub) {
+                *o |= u;
+            }
+        }
+        out
     }
 }
 

@@ -7,7 +7,8 @@ use dtype_lattice::error::ErrorKind;
 use dtype_lattice::table::JAX_DOC_TYPES;
 use dtype_lattice::toolkit::audit::{Audit, COMPARE_DTYPES};
 use dtype_lattice::toolkit::check::{
-    Definition, DefinitionFile, Edges, OpTable, TableRows, check_lattice, check_table, lattice_of,
+    Definition, DefinitionFile, Edges, MAX_LISTED, NonAssociative, OpTable, TableRows,
+    check_lattice, check_table, lattice_of,
 };
 use dtype_lattice::{DType, Operand, PyType, RuleSet, Rules};
 use proptest::prelude::*;
@@ -419,7 +420,8 @@ fn audit_reproduces_the_design_notes_claims() {
                 .map(|d| l.index_of(&d.name().to_string()).unwrap())
                 .collect::<Vec<_>>()
         },
-    );
+    )
+    .unwrap();
     let (mut a, mut b) = (file.summary(), jax.summary());
     a.subject.clear();
     b.subject.clear();
@@ -431,7 +433,9 @@ fn audit_reproduces_the_design_notes_claims() {
         .iter()
         .map(|d| mine_l.index_of(&d.name().to_string()).unwrap())
         .collect();
-    let mine = Audit::of_lattice_on("mine", &mine_l, &keep).summary();
+    let mine = Audit::of_lattice_on("mine", &mine_l, &keep)
+        .unwrap()
+        .summary();
     assert!(mine.magnitude_loss == 0 && mine.overflow == 0 && mine.component_loss == 0);
     assert!(mine.precision_loss + mine.magnitude_loss < b.precision_loss + b.magnitude_loss);
 }
@@ -442,7 +446,7 @@ fn component_loss_and_overflow_are_found() {
         ("complex64".into(), vec!["float32".into()]),
         ("uint32".into(), vec!["int32".into()]),
     ];
-    let a = Audit::of_lattice("bad", &lattice_of(&e).unwrap());
+    let a = Audit::of_lattice("bad", &lattice_of(&e).unwrap()).unwrap();
     assert_eq!(a.criteria.component_loss.len(), 1);
     assert_eq!(a.criteria.overflow[0].pair, pair("uint32", "int32"));
     // Unsupported dtypes are an error, not a column of refusals.
@@ -479,11 +483,20 @@ fn audit_finds_exactly_the_libraries_non_associative_triples() {
             .iter()
             .map(|c| serde_json::from_value(serde_json::json!([c["types"], c["results"]])).unwrap())
             .collect();
-        let audit = Audit::of_rules(&rules, Some(dtype_lattice::Op::Add), Some(&types)).unwrap();
-        let got: BTreeSet<(Vec<String>, Vec<Option<String>>)> = audit
-            .non_associative_triples
+        let add = Some(dtype_lattice::Op::Add);
+        let audit = Audit::of_rules(&rules, add, Some(&types)).unwrap();
+        let named = |t: &NonAssociative| (t.types.to_vec(), t.results.to_vec());
+        // The audit lists the first MAX_LISTED and counts them all; its table lists all.
+        let listed: BTreeSet<_> = audit.non_associative_triples.iter().map(named).collect();
+        assert_eq!(audit.non_associative_triple_count, want.len(), "{file}");
+        assert_eq!(listed.len(), want.len().min(MAX_LISTED), "{file}");
+        assert!(listed.is_subset(&want), "{file}");
+        let (table, given) = Audit::table_of_rules(&rules, add, Some(&types)).unwrap();
+        let got: BTreeSet<_> = table
+            .non_associative_capped(given, usize::MAX)
+            .1
             .iter()
-            .map(|t| (t.types.to_vec(), t.results.to_vec()))
+            .map(|x| named(&NonAssociative::of(&table, x)))
             .collect();
         assert_eq!(got, want, "{file}");
     }

@@ -492,8 +492,13 @@ fn checked_size(shape: &[usize]) -> Option<u128> {
         .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
 }
 
+/// The most elements an output held in memory may have (keys or values): 2^28, at most
+/// 2 GiB of key data. Larger shapes are refused (JAX's own `NotImplementedError` beyond
+/// 2^64 elements comes first); [`Random::bits_writer`] streams any size to a file.
+pub const MAX_ELEMENTS: usize = 1 << 28;
+
 /// The size of a sampler's output: JAX refuses more than 2^64 elements; beyond that, the
-/// output must fit in this process's address space.
+/// output must have at most [`MAX_ELEMENTS`] elements.
 fn output_size(shape: &[usize]) -> Result<usize, Error> {
     let size = checked_size(shape).unwrap_or(u128::MAX);
     if size > 1u128 << 64 {
@@ -504,12 +509,13 @@ fn output_size(shape: &[usize]) -> Result<usize, Error> {
     }
     usize::try_from(size)
         .ok()
-        .filter(|&n| n <= isize::MAX as usize / 8)
+        .filter(|&n| n <= MAX_ELEMENTS)
         .ok_or_else(|| {
             invalid(
                 "shape",
                 format!(
-                    "shape {} has {size} elements, more than this machine can hold",
+                    "shape {} has {size} elements; an array held in memory has at most 2^28 \
+                     ({MAX_ELEMENTS})",
                     py_shape(shape)
                 ),
             )
@@ -881,13 +887,17 @@ impl Random {
     /// ```
     pub fn split(&self, key: &Key, shape: &[usize]) -> Result<KeyArray, Error> {
         let n = output_size(shape)?;
-        let mut hi = alloc::<u32>(n)?;
-        let mut lo = alloc::<u32>(n)?;
-        simd::pair_range(key.data, 0, &mut hi, &mut lo);
         let mut data = alloc::<u32>(2 * n)?;
-        for (i, d) in data.chunks_exact_mut(2).enumerate() {
-            d[0] = hi[i];
-            d[1] = lo[i];
+        // In chunks, so that the halves need no memory beside the output.
+        const CHUNK: usize = 1 << 14;
+        let (mut hi, mut lo) = (vec![0u32; CHUNK.min(n)], vec![0u32; CHUNK.min(n)]);
+        for (c, out) in data.chunks_mut(2 * CHUNK).enumerate() {
+            let m = out.len() / 2;
+            simd::pair_range(key.data, (c * CHUNK) as u64, &mut hi[..m], &mut lo[..m]);
+            for (i, d) in out.chunks_exact_mut(2).enumerate() {
+                d[0] = hi[i];
+                d[1] = lo[i];
+            }
         }
         Ok(KeyArray {
             dtype: key.dtype(),
@@ -1547,6 +1557,32 @@ mod tests {
                 two.uniform(&key, &[n], DType::BFloat16, -1.0, 2.0).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn split_in_chunks_is_split_at_once() {
+        // More keys than one chunk: the same words as one call over the whole range.
+        let key = Key::from_data([7, 11]);
+        let n = 40_000;
+        let keys = Random::new().split(&key, &[n]).unwrap();
+        let (mut hi, mut lo) = (vec![0u32; n], vec![0u32; n]);
+        simd::pair_range(key.data, 0, &mut hi, &mut lo);
+        let want: Vec<u32> = hi.iter().zip(&lo).flat_map(|(&h, &l)| [h, l]).collect();
+        assert_eq!(keys.key_data(), &want[..]);
+    }
+
+    #[test]
+    fn shapes_over_the_memory_limit_are_refused() {
+        let rng = Random::new();
+        let key = rng.key(1).unwrap();
+        let e = rng.split(&key, &[MAX_ELEMENTS + 1]).unwrap_err();
+        assert_eq!(e.kind(), dtype_lattice::error::ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains("at most 2^28"), "{e}");
+        let e = rng.bits(&key, &[1 << 16, 1 << 16], 8).unwrap_err();
+        assert_eq!(e.kind(), dtype_lattice::error::ErrorKind::InvalidArgument);
+        // Past 2^64 elements JAX's NotImplementedError comes first.
+        let e = rng.bits(&key, &[1 << 32, 1 << 32, 2], 8).unwrap_err();
+        assert_eq!(e.exception(), Some(Exception::NotImplementedError));
     }
 
     #[test]

@@ -28,12 +28,20 @@
 use serde::Serialize;
 
 use crate::dtype::{DType, Kind, Repr};
-use crate::error::Error;
+use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
 use crate::operand::Operand;
 use crate::ops::Op;
 use crate::rules::Rules;
-use crate::toolkit::check::{Meaning, NonAssociative, NonCommutative, OpTable, meaning};
+use crate::toolkit::check::{
+    MAX_LISTED, MAX_TABLE_TYPES, Meaning, NonAssociative, NonCommutative, OpTable, meaning,
+};
+
+/// The most types whose ordered triples an audit checks for associativity (the check is
+/// cubic): [`MAX_TABLE_TYPES`]. A lattice file's join is audited at any size when it is a
+/// partial lattice, as such a join is associative; otherwise its types (with their joins'
+/// closure) must be at most this many.
+pub const MAX_AUDIT_TYPES: usize = MAX_TABLE_TYPES;
 
 /// The dtypes `audit --compare` measures every rule set on by default: the 15 dtypes of the
 /// tables in JAX's design note and documentation (bool, the 8 integers, bfloat16, the IEEE
@@ -114,17 +122,25 @@ pub struct Audit {
     pub closure: Vec<String>,
     /// Unordered pairs of types (each type with itself included).
     pub pairs: usize,
-    /// Pairs without a result (the rules refuse, or the lattice has no join).
+    /// Pairs without a result (the rules refuse, or the lattice has no join): the first
+    /// [`MAX_LISTED`] in type order.
     pub refused_pairs: Vec<[String; 2]>,
+    /// How many pairs have no result.
+    pub refused_pair_count: usize,
     /// Whether `a ∘ b = b ∘ a` for all pairs.
     pub commutative: bool,
-    /// The pairs where it fails.
+    /// The pairs where it fails (the first [`MAX_LISTED`]).
     pub non_commutative_pairs: Vec<NonCommutative>,
+    /// How many pairs are not commutative.
+    pub non_commutative_pair_count: usize,
     /// Whether `(a ∘ b) ∘ c = a ∘ (b ∘ c)` for all ordered triples of the types asked about
     /// (the intermediate results may be any type of the closure).
     pub associative: bool,
-    /// The ordered triples where it fails, fewest distinct types first.
+    /// The ordered triples where it fails, fewest distinct types first (the first
+    /// [`MAX_LISTED`]).
     pub non_associative_triples: Vec<NonAssociative>,
+    /// How many ordered triples are not associative.
+    pub non_associative_triple_count: usize,
     /// The five criteria, each the pairs (`a` before `b` in type order) that break it.
     pub criteria: Criteria,
 }
@@ -207,20 +223,49 @@ impl Audit {
     /// criteria over the first `given` operands (the ones asked about; the rest are results
     /// they lead to), for pairs whose operands and result have a numeric meaning (see
     /// [`crate::toolkit::check::meaning`]; a weakly typed `~float64` counts as float64).
-    pub fn of_table(subject: impl Into<String>, t: &OpTable, given: usize) -> Audit {
+    ///
+    /// # Errors
+    ///
+    /// `InvalidDefinition` when more than [`MAX_AUDIT_TYPES`] operands are asked about (the
+    /// associativity search is cubic).
+    pub fn of_table(subject: impl Into<String>, t: &OpTable, given: usize) -> Result<Audit, Error> {
+        Self::of_table_known(subject, t, given, false)
+    }
+
+    /// [`Audit::of_table`], skipping the cubic associativity search when the operation is
+    /// known to be associative (a partial lattice's join); refuses more than
+    /// [`MAX_AUDIT_TYPES`] operands otherwise.
+    fn of_table_known(
+        subject: impl Into<String>,
+        t: &OpTable,
+        given: usize,
+        associative: bool,
+    ) -> Result<Audit, Error> {
         let n = given.min(t.rows());
+        if !associative && n > MAX_AUDIT_TYPES {
+            return Err(Reason::InvalidDefinition {
+                reason: format!(
+                    "auditing associativity over {n} types (a join with ambiguous pairs) takes \
+                     {n}³ steps; at most {MAX_AUDIT_TYPES} types are audited (give --types)"
+                ),
+            }
+            .into());
+        }
         let name = |i: usize| t.names()[i].clone();
+        let numbers: Vec<Option<DType>> = t.names().iter().map(|s| numeric(s)).collect();
         let mut refused = Vec::new();
+        let mut refused_count = 0;
         let mut criteria = Criteria::default();
         for a in 0..n {
             for b in a..n {
                 let Some(r) = t.get(a, b) else {
-                    refused.push([name(a), name(b)]);
+                    refused_count += 1;
+                    if refused.len() < MAX_LISTED {
+                        refused.push([name(a), name(b)]);
+                    }
                     continue;
                 };
-                if let (Some(x), Some(y), Some(z)) =
-                    (numeric(&name(a)), numeric(&name(b)), numeric(&name(r)))
-                {
+                if let (Some(x), Some(y), Some(z)) = (numbers[a], numbers[b], numbers[r]) {
                     let pr = PairResult {
                         pair: [name(a), name(b)],
                         result: name(r),
@@ -229,32 +274,38 @@ impl Audit {
                 }
             }
         }
-        let non_commutative_pairs: Vec<NonCommutative> = t
-            .non_commutative()
+        let non_commutative = t.non_commutative();
+        let non_commutative_pair_count = non_commutative.len();
+        let non_commutative_pairs: Vec<NonCommutative> = non_commutative
             .into_iter()
+            .take(MAX_LISTED)
             .map(|(a, b)| NonCommutative {
                 pair: [name(a), name(b)],
                 results: [t.get(a, b).map(name), t.get(b, a).map(name)],
             })
             .collect();
-        let non_associative_triples: Vec<NonAssociative> = t
-            .non_associative()
-            .iter()
-            .filter(|x| x.types.iter().all(|&i| i < n))
-            .map(|x| NonAssociative::of(t, x))
-            .collect();
-        Audit {
+        let (non_associative_triple_count, triples) = if associative {
+            (0, Vec::new())
+        } else {
+            t.non_associative_capped(n, MAX_LISTED)
+        };
+        let non_associative_triples: Vec<NonAssociative> =
+            triples.iter().map(|x| NonAssociative::of(t, x)).collect();
+        Ok(Audit {
             subject: subject.into(),
             types: (0..n).map(name).collect(),
             closure: (n..t.rows()).map(name).collect(),
             pairs: n * (n + 1) / 2,
             refused_pairs: refused,
-            commutative: non_commutative_pairs.is_empty(),
+            refused_pair_count: refused_count,
+            commutative: non_commutative_pair_count == 0,
             non_commutative_pairs,
-            associative: non_associative_triples.is_empty(),
+            non_commutative_pair_count,
+            associative: non_associative_triple_count == 0,
             non_associative_triples,
+            non_associative_triple_count,
             criteria,
-        }
+        })
     }
 
     /// Audits a rule set (with its options) on arrays of `types` (default: all the dtypes
@@ -282,6 +333,27 @@ impl Audit {
         op: Option<Op>,
         types: Option<&[DType]>,
     ) -> Result<Audit, Error> {
+        let (t, given) = Self::table_of_rules(rules, op, types)?;
+        let mut subject = rules.to_string();
+        if let Some(op) = op {
+            subject.push_str(&format!(", {op}"));
+        }
+        Audit::of_table(subject, &t, given)
+    }
+
+    /// The table [`Audit::of_rules`] audits: the arrays of `types` (default: all the rule
+    /// set's dtypes) and the results they lead to, under `op`; with the number of operands
+    /// asked about (they come first). Its [`OpTable::non_associative`] lists every triple an
+    /// audit counts.
+    ///
+    /// # Errors
+    ///
+    /// As [`Audit::of_rules`]: the rule set's error for a dtype of `types` it does not have.
+    pub fn table_of_rules(
+        rules: &Rules,
+        op: Option<Op>,
+        types: Option<&[DType]>,
+    ) -> Result<(OpTable, usize), Error> {
         let mut elems: Vec<Operand> = Vec::new();
         for d in types.map_or_else(|| rules.dtypes(), <[DType]>::to_vec) {
             // A dtype the rule set does not have is an error, not a column of refusals.
@@ -328,39 +400,51 @@ impl Audit {
         let t = OpTable::from_fn(names, n, |a, b| {
             cells[a][b].map(|r| elems.iter().position(|&e| e == r).expect("closed"))
         });
-        let mut subject = rules.to_string();
-        if let Some(op) = op {
-            subject.push_str(&format!(", {op}"));
-        }
-        Ok(Audit::of_table(subject, &t, given))
+        Ok((t, given))
     }
 
     /// Audits a lattice's join over all its nodes.
     ///
+    /// # Errors
+    ///
+    /// As [`Audit::of_lattice_on`].
+    ///
     /// ```
     /// use dtype_lattice::toolkit::{audit::Audit, check::lattice_of};
     /// let l = lattice_of(&[("int32".into(), vec!["float32".into()])]).unwrap();
-    /// let a = Audit::of_lattice("mine", &l);
+    /// let a = Audit::of_lattice("mine", &l).unwrap();
     /// assert_eq!(a.criteria.precision_loss.len(), 1); // int32 → float32
     /// ```
-    pub fn of_lattice(subject: impl Into<String>, l: &Lattice<String>) -> Audit {
-        Audit::of_table(subject, &OpTable::from_lattice(l), l.len())
+    pub fn of_lattice(subject: impl Into<String>, l: &Lattice<String>) -> Result<Audit, Error> {
+        let all: Vec<usize> = (0..l.len()).collect();
+        Audit::of_lattice_on(subject, l, &all)
     }
 
     /// Audits a lattice's join on some of its nodes (`keep`, by index); associativity is
     /// decided over them and every node their joins lead to.
     ///
+    /// # Errors
+    ///
+    /// `InvalidDefinition` for more than [`MAX_AUDIT_TYPES`] nodes when the lattice is not a
+    /// partial lattice (its join is then not known to be associative, and the search is cubic).
+    ///
     /// ```
     /// use dtype_lattice::toolkit::{audit::Audit, check::lattice_of};
     /// let l = lattice_of(&[("int".into(), vec!["int8".into(), "uint8".into()]), ("int8".into(), vec!["int16".into()]), ("uint8".into(), vec!["int16".into()])]).unwrap();
     /// let keep: Vec<usize> = ["int8", "uint8"].iter().map(|n| l.index_of(&n.to_string()).unwrap()).collect();
-    /// let a = Audit::of_lattice_on("mine", &l, &keep);
+    /// let a = Audit::of_lattice_on("mine", &l, &keep).unwrap();
     /// assert_eq!((a.types.len(), a.closure.len(), a.pairs), (2, 1, 3));
     /// ```
-    pub fn of_lattice_on(subject: impl Into<String>, l: &Lattice<String>, keep: &[usize]) -> Audit {
+    pub fn of_lattice_on(
+        subject: impl Into<String>,
+        l: &Lattice<String>,
+        keep: &[usize],
+    ) -> Result<Audit, Error> {
         let t = OpTable::from_lattice(l).restrict(keep);
         let given = keep.len().min(t.rows());
-        Audit::of_table(subject, &t, given)
+        // A partial lattice's join is associative: with (a ∨ b) ∨ c and a ∨ (b ∨ c) both
+        // the least upper bound of {a, b, c}, or both undefined when there is none.
+        Audit::of_table_known(subject, &t, given, l.is_partial_lattice())
     }
 
     /// The counts `audit --compare` prints.
@@ -370,9 +454,9 @@ impl Audit {
             subject: self.subject.clone(),
             types: self.types.len(),
             pairs: self.pairs,
-            refused_pairs: self.refused_pairs.len(),
-            non_commutative_pairs: self.non_commutative_pairs.len(),
-            non_associative_triples: self.non_associative_triples.len(),
+            refused_pairs: self.refused_pair_count,
+            non_commutative_pairs: self.non_commutative_pair_count,
+            non_associative_triples: self.non_associative_triple_count,
             component_loss: c.component_loss.len(),
             overflow: c.overflow.len(),
             magnitude_loss: c.magnitude_loss.len(),

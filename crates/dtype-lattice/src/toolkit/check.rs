@@ -260,13 +260,21 @@ pub enum Meaning {
     Python(PyType),
 }
 
+/// The most items any list of a report holds (pairs, edges, bounds, triples): the first ones
+/// in file order; the exact total is always counted beside it. Keeps every answer small
+/// however large the input.
+pub const MAX_LISTED: usize = 100;
+
 /// A pair of nodes with several minimal common upper bounds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AmbiguousPair {
     /// The two nodes.
     pub pair: [String; 2],
-    /// Their minimal common upper bounds (at least two).
+    /// Their minimal common upper bounds (at least two; the first [`MAX_LISTED`] in file
+    /// order).
     pub minimal_upper_bounds: Vec<String>,
+    /// How many minimal common upper bounds there are.
+    pub minimal_upper_bound_count: usize,
 }
 
 /// The verdict on a lattice definition.
@@ -279,17 +287,24 @@ pub struct LatticeReport {
     /// One cycle, as its nodes in order, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<Vec<String>>,
-    /// Pairs with no common upper bound.
+    /// Pairs with no common upper bound (the first [`MAX_LISTED`] in file order).
     pub undefined_pairs: Vec<[String; 2]>,
-    /// Pairs with several minimal common upper bounds.
+    /// How many pairs have no common upper bound.
+    pub undefined_pair_count: usize,
+    /// Pairs with several minimal common upper bounds (the first [`MAX_LISTED`] in file
+    /// order).
     pub ambiguous_pairs: Vec<AmbiguousPair>,
+    /// How many pairs have several minimal common upper bounds.
+    pub ambiguous_pair_count: usize,
     /// Acyclic and no pair ambiguous.
     pub is_partial_lattice: bool,
     /// Also no pair undefined: every pair has a unique join.
     pub is_lattice: bool,
     /// Edges implied by the others (`a → c` when `a → b → c` is given too): harmless, but
-    /// not part of the Hasse diagram.
+    /// not part of the Hasse diagram. The first [`MAX_LISTED`] in file order.
     pub redundant_edges: Vec<[String; 2]>,
+    /// How many edges are redundant.
+    pub redundant_edge_count: usize,
     /// Nodes without a numeric meaning (see [`meaning`]).
     pub abstract_nodes: Vec<String>,
 }
@@ -369,24 +384,44 @@ pub fn check_lattice(edges: &Edges) -> Result<LatticeReport, Error> {
                     acyclic: false,
                     cycle: Some(cycle),
                     undefined_pairs: Vec::new(),
+                    undefined_pair_count: 0,
                     ambiguous_pairs: Vec::new(),
+                    ambiguous_pair_count: 0,
                     is_partial_lattice: false,
                     is_lattice: false,
                     redundant_edges: Vec::new(),
+                    redundant_edge_count: 0,
                     abstract_nodes,
                 });
             }
             _ => return Err(e),
         },
     };
-    // Engine index → file position, and pairs in file order.
+    // Engine index → file position; engine index by file position.
     let at: Vec<usize> = l.nodes().iter().map(|n| pos[n.as_str()]).collect();
-    let ordered = |(a, b): (usize, usize)| if at[a] <= at[b] { (a, b) } else { (b, a) };
+    let engine: Vec<usize> = names
+        .iter()
+        .map(|n| l.index_of(n).expect("a node"))
+        .collect();
     let name = |i: usize| l.node(i).clone();
-    let mut undefined: Vec<(usize, usize)> = l.undefined_pairs().into_iter().map(ordered).collect();
-    undefined.sort_by_key(|&(a, b)| (at[a], at[b]));
-    let mut ambiguous: Vec<(usize, usize)> = l.ambiguous_pairs().into_iter().map(ordered).collect();
-    ambiguous.sort_by_key(|&(a, b)| (at[a], at[b]));
+    // Pairs in file order, counted exactly, the first MAX_LISTED of each kind kept.
+    let (mut undefined, mut undefined_count) = (Vec::new(), 0usize);
+    let (mut ambiguous, mut ambiguous_count) = (Vec::new(), 0usize);
+    for (p, &a) in engine.iter().enumerate() {
+        for &b in &engine[p + 1..] {
+            if l.is_undefined_pair(a, b) {
+                undefined_count += 1;
+                if undefined.len() < MAX_LISTED {
+                    undefined.push([name(a), name(b)]);
+                }
+            } else if l.is_ambiguous_pair(a, b) {
+                ambiguous_count += 1;
+                if ambiguous.len() < MAX_LISTED {
+                    ambiguous.push((a, b));
+                }
+            }
+        }
+    }
     let ambiguous_pairs = ambiguous
         .into_iter()
         .map(|(a, b)| {
@@ -395,19 +430,22 @@ pub fn check_lattice(edges: &Edges) -> Result<LatticeReport, Error> {
                 other => unreachable!("an ambiguous pair has several bounds, not {other:?}"),
             };
             bounds.sort_by_key(|&c| at[c]);
+            let count = bounds.len();
             AmbiguousPair {
                 pair: [name(a), name(b)],
-                minimal_upper_bounds: bounds.into_iter().map(name).collect(),
+                minimal_upper_bounds: bounds.into_iter().take(MAX_LISTED).map(name).collect(),
+                minimal_upper_bound_count: count,
             }
         })
         .collect();
     let mut redundant = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (from, tos) in edges {
         let f = l.index_of(from).expect("a node");
-        let covers = l.covers(f);
+        let covers: std::collections::HashSet<usize> = l.covers(f).into_iter().collect();
         for to in tos {
             let t = l.index_of(to).expect("a node");
-            if !covers.contains(&t) && !redundant.contains(&[from.clone(), to.clone()]) {
+            if !covers.contains(&t) && seen.insert((f, t)) && redundant.len() < MAX_LISTED {
                 redundant.push([from.clone(), to.clone()]);
             }
         }
@@ -416,14 +454,14 @@ pub fn check_lattice(edges: &Edges) -> Result<LatticeReport, Error> {
         nodes: names.len(),
         acyclic: true,
         cycle: None,
-        undefined_pairs: undefined
-            .into_iter()
-            .map(|(a, b)| [name(a), name(b)])
-            .collect(),
+        undefined_pairs: undefined,
+        undefined_pair_count: undefined_count,
         ambiguous_pairs,
+        ambiguous_pair_count: ambiguous_count,
         is_partial_lattice: l.is_partial_lattice(),
         is_lattice: l.is_lattice(),
         redundant_edges: redundant,
+        redundant_edge_count: seen.len(),
         abstract_nodes,
     })
 }
@@ -492,10 +530,7 @@ impl OpTable {
     /// ```
     pub fn from_lattice<N: Clone + Eq + std::hash::Hash + fmt::Display>(l: &Lattice<N>) -> Self {
         let names = l.nodes().iter().map(|n| n.to_string()).collect();
-        Self::from_fn(names, l.len(), |a, b| match l.join_index(a, b) {
-            Lub::Node(c) => Some(c),
-            _ => None,
-        })
+        Self::from_fn(names, l.len(), |a, b| l.join_node(a, b))
     }
 
     /// All names: the operands, then any names that are only results.
@@ -534,8 +569,10 @@ impl OpTable {
     #[must_use]
     pub fn restrict(&self, keep: &[usize]) -> OpTable {
         let mut set: Vec<usize> = Vec::new();
+        let mut member = vec![false; self.rows];
         for &k in keep {
-            if k < self.rows && !set.contains(&k) {
+            if k < self.rows && !member[k] {
+                member[k] = true;
                 set.push(k);
             }
         }
@@ -549,8 +586,9 @@ impl OpTable {
                     }
                     if let Some(r) = self.get(set[i], set[j])
                         && r < self.rows
-                        && !set.contains(&r)
+                        && !member[r]
                     {
+                        member[r] = true;
                         set.push(r);
                     }
                 }
@@ -559,21 +597,24 @@ impl OpTable {
         }
         let rows = set.len();
         let mut names: Vec<String> = set.iter().map(|&i| self.names[i].clone()).collect();
-        let mut position: HashMap<usize, usize> =
-            set.iter().enumerate().map(|(p, &i)| (i, p)).collect();
-        let mut cells = vec![None; rows * rows];
-        for (p, &a) in set.iter().enumerate() {
-            for (q, &b) in set.iter().enumerate() {
-                cells[p * rows + q] = self.get(a, b).map(|r| {
-                    let next = names.len();
-                    *position.entry(r).or_insert_with(|| {
+        // Old index → new index (NONE: not yet named).
+        let mut position = vec![NONE; self.names.len()];
+        for (p, &i) in set.iter().enumerate() {
+            position[i] = p as u32;
+        }
+        let mut cells = Vec::with_capacity(rows * rows);
+        for &a in &set {
+            for &b in &set {
+                cells.push(self.get(a, b).map_or(NONE, |r| {
+                    if position[r] == NONE {
+                        position[r] = names.len() as u32;
                         names.push(self.names[r].clone());
-                        next
-                    })
-                });
+                    }
+                    position[r]
+                }));
             }
         }
-        OpTable::from_fn(names, rows, |a, b| cells[a * rows + b])
+        OpTable { names, rows, cells }
     }
 
     /// Operand pairs `(a, b)` without a result, `a <= b`, in order.
@@ -641,17 +682,33 @@ impl OpTable {
     /// operands first, then in order. Triples whose intermediate result is not an operand are
     /// skipped (see [`OpTable::not_closed`]).
     pub fn non_associative(&self) -> Vec<Triple> {
-        let n = self.rows;
-        let mut out = Vec::new();
+        self.non_associative_capped(self.rows, usize::MAX).1
+    }
+
+    /// The non-associative triples among the first `given` operands: how many there are, and
+    /// the first `max` in [`OpTable::non_associative`]'s order, in one pass with memory for
+    /// `max` triples only (the count is cubic in the operands).
+    pub fn non_associative_capped(&self, given: usize, max: usize) -> (usize, Vec<Triple>) {
+        let n = given.min(self.rows);
+        let mut count = 0;
+        // By number of distinct operands; each bucket fills in lexicographic order.
+        let mut buckets: [Vec<Triple>; 3] = Default::default();
         for a in 0..n {
             for b in 0..n {
                 for c in 0..n {
-                    out.extend(self.triple(a, b, c));
+                    if let Some(t) = self.triple(a, b, c) {
+                        count += 1;
+                        let bucket = &mut buckets[distinct(t.types) - 1];
+                        if bucket.len() < max {
+                            bucket.push(t);
+                        }
+                    }
                 }
             }
         }
-        out.sort_by_key(|t| (distinct(t.types), t.types));
-        out
+        let mut out: Vec<Triple> = buckets.into_iter().flatten().collect();
+        out.truncate(max);
+        (count, out)
     }
 
     /// The smallest non-associative triple (fewest distinct operands, then first in order),

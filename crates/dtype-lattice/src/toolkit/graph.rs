@@ -97,6 +97,9 @@ impl Highlight {
 
 const RED: &str = "#d62728";
 
+/// Diagrams with more cover edges than this are drawn without reducing edge crossings.
+pub const MAX_LAYOUT_EDGES: usize = 2000;
+
 /// Fill colour by what a node means: bool, unsigned, signed, float, complex, Python scalar
 /// type (weak), abstract.
 fn fill(name: &str) -> &'static str {
@@ -180,7 +183,12 @@ impl Hasse {
     }
 
     /// Barycentre sweeps: each node moves to the mean relative position of its neighbours.
+    /// Skipped above [`MAX_LAYOUT_EDGES`] cover edges (counting crossings is quadratic in
+    /// them): such diagrams keep the topological order.
     fn reduce_crossings(&mut self) {
+        if self.covers.len() > MAX_LAYOUT_EDGES {
+            return;
+        }
         let n = self.names.len();
         let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
         for &(u, v) in &self.covers {
