@@ -1,6 +1,8 @@
 //! # dtype-lattice-array
 //!
-//! Arrays with JAX's dtype semantics. Today: JAX's counter-based PRNG on typed keys
+//! Arrays with JAX's dtype semantics: [`Array`] (any dtype, immutable, shared elements), the
+//! primitives of `jax.lax` as data ([`prim`]: shape/dtype rule and CPU implementation per
+//! primitive, applied through [`prim::bind`]), and JAX's counter-based PRNG on typed keys
 //! ([`random`]), bit for bit with JAX 0.10 (threefry2x32, `jax_threefry_partitionable=True`).
 //! The key *dtypes* and their promotion live in the core crate, [`dtype_lattice`].
 // `unsafe` is denied everywhere but in `random::simd`, the one module that needs it (calls of
@@ -10,7 +12,11 @@
 #![warn(missing_docs)]
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
+pub mod array;
+pub mod prim;
 pub mod random;
+
+pub use array::{Array, Element, ShapedArray};
 
 /// The README's Rust examples run as doctests (here, where both library crates are in scope).
 #[cfg(doctest)]

@@ -1,0 +1,322 @@
+//! [`Array`]: an n-dimensional, row-major, immutable array of any dtype (JAX's semantics),
+//! cheap to clone (the elements are shared), and its abstract value [`ShapedArray`] (shape,
+//! dtype, weak type: what a primitive's shape rule computes and, later, what a tracer
+//! stands for).
+//!
+//! ```
+//! use dtype_lattice::DType;
+//! use dtype_lattice_array::Array;
+//!
+//! let x = Array::from_vec(vec![1.0f32, 2.0, 3.0]);
+//! assert_eq!((x.shape(), x.dtype(), x.weak_type()), (&[3usize][..], DType::Float32, false));
+//! let m = Array::from_shape_vec(&[2, 2], vec![1i32, 2, 3, 4])?;
+//! assert_eq!(m.to_vec::<i32>()?, [1, 2, 3, 4]);
+//! let y = m.clone(); // shares the elements
+//! assert_eq!(y.ndim(), 2);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+
+mod element;
+pub(crate) mod storage;
+
+use std::fmt;
+use std::sync::Arc;
+
+use dtype_lattice::error::Reason;
+use dtype_lattice::{DType, Error};
+
+pub use element::{Element, layout};
+pub(crate) use storage::Storage;
+pub use storage::Word;
+use storage::sealed::Words;
+
+/// The abstract value of an array: its shape, dtype and weak type (JAX's `ShapedArray`).
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::ShapedArray;
+/// let a = ShapedArray::new(&[2, 3], DType::Int8, false);
+/// assert_eq!(a.to_string(), "i8[2,3]");
+/// assert_eq!(ShapedArray::new(&[], DType::Float32, true).to_string(), "f32[]");
+/// assert_eq!(a.size(), 6);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ShapedArray {
+    shape: Arc<[usize]>,
+    dtype: DType,
+    weak_type: bool,
+}
+
+impl ShapedArray {
+    /// An abstract value.
+    pub fn new(shape: &[usize], dtype: DType, weak_type: bool) -> ShapedArray {
+        ShapedArray {
+            shape: shape.into(),
+            dtype,
+            weak_type,
+        }
+    }
+
+    /// The same, with another dtype.
+    #[must_use]
+    pub fn with_dtype(&self, dtype: DType) -> ShapedArray {
+        ShapedArray {
+            dtype,
+            ..self.clone()
+        }
+    }
+
+    /// The same, with another weak type.
+    #[must_use]
+    pub fn with_weak_type(&self, weak_type: bool) -> ShapedArray {
+        ShapedArray {
+            weak_type,
+            ..self.clone()
+        }
+    }
+
+    /// The dimensions, row-major.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Whether the array is weakly typed (JAX's `weak_type`).
+    pub fn weak_type(&self) -> bool {
+        self.weak_type
+    }
+
+    /// The number of elements.
+    pub fn size(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+}
+
+impl fmt::Display for ShapedArray {
+    /// As jaxprs print avals: `f32[2,3]`, `i32[]`, `bf16[4]`, `key<fry>[]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims: Vec<String> = self.shape.iter().map(usize::to_string).collect();
+        write!(f, "{}[{}]", jaxpr_dtype_name(self.dtype), dims.join(","))
+    }
+}
+
+/// The short dtype names of jaxprs (`f32`, `i8`, `u4`, `bf16`, `c64`, `bool`, `f8_e4m3fn`).
+pub fn jaxpr_dtype_name(dtype: DType) -> String {
+    if dtype.is_extended() || dtype == DType::Bool {
+        return dtype.name().to_string();
+    }
+    let name = dtype.name();
+    let short = [
+        ("bfloat", "bf"),
+        ("float", "f"),
+        ("uint", "u"),
+        ("int", "i"),
+        ("complex", "c"),
+    ];
+    for (long, s) in short {
+        if let Some(rest) = name.strip_prefix(long) {
+            return format!("{s}{rest}");
+        }
+    }
+    name.to_string()
+}
+
+/// An n-dimensional array: row-major, immutable, cheap to clone.
+#[derive(Clone)]
+pub struct Array {
+    aval: ShapedArray,
+    data: Storage,
+}
+
+/// Unusable input to an array function.
+pub(crate) fn invalid(argument: &str, reason: impl Into<String>) -> Error {
+    Reason::InvalidArgument {
+        argument: argument.to_string(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+/// The number of elements of a shape, if it fits in memory's indices.
+pub(crate) fn checked_size(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
+impl Array {
+    /// An array from its abstract value and words (the caller checked the length).
+    pub(crate) fn from_parts(aval: ShapedArray, data: Storage) -> Array {
+        debug_assert_eq!(data.len(), aval.size() * layout(aval.dtype).1);
+        Array { aval, data }
+    }
+
+    /// A one-dimensional array of the elements.
+    pub fn from_vec<T: Element>(values: Vec<T>) -> Array {
+        let n = values.len();
+        let words: Vec<T::Word> = values.into_iter().map(T::to_word).collect();
+        Array::from_parts(
+            ShapedArray::new(&[n], T::DTYPE, false),
+            T::Word::into_storage(words),
+        )
+    }
+
+    /// An array of the given shape from its elements in row-major order.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when the number of elements is not the shape's size.
+    pub fn from_shape_vec<T: Element>(shape: &[usize], values: Vec<T>) -> Result<Array, Error> {
+        if checked_size(shape) != Some(values.len()) {
+            return Err(invalid(
+                "shape",
+                format!("{} elements do not fill shape {shape:?}", values.len()),
+            ));
+        }
+        let words: Vec<T::Word> = values.into_iter().map(T::to_word).collect();
+        Ok(Array::from_parts(
+            ShapedArray::new(shape, T::DTYPE, false),
+            T::Word::into_storage(words),
+        ))
+    }
+
+    /// A zero-dimensional array holding `value`.
+    pub fn scalar<T: Element>(value: T) -> Array {
+        Array::from_parts(
+            ShapedArray::new(&[], T::DTYPE, false),
+            T::Word::into_storage(vec![value.to_word()]),
+        )
+    }
+
+    /// An array of `dtype` and `shape` from its elements' little-endian bytes, as NumPy stores
+    /// them (one byte per element for the 1- to 8-bit types; key data as `u32` words).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when the bytes are not exactly the shape's elements.
+    pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Array, Error> {
+        let (width, words) = layout(dtype);
+        let want = checked_size(shape)
+            .and_then(|n| n.checked_mul(width * words))
+            .filter(|&n| n == bytes.len());
+        if want.is_none() {
+            return Err(invalid(
+                "bytes",
+                format!(
+                    "{} bytes are not the elements of a {dtype} array of shape {shape:?}",
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(Array::from_parts(
+            ShapedArray::new(shape, dtype, false),
+            Storage::from_bytes(width, bytes),
+        ))
+    }
+
+    /// The same elements, weakly typed or not (JAX's `weak_type`; Python scalars make weak
+    /// arrays).
+    #[must_use]
+    pub fn with_weak_type(&self, weak_type: bool) -> Array {
+        Array {
+            aval: self.aval.with_weak_type(weak_type),
+            data: self.data.clone(),
+        }
+    }
+
+    /// The abstract value.
+    pub fn aval(&self) -> &ShapedArray {
+        &self.aval
+    }
+
+    /// The dimensions, row-major.
+    pub fn shape(&self) -> &[usize] {
+        self.aval.shape()
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.aval.dtype
+    }
+
+    /// Whether the array is weakly typed.
+    pub fn weak_type(&self) -> bool {
+        self.aval.weak_type
+    }
+
+    /// The number of elements.
+    pub fn size(&self) -> usize {
+        self.aval.size()
+    }
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.aval.ndim()
+    }
+
+    /// The elements' little-endian bytes, row-major (NumPy's buffer layout).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.data.bytes()
+    }
+
+    /// The elements as a typed slice, when `T` is the array's element type.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when the array's dtype is not `T`'s.
+    pub fn as_slice<T: Element + bytemuck::Pod>(&self) -> Result<&[T], Error>
+    where
+        T::Word: bytemuck::Pod,
+    {
+        self.check_element::<T>()?;
+        let words = T::Word::view(&self.data).ok_or_else(|| invalid("dtype", "storage width"))?;
+        Ok(bytemuck::cast_slice(words))
+    }
+
+    /// The elements, row-major, when `T` is the array's element type.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when the array's dtype is not `T`'s (convert first with `astype`).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, Error> {
+        self.check_element::<T>()?;
+        let words = T::Word::view(&self.data).ok_or_else(|| invalid("dtype", "storage width"))?;
+        Ok(words.iter().map(|&w| T::from_word(w)).collect())
+    }
+
+    fn check_element<T: Element>(&self) -> Result<(), Error> {
+        if T::DTYPE == self.dtype() {
+            Ok(())
+        } else {
+            Err(invalid(
+                "dtype",
+                format!(
+                    "the array is {}, not {} (convert it with astype first)",
+                    self.dtype(),
+                    T::DTYPE
+                ),
+            ))
+        }
+    }
+
+    /// The storage.
+    pub(crate) fn storage(&self) -> &Storage {
+        &self.data
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Array")
+            .field("aval", &self.aval)
+            .field("bytes", &self.as_bytes().len())
+            .finish()
+    }
+}

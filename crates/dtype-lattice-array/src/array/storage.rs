@@ -1,0 +1,99 @@
+//! Element storage: one shared vector of fixed-width words per array, the word being the
+//! element's width (`u8` for bool, int8, the 1-, 2- and 4-bit integers and the 4-, 6- and 8-bit
+//! floats; `u16` for float16, bfloat16 and 16-bit integers; … `u128` for complex128). Typed
+//! views (`&[f32]` of a `u32` vector) are `bytemuck` casts: no copy, no `unsafe`.
+//!
+//! Key arrays store their key data: `key_words` `u32` words per key.
+
+use std::sync::Arc;
+
+/// The words of an array, shared between clones (arrays are immutable).
+#[derive(Clone, Debug)]
+pub(crate) enum Storage {
+    W8(Arc<Vec<u8>>),
+    W16(Arc<Vec<u16>>),
+    W32(Arc<Vec<u32>>),
+    W64(Arc<Vec<u64>>),
+    W128(Arc<Vec<u128>>),
+}
+
+/// A storage word: `u8`, `u16`, `u32`, `u64` or `u128` (sealed).
+pub trait Word: sealed::Words + bytemuck::Pod + Default + Send + Sync + 'static {}
+
+// `Words` is sealed: outside the crate it cannot be named, so `Storage` in its signatures is
+// unreachable there, whatever the lint infers from `Word` being public.
+#[allow(private_interfaces)]
+pub(crate) mod sealed {
+    use super::Storage;
+
+    /// How storage holds words of one width (not implementable outside the crate).
+    pub trait Words: Sized {
+        /// Wraps a vector of these words.
+        fn into_storage(v: Vec<Self>) -> Storage;
+        /// The words, if the storage holds this width.
+        fn view(s: &Storage) -> Option<&[Self]>;
+    }
+}
+
+use sealed::Words;
+
+macro_rules! words {
+    ($($t:ty => $v:ident),*) => {$(
+        impl Word for $t {}
+        #[allow(private_interfaces)]
+        impl Words for $t {
+            fn into_storage(v: Vec<Self>) -> Storage {
+                Storage::$v(Arc::new(v))
+            }
+            fn view(s: &Storage) -> Option<&[Self]> {
+                match s {
+                    Storage::$v(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+words!(u8 => W8, u16 => W16, u32 => W32, u64 => W64, u128 => W128);
+
+impl Storage {
+    /// The number of words.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Storage::W8(v) => v.len(),
+            Storage::W16(v) => v.len(),
+            Storage::W32(v) => v.len(),
+            Storage::W64(v) => v.len(),
+            Storage::W128(v) => v.len(),
+        }
+    }
+
+    /// The words as little-endian bytes (the layout of NumPy's buffers).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::W8(v) => v,
+            Storage::W16(v) => bytemuck::cast_slice(v),
+            Storage::W32(v) => bytemuck::cast_slice(v),
+            Storage::W64(v) => bytemuck::cast_slice(v),
+            Storage::W128(v) => bytemuck::cast_slice(v),
+        }
+    }
+
+    /// Storage of `width`-byte words read from little-endian `bytes` (whole words only).
+    pub(crate) fn from_bytes(width: usize, bytes: &[u8]) -> Storage {
+        fn read<W: Word>(bytes: &[u8]) -> Storage {
+            let n = bytes.len() / size_of::<W>();
+            let mut v = vec![W::default(); n];
+            bytemuck::cast_slice_mut::<W, u8>(&mut v).copy_from_slice(&bytes[..n * size_of::<W>()]);
+            W::into_storage(v)
+        }
+        match width {
+            1 => read::<u8>(bytes),
+            2 => read::<u16>(bytes),
+            4 => read::<u32>(bytes),
+            8 => read::<u64>(bytes),
+            _ => read::<u128>(bytes),
+        }
+    }
+}

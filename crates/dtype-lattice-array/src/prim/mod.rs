@@ -1,0 +1,267 @@
+//! Primitives as `jax.lax` defines them: one [`Primitive`] definition each, holding its name,
+//! its shape/dtype rule (output [`ShapedArray`]s from input ones and the parameters) and its
+//! CPU implementation, all registered in one table ([`PRIMITIVES`]). Every array operation
+//! goes through [`bind`], so that an interpreter can later stage or differentiate any of them
+//! (the JVP, transpose and batching rules join the same definitions).
+//!
+//! ```
+//! use dtype_lattice_array::prim::{self, Params};
+//! use dtype_lattice_array::Array;
+//!
+//! let x = Array::from_vec(vec![1i32, 2, 3]);
+//! let y = prim::bind(prim::by_name("add").unwrap(), &[&x, &x], &Params::new())?;
+//! assert_eq!(y[0].to_vec::<i32>()?, [2, 4, 6]);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+
+mod elementwise;
+mod structural;
+
+use std::fmt;
+
+use dtype_lattice::error::{Exception, Reason};
+use dtype_lattice::{DType, Error};
+
+use crate::array::{Array, ShapedArray};
+
+/// One parameter value of a primitive (as jaxprs print them).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Param {
+    /// A boolean (`weak_type=False`).
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A tuple of integers (`axes=(0,)`, `shape=(2, 3)`).
+    Ints(Vec<i64>),
+    /// A dtype (`new_dtype=float32`).
+    DType(DType),
+    /// Python's `None`.
+    None,
+}
+
+impl fmt::Display for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Param::Bool(true) => f.write_str("True"),
+            Param::Bool(false) => f.write_str("False"),
+            Param::Int(i) => write!(f, "{i}"),
+            Param::Ints(v) if v.len() == 1 => write!(f, "({},)", v[0]),
+            Param::Ints(v) => {
+                let items: Vec<String> = v.iter().map(i64::to_string).collect();
+                write!(f, "({})", items.join(", "))
+            }
+            Param::DType(d) => write!(f, "{d}"),
+            Param::None => f.write_str("None"),
+        }
+    }
+}
+
+/// A primitive's parameters, in the order jaxprs print them.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::prim::{Param, Params};
+/// let p = Params::new().with("new_dtype", Param::DType(DType::Float32)).with("weak_type", Param::Bool(false));
+/// assert_eq!(p.to_string(), "[new_dtype=float32 weak_type=False]");
+/// assert_eq!(p.get("new_dtype"), Some(&Param::DType(DType::Float32)));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params(Vec<(&'static str, Param)>);
+
+impl Params {
+    /// No parameters.
+    pub fn new() -> Params {
+        Params(Vec::new())
+    }
+
+    /// With one more parameter.
+    #[must_use]
+    pub fn with(mut self, name: &'static str, value: Param) -> Params {
+        self.0.push((name, value));
+        self
+    }
+
+    /// A parameter by name.
+    pub fn get(&self, name: &str) -> Option<&Param> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A required parameter, for rules.
+    pub(crate) fn require(&self, prim: &str, name: &str) -> Result<&Param, Error> {
+        self.get(name).ok_or_else(|| {
+            Error::refused(
+                Exception::TypeError,
+                format!("{prim}() missing required keyword argument: '{name}'"),
+            )
+        })
+    }
+
+    /// A required tuple of non-negative integers (axes, dimensions, a shape).
+    pub(crate) fn usizes(&self, prim: &str, name: &str) -> Result<Vec<usize>, Error> {
+        match self.require(prim, name)? {
+            Param::Ints(v) => v
+                .iter()
+                .map(|&i| usize::try_from(i))
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad_param(prim, name, "negative entries")),
+            _ => Err(bad_param(prim, name, "not a tuple of integers")),
+        }
+    }
+}
+
+impl fmt::Display for Params {
+    /// As jaxprs print them: `[axes=(0,) out_sharding=None]` (nothing for no parameters).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let items: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        write!(f, "[{}]", items.join(" "))
+    }
+}
+
+fn bad_param(prim: &str, name: &str, why: &str) -> Error {
+    Reason::InvalidArgument {
+        argument: format!("{prim}.{name}"),
+        reason: why.to_string(),
+    }
+    .into()
+}
+
+/// The shape/dtype rule: output abstract values from the inputs' and the parameters.
+pub type ShapeRule =
+    fn(&'static Primitive, &[&ShapedArray], &Params) -> Result<Vec<ShapedArray>, Error>;
+
+/// The CPU implementation: outputs (of the avals the shape rule gave) from the inputs.
+pub type ImplRule =
+    fn(&'static Primitive, &[&Array], &Params, &[ShapedArray]) -> Result<Vec<Array>, Error>;
+
+/// A primitive: its name, number of operands, and rules.
+pub struct Primitive {
+    /// `jax.lax`'s name (`add`, `convert_element_type`, `broadcast_in_dim`).
+    pub name: &'static str,
+    /// How many operands it takes (`None`: any number, as `concatenate`).
+    pub arity: Option<usize>,
+    pub(crate) shape_rule: ShapeRule,
+    pub(crate) impl_rule: ImplRule,
+}
+
+impl fmt::Debug for Primitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Primitive({})", self.name)
+    }
+}
+
+impl fmt::Display for Primitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl Primitive {
+    /// The output abstract values for these inputs and parameters (`jax.eval_shape` of one
+    /// primitive).
+    ///
+    /// # Errors
+    ///
+    /// The primitive's own refusal, with JAX's exception class and message where JAX has one
+    /// (`TypeError: add requires arguments to have the same dtypes, got int32, float32.`).
+    pub fn abstract_eval(
+        &'static self,
+        inputs: &[&ShapedArray],
+        params: &Params,
+    ) -> Result<Vec<ShapedArray>, Error> {
+        if let Some(n) = self.arity
+            && inputs.len() != n
+        {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "{}() takes {n} positional arguments but {} were given",
+                    self.name,
+                    inputs.len()
+                ),
+            ));
+        }
+        (self.shape_rule)(self, inputs, params)
+    }
+}
+
+/// Every primitive, one row each.
+pub static PRIMITIVES: &[&Primitive] = &[
+    &elementwise::ADD,
+    &elementwise::SUB,
+    &elementwise::MUL,
+    &elementwise::MAX,
+    &elementwise::MIN,
+    &elementwise::NEG,
+    &elementwise::EQ,
+    &elementwise::NE,
+    &elementwise::LT,
+    &elementwise::LE,
+    &elementwise::GT,
+    &elementwise::GE,
+    &structural::BROADCAST_IN_DIM,
+    &structural::RESHAPE,
+];
+
+/// The primitive of a name.
+///
+/// ```
+/// assert_eq!(dtype_lattice_array::prim::by_name("mul").unwrap().name, "mul");
+/// assert!(dtype_lattice_array::prim::by_name("nope").is_none());
+/// ```
+pub fn by_name(name: &str) -> Option<&'static Primitive> {
+    PRIMITIVES.iter().copied().find(|p| p.name == name)
+}
+
+/// Applies a primitive: its shape rule, then its implementation (the evaluation
+/// interpreter; staging and differentiation interpreters will sit here).
+///
+/// # Errors
+///
+/// The shape rule's refusal (JAX's exception and message), or an implementation's.
+pub fn bind(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+) -> Result<Vec<Array>, Error> {
+    let avals: Vec<&ShapedArray> = inputs.iter().map(|a| a.aval()).collect();
+    let out = prim.abstract_eval(&avals, params)?;
+    (prim.impl_rule)(prim, inputs, params, &out)
+}
+
+/// [`bind`] for a primitive with one output.
+#[cfg(test)]
+pub(crate) fn bind1(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+) -> Result<Array, Error> {
+    bind(prim, inputs, params)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Reason::EmptyOperands.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        for (i, p) in PRIMITIVES.iter().enumerate() {
+            assert!(
+                PRIMITIVES[..i].iter().all(|q| q.name != p.name),
+                "{}",
+                p.name
+            );
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The primitive table: every primitive is reachable by name, its shape rule answers what its
+//! implementation produces, and the elementwise kernels follow `jax.lax`'s rules (one dtype,
+//! one shape, weak only when every operand is; integers wrap; NaN propagates through max).
+
+use dtype_lattice::DType;
+use dtype_lattice::error::Exception;
+use dtype_lattice_array::prim::{self, PRIMITIVES, Param, Params};
+use dtype_lattice_array::{Array, ShapedArray};
+use proptest::prelude::*;
+
+fn bind1(name: &str, inputs: &[&Array], params: &Params) -> Result<Array, dtype_lattice::Error> {
+    prim::bind(prim::by_name(name).unwrap(), inputs, params).map(|mut v| v.remove(0))
+}
+
+#[test]
+fn every_primitive_is_found_by_its_name() {
+    for p in PRIMITIVES {
+        assert!(std::ptr::eq(prim::by_name(p.name).unwrap(), *p));
+    }
+}
+
+#[test]
+fn integers_wrap_and_comparisons_give_bool() {
+    let x = Array::from_vec(vec![i8::MAX, -3, 0]);
+    let y = Array::from_vec(vec![1i8, 5, 0]);
+    assert_eq!(
+        bind1("add", &[&x, &y], &Params::new())
+            .unwrap()
+            .to_vec::<i8>()
+            .unwrap(),
+        [i8::MIN, 2, 0]
+    );
+    assert_eq!(
+        bind1("mul", &[&x, &y], &Params::new())
+            .unwrap()
+            .to_vec::<i8>()
+            .unwrap(),
+        [i8::MAX, -15, 0]
+    );
+    let lt = bind1("lt", &[&x, &y], &Params::new()).unwrap();
+    assert_eq!(
+        (lt.dtype(), lt.to_vec::<bool>().unwrap()),
+        (DType::Bool, vec![false, true, false])
+    );
+    assert_eq!(
+        bind1("neg", &[&y], &Params::new())
+            .unwrap()
+            .to_vec::<i8>()
+            .unwrap(),
+        [-1, -5, 0]
+    );
+}
+
+#[test]
+fn max_propagates_nan_and_half_precision_rounds_once() {
+    let x = Array::from_vec(vec![f32::NAN, 1.0, -0.0]);
+    let y = Array::from_vec(vec![2.0f32, f32::NAN, 0.0]);
+    let m = bind1("max", &[&x, &y], &Params::new())
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert!(m[0].is_nan() && m[1].is_nan());
+    let a = Array::from_vec(vec![half::bf16::from_f32(1.0)]);
+    let b = Array::from_vec(vec![half::bf16::from_f32(0.00390625)]); // 2^-8: a tie below 1's ulp
+    let s = bind1("add", &[&a, &b], &Params::new())
+        .unwrap()
+        .to_vec::<half::bf16>()
+        .unwrap();
+    assert_eq!(s[0].to_f32(), 1.0); // ties to even
+}
+
+#[test]
+fn lax_refuses_mixed_dtypes_and_shapes_with_its_messages() {
+    let x = Array::from_vec(vec![1i32]);
+    let y = Array::from_vec(vec![1.0f32]);
+    let e = bind1("add", &[&x, &y], &Params::new()).unwrap_err();
+    assert_eq!(e.exception(), Some(Exception::TypeError));
+    assert_eq!(
+        e.message(),
+        "add requires arguments to have the same dtypes, got int32, float32."
+    );
+    let z = Array::from_vec(vec![1i32, 2]);
+    let e = bind1("add", &[&x, &z], &Params::new()).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "add got incompatible shapes for broadcasting: (1,), (2,)."
+    );
+    let e = bind1("add", &[&x], &Params::new()).unwrap_err();
+    assert_eq!(e.exception(), Some(Exception::TypeError));
+}
+
+#[test]
+fn weak_results_need_every_operand_weak() {
+    let x = Array::scalar(2.0f32).with_weak_type(true);
+    let y = Array::scalar(3.0f32);
+    assert!(bind1("add", &[&x, &x], &Params::new()).unwrap().weak_type());
+    assert!(!bind1("add", &[&x, &y], &Params::new()).unwrap().weak_type());
+    assert!(!bind1("lt", &[&x, &x], &Params::new()).unwrap().weak_type());
+}
+
+proptest! {
+    /// The shape rule predicts exactly what the implementation makes.
+    #[test]
+    fn shape_rules_predict_the_outputs(v in prop::collection::vec(any::<i32>(), 0..24), rows in 1usize..4) {
+        let n = v.len() / rows * rows;
+        let x = Array::from_shape_vec(&[rows, n / rows], v[..n].to_vec()).unwrap();
+        for p in PRIMITIVES {
+            let params = match p.name {
+                "broadcast_in_dim" => Params::new()
+                    .with("shape", Param::Ints(vec![2, rows as i64, (n / rows) as i64]))
+                    .with("broadcast_dimensions", Param::Ints(vec![1, 2])),
+                "reshape" => Params::new().with("new_sizes", Param::Ints(vec![n as i64])),
+                _ => Params::new(),
+            };
+            let inputs: Vec<&Array> = vec![&x; p.arity.unwrap_or(1)];
+            let avals: Vec<&ShapedArray> = inputs.iter().map(|a| a.aval()).collect();
+            let want = p.abstract_eval(&avals, &params).unwrap();
+            let got = prim::bind(p, &inputs, &params).unwrap();
+            prop_assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                prop_assert_eq!(g.aval(), w, "{}", p.name);
+                prop_assert_eq!(g.as_bytes().len(), w.size() * dtype_lattice_array::array::layout(w.dtype()).0, "{}", p.name);
+            }
+        }
+    }
+}
