@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
+pub mod convert;
 pub mod random;
 
 /// The README's Rust examples run as doctests (here, where both library crates are in scope).
