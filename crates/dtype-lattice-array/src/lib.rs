@@ -13,6 +13,7 @@
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
 pub mod array;
+pub mod convert;
 pub mod prim;
 pub mod random;
 

@@ -1,0 +1,58 @@
+//! Array benchmarks. `astype_f32_f8e4m3fn_2e24`: 2^24 float32 → float8_e4m3fn into a new
+//! buffer, the counterpart of `x.astype(ml_dtypes.float8_e4m3fn)` and jitted
+//! `x.astype(jnp.float8_e4m3fn)` timed by tools/bench_convert_peers.py on the same input.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dtype_lattice::DType;
+use dtype_lattice_array::convert::{convert, convert_to_vec};
+use std::hint::black_box;
+
+/// The peers' input: `np.random.default_rng(0).standard_normal(2**24, dtype=np.float32) * 100`
+/// is not reproducible here, so a fixed-seed xorshift normal-ish spread of the same scale.
+fn input(n: usize) -> Vec<u8> {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut out = Vec::with_capacity(4 * n);
+    for _ in 0..n {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let u = (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        let x = u * 400.0 * (1.0 + (s & 0xff) as f32 / 64.0);
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let src = input(1 << 24);
+    let mut g = c.benchmark_group("arrays");
+    g.sample_size(20);
+    g.bench_function("astype_f32_f8e4m3fn_2e24", |b| {
+        b.iter(|| convert_to_vec(DType::Float32, black_box(&src), DType::Float8E4M3Fn).unwrap())
+    });
+    g.bench_function("astype_f32_bf16_2e24", |b| {
+        b.iter(|| convert_to_vec(DType::Float32, black_box(&src), DType::BFloat16).unwrap())
+    });
+    // In cache, one thread: the encoder's own throughput.
+    let small = &src[..4 << 15];
+    let mut out = vec![0u8; 1 << 15];
+    g.bench_function("astype_f32_f8e4m3fn_2e15_in_cache", |b| {
+        b.iter(|| {
+            convert(
+                DType::Float32,
+                black_box(small),
+                DType::Float8E4M3Fn,
+                &mut out,
+            )
+            .unwrap()
+        })
+    });
+    let f8 = convert_to_vec(DType::Float32, &src, DType::Float8E4M3Fn).unwrap();
+    g.bench_function("astype_f8e4m3fn_f32_2e24", |b| {
+        b.iter(|| convert_to_vec(DType::Float8E4M3Fn, black_box(&f8), DType::Float32).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

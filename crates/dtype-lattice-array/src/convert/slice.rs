@@ -1,0 +1,203 @@
+//! Bulk conversion of whole buffers: a kernel is chosen once per call, then run over chunks
+//! of the buffers on every core for large inputs.
+
+use std::thread;
+
+use dtype_lattice::DType;
+
+use super::fast::Encoder32;
+use super::scalar::{self, Class};
+use super::{Error, class};
+
+/// Elements from which a conversion is split over threads.
+const PARALLEL_MIN: usize = 1 << 16;
+/// Elements from which a 16-bit source is converted through a 65,536-entry table.
+const TABLE16_MIN: usize = 1 << 20;
+
+/// How one call converts its elements.
+enum Kernel {
+    /// `src == dst`.
+    Copy,
+    /// A table of every result, indexed by the source's 8 or 16 bits.
+    Table { src_size: usize, table: Vec<u8> },
+    /// float32 → a float of at most 16 bits.
+    Narrow(Encoder32, usize),
+    /// float32 → float64 (non-NaN values exactly; NaN quieted as x86 does).
+    F32ToF64,
+    /// float64 → float32 (rounded once by the hardware, subnormals kept).
+    F64ToF32,
+    /// Element by element through the scalar reference.
+    Scalar(Class, Class),
+}
+
+fn build_table(sc: &Class, dc: &Class, src_bits: u32) -> Vec<u8> {
+    let ds = dc.size();
+    let mut table = vec![0u8; ds << src_bits];
+    for (code, out) in table.chunks_exact_mut(ds).enumerate() {
+        let v = scalar::decode(sc, code as u128);
+        scalar::store(scalar::encode(v, dc), out);
+    }
+    table
+}
+
+impl Kernel {
+    fn choose(src: DType, sc: Class, dst: DType, dc: Class, n: usize) -> Kernel {
+        if src == dst {
+            return Kernel::Copy;
+        }
+        if let (Class::Float(sl), Class::Float(dl)) = (sc, dc)
+            && (sl.e, sl.m) == (8, 23)
+        {
+            if let Some(enc) = Encoder32::new(&dl) {
+                return Kernel::Narrow(enc, dc.size());
+            }
+            if (dl.e, dl.m) == (11, 52) {
+                return Kernel::F32ToF64;
+            }
+        }
+        if let (Class::Float(sl), Class::Float(dl)) = (sc, dc)
+            && (sl.e, sl.m, dl.e, dl.m) == (11, 52, 8, 23)
+        {
+            return Kernel::F64ToF32;
+        }
+        match sc.size() {
+            1 if n >= 64 => Kernel::Table {
+                src_size: 1,
+                table: build_table(&sc, &dc, 8),
+            },
+            2 if n >= TABLE16_MIN && !matches!(sc, Class::Complex(_)) => Kernel::Table {
+                src_size: 2,
+                table: build_table(&sc, &dc, 16),
+            },
+            _ => Kernel::Scalar(sc, dc),
+        }
+    }
+
+    fn run(&self, src: &[u8], dst: &mut [u8]) {
+        match self {
+            Kernel::Copy => dst.copy_from_slice(src),
+            Kernel::Table { src_size, table } => {
+                let ds = table.len() >> (8 * src_size);
+                if *src_size == 1 && ds == 1 {
+                    for (d, s) in dst.iter_mut().zip(src) {
+                        *d = table[usize::from(*s)];
+                    }
+                } else if *src_size == 1 {
+                    for (d, s) in dst.chunks_exact_mut(ds).zip(src) {
+                        let i = usize::from(*s) * ds;
+                        d.copy_from_slice(&table[i..i + ds]);
+                    }
+                } else {
+                    for (d, s) in dst.chunks_exact_mut(ds).zip(src.chunks_exact(2)) {
+                        let i = usize::from(u16::from_le_bytes([s[0], s[1]])) * ds;
+                        d.copy_from_slice(&table[i..i + ds]);
+                    }
+                }
+            }
+            Kernel::Narrow(enc, 1) => enc.encode_to_u8(src, dst),
+            Kernel::Narrow(enc, _) => enc.encode_to_u16(src, dst),
+            Kernel::F32ToF64 => {
+                for (d, s) in dst.chunks_exact_mut(8).zip(src.chunks_exact(4)) {
+                    let b = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+                    let x = f32::from_bits(b);
+                    let y = if x.is_nan() {
+                        let sign = u64::from(b >> 31) << 63;
+                        sign | 0x7ff8_0000_0000_0000 | (u64::from(b & 0x007f_ffff) << 29)
+                    } else {
+                        f64::from(x).to_bits()
+                    };
+                    d.copy_from_slice(&y.to_le_bytes());
+                }
+            }
+            Kernel::F64ToF32 => {
+                for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(8)) {
+                    let b = u64::from_le_bytes(s.try_into().expect("8 bytes"));
+                    let x = f64::from_bits(b);
+                    let y = if x.is_nan() {
+                        let sign = ((b >> 63) as u32) << 31;
+                        sign | 0x7fc0_0000 | ((b & 0x000f_ffff_ffff_ffff) >> 29) as u32
+                    } else {
+                        (x as f32).to_bits()
+                    };
+                    d.copy_from_slice(&y.to_le_bytes());
+                }
+            }
+            Kernel::Scalar(sc, dc) => {
+                let (ss, ds) = (sc.size(), dc.size());
+                for (d, s) in dst.chunks_exact_mut(ds).zip(src.chunks_exact(ss)) {
+                    scalar::store(scalar::encode(scalar::decode(sc, scalar::load(s)), dc), d);
+                }
+            }
+        }
+    }
+}
+
+/// Converts every element of `src` (dtype `src_dtype`, stored as the module doc says) into
+/// `dst` (dtype `dst_dtype`): `dst = src.astype(dst_dtype)`. Large buffers are converted on
+/// all cores.
+///
+/// # Errors
+///
+/// [`Error::NotNumeric`] for key dtypes; [`Error::Length`] if a buffer is not a whole number
+/// of elements or the two hold different numbers of elements. Nothing is written then.
+pub fn convert(
+    src_dtype: DType,
+    src: &[u8],
+    dst_dtype: DType,
+    dst: &mut [u8],
+) -> Result<(), Error> {
+    let sc = class(src_dtype)?;
+    let dc = class(dst_dtype)?;
+    let (ss, ds) = (sc.size(), dc.size());
+    if !src.len().is_multiple_of(ss)
+        || !dst.len().is_multiple_of(ds)
+        || src.len() / ss != dst.len() / ds
+    {
+        return Err(Error::Length {
+            src: src_dtype,
+            src_len: src.len(),
+            dst: dst_dtype,
+            dst_len: dst.len(),
+        });
+    }
+    let n = src.len() / ss;
+    let kernel = Kernel::choose(src_dtype, sc, dst_dtype, dc, n);
+    let threads = if n >= PARALLEL_MIN {
+        thread::available_parallelism().map_or(1, |p| p.get())
+    } else {
+        1
+    };
+    if threads <= 1 {
+        kernel.run(src, dst);
+        return Ok(());
+    }
+    let per = n.div_ceil(threads);
+    thread::scope(|scope| {
+        let kernel = &kernel;
+        for (s, d) in src.chunks(per * ss).zip(dst.chunks_mut(per * ds)) {
+            scope.spawn(move || kernel.run(s, d));
+        }
+    });
+    Ok(())
+}
+
+/// [`convert`] into a new buffer.
+///
+/// # Errors
+///
+/// As [`convert`] (the destination always has the right length).
+pub fn convert_to_vec(src_dtype: DType, src: &[u8], dst_dtype: DType) -> Result<Vec<u8>, Error> {
+    let ds = class(dst_dtype)?.size();
+    let ss = class(src_dtype)?.size();
+    let mut out = vec![0u8; (src.len() / ss) * ds];
+    if !src.len().is_multiple_of(ss) {
+        return Err(Error::Length {
+            src: src_dtype,
+            src_len: src.len(),
+            dst: dst_dtype,
+            dst_len: out.len(),
+        });
+    }
+    convert(src_dtype, src, dst_dtype, &mut out)?;
+    Ok(out)
+}
