@@ -110,6 +110,9 @@ proptest! {
                     .with("shape", Param::Ints(vec![2, rows as i64, (n / rows) as i64]))
                     .with("broadcast_dimensions", Param::Ints(vec![1, 2])),
                 "reshape" => Params::new().with("new_sizes", Param::Ints(vec![n as i64])),
+                "convert_element_type" => Params::new()
+                    .with("new_dtype", Param::DType(DType::BFloat16))
+                    .with("weak_type", Param::Bool(false)),
                 _ => Params::new(),
             };
             let inputs: Vec<&Array> = vec![&x; p.arity.unwrap_or(1)];

@@ -80,6 +80,30 @@ impl Storage {
         }
     }
 
+    /// Storage of `n` zeroed words of `width` bytes (1, 2, 4, 8 or 16), filled by `fill` through
+    /// its little-endian bytes.
+    pub(crate) fn filled<E>(
+        width: usize,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Storage, E> {
+        fn build<W: Word, E>(
+            n: usize,
+            fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+        ) -> Result<Storage, E> {
+            let mut v = vec![W::default(); n];
+            fill(bytemuck::cast_slice_mut(&mut v))?;
+            Ok(W::into_storage(v))
+        }
+        match width {
+            1 => build::<u8, E>(n, fill),
+            2 => build::<u16, E>(n, fill),
+            4 => build::<u32, E>(n, fill),
+            8 => build::<u64, E>(n, fill),
+            _ => build::<u128, E>(n, fill),
+        }
+    }
+
     /// Storage of `width`-byte words read from little-endian `bytes` (whole words only).
     pub(crate) fn from_bytes(width: usize, bytes: &[u8]) -> Storage {
         fn read<W: Word>(bytes: &[u8]) -> Storage {

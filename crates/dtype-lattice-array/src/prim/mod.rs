@@ -14,6 +14,8 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+mod convert;
+pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 mod elementwise;
 mod structural;
 
@@ -207,6 +209,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &elementwise::LE,
     &elementwise::GT,
     &elementwise::GE,
+    &convert::CONVERT_ELEMENT_TYPE,
     &structural::BROADCAST_IN_DIM,
     &structural::RESHAPE,
 ];
@@ -238,7 +241,6 @@ pub fn bind(
 }
 
 /// [`bind`] for a primitive with one output.
-#[cfg(test)]
 pub(crate) fn bind1(
     prim: &'static Primitive,
     inputs: &[&Array],

@@ -1,0 +1,69 @@
+//! `convert_element_type`: every dtype to every other, element by element, as
+//! [`crate::convert`] computes it (bit for bit with JAX and ml_dtypes); `new_dtype` and
+//! `weak_type` are its parameters, as in JAX.
+
+use dtype_lattice::Error;
+use dtype_lattice::error::Exception;
+
+use super::{Param, Params, Primitive};
+use crate::array::{Array, ShapedArray, Storage, layout};
+
+fn shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let new_dtype = match params.require(prim.name, "new_dtype")? {
+        Param::DType(d) => *d,
+        _ => {
+            return Err(Error::refused(
+                Exception::TypeError,
+                "convert_element_type new_dtype must be a dtype",
+            ));
+        }
+    };
+    if x.dtype().is_extended() != new_dtype.is_extended() && x.dtype() != new_dtype {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "convert_element_type cannot convert {} to {new_dtype}: PRNG keys are not \
+                 numbers (use random_wrap / random_unwrap)",
+                x.dtype()
+            ),
+        ));
+    }
+    let weak = matches!(params.get("weak_type"), Some(Param::Bool(true)));
+    Ok(vec![ShapedArray::new(x.shape(), new_dtype, weak)])
+}
+
+fn impl_rule(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    _: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    let aval = out[0].clone();
+    if aval.dtype() == x.dtype() {
+        return Ok(vec![Array::from_parts(aval, x.storage().clone())]);
+    }
+    let (width, words) = layout(aval.dtype());
+    let data = Storage::filled(width, aval.size() * words, |bytes| {
+        crate::convert::convert(x.dtype(), x.as_bytes(), aval.dtype(), bytes)
+    })
+    .map_err(|e| {
+        Error::from(dtype_lattice::error::Reason::InvalidArgument {
+            argument: "convert_element_type".into(),
+            reason: e.to_string(),
+        })
+    })?;
+    Ok(vec![Array::from_parts(aval, data)])
+}
+
+pub(crate) static CONVERT_ELEMENT_TYPE: Primitive = Primitive {
+    name: "convert_element_type",
+    arity: Some(1),
+    shape_rule,
+    impl_rule,
+};
