@@ -110,6 +110,20 @@ pub(crate) trait Arith: Element {
     /// `<` and `==` as XLA compares (NaN unordered; complex: lexicographic for `<`).
     fn lt(self, o: Self) -> bool;
     fn equal(self, o: Self) -> bool;
+    /// Bitwise `and`, `or`, `xor` (logical for bool); never called for floats (the shape rule
+    /// refuses them).
+    fn and(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
+    fn or(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
+    fn xor(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
 }
 
 macro_rules! int_arith {
@@ -123,6 +137,9 @@ macro_rules! int_arith {
             #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
             #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
             #[inline(always)] fn equal(self, o: Self) -> bool { self == o }
+            #[inline(always)] fn and(self, o: Self) -> Self { self & o }
+            #[inline(always)] fn or(self, o: Self) -> Self { self | o }
+            #[inline(always)] fn xor(self, o: Self) -> Self { self ^ o }
         }
     )*};
 }
@@ -160,6 +177,18 @@ impl Arith for bool {
     #[inline(always)]
     fn equal(self, o: Self) -> bool {
         self == o
+    }
+    #[inline(always)]
+    fn and(self, o: Self) -> Self {
+        self & o
+    }
+    #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        self | o
+    }
+    #[inline(always)]
+    fn xor(self, o: Self) -> Self {
+        self ^ o
     }
 }
 
@@ -236,6 +265,9 @@ pub(crate) enum Op {
     Le,
     Gt,
     Ge,
+    And,
+    Or,
+    Xor,
 }
 
 impl Op {
@@ -255,12 +287,15 @@ impl Op {
             Op::Max | Op::Min | Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
                 kind != Kind::Extended
             }
+            Op::And | Op::Or | Op::Xor => {
+                matches!(kind, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt)
+            }
         }
     }
 
     /// The operation of a const-generic rule's discriminant.
     const fn of(code: u8) -> Op {
-        const ALL: [Op; 12] = [
+        const ALL: [Op; 15] = [
             Op::Add,
             Op::Sub,
             Op::Mul,
@@ -273,6 +308,9 @@ impl Op {
             Op::Le,
             Op::Gt,
             Op::Ge,
+            Op::And,
+            Op::Or,
+            Op::Xor,
         ];
         ALL[code as usize]
     }
@@ -358,6 +396,9 @@ fn kernel<T: Arith>(op: Op, x: &Array, y: &Array) -> crate::array::Storage {
         Op::Le => Words::into_storage(map2::<T, bool>(x, y, |a, b| a.lt(b) || a.equal(b))),
         Op::Gt => Words::into_storage(map2::<T, bool>(x, y, |a, b| b.lt(a))),
         Op::Ge => Words::into_storage(map2::<T, bool>(x, y, |a, b| b.lt(a) || a.equal(b))),
+        Op::And => Words::into_storage(map2::<T, T>(x, y, T::and)),
+        Op::Or => Words::into_storage(map2::<T, T>(x, y, T::or)),
+        Op::Xor => Words::into_storage(map2::<T, T>(x, y, T::xor)),
     }
 }
 
@@ -403,4 +444,7 @@ elementwise! {
     LE = "le", 2, Le;
     GT = "gt", 2, Gt;
     GE = "ge", 2, Ge;
+    AND = "and", 2, And;
+    OR = "or", 2, Or;
+    XOR = "xor", 2, Xor;
 }

@@ -15,9 +15,11 @@
 //! ```
 
 mod convert;
-pub(crate) use convert::CONVERT_ELEMENT_TYPE;
-mod elementwise;
+pub(crate) mod elementwise;
 mod structural;
+
+pub(crate) use convert::CONVERT_ELEMENT_TYPE;
+pub(crate) use structural::BROADCAST_IN_DIM;
 
 use std::fmt;
 
@@ -209,6 +211,9 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &elementwise::LE,
     &elementwise::GT,
     &elementwise::GE,
+    &elementwise::AND,
+    &elementwise::OR,
+    &elementwise::XOR,
     &convert::CONVERT_ELEMENT_TYPE,
     &structural::BROADCAST_IN_DIM,
     &structural::RESHAPE,

@@ -709,6 +709,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     extended: Extended::Jax,
     promote_types,
     result_type,
+    promoted: lattice_result_type,
     op_result,
     lattice: |o| Some(&lattice(o).lattice),
     named_lattice: |_| None,

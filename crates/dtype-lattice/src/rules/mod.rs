@@ -145,6 +145,10 @@ pub(crate) struct RuleSetDef {
     pub(crate) extended: Extended,
     pub(crate) promote_types: fn(Options, Node, Node) -> Result<DType, Error>,
     pub(crate) result_type: fn(Options, &[Operand]) -> Result<Promotion, Error>,
+    /// What an operation promotes its operands to before computing (JAX's
+    /// `lattice_result_type`, which keeps a weak result's joined dtype); most libraries:
+    /// `result_type`.
+    pub(crate) promoted: fn(Options, &[Operand]) -> Result<Promotion, Error>,
     pub(crate) op_result: fn(Options, Op, &[Operand]) -> Result<Promotion, Error>,
     pub(crate) lattice: fn(Options) -> Option<&'static Lattice<Node>>,
     /// The promotion lattice with its nodes named, for a rule set defined by a lattice whose
@@ -497,6 +501,30 @@ impl Rules {
             return extended::evaluate(self, None, operands);
         }
         (self.set.0.result_type)(self.options, operands)
+    }
+
+    /// The dtype and weak type an operation converts its operands to before computing: JAX's
+    /// `dtypes.lattice_result_type` (a weak result keeps its joined dtype, where
+    /// [`Rules::result_type`] reports the default dtype of its kind); `result_type` for the
+    /// libraries without weak types.
+    ///
+    /// # Errors
+    ///
+    /// As [`Rules::result_type`].
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Operand, Rules};
+    /// let ops = [Operand::weak_array(DType::Float32); 2];
+    /// let p = Rules::jax().x64(true).promoted(&ops).unwrap();
+    /// assert_eq!((p.dtype, p.weak_type), (DType::Float32, true));
+    /// let r = Rules::jax().x64(true).result_type(&ops).unwrap();
+    /// assert_eq!((r.dtype, r.weak_type), (DType::Float64, true));
+    /// ```
+    pub fn promoted(&self, operands: &[Operand]) -> Result<Promotion, Error> {
+        if extended::any_extended(operands) {
+            return extended::evaluate(self, None, operands);
+        }
+        (self.set.0.promoted)(self.options, operands)
     }
 
     /// `op_result` for `Some(op)`, `result_type` for `None`.

@@ -317,6 +317,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     extended: Extended::Refuse,
     promote_types: |_, a, b| promote_types(a, b),
     result_type: |_, ops| result_type(ops),
+    promoted: |_, ops| result_type(ops),
     op_result: |_, op, ops| op_result(op, ops),
     lattice: |_| Some(lattice()),
     named_lattice: |_| None,

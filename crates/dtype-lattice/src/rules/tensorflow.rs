@@ -1197,6 +1197,7 @@ macro_rules! tensorflow_def {
             extended: Extended::Refuse,
             promote_types: |o, a, b| promote_types($mode, o, a, b),
             result_type: |o, ops| result_type($mode, o, ops),
+            promoted: |o, ops| result_type($mode, o, ops),
             op_result: |o, op, ops| op_result($mode, o, op, ops),
             lattice: |o| lattice($mode, o),
             named_lattice: |_| named_lattice($mode),

@@ -900,6 +900,7 @@ pub(crate) static DEF: RuleSetDef = RuleSetDef {
     extended: Extended::Refuse,
     promote_types,
     result_type,
+    promoted: result_type,
     op_result,
     lattice,
     named_lattice: |_| None,

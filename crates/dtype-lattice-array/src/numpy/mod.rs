@@ -1,0 +1,279 @@
+//! `jax.numpy`'s functions on [`Array`]s, built on the primitives: the operands are promoted
+//! as the configured [`Rules`] say (JAX's standard promotion by default; strict mode and x64
+//! honoured), Python scalars (Rust numbers) are weakly typed, shapes broadcast as NumPy's do,
+//! and the `lax` primitive computes. Errors carry JAX's exception class and message.
+//!
+//! ```
+//! use dtype_lattice::DType;
+//! use dtype_lattice_array::{numpy as jnp, Array};
+//! use half::bf16;
+//!
+//! let x = Array::from_vec(vec![bf16::from_f32(1.5), bf16::from_f32(2.0)]);
+//! let y = jnp::multiply(&x, 2.0)?;                 // a Python float is weak: bfloat16 stays
+//! assert_eq!(y.dtype(), DType::BFloat16);
+//! let z = jnp::add(&Array::from_vec(vec![1i8, 2]), &Array::from_vec(vec![1u8]))?;
+//! assert_eq!((z.dtype(), z.to_vec::<i16>()?), (DType::Int16, vec![2, 3])); // int8 + uint8, broadcast
+//! let s = (&x + 1.0)?;                             // operators answer Results
+//! assert_eq!(s.astype(DType::Float32)?.to_vec::<f32>()?, [2.5, 3.0]);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+
+mod ops;
+
+use std::sync::RwLock;
+
+use dtype_lattice::error::{Exception, Reason};
+use dtype_lattice::{DType, Error, Kind, Operand, Rules, Value};
+use num_complex::Complex;
+
+use crate::array::{Array, ShapedArray, Storage, layout};
+use crate::prim::{self, Param, Params, Primitive};
+
+pub use ops::*;
+
+/// The promotion rules `jax.numpy`'s functions follow (`jax_enable_x64`,
+/// `jax_numpy_dtype_promotion`): JAX's standard rules, x64 off, unless set.
+static CONFIG: RwLock<Option<Rules>> = RwLock::new(None);
+
+/// The rules in force (JAX's defaults: standard promotion, x64 off).
+pub fn rules() -> Rules {
+    CONFIG
+        .read()
+        .map_or_else(|e| *e.into_inner(), |g| *g)
+        .unwrap_or_else(Rules::jax)
+}
+
+/// Sets the rules for every later call (`jax.config.update("jax_enable_x64", True)` is
+/// `set_rules(Rules::jax().x64(true))`).
+pub fn set_rules(rules: Rules) {
+    match CONFIG.write() {
+        Ok(mut g) => *g = Some(rules),
+        Err(e) => *e.into_inner() = Some(rules),
+    }
+}
+
+/// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:
+/// weakly typed, as JAX treats Python scalars).
+#[derive(Clone, Debug)]
+pub enum ArrayLike<'a> {
+    /// An array.
+    Array(&'a Array),
+    /// An owned array (the result of an earlier operation).
+    Owned(Array),
+    /// A Python scalar.
+    Scalar(Value),
+    /// An earlier step's error, carried to the next operation (see the operators).
+    Failed(Box<Error>),
+}
+
+impl<'a> From<&'a Array> for ArrayLike<'a> {
+    fn from(a: &'a Array) -> Self {
+        ArrayLike::Array(a)
+    }
+}
+
+impl From<Array> for ArrayLike<'_> {
+    fn from(a: Array) -> Self {
+        ArrayLike::Owned(a)
+    }
+}
+
+macro_rules! scalar_like {
+    ($($t:ty => |$v:ident| $e:expr;)*) => {$(
+        impl From<$t> for ArrayLike<'_> {
+            fn from($v: $t) -> Self {
+                ArrayLike::Scalar($e)
+            }
+        }
+    )*};
+}
+
+scalar_like! {
+    f64 => |v| Value::Float(v);
+    f32 => |v| Value::Float(f64::from(v));
+    i64 => |v| Value::Int(i128::from(v));
+    i32 => |v| Value::Int(i128::from(v));
+    bool => |v| Value::Bool(v);
+    Complex<f64> => |v| Value::Complex(v.re, v.im);
+}
+
+impl ArrayLike<'_> {
+    /// What it contributes to promotion.
+    fn operand(&self) -> Operand {
+        match self {
+            ArrayLike::Array(a) => Operand::Array {
+                dtype: a.dtype(),
+                weak: a.weak_type(),
+            },
+            ArrayLike::Owned(a) => Operand::Array {
+                dtype: a.dtype(),
+                weak: a.weak_type(),
+            },
+            ArrayLike::Scalar(v) => Operand::Literal(*v),
+            // Never promoted: `promote_and_broadcast` returns the error first.
+            ArrayLike::Failed(_) => Operand::PyType(dtype_lattice::PyType::Int),
+        }
+    }
+
+    /// As an array of `dtype` (weak or not), shape unchanged.
+    fn to_array(&self, dtype: DType, weak: bool) -> Result<Array, Error> {
+        let a = match self {
+            ArrayLike::Array(a) => (*a).clone(),
+            ArrayLike::Owned(a) => a.clone(),
+            ArrayLike::Scalar(v) => return scalar_array(*v, dtype, weak),
+            ArrayLike::Failed(e) => return Err((**e).clone()),
+        };
+        if a.dtype() == dtype && a.weak_type() == weak {
+            return Ok(a);
+        }
+        let params = Params::new()
+            .with("new_dtype", Param::DType(dtype))
+            .with("weak_type", Param::Bool(weak))
+            .with("sharding", Param::None);
+        prim::bind1(&prim::CONVERT_ELEMENT_TYPE, &[&a], &params)
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            ArrayLike::Array(a) => a.shape(),
+            ArrayLike::Owned(a) => a.shape(),
+            ArrayLike::Scalar(_) | ArrayLike::Failed(_) => &[],
+        }
+    }
+}
+
+/// A Python scalar as a zero-dimensional array of `dtype`, as JAX converts it
+/// (`lax._convert_element_type(x, dtype, weak_type)`).
+fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
+    let value = v.cast(dtype).map_err(|e| match e.reason() {
+        Reason::ValueOutOfRange { .. } => Error::refused(
+            Exception::OverflowError,
+            format!("Python int {v} too large to convert to {dtype}"),
+        ),
+        _ => e,
+    })?;
+    let (width, words) = layout(dtype);
+    let component = |x: f64, out: &mut [u8], t: DType| {
+        crate::convert::encode_f64(t, x, out).map_err(|e| {
+            Error::from(Reason::InvalidArgument {
+                argument: "value".into(),
+                reason: e.to_string(),
+            })
+        })
+    };
+    let data = Storage::filled(width, words, |bytes| match (dtype.kind(), value) {
+        (Kind::Complex, Value::Complex(re, im)) => {
+            let half = bytes.len() / 2;
+            let (a, b) = bytes.split_at_mut(half);
+            component(re, a, dtype.component())?;
+            component(im, b, dtype.component())
+        }
+        (_, Value::Bool(b)) => component(f64::from(u8::from(b)), bytes, dtype),
+        (_, Value::Float(x)) => component(x, bytes, dtype),
+        (_, Value::Int(i)) => {
+            // Integers are exact: their two's complement bytes, little-endian.
+            let raw = crate::convert::ints::wrap(i, dtype.bits());
+            let n = bytes.len();
+            bytes.copy_from_slice(&raw.to_le_bytes()[..n]);
+            Ok(())
+        }
+        (_, Value::Complex(re, _)) => component(re, bytes, dtype),
+    })?;
+    Ok(Array::from_parts(ShapedArray::new(&[], dtype, weak), data))
+}
+
+/// NumPy's broadcasting of shapes (aligned at the right; 1 stretches).
+///
+/// # Errors
+///
+/// JAX's `ValueError` for incompatible shapes.
+pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; rank];
+    for s in shapes {
+        for (i, &d) in s.iter().enumerate() {
+            let o = &mut out[rank - s.len() + i];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                let names: Vec<String> = shapes.iter().map(|s| py_tuple(s)).collect();
+                return Err(Error::refused(
+                    Exception::ValueError,
+                    format!(
+                        "Incompatible shapes for broadcasting: shapes=[{}]",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn py_tuple(shape: &[usize]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// `x` broadcast to `shape` (`jnp.broadcast_to` with NumPy's rank promotion).
+fn broadcast_to(x: Array, shape: &[usize]) -> Result<Array, Error> {
+    if x.shape() == shape {
+        return Ok(x);
+    }
+    let offset = shape.len() - x.ndim();
+    let dims: Vec<i64> = (offset..shape.len()).map(|d| d as i64).collect();
+    let params = Params::new()
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        )
+        .with("broadcast_dimensions", Param::Ints(dims))
+        .with("sharding", Param::None);
+    prim::bind1(&prim::BROADCAST_IN_DIM, &[&x], &params)
+}
+
+/// The operands promoted together (under `op`'s checks, e.g. JAX's `OverflowError` for a
+/// Python int out of range) and broadcast to one shape.
+fn promote_and_broadcast(
+    op: dtype_lattice::Op,
+    args: &[ArrayLike<'_>],
+) -> Result<Vec<Array>, Error> {
+    if let Some(ArrayLike::Failed(e)) = args.iter().find(|a| matches!(a, ArrayLike::Failed(_))) {
+        return Err((**e).clone());
+    }
+    let rules = rules();
+    let operands: Vec<Operand> = args.iter().map(ArrayLike::operand).collect();
+    rules.op_result(op, &operands)?;
+    let p = rules.promoted(&operands)?;
+    let shapes: Vec<&[usize]> = args.iter().map(ArrayLike::shape).collect();
+    let shape = broadcast_shapes(&shapes)?;
+    args.iter()
+        .map(|a| broadcast_to(a.to_array(p.dtype, p.weak_type)?, &shape))
+        .collect()
+}
+
+/// A binary `jax.numpy` function: promotion by `op`'s rules, then the `lax` primitive
+/// (`on_bool` for bool operands where jnp substitutes one: `add` is `or`, `multiply` `and`).
+fn binary<'a>(
+    op: dtype_lattice::Op,
+    prim: &'static Primitive,
+    on_bool: Option<&'static Primitive>,
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let args = promote_and_broadcast(op, &[x.into(), y.into()])?;
+    let prim = match on_bool {
+        Some(p) if args[0].dtype() == DType::Bool => p,
+        _ => prim,
+    };
+    prim::bind1(prim, &[&args[0], &args[1]], &Params::new())
+}

@@ -1,0 +1,131 @@
+//! The elementwise functions and the operators on [`Array`]: each a row of a table (the
+//! `jax.numpy` name, the promotion rule it follows, the `lax` primitive it binds).
+
+use dtype_lattice::{Error, Op};
+
+use super::{ArrayLike, binary};
+use crate::array::Array;
+use crate::prim::elementwise as E;
+use crate::prim::{self, Params};
+
+macro_rules! binary_functions {
+    ($($(#[$doc:meta])* $name:ident => $op:ident, $prim:ident, $bool:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// JAX's refusals: a promotion the rules refuse (`TypePromotionError` in strict mode),
+        /// a Python int out of range (`OverflowError`), shapes that do not broadcast
+        /// (`ValueError`), a dtype the primitive does not accept (`TypeError`).
+        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            binary(Op::$op, &crate::prim::elementwise::$prim, $bool, x, y)
+        }
+    )*};
+}
+
+binary_functions! {
+    /// `jnp.add(x, y)`, `x + y`.
+    add => Add, ADD, Some(&E::OR);
+    /// `jnp.subtract(x, y)`, `x - y`.
+    subtract => Subtract, SUB, None;
+    /// `jnp.multiply(x, y)`, `x * y`.
+    multiply => Multiply, MUL, Some(&E::AND);
+    /// `jnp.maximum(x, y)` (NaN propagates).
+    maximum => Add, MAX, None;
+    /// `jnp.minimum(x, y)` (NaN propagates).
+    minimum => Add, MIN, None;
+    /// `jnp.equal(x, y)`, `x == y`.
+    equal => Equal, EQ, None;
+    /// `jnp.not_equal(x, y)`, `x != y`.
+    not_equal => Equal, NE, None;
+    /// `jnp.less(x, y)`, `x < y`.
+    less => Less, LT, None;
+    /// `jnp.less_equal(x, y)`, `x <= y`.
+    less_equal => Less, LE, None;
+    /// `jnp.greater(x, y)`, `x > y`.
+    greater => Less, GT, None;
+    /// `jnp.greater_equal(x, y)`, `x >= y`.
+    greater_equal => Less, GE, None;
+}
+
+/// `jnp.negative(x)`, `-x`.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for a dtype `neg` does not accept (bool, keys).
+pub fn negative<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = super::promote_and_broadcast(Op::Add, &[x.into()])?;
+    prim::bind1(&crate::prim::elementwise::NEG, &[&x[0]], &Params::new())
+}
+
+/// The operators: `&x + &y`, `&x * 2.0`, `2.0 * &x`, `-&x`, and chains on results
+/// (`(&x * 2.0) + &b`; a Rust number after a result needs `?`: `(&x * 2.0)? + 1.0`): each
+/// answers a `Result`, so that JAX's refusals are values, not panics.
+macro_rules! operators {
+    (@result $trait:ident $method:ident $f:ident; $($rhs:ty),*) => {$(
+        impl<'a> std::ops::$trait<$rhs> for Result<Array, Error> {
+            type Output = Result<Array, Error>;
+            fn $method(self, rhs: $rhs) -> Result<Array, Error> {
+                $f(self?, rhs)
+            }
+        }
+    )*};
+    ($($trait:ident $method:ident => $f:ident;)*) => {$(
+        impl<'a, R: Into<ArrayLike<'a>>> std::ops::$trait<R> for &'a Array {
+            type Output = Result<Array, Error>;
+            fn $method(self, rhs: R) -> Result<Array, Error> {
+                $f(self, rhs)
+            }
+        }
+        impl<'a, R: Into<ArrayLike<'a>>> std::ops::$trait<R> for Array {
+            type Output = Result<Array, Error>;
+            fn $method(self, rhs: R) -> Result<Array, Error> {
+                $f(self, rhs)
+            }
+        }
+        operators!(@result $trait $method $f; &'a Array, Array);
+        impl<'a> std::ops::$trait<&'a Array> for f64 {
+            type Output = Result<Array, Error>;
+            fn $method(self, rhs: &'a Array) -> Result<Array, Error> {
+                $f(self, rhs)
+            }
+        }
+        impl<'a> std::ops::$trait<&'a Array> for i32 {
+            type Output = Result<Array, Error>;
+            fn $method(self, rhs: &'a Array) -> Result<Array, Error> {
+                $f(self, rhs)
+            }
+        }
+    )*};
+}
+
+operators! {
+    Add add => add;
+    Sub sub => subtract;
+    Mul mul => multiply;
+}
+
+impl From<Result<Array, Error>> for ArrayLike<'_> {
+    /// A result as an operand, so that chains need no `?` between steps (an error stays an
+    /// error: it is turned into an operand that fails promotion with the same error).
+    fn from(r: Result<Array, Error>) -> Self {
+        match r {
+            Ok(a) => ArrayLike::Owned(a),
+            Err(e) => ArrayLike::Failed(Box::new(e)),
+        }
+    }
+}
+
+impl std::ops::Neg for &Array {
+    type Output = Result<Array, Error>;
+    fn neg(self) -> Result<Array, Error> {
+        negative(self)
+    }
+}
+
+impl std::ops::Neg for Array {
+    type Output = Result<Array, Error>;
+    fn neg(self) -> Result<Array, Error> {
+        negative(self)
+    }
+}
