@@ -63,7 +63,7 @@ fn python_scalars_are_weak() {
     let x = sample(DType::BFloat16);
     assert_eq!(jnp::add(&x, 2.0).unwrap().dtype(), DType::BFloat16);
     assert_eq!(
-        jnp::add(&sample(DType::Int8), 3).unwrap().dtype(),
+        jnp::add(sample(DType::Int8), 3).unwrap().dtype(),
         DType::Int8
     );
     let w = jnp::add(2.0, 3.0).unwrap();
@@ -72,7 +72,7 @@ fn python_scalars_are_weak() {
         (DType::Float32, true, &[][..])
     );
     // A Python int out of int32 refuses as JAX does (x64 off).
-    let e = jnp::add(&sample(DType::Int8), 4_294_967_296i64).unwrap_err();
+    let e = jnp::add(sample(DType::Int8), 4_294_967_296i64).unwrap_err();
     assert_eq!(
         e.exception(),
         Some(dtype_lattice::error::Exception::OverflowError)
