@@ -11,6 +11,7 @@
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
 pub mod random;
+pub mod repr;
 
 /// The README's Rust examples run as doctests (here, where both library crates are in scope).
 #[cfg(doctest)]
