@@ -136,7 +136,9 @@ def child(args):
                 # where scientific notation takes over: 10^min(8, finfo.precision), 1e-4
                 1e6, 999999.94, 999.5, 11264.0, 7352.0, 2 ** -10, 0.00012207031, 1.00001e-4,
                 # halfway cases of the shortest digits and of %g's six digits
-                1.0000005, 2.5e-5, 0.0009765625, 1.5 * 2 ** -14, 1234567.5]
+                1.0000005, 2.5e-5, 0.0009765625, 1.5 * 2 ** -14, 1234567.5,
+                # two shortest candidates equally near: the even one (float32, float16)
+                312985.125, 312985.375, 200.25, 200.75]
         return vals
 
     def float_values(dt, n, label):
@@ -276,6 +278,21 @@ def child(args):
             label, words = values(dt, n)
             weak = rng.random() < 0.15
             cases.append(jax_case(dt, shape, label, words, weak))
+
+    # Ties: two shortest candidates equally near (NumPy takes the even digit), and values
+    # whose 9th fractional digit is a final 5 (cut at precision 8, to the even digit).
+    tie_sets = [[200.25, 200.75, 201.5, 150.25], [312985.125, 312985.375, 262144.625, 400000.875],
+                [0.001953125, 0.005859375, 1.5], [2 ** -9, -2 ** -9, 3 * 2 ** -9]]
+    for name in ("float16", "float32", "float64", "complex64", "complex128"):
+        if name not in jax_names:
+            continue
+        dt = np.dtype(name)
+        comp = np.dtype(f"f{dt.itemsize // 2}") if dt.kind == "c" else dt
+        for ties in tie_sets:
+            words = round_to(comp, ties)
+            if dt.kind == "c":
+                words = [w for pair in zip(words, reversed(words)) for w in pair]
+            cases.append(jax_case(dt, (len(ties),), "ties", words, False))
 
     # Weak-typed arrays as JAX makes them: Python scalars and lax results.
     for v in [2.0, 3, 1j, -0.0, 1e16, 1e-5, float("nan"), float("inf"), 0.1, 2 ** 31 - 1,

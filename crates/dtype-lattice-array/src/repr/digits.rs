@@ -372,6 +372,138 @@ mod tests {
         assert_eq!(text(&d), "1e-1");
     }
 
+    /// A fixed xorshift stream of bit patterns.
+    fn patterns(n: usize, mut state: u64) -> impl Iterator<Item = u64> {
+        (0..n).map(move |_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        })
+    }
+
+    /// Rust's shortest round-trip digits (`{:e}`): the same rule (shortest, nearest, interval
+    /// ends included for even mantissas) in `f32` and `f64`.
+    fn rust_shortest(e_text: String) -> String {
+        let (m, e) = e_text.split_once('e').unwrap();
+        format!("{}e{e}", m.replace('.', ""))
+    }
+
+    /// Our shortest digits of `x` against Rust's: equal, but where two shortest candidates
+    /// are equally near (Rust takes the upper one, NumPy the even one). Returns whether it was
+    /// such a tie.
+    fn same_as_rust(x: f64, dtype: DType, rust: String) -> bool {
+        let d = digits(x, f(dtype), Mode::Unique(Cutoff::None));
+        let rust = rust_shortest(rust);
+        if text(&d) == rust {
+            return false;
+        }
+        // a tie: the exact value has one digit more, a 5, and ours ends in an even digit
+        let n = d.digits.len() as u32;
+        let exact = digits(x, f(dtype), Mode::Exact(Cutoff::Significant(n + 1)));
+        let mut cut = exact.digits.clone();
+        assert_eq!(
+            (cut.pop(), cut.len()),
+            (Some(5), d.digits.len()),
+            "{x:e} in {dtype}: {rust}"
+        );
+        assert_eq!(
+            (cut, exact.exponent),
+            (d.digits.clone(), d.exponent),
+            "{x:e}"
+        );
+        assert_eq!(d.digits.last().unwrap() % 2, 0, "{x:e}");
+        true
+    }
+
+    #[test]
+    fn shortest_agrees_with_rust_on_random_f32_and_f64_but_ties() {
+        let mut ties = 0;
+        for bits in patterns(4000, 0x9e3779b97f4a7c15) {
+            let x = f64::from_bits(bits).abs();
+            if x.is_finite() && x != 0.0 {
+                ties += same_as_rust(x, DType::Float64, format!("{x:e}")) as usize;
+            }
+            let y = f32::from_bits(bits as u32).abs();
+            if y.is_finite() && y != 0.0 {
+                ties += same_as_rust(y as f64, DType::Float32, format!("{y:e}")) as usize;
+            }
+        }
+        // NumPy prints float32(312985.125) as 312985.12, Rust as 312985.13
+        assert!(same_as_rust(
+            312985.125,
+            DType::Float32,
+            format!("{:e}", f32::from_bits(0x4898_d324))
+        ));
+        assert!(ties < 40, "{ties}");
+    }
+
+    #[test]
+    fn exact_agrees_with_rust_on_every_bfloat16_and_float16() {
+        for bits in 0..=u16::MAX {
+            for (dtype, x) in [
+                (DType::BFloat16, half::bf16::from_bits(bits).to_f64()),
+                (DType::Float16, half::f16::from_bits(bits).to_f64()),
+            ] {
+                if !x.is_finite() || x <= 0.0 {
+                    continue;
+                }
+                let d = digits(x, f(dtype), Mode::Exact(Cutoff::Significant(6)));
+                let rust = rust_shortest(format!("{x:.5e}"));
+                let (m, e) = rust.split_once('e').unwrap();
+                assert_eq!(
+                    text(&d),
+                    format!("{}e{e}", m.trim_end_matches('0')),
+                    "{dtype} {bits:#x}"
+                );
+            }
+        }
+    }
+
+    /// The value `text` (digits and exponent) stands for, rounded into `dtype`.
+    fn read_back(digits: &[u8], exponent: i32, dtype: DType) -> f64 {
+        let s: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
+        let x: f64 = format!("0.{s}e{}", exponent + 1).parse().unwrap();
+        match dtype_lattice::Value::Float(x).cast(dtype).unwrap() {
+            dtype_lattice::Value::Float(y) => y,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn every_float16_reads_back_from_its_shortest_digits_and_from_none_shorter() {
+        for bits in 1..0x7c00u16 {
+            let x = half::f16::from_bits(bits).to_f64();
+            let d = digits(x, f(DType::Float16), Mode::Unique(Cutoff::None));
+            assert_eq!(
+                read_back(&d.digits, d.exponent, DType::Float16),
+                x,
+                "{bits:#x}"
+            );
+            if d.digits.len() > 1 {
+                // one digit fewer, rounded down or up, is another value
+                let mut shorter = d.digits[..d.digits.len() - 1].to_vec();
+                assert_ne!(
+                    read_back(&shorter, d.exponent, DType::Float16),
+                    x,
+                    "{bits:#x}"
+                );
+                let mut e = d.exponent;
+                while shorter.last() == Some(&9) {
+                    shorter.pop();
+                }
+                match shorter.last_mut() {
+                    Some(last) => *last += 1,
+                    None => {
+                        shorter.push(1);
+                        e += 1;
+                    }
+                }
+                assert_ne!(read_back(&shorter, e, DType::Float16), x, "{bits:#x}");
+            }
+        }
+    }
+
     #[test]
     fn cutoffs_round_to_nearest_even() {
         let d = digits(

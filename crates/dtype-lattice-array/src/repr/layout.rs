@@ -97,12 +97,12 @@ impl Layout<'_> {
             .chain((len - trail..len).map(Some))
             .collect();
         let inner_hanging = format!("{hanging} ");
-        let inner_width = width - 1;
+        let inner_width = width.saturating_sub(1);
         let mut text = String::new();
         let axes_left = self.shape.len() - axis;
         if axes_left == 1 {
             let sep_width = self.separator.trim_end().len().max(1);
-            let elem_width = width - sep_width;
+            let elem_width = width.saturating_sub(sep_width);
             let mut line = hanging.to_string();
             for (k, index) in indices.iter().enumerate() {
                 let word = match index {

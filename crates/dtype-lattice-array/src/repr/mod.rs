@@ -262,3 +262,33 @@ pub fn numpy_repr(dtype: DType, shape: &[usize], element: &dyn Fn(usize) -> Scal
     };
     format!("{head}{spacer}{extra}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn a_summarised_array_reads_only_its_corners() {
+        let read = RefCell::new(BTreeSet::new());
+        let element = |i: usize| {
+            read.borrow_mut().insert(i);
+            Scalar::Float(i as f64)
+        };
+        let text = jax_repr(DType::Float32, &[1000, 1000], &element, false);
+        let read = read.into_inner();
+        let corners: BTreeSet<usize> = [0, 1, 2, 997, 998, 999]
+            .iter()
+            .flat_map(|r| [0, 1, 2, 997, 998, 999].map(|c| r * 1000 + c))
+            .collect();
+        assert_eq!(read, corners);
+        assert_eq!(text.matches("...").count(), 7, "{text}");
+    }
+
+    #[test]
+    fn deep_arrays_do_not_run_out_of_width() {
+        let text = jax_repr(DType::Int8, &[1; 80], &|_| Scalar::Int(1), false);
+        assert!(text.starts_with(&format!("Array({}1{}", "[".repeat(80), "]".repeat(80))));
+    }
+}
