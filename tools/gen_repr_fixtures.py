@@ -3,7 +3,10 @@
 
 Usage:
     tools/gen_repr_fixtures.sh                 (creates/uses tools/.venv-jax)
-    tools/.venv-jax/bin/python tools/gen_repr_fixtures.py [--out-dir DIR]
+    tools/.venv-jax/bin/python tools/gen_repr_fixtures.py [--out-dir DIR] [--scale N] [--seed S]
+
+--scale and --seed draw more or other random cases (a differential run against the Rust side:
+write to another directory, copy over tests/fixtures/repr/, run the conformance test, restore).
 
 The top-level invocation re-runs this script once per mode (x64 off, x64 on) in a fresh
 subprocess with JAX_ENABLE_X64 / JAX_PLATFORMS=cpu set (the flags are read when jax is
@@ -77,8 +80,8 @@ def child(args):
     else:
         jax_names = [n for n in all_names if n not in cpu_missing and n not in x64_names]
 
-    rng = random.Random(20240 + args.x64)
-    nprng = np.random.default_rng(7 + args.x64)
+    rng = random.Random(20240 + args.x64 + 1000 * args.seed)
+    nprng = np.random.default_rng(7 + args.x64 + 1000 * args.seed)
 
     def storage(dt):
         """(unsigned storage dtype, significant bits) of one element (one component)."""
@@ -272,6 +275,7 @@ def child(args):
             count = 15
         else:
             count = per_dtype
+        count *= args.scale
         for i in range(count):
             shape = pick_shape(large_ok=True)
             n = math.prod(shape)
@@ -345,7 +349,7 @@ def child(args):
     ncases = []
     for name in all_names + ["float64", "int64", "uint64", "complex128"]:
         dt = np.dtype(name)
-        for i in range(28):
+        for i in range(28 * args.scale):
             shape = pick_shape(large_ok=True)
             n = math.prod(shape)
             label, words = values(dt, n)
@@ -365,7 +369,8 @@ def parent(args):
     for x64 in MODES:
         env = dict(os.environ, JAX_ENABLE_X64="1" if x64 else "0", JAX_PLATFORMS="cpu")
         cmd = [sys.executable, os.path.abspath(__file__), "--child",
-               "--x64" if x64 else "--no-x64", "--out-dir", args.out_dir]
+               "--x64" if x64 else "--no-x64", "--out-dir", args.out_dir,
+               "--scale", str(args.scale), "--seed", str(args.seed)]
         children.append((f"x64={x64}", cmd, env))
     run_children(children, jobs=args.jobs)
 
@@ -374,6 +379,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", default=os.path.join(REPO_ROOT, "tests", "fixtures"))
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--scale", type=int, default=1,
+                    help="random cases per dtype times this (for differential runs; the committed fixtures use 1)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="another random stream (the committed fixtures use 0)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--x64", action=argparse.BooleanOptionalAction, default=False,
                     help=argparse.SUPPRESS)

@@ -31,7 +31,7 @@ pub(crate) enum Element {
     /// ml_dtypes' integer types: the plain integer.
     PlainInt,
     /// ml_dtypes' float types: C's `%g`.
-    G(&'static FloatFormat),
+    G(DType),
 }
 
 /// Whether NumPy prints the dtype with its own formatters (bool, its integers and floats);
@@ -76,7 +76,7 @@ impl Element {
                     FloatLayout::new(c, &im, true),
                 )
             }
-            Kind::Float => Element::G(dtype.float_format().expect("float dtype")),
+            Kind::Float => Element::G(dtype),
             _ => panic!("{dtype} elements are printed as their key data"),
         }
     }
@@ -101,7 +101,7 @@ impl Element {
                 let end = i.trim_end().len();
                 format!("{r}{}j{}", &i[..end], &i[end..])
             }
-            Element::G(format) => g_format(as_float(s), format),
+            Element::G(dtype) => g_format(held(*dtype, as_float(s)), *dtype),
         }
     }
 }
@@ -138,6 +138,17 @@ fn in_dtype(dtype: DType, x: f64) -> f64 {
     }
 }
 
+/// The value a real float `dtype` holds for `x`: `x` itself when it is one of the dtype's
+/// values (as [`Scalar::Float`] asks), else `x` rounded to nearest, ties to even; non-finite
+/// values unchanged.
+fn held(dtype: DType, x: f64) -> f64 {
+    if x.is_finite() && dtype != DType::Float64 {
+        in_dtype(dtype, x)
+    } else {
+        x
+    }
+}
+
 /// NumPy's floating-point layout of a set of values (`FloatingFormat` with the default
 /// options: `floatmode='maxprec'`, precision 8, `suppress=False`, sign `'-'`, or `'+'` for
 /// the imaginary parts of complex numbers).
@@ -150,6 +161,7 @@ fn in_dtype(dtype: DType, x: f64) -> f64 {
 /// exponents as wide as the widest (two digits at least).
 #[derive(Clone, Debug)]
 pub(crate) struct FloatLayout {
+    dtype: DType,
     format: &'static FloatFormat,
     plus: bool,
     scientific: bool,
@@ -244,6 +256,7 @@ impl FloatLayout {
     /// values (the imaginary parts).
     pub(crate) fn new(dtype: DType, values: &[f64], plus: bool) -> FloatLayout {
         let format = dtype.float_format().expect("float dtype");
+        let values: Vec<f64> = values.iter().map(|&x| held(dtype, x)).collect();
         let finite: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
         let magnitudes = finite.iter().filter(|&&x| x != 0.0).map(|x| x.abs());
         let (min, max) = magnitudes.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
@@ -257,6 +270,7 @@ impl FloatLayout {
                 || min < in_dtype(dtype, 1e-4)
                 || in_dtype(dtype, max / min) > 1000.0);
         let mut layout = FloatLayout {
+            dtype,
             format,
             plus,
             scientific,
@@ -306,6 +320,7 @@ impl FloatLayout {
 
     /// The text of one value, padded to the layout.
     pub(crate) fn format(&self, x: f64) -> String {
+        let x = held(self.dtype, x);
         if !x.is_finite() {
             let text = if x.is_nan() {
                 format!("{}nan", if self.plus { "+" } else { "" })
@@ -337,7 +352,8 @@ impl FloatLayout {
 
 /// C's `printf("%g", x)` (6 significant digits, trailing zeros dropped, scientific notation
 /// below 1e-4 and from 1e6 on), with `nan` unsigned: how ml_dtypes' float scalars print.
-pub(crate) fn g_format(x: f64, format: &FloatFormat) -> String {
+pub(crate) fn g_format(x: f64, dtype: DType) -> String {
+    let format = dtype.float_format().expect("float dtype");
     if x.is_nan() {
         return "nan".to_string();
     }

@@ -77,7 +77,8 @@ pub enum Scalar {
     /// An integer element (any integer dtype, sub-byte ones included).
     Int(i128),
     /// A real floating-point element: the exact value of the dtype's element (for the narrow
-    /// formats: the value it stands for, such as `0.10009765625` for `bfloat16(0.1)`).
+    /// formats: the value it stands for, such as `0.10009765625` for `bfloat16(0.1)`). A
+    /// value the dtype does not hold is first rounded to it (to nearest, ties to even).
     Float(f64),
     /// A complex element `(re, im)`, each component exact in the component dtype.
     Complex(f64, f64),
@@ -284,6 +285,26 @@ mod tests {
             .collect();
         assert_eq!(read, corners);
         assert_eq!(text.matches("...").count(), 7, "{text}");
+    }
+
+    #[test]
+    fn values_the_dtype_does_not_hold_are_rounded_to_it_first() {
+        for dtype in [
+            DType::BFloat16,
+            DType::Float16,
+            DType::Float32,
+            DType::Float8E4M3Fn,
+        ] {
+            let dtype_lattice::Value::Float(held) =
+                dtype_lattice::Value::Float(0.1).cast(dtype).unwrap()
+            else {
+                unreachable!()
+            };
+            assert_eq!(
+                jax_repr(dtype, &[2], &|i| Scalar::Float([0.1, 3.0][i]), false),
+                jax_repr(dtype, &[2], &|i| Scalar::Float([held, 3.0][i]), false),
+            );
+        }
     }
 
     #[test]
