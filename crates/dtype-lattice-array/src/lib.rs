@@ -17,6 +17,7 @@ pub mod convert;
 pub mod numpy;
 pub mod prim;
 pub mod random;
+pub mod repr;
 
 pub use array::{Array, Element, ShapedArray};
 
