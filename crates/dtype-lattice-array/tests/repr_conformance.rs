@@ -193,3 +193,49 @@ fn decoding_agrees_with_the_dtypes_formats() {
         assert_eq!(max, f.max, "{dtype}");
     }
 }
+
+/// An `Array` built from a case's bit patterns prints exactly JAX's repr: the printer hooked
+/// to the array's own element decoding (`Display`).
+#[test]
+fn arrays_display_as_jax_repr() {
+    use dtype_lattice_array::Array;
+    for name in ["jax_x32", "jax_x64"] {
+        let f = load(name);
+        let mut n = 0;
+        for case in f["cases"].as_array().unwrap() {
+            let dtype: DType = case["dtype"].as_str().unwrap().parse().unwrap();
+            let shape: Vec<usize> = case["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap() as usize)
+                .collect();
+            let (width, _) = dtype_lattice_array::array::layout(dtype);
+            // Each hex word is one stored word (complex: two words, one per component).
+            let word_bytes = if dtype.kind() == Kind::Complex {
+                width / 2
+            } else {
+                width
+            };
+            let bytes: Vec<u8> = case["bits"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .flat_map(|w| {
+                    let v = u128::from_str_radix(w, 16).unwrap();
+                    v.to_le_bytes()[..word_bytes].to_vec()
+                })
+                .collect();
+            let a = Array::from_bytes(dtype, &shape, &bytes)
+                .unwrap()
+                .with_weak_type(case["weak_type"].as_bool().unwrap());
+            assert_eq!(
+                a.to_string(),
+                case["repr"].as_str().unwrap(),
+                "{name}: {case}"
+            );
+            n += 1;
+        }
+        eprintln!("{name}: {n} arrays display as JAX prints them");
+    }
+}

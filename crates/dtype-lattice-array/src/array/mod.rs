@@ -337,6 +337,61 @@ impl Array {
     }
 }
 
+impl Array {
+    /// Element `i` (row-major) as the printer takes it.
+    fn scalar_at(&self, i: usize) -> crate::repr::Scalar {
+        use crate::repr::Scalar;
+        let dtype = self.dtype();
+        let (width, words) = layout(dtype);
+        let size = width * words;
+        let bytes = &self.as_bytes()[i * size..(i + 1) * size];
+        if dtype.is_extended() {
+            let words = bytes
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            return Scalar::KeyData(words.collect());
+        }
+        let float = |t: DType, b: &[u8]| crate::convert::decode_f64(t, b).unwrap_or(f64::NAN);
+        match dtype.kind() {
+            dtype_lattice::Kind::Bool => Scalar::Bool(bytes[0] != 0),
+            dtype_lattice::Kind::SignedInt | dtype_lattice::Kind::UnsignedInt => {
+                let mut raw = [0u8; 8];
+                raw[..size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
+                Scalar::Int(crate::convert::ints::decode(
+                    u64::from_le_bytes(raw),
+                    dtype.bits(),
+                    dtype.kind() == dtype_lattice::Kind::SignedInt,
+                ))
+            }
+            dtype_lattice::Kind::Complex => {
+                let (re, im) = bytes.split_at(size / 2);
+                Scalar::Complex(float(dtype.component(), re), float(dtype.component(), im))
+            }
+            _ => Scalar::Float(float(dtype, bytes)),
+        }
+    }
+}
+
+impl fmt::Display for Array {
+    /// As JAX prints `repr(x)`: `Array([1., 2.], dtype=float32)`, `weak_type=True` when weak.
+    ///
+    /// ```
+    /// use dtype_lattice_array::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0]);
+    /// assert_eq!(x.to_string(), "Array([1., 2.], dtype=float32)");
+    /// assert_eq!(Array::scalar(3i32).with_weak_type(true).to_string(), "Array(3, dtype=int32, weak_type=True)");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = crate::repr::jax_repr(
+            self.dtype(),
+            self.shape(),
+            &|i| self.scalar_at(i),
+            self.weak_type(),
+        );
+        f.write_str(&text)
+    }
+}
+
 impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Array")
