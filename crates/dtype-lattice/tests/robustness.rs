@@ -117,7 +117,15 @@ proptest! {
 /// that displays as `infj` (as Python's repr does), which must parse back.
 #[test]
 fn displayed_infinite_and_nan_imaginary_literals_parse_back() {
-    for s in ["8_e88_8j", "1e400j", "infj", "nanj", "-infj", "(1+infj)", "(nan-nanj)"] {
+    for s in [
+        "8_e88_8j",
+        "1e400j",
+        "infj",
+        "nanj",
+        "-infj",
+        "(1+infj)",
+        "(nan-nanj)",
+    ] {
         let o: Operand = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
         let shown = o.to_string();
         let again: Operand = shown
