@@ -570,6 +570,43 @@ mod tests {
     }
 
     #[test]
+    fn covers_and_minimal_bounds_of_wide_nodes_match_their_definitions() {
+        // 120 nodes, each with up to 40 edges upward: the bitset paths (more than 16 targets,
+        // many common upper bounds) against the quadratic definitions.
+        let mut state = 12345u64;
+        let mut next = |n: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (state >> 33) as usize % n
+        };
+        let n = 120;
+        let edges: Vec<(usize, Vec<usize>)> = (0..n)
+            .map(|i| {
+                let k = if i + 1 < n { next(41) } else { 0 };
+                (i, (0..k).map(|_| i + 1 + next(n - i - 1)).collect())
+            })
+            .collect();
+        let l = Lattice::from_edges(edges).unwrap();
+        for i in 0..n {
+            let above = l.above(i);
+            let want: Vec<usize> = above
+                .iter()
+                .copied()
+                .filter(|&a| !above.iter().any(|&b| b != a && l.leq(b, a)))
+                .collect();
+            assert_eq!(l.covers(i), want, "node {i}");
+        }
+        for (a, b) in l.ambiguous_pairs() {
+            let common: Vec<usize> = (0..n).filter(|&c| l.leq(a, c) && l.leq(b, c)).collect();
+            let want: Vec<usize> = common
+                .iter()
+                .copied()
+                .filter(|&c| !common.iter().any(|&d| d != c && l.leq(d, c)))
+                .collect();
+            assert_eq!(l.lub_index(&[a, b]), Lub::Ambiguous(want));
+        }
+    }
+
+    #[test]
     fn too_many_nodes_is_refused() {
         let err =
             Lattice::from_edges((0..MAX_NODES + 1).map(|i| (i.to_string(), vec![]))).unwrap_err();

@@ -1,0 +1,58 @@
+//! The operand grammar: `DType`, `Value`, `Operand` and `AnyOperand` parsing, display round
+//! trips, then promotion of the parsed operands under every rule set and option.
+#![no_main]
+
+use dtype_lattice::extended::{AnyOperand, parse_list};
+use dtype_lattice::{DType, Op, Operand, RuleSet, Rules, Value};
+use libfuzzer_sys::fuzz_target;
+
+/// Display is a fixed point after one parse: `show(parse(show(x))) == show(x)`.
+fn round_trip<T: std::str::FromStr + std::fmt::Display>(s: &str) -> Option<T>
+where
+    T::Err: std::fmt::Display,
+{
+    let x: T = s.parse().ok()?;
+    let shown = x.to_string();
+    let again: T = shown
+        .parse()
+        .unwrap_or_else(|e| panic!("{s:?} displays as {shown:?}, which does not parse: {e}"));
+    assert_eq!(again.to_string(), shown, "display of {s:?} is not stable");
+    Some(x)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    // The first byte picks options; the rest is operands, whitespace- or comma-separated.
+    let (flags, text) = match text.char_indices().nth(1) {
+        Some((i, _)) => (text.as_bytes()[0], &text[i..]),
+        None => (0, text),
+    };
+    let mut operands: Vec<AnyOperand> = Vec::new();
+    for (k, tok) in text.split_whitespace().take(4).enumerate() {
+        // Each grammar on the first tokens (a failed parse ranks suggestions: slow).
+        if k < 2 {
+            let _ = round_trip::<DType>(tok);
+            let _ = round_trip::<Value>(tok);
+            let _ = round_trip::<Operand>(tok);
+        }
+        if let Some(o) = round_trip::<AnyOperand>(tok) {
+            operands.push(o);
+        }
+    }
+    let _ = parse_list(text);
+    let op = match flags % 11 {
+        0 => None,
+        k => Some(Op::ALL[usize::from(k - 1)]),
+    };
+    for &set in RuleSet::ALL {
+        let rules = Rules::new(set)
+            .strict(flags & 0x40 != 0)
+            .x64(flags & 0x80 != 0);
+        let _ = rules.evaluate_any(op, &operands);
+        if let [a, b] = operands[..] {
+            let _ = rules.evaluate_any(op, &[b, a]);
+        }
+    }
+});
