@@ -9,7 +9,9 @@
 //! NaN, sign and the formats' special codes are selects on loop-invariant constants.
 //! [`Encoder32::encode`] is tested against [`scalar`](super::scalar) on every kind of input.
 
+use super::Semantics;
 use super::minifloat::{Layout, Specials};
+use super::scalar::{self, NanRule};
 
 /// Precomputed constants for encoding float32 into one format.
 #[derive(Clone, Copy, Debug)]
@@ -32,15 +34,27 @@ pub struct Encoder32 {
     nan_pos: u32,
     nan_neg: u32,
     payload: bool,
+    payload_min1: u32,
+    payload_base: u32,
 }
 
 impl Encoder32 {
-    /// The encoder for `l`, if it is a format of at most 16 bits with at most float32's range
-    /// and precision.
-    pub fn new(l: &Layout) -> Option<Encoder32> {
+    /// The encoder for `l` under `sem`, if it is a format of at most 16 bits with at most
+    /// float32's range and precision that `sem` reaches from float32 by one plain rounding.
+    pub fn new(l: &Layout, sem: Semantics) -> Option<Encoder32> {
         if l.bits > 16 || l.m > 23 || l.min_exp < -127 || (l.m > 0 && l.min_exp < -126) {
             return None;
         }
+        let f32l = Layout::new(dtype_lattice::DType::Float32.float_format()?);
+        if scalar::route(sem, &f32l, l) != scalar::Route::default() {
+            return None;
+        }
+        let (nan_pos, nan_neg, payload, min1, quiet) = match scalar::nan_rule(sem, &f32l, l) {
+            NanRule::Canonical => (l.nan_code(false), l.nan_code(true), false, false, false),
+            NanRule::Fixed(c) => (c, c, false, false, false),
+            NanRule::Payload { quiet, min1 } => (0, 0, true, min1, quiet),
+            NanRule::Same | NanRule::CanonicalPositive => return None,
+        };
         let shift = 23 - l.m;
         let bias = if l.m == 0 { -l.min_exp } else { 1 - l.min_exp };
         let magic_exp = l.min_exp - l.m as i32 + 23;
@@ -67,10 +81,13 @@ impl Encoder32 {
             sign_mask: if l.signed { 1 } else { 0 },
             fnuz: l.specials == Specials::NanNegZero,
             unsigned_nan: if l.signed { 0 } else { u32::MAX },
-            nan_pos: l.nan_code(false) as u32,
-            nan_neg: l.nan_code(true) as u32,
-            // NumPy's float32 → float16 keeps the top payload bits of a NaN.
-            payload: (l.e, l.m) == (5, 10),
+            nan_pos: nan_pos as u32,
+            nan_neg: nan_neg as u32,
+            // float32 → float16 keeps the top payload bits of a NaN (NumPy: at least one set,
+            // JAX: quieted).
+            payload: payload && l.m > 0,
+            payload_min1: u32::from(min1),
+            payload_base: (l.inf_code() | if quiet { 1 << (l.m - 1) } else { 0 }) as u32,
         })
     }
 
@@ -107,15 +124,16 @@ impl Encoder32 {
         } else {
             out
         };
-        let payload = (a & 0x007f_ffff) >> 13;
-        let payload = payload | i32::from(payload == 0);
+        let payload = (a & 0x007f_ffff) >> self.shift;
+        let payload = payload | (self.payload_min1 as i32 & i32::from(payload == 0));
         let canonical = if s == 1 {
             self.nan_neg as i32
         } else {
             self.nan_pos as i32
         };
         let pm = -i32::from(self.payload);
-        let nan = (((s << 15) | 0x7c00 | payload) & pm) | (canonical & !pm);
+        let nan = (((s << self.sign_shift) | self.payload_base as i32 | payload) & pm)
+            | (canonical & !pm);
         (if a > 0x7f80_0000 { nan } else { out }) as u32
     }
 
@@ -212,15 +230,17 @@ mod tests {
             let Some(Class::Float(l)) = Class::of(*t) else {
                 continue;
             };
-            let Some(enc) = Encoder32::new(&l) else {
-                assert!(l.bits > 16);
-                continue;
-            };
-            for &x in &inputs {
-                for x in [x, x ^ 0x8000_0000] {
-                    let want = scalar::float_to_float(u64::from(x), &f32l, &l);
-                    assert_eq!(u64::from(enc.encode(x)), want, "{t} {x:#010x}");
-                    checked += 1;
+            for sem in [Semantics::Jax, Semantics::NumPy] {
+                let Some(enc) = Encoder32::new(&l, sem) else {
+                    assert!(l.bits > 16);
+                    continue;
+                };
+                for &x in &inputs {
+                    for x in [x, x ^ 0x8000_0000] {
+                        let want = scalar::float_to_float(sem, u64::from(x), &f32l, &l);
+                        assert_eq!(u64::from(enc.encode(x)), want, "{sem:?} {t} {x:#010x}");
+                        checked += 1;
+                    }
                 }
             }
         }
