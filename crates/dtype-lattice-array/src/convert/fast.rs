@@ -1,5 +1,6 @@
 //! float32 → narrow float (every format of at most 16 bits: float8/6/4, e8m0fnu, bfloat16,
-//! float16) with branch-free integer code that LLVM vectorises (no `unsafe`, no intrinsics):
+//! float16) with branch-free integer code that LLVM vectorises (no intrinsics; [`super::simd`]
+//! compiles the loops a second time for AVX2):
 //! one [`Encoder32`] per target format, built from its [`Layout`], the same for every format.
 //!
 //! Normal values round to nearest even by adding `2^(s-1) - 1` plus the last kept bit and
@@ -139,62 +140,45 @@ impl Encoder32 {
 
     /// Encodes every float32 of `src` (little-endian, 4 bytes each) into one byte each.
     pub fn encode_to_u8(&self, src: &[u8], dst: &mut [u8]) {
-        let e = *self;
-        let mut d = dst.chunks_exact_mut(LANES);
-        let mut s = src.chunks_exact(4 * LANES);
-        for (d, s) in (&mut d).zip(&mut s) {
-            let x = load_lanes(s);
-            let mut out = [0u8; LANES];
-            for (o, x) in out.iter_mut().zip(x) {
-                *o = e.encode(x) as u8;
-            }
-            d.copy_from_slice(&out);
-        }
-        for (d, s) in d
-            .into_remainder()
-            .iter_mut()
-            .zip(s.remainder().chunks_exact(4))
-        {
-            *d = e.encode(u32::from_le_bytes([s[0], s[1], s[2], s[3]])) as u8;
+        if !super::simd::encode_to_u8(self, src, dst) {
+            encode_u8_loop(self, src, dst);
         }
     }
 
     /// Encodes every float32 of `src` into two little-endian bytes each.
     pub fn encode_to_u16(&self, src: &[u8], dst: &mut [u8]) {
-        let e = *self;
-        let mut d = dst.chunks_exact_mut(2 * LANES);
-        let mut s = src.chunks_exact(4 * LANES);
-        for (d, s) in (&mut d).zip(&mut s) {
-            let x = load_lanes(s);
-            let mut out = [0u16; LANES];
-            for (o, x) in out.iter_mut().zip(x) {
-                *o = e.encode(x) as u16;
-            }
-            for (d, o) in d.chunks_exact_mut(2).zip(out) {
-                d.copy_from_slice(&o.to_le_bytes());
-            }
-        }
-        for (d, s) in d
-            .into_remainder()
-            .chunks_exact_mut(2)
-            .zip(s.remainder().chunks_exact(4))
-        {
-            let x = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-            d.copy_from_slice(&(e.encode(x) as u16).to_le_bytes());
+        if !super::simd::encode_to_u16(self, src, dst) {
+            encode_u16_loop(self, src, dst);
         }
     }
 }
 
-/// Elements per block: fixed-size arrays LLVM turns into vector registers.
-const LANES: usize = 16;
-
+/// The loop of [`Encoder32::encode_to_u8`], inlined into each target's copy
+/// ([`super::simd`]). A plain element loop: LLVM's loop vectoriser turns it into vector code
+/// (blocks of fixed-size arrays left it to the SLP vectoriser, which gave up, so the earlier
+/// 16-lane version ran scalar).
 #[inline(always)]
-fn load_lanes(s: &[u8]) -> [u32; LANES] {
-    let mut x = [0u32; LANES];
-    for (x, b) in x.iter_mut().zip(s.chunks_exact(4)) {
-        *x = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+pub(crate) fn encode_u8_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    let e = *e;
+    let n = dst.len().min(src.len() / 4);
+    let (dst, src) = (&mut dst[..n], &src.as_chunks::<4>().0[..n]);
+    for i in 0..n {
+        dst[i] = e.encode(u32::from_le_bytes(src[i])) as u8;
     }
-    x
+}
+
+/// The loop of [`Encoder32::encode_to_u16`] (as [`encode_u8_loop`]).
+#[inline(always)]
+pub(crate) fn encode_u16_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    let e = *e;
+    let n = (dst.len() / 2).min(src.len() / 4);
+    let (dst, src) = (
+        &mut dst.as_chunks_mut::<2>().0[..n],
+        &src.as_chunks::<4>().0[..n],
+    );
+    for i in 0..n {
+        dst[i] = (e.encode(u32::from_le_bytes(src[i])) as u16).to_le_bytes();
+    }
 }
 
 #[cfg(test)]

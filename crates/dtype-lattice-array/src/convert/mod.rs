@@ -94,6 +94,8 @@ pub mod fast;
 pub mod ints;
 pub mod minifloat;
 pub mod scalar;
+#[allow(unsafe_code)]
+mod simd;
 mod slice;
 
 use std::fmt;

@@ -41,6 +41,28 @@ fn build_table(sem: Semantics, sc: &Class, dc: &Class, src_bits: u32) -> Vec<u8>
     table
 }
 
+/// `dst[i] = table[src[i]]` for a 256-entry table of `D`-byte results (fixed-size types: no
+/// bounds checks, one `D`-byte move per element).
+fn lookup8<const D: usize>(table: &[u8], src: &[u8], dst: &mut [u8]) {
+    let table: &[[u8; D]; 256] = table.as_chunks::<D>().0.try_into().expect("256 entries");
+    for (d, s) in dst.as_chunks_mut::<D>().0.iter_mut().zip(src) {
+        *d = table[usize::from(*s)];
+    }
+}
+
+/// `dst[i] = table[src[i]]` for a 65,536-entry table indexed by little-endian 16-bit sources.
+fn lookup16<const D: usize>(table: &[u8], src: &[u8], dst: &mut [u8]) {
+    let table: &[[u8; D]; 65536] = table.as_chunks::<D>().0.try_into().expect("2^16 entries");
+    for (d, s) in dst
+        .as_chunks_mut::<D>()
+        .0
+        .iter_mut()
+        .zip(src.as_chunks::<2>().0)
+    {
+        *d = table[usize::from(u16::from_le_bytes(*s))];
+    }
+}
+
 impl Kernel {
     fn choose(sem: Semantics, src: DType, sc: Class, dst: DType, dc: Class, n: usize) -> Kernel {
         if src == dst {
@@ -83,20 +105,17 @@ impl Kernel {
             Kernel::Copy => dst.copy_from_slice(src),
             Kernel::Table { src_size, table } => {
                 let ds = table.len() >> (8 * src_size);
-                if *src_size == 1 && ds == 1 {
-                    for (d, s) in dst.iter_mut().zip(src) {
-                        *d = table[usize::from(*s)];
-                    }
-                } else if *src_size == 1 {
-                    for (d, s) in dst.chunks_exact_mut(ds).zip(src) {
-                        let i = usize::from(*s) * ds;
-                        d.copy_from_slice(&table[i..i + ds]);
-                    }
-                } else {
-                    for (d, s) in dst.chunks_exact_mut(ds).zip(src.chunks_exact(2)) {
-                        let i = usize::from(u16::from_le_bytes([s[0], s[1]])) * ds;
-                        d.copy_from_slice(&table[i..i + ds]);
-                    }
+                match (src_size, ds) {
+                    (1, 1) => lookup8::<1>(table, src, dst),
+                    (1, 2) => lookup8::<2>(table, src, dst),
+                    (1, 4) => lookup8::<4>(table, src, dst),
+                    (1, 8) => lookup8::<8>(table, src, dst),
+                    (1, 16) => lookup8::<16>(table, src, dst),
+                    (_, 1) => lookup16::<1>(table, src, dst),
+                    (_, 2) => lookup16::<2>(table, src, dst),
+                    (_, 4) => lookup16::<4>(table, src, dst),
+                    (_, 8) => lookup16::<8>(table, src, dst),
+                    _ => lookup16::<16>(table, src, dst),
                 }
             }
             Kernel::Narrow(enc, 1) => enc.encode_to_u8(src, dst),
