@@ -1,7 +1,8 @@
-"""Times the peers of `cargo bench --bench arrays`'s astype_f32_f8e4m3fn_2e24: 2^24 float32 ->
-float8_e4m3fn with NumPy + ml_dtypes (`x.astype(ml_dtypes.float8_e4m3fn)`) and with JAX on CPU
-(`jax.jit(lambda x: x.astype(jnp.float8_e4m3fn))`, compiled and the input on the device before
-timing, `block_until_ready`). Prints the median of --runs runs (ms) of each.
+"""Times the peers of `cargo bench --bench arrays`'s astype_f32_f8e4m3fn_2e24,
+astype_f8e4m3fn_f32_2e24 and astype_f32_bf16_2e24: 2^24 elements float32 -> float8_e4m3fn,
+float8_e4m3fn -> float32 and float32 -> bfloat16 with NumPy + ml_dtypes (`x.astype(t)`) and with
+JAX on CPU (`jax.jit(lambda x: x.astype(t))`, compiled and the input on the device before timing,
+`block_until_ready`). Prints the median of --runs runs (ms) of each, and the load average.
 
     tools/.venv-jax/bin/python tools/bench_convert_peers.py [--n 16777216] [--runs 9]
 """
@@ -36,13 +37,17 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(args.n, dtype=np.float32) * 100).astype(np.float32)
-    ml = median_ms(lambda: x.astype(ml_dtypes.float8_e4m3fn), args.runs)
-    f = jax.jit(lambda v: v.astype(jnp.float8_e4m3fn))
-    xd = jax.device_put(x)
-    jx = median_ms(lambda: f(xd).block_until_ready(), args.runs)
-    print(f"n={args.n} float32 -> float8_e4m3fn, median of {args.runs}")
-    print(f"numpy {np.__version__} + ml_dtypes {ml_dtypes.__version__}: {ml:.2f} ms")
-    print(f"jax {jax.__version__} (jit, cpu): {jx:.2f} ms")
+    f8 = x.astype(ml_dtypes.float8_e4m3fn)
+    print(f"n={args.n}, median of {args.runs}; load average {os.getloadavg()}")
+    print(f"numpy {np.__version__} + ml_dtypes {ml_dtypes.__version__}, jax {jax.__version__} (jit, cpu)")
+    for name, src, dst in [("f32 -> float8_e4m3fn", x, jnp.float8_e4m3fn),
+                           ("float8_e4m3fn -> f32", f8, jnp.float32),
+                           ("f32 -> bfloat16", x, jnp.bfloat16)]:
+        ml = median_ms(lambda: src.astype(dst), args.runs)
+        f = jax.jit(lambda v: v.astype(dst))
+        xd = jax.device_put(src)
+        jx = median_ms(lambda: f(xd).block_until_ready(), args.runs)
+        print(f"{name}: numpy {ml:.2f} ms, jax {jx:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -11,21 +11,23 @@ bytes, as NumPy stores them): every byte 0..=255 for the 8-bit-storage dtypes (t
 bytes of the sub-byte dtypes included: ml_dtypes reads them), every 16-bit pattern for the 16-bit
 dtypes, and a fixed-seed sample with every edge for the wider ones (see `float_sample`).
 
-For each (src, dst) pair a case records the results of
+For each (src, dst) pair a case records the results of both semantics, each exactly as its
+library produced it (nothing is computed here):
 
-- `ml`: NumPy + ml_dtypes,
-- `jax`: JAX (XLA CPU) where it differs from `ml` (`null` where JAX cannot convert the pair;
-  where ml_dtypes refuses the pair, `ml_error` holds its exception and `jax` the full result;
-  for sub-byte sources only the canonical inputs 0..2^bits are given to JAX),
-- `exact`: where it differs from `ml`, the correctly rounded result for sources wider than
-  float32 (float64, complex128, int/uint 32/64): ml_dtypes and XLA convert some of these through
-  float32 and so round twice. It is still made by the libraries: the source value is first
-  rounded to odd at float32 precision (float64 for integers), which with >= 2p+2 bits loses
-  nothing for a p-bit target, then converted by ml_dtypes.
+- `numpy`: NumPy + ml_dtypes' `x.astype(dst)`; `null` with `numpy_error` where ml_dtypes refuses
+  the pair. For float/complex -> integer pairs, the elements where NumPy's result is undefined
+  (C's cast of NaN, or of a value whose truncation is outside the destination's range) are
+  written as zero bytes and counted in `numpy_undefined`: the test compares the defined ones.
+- `jax`: JAX on CPU, x64 on, `x.astype(dst)` jitted and eagerly (asserted equal); `null` with
+  `jax_error` where XLA's CPU backend cannot hold the pair (uint1, float6, complex32/bcomplex32,
+  int1 sources). For sub-byte sources JAX is given only the canonical inputs 0..2^bits. Stored
+  as `"same"` (equal to NumPy's), `{"patch": [[index, hex], ...]}` (every element that differs
+  from NumPy's unmasked result, when at most PATCH_LIMIT do), or in full; `jax_diff` counts the
+  elements that differ from NumPy's result. Where NumPy's result is masked or missing, JAX's is
+  stored in full.
 
 A result is a hex string of the destination bytes when short, else
-{"crc32", "bytes", "sample": [[index, hex], ...]}. Differing results add "diff": the number of
-differing elements and "first": up to 8 [index, ml hex, other hex].
+{"crc32", "bytes", "sample": [[index, hex], ...]} (the CRC-32 of all of it).
 """
 
 import argparse
@@ -63,6 +65,7 @@ SUB_BITS = {"uint1": 1, "uint2": 2, "uint4": 4, "int1": 1, "int2": 2, "int4": 4,
 NO_JAX = {"uint1", "float6_e2m3fn", "float6_e3m2fn", "complex32", "bcomplex32"}
 HEX_LIMIT = 4096  # destination bytes up to which a result is stored in full
 SAMPLE = 64
+PATCH_LIMIT = 64  # differing elements up to which a JAX result is stored as a patch
 
 
 def dt(name):
@@ -206,61 +209,6 @@ def encode(raw, itemsize):
     return {"crc32": zlib.crc32(raw), "bytes": len(raw), "sample": sample}
 
 
-def compare(ml, other, itemsize):
-    """`other` encoded with "diff"/"first" against ml, or "same"."""
-    if ml == other:
-        return "same"
-    n = min(len(ml), len(other)) // itemsize
-    a = np.frombuffer(ml[: n * itemsize], np.uint8).reshape(n, itemsize)
-    b = np.frombuffer(other[: n * itemsize], np.uint8).reshape(n, itemsize)
-    diff = np.nonzero((a != b).any(axis=1))[0]
-    enc = encode(other, itemsize)
-    if not isinstance(enc, dict):
-        enc = {"hex": enc}
-    enc["diff"] = int(len(diff))
-    enc["first"] = [[int(i), ml[i * itemsize:(i + 1) * itemsize].hex(),
-                     other[i * itemsize:(i + 1) * itemsize].hex()] for i in diff[:8]]
-    return enc
-
-
-def round_to_odd(x, ft):
-    """x (float64 array, or Python ints) rounded to odd at ft precision (float32 or float64):
-    exact values stay, inexact ones take the neighbour with an odd last bit."""
-    ut = np.uint32 if ft is np.float32 else np.uint64
-    if isinstance(x, list):  # Python ints -> float64
-        r = np.array([float(v) for v in x], dtype=np.float64)
-        exact = np.array([int(f) == v for f, v in zip(r.tolist(), x)])
-        up = np.array([v > int(f) for f, v in zip(r.tolist(), x)])
-    else:
-        with np.errstate(over="ignore"):
-            r = x.astype(ft)
-        info = np.finfo(ft)
-        r = np.where(np.isinf(r) & np.isfinite(x), np.copysign(info.max, x).astype(ft), r)
-        exact = (r.astype(np.float64) == x) | np.isnan(x)
-        up = x > r.astype(np.float64)
-    odd = (r.view(ut) & ut(1)) == 1
-    fix = ~exact & ~odd
-    toward = np.where(up, np.inf, -np.inf).astype(r.dtype)
-    r = np.where(fix, np.nextafter(r, toward), r)
-    return r
-
-
-def exact_inputs(name, x):
-    """The source converted so that ml_dtypes' next (float32-or-wider) rounding is exact,
-    or None where ml_dtypes rounds once already."""
-    if name in ("float64", "complex128"):
-        if name == "complex128":
-            out = np.empty(len(x), np.complex64)
-            out.real = round_to_odd(x.real.copy(), np.float32)
-            out.imag = round_to_odd(x.imag.copy(), np.float32)
-            return out, {"f32": out, "f64": x}
-        return round_to_odd(x, np.float32), {"f32": None, "f64": x}
-    if name in ("int32", "uint32", "int64", "uint64"):
-        f64 = round_to_odd([int(v) for v in x], np.float64)
-        return round_to_odd(f64, np.float32), {"f32": None, "f64": f64, "ints": x}
-    return None, None
-
-
 def ml_convert(x, dst):
     try:
         return as_bytes(x.astype(dt(dst))), None
@@ -268,36 +216,55 @@ def ml_convert(x, dst):
         return None, f"{type(e).__name__}: {fixturelib.first_line(e)}"
 
 
-def exact_convert(src, x, rto32, extra, dst):
-    """The correctly rounded conversion of x to a float dst, made by the libraries."""
-    if not dst.startswith(("float", "bfloat", "complex", "bcomplex")):
-        return None
-    if dst in ("float64", "complex128"):
-        if extra.get("ints") is None:
-            return None
-        rne = np.array([float(int(v)) for v in extra["ints"]], dtype=np.float64)  # rounds once
-        return as_bytes(rne.astype(dt(dst)))
-    if dst in ("float32", "complex64"):
-        if extra.get("ints") is not None:
-            return as_bytes(extra["f64"].astype(np.float32).astype(dt(dst)))
-        if src == "float64":
-            return as_bytes(x.astype(np.float32).astype(dt(dst)))
-        return None
-    return as_bytes(rto32.astype(dt(dst)))
-
-
 def jax_convert(x, src, dst):
+    """JAX's result (jitted and eager, which must agree), or (None, reason)."""
     if src in NO_JAX or dst in NO_JAX:
-        return None
+        return None, "no such dtype on XLA's CPU backend"
     if src in SUB_BITS:
         x = x[: 1 << SUB_BITS[src]]
-    if src == "bool":
-        pass
     try:
         f = jax.jit(lambda v: v.astype(dt(dst)))
-        return as_bytes(np.asarray(f(jnp.asarray(x))))
-    except Exception:  # noqa: BLE001
+        jit = as_bytes(np.asarray(f(jnp.asarray(x))))
+        eager = as_bytes(np.asarray(jnp.asarray(x).astype(dt(dst))))
+    except Exception as e:  # noqa: BLE001
+        return None, f"{type(e).__name__}: {fixturelib.first_line(e)}"
+    assert jit == eager, (src, dst)
+    return jit, None
+
+
+def is_int(name):
+    return name.startswith(("int", "uint"))
+
+
+def undefined(x, src, dst):
+    """Where NumPy's float -> int cast is undefined (C's cast of NaN or of a value whose
+    truncation is outside the destination's range): a boolean mask, or None for other pairs."""
+    if not (is_int(dst) and src.startswith(("float", "bfloat", "complex", "bcomplex"))):
         return None
+    v = x.real if src.startswith(("complex", "bcomplex")) else x
+    v = v.astype(np.float64)
+    bits = SUB_BITS.get(dst, np.dtype(dt(dst)).itemsize * 8)
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.startswith("int") else (0, (1 << bits) - 1)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(v)
+        return ~((t >= lo) & (t <= hi))
+
+
+def patch(ml, other, itemsize):
+    """`other` against `ml` (the prefix of the same length): "same", the list of differing
+    elements when there are at most PATCH_LIMIT, else `other` in full."""
+    n = len(other) // itemsize
+    a = np.frombuffer(ml[: n * itemsize], np.uint8).reshape(n, itemsize)
+    b = np.frombuffer(other, np.uint8).reshape(n, itemsize)
+    diff = np.nonzero((a != b).any(axis=1))[0]
+    if len(diff) == 0:
+        return "same", 0
+    if len(diff) <= PATCH_LIMIT:
+        return {"patch": [[int(i), other[i * itemsize:(i + 1) * itemsize].hex()] for i in diff]}, len(diff)
+    enc = encode(other, itemsize)
+    if not isinstance(enc, dict):
+        enc = {"hex": enc}
+    return enc, len(diff)
 
 
 def main():
@@ -315,33 +282,33 @@ def main():
             continue
         rng = np.random.default_rng(20260 + si)
         x, kind = inputs(src, rng)
-        rto32, extra = exact_inputs(src, x)
         cases = []
         for dst in NAMES:
             size = dt(dst).itemsize
             ml, err = ml_convert(x, dst)
+            j, jerr = jax_convert(x, src, dst)
             case = {"dst": dst}
             if err is not None:
-                case["ml_error"] = err
-                j = jax_convert(x, src, dst)
-                case["jax"] = None if j is None else encode(j, size)
-                cases.append(case)
-                continue
-            case["ml"] = encode(ml, size)
-            j = jax_convert(x, src, dst)
-            case["jax"] = None if j is None else compare(ml[: len(j)], j, size)
-            if rto32 is not None:
-                e = exact_convert(src, x, rto32, extra, dst)
-                if e is not None and src in ("float64", "complex128"):
-                    # NaN: no rounding involved; keep ml_dtypes' own NaN (payload rules).
-                    nan = np.isnan(x.real) if src == "float64" else (np.isnan(x.real) | np.isnan(x.imag))
-                    a = np.frombuffer(e, np.uint8).reshape(len(x), size).copy()
-                    a[nan] = np.frombuffer(ml, np.uint8).reshape(len(x), size)[nan]
-                    e = a.tobytes()
-                if e is not None:
-                    c = compare(ml, e, size)
-                    if c != "same":
-                        case["exact"] = c
+                case["numpy"] = None
+                case["numpy_error"] = err
+            else:
+                undef = undefined(x, src, dst)
+                shown = ml
+                if undef is not None and undef.any():
+                    a = np.frombuffer(ml, np.uint8).reshape(len(x), size).copy()
+                    a[undef] = 0
+                    shown = a.tobytes()
+                    case["numpy_undefined"] = int(undef.sum())
+                case["numpy"] = encode(shown, size)
+            if j is None:
+                case["jax"] = None
+                case["jax_error"] = jerr
+            elif err is not None or "numpy_undefined" in case:
+                case["jax"] = encode(j, size)
+                if err is None:
+                    case["jax_diff"] = patch(ml, j, size)[1]
+            else:
+                case["jax"], case["jax_diff"] = patch(ml, j, size)
             cases.append(case)
             total += len(x)
         header = {

@@ -1,5 +1,6 @@
 //! float32 → narrow float (every format of at most 16 bits: float8/6/4, e8m0fnu, bfloat16,
-//! float16) with branch-free integer code that LLVM vectorises (no `unsafe`, no intrinsics):
+//! float16) with branch-free integer code that LLVM vectorises (no intrinsics; [`super::simd`]
+//! compiles the loops a second time for AVX2):
 //! one [`Encoder32`] per target format, built from its [`Layout`], the same for every format.
 //!
 //! Normal values round to nearest even by adding `2^(s-1) - 1` plus the last kept bit and
@@ -9,7 +10,9 @@
 //! NaN, sign and the formats' special codes are selects on loop-invariant constants.
 //! [`Encoder32::encode`] is tested against [`scalar`](super::scalar) on every kind of input.
 
+use super::Semantics;
 use super::minifloat::{Layout, Specials};
+use super::scalar::{self, NanRule};
 
 /// Precomputed constants for encoding float32 into one format.
 #[derive(Clone, Copy, Debug)]
@@ -32,15 +35,27 @@ pub struct Encoder32 {
     nan_pos: u32,
     nan_neg: u32,
     payload: bool,
+    payload_min1: u32,
+    payload_base: u32,
 }
 
 impl Encoder32 {
-    /// The encoder for `l`, if it is a format of at most 16 bits with at most float32's range
-    /// and precision.
-    pub fn new(l: &Layout) -> Option<Encoder32> {
+    /// The encoder for `l` under `sem`, if it is a format of at most 16 bits with at most
+    /// float32's range and precision that `sem` reaches from float32 by one plain rounding.
+    pub fn new(l: &Layout, sem: Semantics) -> Option<Encoder32> {
         if l.bits > 16 || l.m > 23 || l.min_exp < -127 || (l.m > 0 && l.min_exp < -126) {
             return None;
         }
+        let f32l = Layout::new(dtype_lattice::DType::Float32.float_format()?);
+        if scalar::route(sem, &f32l, l) != scalar::Route::default() {
+            return None;
+        }
+        let (nan_pos, nan_neg, payload, min1, quiet) = match scalar::nan_rule(sem, &f32l, l) {
+            NanRule::Canonical => (l.nan_code(false), l.nan_code(true), false, false, false),
+            NanRule::Fixed(c) => (c, c, false, false, false),
+            NanRule::Payload { quiet, min1 } => (0, 0, true, min1, quiet),
+            NanRule::Same | NanRule::CanonicalPositive => return None,
+        };
         let shift = 23 - l.m;
         let bias = if l.m == 0 { -l.min_exp } else { 1 - l.min_exp };
         let magic_exp = l.min_exp - l.m as i32 + 23;
@@ -67,10 +82,13 @@ impl Encoder32 {
             sign_mask: if l.signed { 1 } else { 0 },
             fnuz: l.specials == Specials::NanNegZero,
             unsigned_nan: if l.signed { 0 } else { u32::MAX },
-            nan_pos: l.nan_code(false) as u32,
-            nan_neg: l.nan_code(true) as u32,
-            // NumPy's float32 → float16 keeps the top payload bits of a NaN.
-            payload: (l.e, l.m) == (5, 10),
+            nan_pos: nan_pos as u32,
+            nan_neg: nan_neg as u32,
+            // float32 → float16 keeps the top payload bits of a NaN (NumPy: at least one set,
+            // JAX: quieted).
+            payload: payload && l.m > 0,
+            payload_min1: u32::from(min1),
+            payload_base: (l.inf_code() | if quiet { 1 << (l.m - 1) } else { 0 }) as u32,
         })
     }
 
@@ -107,76 +125,60 @@ impl Encoder32 {
         } else {
             out
         };
-        let payload = (a & 0x007f_ffff) >> 13;
-        let payload = payload | i32::from(payload == 0);
+        let payload = (a & 0x007f_ffff) >> self.shift;
+        let payload = payload | (self.payload_min1 as i32 & i32::from(payload == 0));
         let canonical = if s == 1 {
             self.nan_neg as i32
         } else {
             self.nan_pos as i32
         };
         let pm = -i32::from(self.payload);
-        let nan = (((s << 15) | 0x7c00 | payload) & pm) | (canonical & !pm);
+        let nan = (((s << self.sign_shift) | self.payload_base as i32 | payload) & pm)
+            | (canonical & !pm);
         (if a > 0x7f80_0000 { nan } else { out }) as u32
     }
 
     /// Encodes every float32 of `src` (little-endian, 4 bytes each) into one byte each.
     pub fn encode_to_u8(&self, src: &[u8], dst: &mut [u8]) {
-        let e = *self;
-        let mut d = dst.chunks_exact_mut(LANES);
-        let mut s = src.chunks_exact(4 * LANES);
-        for (d, s) in (&mut d).zip(&mut s) {
-            let x = load_lanes(s);
-            let mut out = [0u8; LANES];
-            for (o, x) in out.iter_mut().zip(x) {
-                *o = e.encode(x) as u8;
-            }
-            d.copy_from_slice(&out);
-        }
-        for (d, s) in d
-            .into_remainder()
-            .iter_mut()
-            .zip(s.remainder().chunks_exact(4))
-        {
-            *d = e.encode(u32::from_le_bytes([s[0], s[1], s[2], s[3]])) as u8;
+        if !super::simd::encode_to_u8(self, src, dst) {
+            encode_u8_loop(self, src, dst);
         }
     }
 
     /// Encodes every float32 of `src` into two little-endian bytes each.
     pub fn encode_to_u16(&self, src: &[u8], dst: &mut [u8]) {
-        let e = *self;
-        let mut d = dst.chunks_exact_mut(2 * LANES);
-        let mut s = src.chunks_exact(4 * LANES);
-        for (d, s) in (&mut d).zip(&mut s) {
-            let x = load_lanes(s);
-            let mut out = [0u16; LANES];
-            for (o, x) in out.iter_mut().zip(x) {
-                *o = e.encode(x) as u16;
-            }
-            for (d, o) in d.chunks_exact_mut(2).zip(out) {
-                d.copy_from_slice(&o.to_le_bytes());
-            }
-        }
-        for (d, s) in d
-            .into_remainder()
-            .chunks_exact_mut(2)
-            .zip(s.remainder().chunks_exact(4))
-        {
-            let x = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-            d.copy_from_slice(&(e.encode(x) as u16).to_le_bytes());
+        if !super::simd::encode_to_u16(self, src, dst) {
+            encode_u16_loop(self, src, dst);
         }
     }
 }
 
-/// Elements per block: fixed-size arrays LLVM turns into vector registers.
-const LANES: usize = 16;
-
+/// The loop of [`Encoder32::encode_to_u8`], inlined into each target's copy
+/// ([`super::simd`]). A plain element loop, which LLVM's loop vectoriser turns into vector code
+/// (checked in the linked bench binary: with `lto = "thin"` the crate's own `--emit asm` is
+/// the pre-link, not yet vectorised code and shows scalar loops).
 #[inline(always)]
-fn load_lanes(s: &[u8]) -> [u32; LANES] {
-    let mut x = [0u32; LANES];
-    for (x, b) in x.iter_mut().zip(s.chunks_exact(4)) {
-        *x = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+pub(crate) fn encode_u8_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    let e = *e;
+    let n = dst.len().min(src.len() / 4);
+    let (dst, src) = (&mut dst[..n], &src.as_chunks::<4>().0[..n]);
+    for i in 0..n {
+        dst[i] = e.encode(u32::from_le_bytes(src[i])) as u8;
     }
-    x
+}
+
+/// The loop of [`Encoder32::encode_to_u16`] (as [`encode_u8_loop`]).
+#[inline(always)]
+pub(crate) fn encode_u16_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    let e = *e;
+    let n = (dst.len() / 2).min(src.len() / 4);
+    let (dst, src) = (
+        &mut dst.as_chunks_mut::<2>().0[..n],
+        &src.as_chunks::<4>().0[..n],
+    );
+    for i in 0..n {
+        dst[i] = (e.encode(u32::from_le_bytes(src[i])) as u16).to_le_bytes();
+    }
 }
 
 #[cfg(test)]
@@ -212,15 +214,17 @@ mod tests {
             let Some(Class::Float(l)) = Class::of(*t) else {
                 continue;
             };
-            let Some(enc) = Encoder32::new(&l) else {
-                assert!(l.bits > 16);
-                continue;
-            };
-            for &x in &inputs {
-                for x in [x, x ^ 0x8000_0000] {
-                    let want = scalar::float_to_float(u64::from(x), &f32l, &l);
-                    assert_eq!(u64::from(enc.encode(x)), want, "{t} {x:#010x}");
-                    checked += 1;
+            for sem in [Semantics::Jax, Semantics::NumPy] {
+                let Some(enc) = Encoder32::new(&l, sem) else {
+                    assert!(l.bits > 16);
+                    continue;
+                };
+                for &x in &inputs {
+                    for x in [x, x ^ 0x8000_0000] {
+                        let want = scalar::float_to_float(sem, u64::from(x), &f32l, &l);
+                        assert_eq!(u64::from(enc.encode(x)), want, "{sem:?} {t} {x:#010x}");
+                        checked += 1;
+                    }
                 }
             }
         }

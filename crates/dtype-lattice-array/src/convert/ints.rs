@@ -8,9 +8,8 @@
 //!   gives what the C cast gives on x86 (INT_MIN for int32/int64, wrapped bits for narrower
 //!   types, 0 for NaN or ±inf to uint8, and so on, with a RuntimeWarning); ml_dtypes wraps into
 //!   the sub-byte types. **JAX (XLA CPU) saturates**: NaN → 0, values beyond the range → the
-//!   nearest bound (±inf included), for every integer width, sub-byte ones too. This module
-//!   follows JAX. (For int1/uint1, where XLA's CPU backend cannot convert or treats `s1` as a
-//!   predicate, the same saturating rule is applied.)
+//!   nearest bound (±inf included), for every integer width, sub-byte ones too ([`saturate`]).
+//!   [`super::Semantics`] chooses; the rules are in [`super::scalar`].
 
 /// The low `bits` bits of `v`: the stored form of `v` wrapped into a `bits`-bit integer.
 pub fn wrap(v: i128, bits: u32) -> u64 {

@@ -20,34 +20,47 @@
 //! # Semantics
 //!
 //! These conversions are written by hand: no Rust crate gets them right (the `float8` crate
-//! saturates like CUDA, turning inf into 448 where ml_dtypes gives NaN; `microfloat` differs
+//! saturates like CUDA, turning inf into 448 where both libraries give NaN; `microfloat` differs
 //! from ml_dtypes at float8_e4m3fn's 464 tie, float8_e8m0fnu's subnormal inputs and negative
 //! NaN to float4/float6). One generic codec ([`minifloat`]) serves every float format from its
-//! [`FloatFormat`](dtype_lattice::FloatFormat) row. What they compute (fixtures from the real
-//! libraries in `tests/fixtures/convert/`, `tools/gen_convert_fixtures.py`):
+//! [`FloatFormat`](dtype_lattice::FloatFormat) row, and one engine ([`scalar::convert`]) every
+//! pair, under a [`Semantics`]: [`Semantics::Jax`] (the default: JAX 0.10 on XLA's CPU backend,
+//! x64 on) or [`Semantics::NumPy`] (NumPy 2 + ml_dtypes 0.6). Where they differ, the difference
+//! is a row of data (a rounding [`route`](scalar::route), a [`NaN rule`](scalar::nan_rule), a
+//! flag), not a second implementation. Both are tested bit for bit, NaNs included, against
+//! their library's results in `tests/fixtures/convert/` (`tools/gen_convert_fixtures.py`).
 //!
-//! - **float → float**: round to nearest, ties to even, *once*, from the exact source value.
-//!   Overflow becomes inf where the format has inf, else NaN (no saturation); only
-//!   float4/float6, which have neither, saturate to their largest value (as ml_dtypes). Values
-//!   below the smallest subnormal round to a zero of the same sign (`+0` for the `fnuz`
-//!   formats, which have no negative zero); float8_e8m0fnu (unsigned, no zero) turns 0,
-//!   negative values and NaN into its NaN `0xff` and values below `2^-127` into `2^-127`.
-//!   NaN stays NaN with its sign where the target has signed NaNs (the `fnuz` formats have one
-//!   NaN, `0x80`; float4/float6 have none and get ml_dtypes' zero of the opposite sign); payloads
-//!   as [`scalar::nan_to`] says. *Differences*: from float64 (and wide integers) ml_dtypes and
-//!   XLA round some pairs twice (through float32): ml_dtypes for float64 → float8/bfloat16 and
-//!   int32/int64 → bfloat16/float8_e8m0fnu, XLA for float64 → float16/bfloat16; this module
-//!   rounds once (the fixtures hold the correctly rounded results, made by the libraries from a
-//!   round-to-odd float32). XLA's CPU backend also flushes float32/float64 subnormals to zero
-//!   and quiets NaN payloads; ml_dtypes does not, and neither does this module.
-//! - **float → int**: JAX's saturating conversion ([`ints`]): truncation toward zero, NaN → 0,
-//!   out-of-range → the nearest bound. (NumPy gives C's undefined results there.)
+//! What both do:
+//!
+//! - **float → float**: round to nearest, ties to even. Overflow becomes inf where the format
+//!   has inf, else NaN (no saturation); only float4/float6, which have neither, saturate to
+//!   their largest value. Values below the smallest subnormal round to a zero of the same sign
+//!   (`+0` for the `fnuz` formats, which have no negative zero); float8_e8m0fnu (unsigned, no
+//!   zero) turns 0, negative values and NaN into its NaN `0xff`, and rounds every value strictly
+//!   between 2^-127 and 2^-126 up.
 //! - **int → int**: wraps modulo `2^bits` (sign-extended into int4/int2/int1).
-//! - **int → float**: rounded once (NumPy, ml_dtypes and JAX agree except where noted above).
+//! - **int → float**: rounded once, except 32/64-bit integers → bfloat16/float8_e8m0fnu, which
+//!   both round through float32 (twice).
 //! - **bool**: `x != 0` (NaN is true; a complex number is true if either part is non-zero);
-//!   `True` → 1.
-//! - **complex → real**: the real part (NumPy warns, JAX does the same); **real → complex**:
-//!   imaginary part `+0`.
+//!   `True` → 1. **complex → real**: the real part; **real → complex**: imaginary part `+0`.
+//!
+//! Where they differ (the counts over the fixtures' inputs are in `tools/README.md`):
+//!
+//! | | NumPy + ml_dtypes | JAX (XLA CPU) |
+//! |---|---|---|
+//! | float64 → bfloat16/float8/float6/float4/e8m0fnu | through float32 (twice) | once, except → bfloat16 (below) and → e8m0fnu: values below 2^-127 are NaN |
+//! | float64 → float32/float16/bfloat16 | once (float16, float32), through float32 (bfloat16) | through float32, subnormal float32 results flushed to zero |
+//! | float32 → float64, bfloat16 → float64, float32/float64 → bool | exact | subnormal inputs read as zero (DAZ) |
+//! | NaN payloads | NumPy's own casts keep them, others canonical | [`scalar::nan_rule`]: quieted where kept; `0x7f` into e5m2 from ≤16-bit formats; `fnuz` NaN is positive |
+//! | NaN → float4_e2m1fn | zero of the opposite sign | `0x8` (-0) |
+//! | float → int | truncation; out of range or NaN undefined in C (here: the truncated value wrapped, NaN → 0) | saturating: NaN → 0, beyond the range → the nearest bound; float4_e2m1fn's ±6.0 read as ±inf |
+//! | → int1 | wraps (low bit) | a predicate: `x != 0` → 1 (a complex number's real part; e8m0fnu's 2^-127 is 0) |
+//!
+//! JAX cannot hold uint1, float6_e2m3fn/float6_e3m2fn or complex32/bcomplex32 arrays on CPU, nor
+//! take int1 arrays as input; for those pairs [`Semantics::Jax`] computes the same rules (and
+//! NumPy's for int1 sources), untested against JAX. ml_dtypes refuses float8_e8m0fnu with the
+//! sub-byte integers and the other narrow floats; [`Semantics::NumPy`] converts those pairs by
+//! the same rules, untested.
 //!
 //! # Speed
 //!
@@ -58,7 +71,9 @@
 //!
 //! ```
 //! use dtype_lattice::DType;
-//! use dtype_lattice_array::convert::{convert_to_vec, decode_f64, encode_f64};
+//! use dtype_lattice_array::convert::{
+//!     Semantics, convert_to_vec, convert_to_vec_with, decode_f64, encode_f64,
+//! };
 //!
 //! let src: Vec<u8> = [464.0f32, 465.0, f32::INFINITY, 1e-9]
 //!     .iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -66,8 +81,12 @@
 //! assert_eq!(f8, [0x7e, 0x7f, 0x7f, 0x00]); // 448 (tie to even), NaN, NaN (no saturation), 0
 //! assert_eq!(decode_f64(DType::Float8E4M3Fn, &[0x7e])?, 448.0);
 //! let mut out = [0u8; 1];
-//! encode_f64(DType::Int4, -100.0, &mut out)?;
+//! encode_f64(Semantics::Jax, DType::Int4, -100.0, &mut out)?;
 //! assert_eq!(out, [0x08]); // saturates to -8, stored in the low 4 bits
+//! // float64 -> float16 through float32 under JAX: 2^-25 (1 + 2^-52) ties there, then to even.
+//! let x = (2f64.powi(-25) * (1.0 + f64::EPSILON)).to_le_bytes();
+//! assert_eq!(convert_to_vec(DType::Float64, &x, DType::Float16)?, [0x00, 0x00]);
+//! assert_eq!(convert_to_vec_with(Semantics::NumPy, DType::Float64, &x, DType::Float16)?, [0x01, 0x00]);
 //! # Ok::<(), dtype_lattice_array::convert::Error>(())
 //! ```
 
@@ -75,15 +94,29 @@ pub mod fast;
 pub mod ints;
 pub mod minifloat;
 pub mod scalar;
+#[allow(unsafe_code)]
+mod simd;
 mod slice;
 
 use std::fmt;
 
 use dtype_lattice::DType;
 
-pub use slice::{convert, convert_to_vec};
+pub use slice::{convert, convert_to_vec, convert_to_vec_with, convert_with};
 
 use scalar::{Class, Value};
+
+/// Whose conversions to reproduce. The two agree on most pairs; every difference is listed in
+/// the module doc, and each side is tested against its own library's results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Semantics {
+    /// JAX 0.10 on CPU (XLA's CPU backend), `x.astype(t)` jitted or eagerly, x64 on: the
+    /// default, as everywhere in this crate.
+    #[default]
+    Jax,
+    /// NumPy 2 + ml_dtypes 0.6, `x.astype(t)`.
+    NumPy,
+}
 
 /// Why a conversion was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,12 +191,14 @@ fn one(t: DType, bytes: &[u8]) -> Result<Class, Error> {
     Ok(c)
 }
 
-/// Converts one stored element of `src` into `dst` (both slices exactly one element long).
+/// Converts one stored element of `src` into `dst` (both slices exactly one element long)
+/// under `sem`.
 ///
 /// # Errors
 ///
 /// [`Error::NotNumeric`] for key dtypes, [`Error::Length`] if a slice is not one element.
 pub fn convert_element(
+    sem: Semantics,
     src: DType,
     element: &[u8],
     dst: DType,
@@ -175,10 +210,7 @@ pub fn convert_element(
         out.copy_from_slice(element);
         return Ok(());
     }
-    scalar::store(
-        scalar::encode(scalar::decode(&sc, scalar::load(element)), &dc),
-        out,
-    );
+    scalar::store(scalar::convert(sem, &sc, scalar::load(element), &dc), out);
     Ok(())
 }
 
@@ -191,7 +223,9 @@ pub fn convert_element(
 pub fn decode_f64(t: DType, element: &[u8]) -> Result<f64, Error> {
     let c = one(t, element)?;
     Ok(match scalar::decode(&c, scalar::load(element)) {
-        Value::Int(i) => f64::from_bits(scalar::int_to_float(i, &f64_layout())),
+        Value::Int(i) => {
+            f64::from_bits(f64_layout().encode_parts(i < 0, i.unsigned_abs() as u64, 0))
+        }
         Value::Real(r, l) | Value::Complex(r, _, l) => l.decode(r),
     })
 }
@@ -224,27 +258,27 @@ fn f32_layout() -> minifloat::Layout {
     minifloat::Layout::new(DType::Float32.float_format().expect("float32 is a float"))
 }
 
-/// Writes `x` as one element of `t`, as `np.float64(x).astype(t)` with this module's semantics
-/// (rounded once; NaN payloads as NumPy's float64 casts).
+/// Writes `x` as one element of `t`, as a float64 element converted under `sem`
+/// (`np.float64(x).astype(t)`, or `jnp.float64(x).astype(t)` with x64 on).
 ///
 /// # Errors
 ///
 /// [`Error::NotNumeric`] for key dtypes, [`Error::Length`] if `out` is not one element.
-pub fn encode_f64(t: DType, x: f64, out: &mut [u8]) -> Result<(), Error> {
+pub fn encode_f64(sem: Semantics, t: DType, x: f64, out: &mut [u8]) -> Result<(), Error> {
     let dc = one(t, out)?;
-    let v = Value::Real(x.to_bits(), f64_layout());
-    scalar::store(scalar::encode(v, &dc), out);
+    let sc = Class::Float(f64_layout());
+    scalar::store(scalar::convert(sem, &sc, u128::from(x.to_bits()), &dc), out);
     Ok(())
 }
 
-/// Writes `x` as one element of `t`, as `np.float32(x).astype(t)`.
+/// Writes `x` as one element of `t`, as a float32 element converted under `sem`.
 ///
 /// # Errors
 ///
 /// [`Error::NotNumeric`] for key dtypes, [`Error::Length`] if `out` is not one element.
-pub fn encode_f32(t: DType, x: f32, out: &mut [u8]) -> Result<(), Error> {
+pub fn encode_f32(sem: Semantics, t: DType, x: f32, out: &mut [u8]) -> Result<(), Error> {
     let dc = one(t, out)?;
-    let v = Value::Real(u64::from(x.to_bits()), f32_layout());
-    scalar::store(scalar::encode(v, &dc), out);
+    let sc = Class::Float(f32_layout());
+    scalar::store(scalar::convert(sem, &sc, u128::from(x.to_bits()), &dc), out);
     Ok(())
 }

@@ -2,8 +2,9 @@
 
 use dtype_lattice::{DType, Kind, Repr};
 
+use super::Semantics;
 use super::ints;
-use super::minifloat::Layout;
+use super::minifloat::{Layout, Specials};
 
 /// What a dtype's elements are, for conversion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,68 +102,289 @@ pub fn decode(c: &Class, raw: u128) -> Value {
     }
 }
 
-/// The standard IEEE formats, told by their fields.
+/// The formats a rule names, told by their fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Std {
+pub(crate) enum Std {
+    /// float16.
     Half,
+    /// bfloat16.
     BFloat,
+    /// float32.
     Single,
+    /// float64.
     Double,
+    /// float8_e5m2 (XLA's NaN there is `0x7f` from the narrow formats).
+    E5M2,
+    /// float8_e8m0fnu.
+    E8M0,
+    /// float4_e2m1fn and the float6 formats (no inf, no NaN).
+    NoNan,
+    /// Every other float8.
     Other,
 }
 
-fn std_of(l: &Layout) -> Std {
-    match (l.e, l.m) {
-        (5, 10) => Std::Half,
-        (8, 7) => Std::BFloat,
-        (8, 23) => Std::Single,
-        (11, 52) => Std::Double,
+pub(crate) fn std_of(l: &Layout) -> Std {
+    match (l.e, l.m, l.specials) {
+        (5, 10, _) => Std::Half,
+        (8, 7, _) => Std::BFloat,
+        (8, 23, _) => Std::Single,
+        (11, 52, _) => Std::Double,
+        (5, 2, Specials::Ieee) => Std::E5M2,
+        (8, 0, _) => Std::E8M0,
+        (_, _, Specials::Finite) => Std::NoNan,
         _ => Std::Other,
     }
 }
 
-/// The NaN a NaN becomes, as NumPy + ml_dtypes convert it. Payloads survive only through
-/// NumPy's own casts: float32/float64 → float16 keeps the top payload bits (at least one bit
-/// set, not quieted); float16 → float32/float64 and bfloat16 → float32 shift the payload in
-/// unchanged; float32 ↔ float64 shift it and set the quiet bit (the x86 instructions do). Every
-/// other pair gives the target's canonical NaN with the source's sign ([`Layout::nan_code`]).
-pub fn nan_to(src_raw: u64, src: &Layout, dst: &Layout) -> u64 {
+/// Whether ml_dtypes (not NumPy itself) implements the format: its casts from float64 go
+/// through float32.
+fn ml_dtypes_format(l: &Layout) -> bool {
+    !matches!(std_of(l), Std::Half | Std::Single | Std::Double)
+}
+
+/// How a NaN is converted (one rule per semantics and pair of formats, [`nan_rule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NanRule {
+    /// The same bits (same format).
+    Same,
+    /// The target's canonical NaN with the source's sign ([`Layout::nan_code`]).
+    Canonical,
+    /// The target's canonical NaN, positive.
+    CanonicalPositive,
+    /// This code, whatever the sign.
+    Fixed(u64),
+    /// IEEE to IEEE: sign, payload shifted to the target's width, and the quiet bit if `quiet`;
+    /// `min1`: a payload that shifts to 0 becomes 1 (still a NaN, not inf).
+    Payload {
+        /// Set the quiet bit.
+        quiet: bool,
+        /// Keep at least one payload bit.
+        min1: bool,
+    },
+}
+
+/// The NaN rule of a pair of float formats.
+///
+/// - NumPy + ml_dtypes: payloads survive only through NumPy's own casts: float32/float64 →
+///   float16 keep the top payload bits (at least one bit set, not quieted), float16 →
+///   float32/float64 and bfloat16 → float32 shift the payload in unchanged, float32 ↔ float64
+///   and bfloat16 → float64 shift it and set the quiet bit (the x86 instructions do). Every
+///   other pair gives the target's canonical NaN with the source's sign (for float4/float6,
+///   which have no NaN, ml_dtypes' zero of the opposite sign).
+/// - JAX (XLA CPU): float16 → float32/float64, bfloat16 → float16/float64, float32 →
+///   float16/float64 and float64 → float32 keep the payload and set the quiet bit; bfloat16 →
+///   float32 shifts the bits unchanged; NaN → float4_e2m1fn is `0x8` (-0) whatever the sign;
+///   float16, bfloat16 and the 8-bit formats give float8_e5m2's `0x7f` whatever the sign; the
+///   single NaN of the `fnuz` formats converts as a positive NaN; every other pair gives the
+///   canonical NaN with the sign (float64 → float16/bfloat16 and float32 → bfloat16 included).
+pub(crate) fn nan_rule(sem: Semantics, src: &Layout, dst: &Layout) -> NanRule {
+    use Std::*;
+    if src == dst {
+        return NanRule::Same;
+    }
+    let (s, d) = (std_of(src), std_of(dst));
+    match sem {
+        Semantics::NumPy => match (s, d) {
+            (Single | Double, Half) => NanRule::Payload {
+                quiet: false,
+                min1: true,
+            },
+            (Half, Single | Double) | (BFloat, Single) => NanRule::Payload {
+                quiet: false,
+                min1: false,
+            },
+            (Double, Single) | (Single, Double) | (BFloat, Double) => NanRule::Payload {
+                quiet: true,
+                min1: false,
+            },
+            _ => NanRule::Canonical,
+        },
+        Semantics::Jax => match (s, d) {
+            (_, NoNan) => NanRule::Fixed(dst.sign_bit()),
+            (Half | BFloat | E5M2 | E8M0 | Other | NoNan, E5M2) => NanRule::Fixed(0x7f),
+            (BFloat, Single) => NanRule::Payload {
+                quiet: false,
+                min1: false,
+            },
+            (Half, Single | Double)
+            | (BFloat, Half | Double)
+            | (Single, Half | Double)
+            | (Double, Single) => NanRule::Payload {
+                quiet: true,
+                min1: false,
+            },
+            _ if src.specials == Specials::NanNegZero => NanRule::CanonicalPositive,
+            _ => NanRule::Canonical,
+        },
+    }
+}
+
+/// The NaN a NaN becomes ([`nan_rule`]).
+pub fn nan_to(sem: Semantics, src_raw: u64, src: &Layout, dst: &Layout) -> u64 {
     let neg = src.is_negative(src_raw);
-    let frac = src_raw & ((1u64 << src.m) - 1);
-    let sign = if neg { dst.sign_bit() } else { 0 };
-    let inf = dst.inf_code();
-    match (std_of(src), std_of(dst)) {
-        (s, d) if s == d && s != Std::Other && src == dst => src_raw,
-        (Std::Single, Std::Half) => sign | inf | (frac >> 13).max(1),
-        (Std::Double, Std::Half) => sign | inf | (frac >> 42).max(1),
-        (Std::Half, Std::Single) => sign | inf | (frac << 13),
-        (Std::BFloat, Std::Single) => sign | inf | (frac << 16),
-        (Std::Half, Std::Double) => sign | inf | (frac << 42),
-        (Std::Double, Std::Single) => sign | inf | (1 << 22) | (frac >> 29),
-        (Std::Single, Std::Double) => sign | inf | (1 << 51) | (frac << 29),
-        (Std::BFloat, Std::Double) => sign | inf | (1 << 51) | (frac << 45),
-        _ => dst.nan_code(neg),
+    match nan_rule(sem, src, dst) {
+        NanRule::Same => src_raw,
+        NanRule::Canonical => dst.nan_code(neg),
+        NanRule::CanonicalPositive => dst.nan_code(false),
+        NanRule::Fixed(c) => c,
+        NanRule::Payload { quiet, min1 } => {
+            let frac = src_raw & ((1u64 << src.m) - 1);
+            let mut p = if dst.m >= src.m {
+                frac << (dst.m - src.m)
+            } else {
+                frac >> (src.m - dst.m)
+            };
+            if min1 {
+                p = p.max(1);
+            }
+            if quiet {
+                p |= 1u64 << (dst.m - 1);
+            }
+            let sign = if neg { dst.sign_bit() } else { 0 };
+            sign | dst.inf_code() | p
+        }
     }
 }
 
-/// A float component converted to another float layout: exactly rounded once.
-pub fn float_to_float(raw: u64, src: &Layout, dst: &Layout) -> u64 {
+/// How a float → float conversion rounds, besides once to nearest even: the pair's row of
+/// [`route`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Route {
+    /// Subnormal inputs read as zero (XLA CPU runs with x86's DAZ).
+    pub daz: bool,
+    /// Rounded to float32 first (a second rounding).
+    pub via_f32: bool,
+    /// That float32 is flushed to zero if subnormal (XLA CPU runs with x86's FTZ).
+    pub ftz_f32: bool,
+    /// Values below the target's smallest value are zero (for float8_e8m0fnu, which has no
+    /// zero: NaN) instead of rounding to it.
+    pub underflow_zero: bool,
+}
+
+/// The rounding route of a float → float pair under `sem`:
+///
+/// - NumPy + ml_dtypes: float64 → every ml_dtypes format (bfloat16, float8/6/4, e8m0fnu) goes
+///   through float32 (ml_dtypes converts a float64 to float32 first); everything else rounds
+///   once.
+/// - JAX: float64 → float32/float16/bfloat16 goes through float32 with subnormal float32
+///   results flushed to zero; float32 → float64 and bfloat16 → float64 read float32/bfloat16
+///   subnormals as zero; float64 → float8_e8m0fnu rounds once but takes values below its
+///   smallest, 2^-127, as zero (its NaN); everything else (float64 → float8/float4 included)
+///   rounds once.
+pub(crate) fn route(sem: Semantics, src: &Layout, dst: &Layout) -> Route {
+    use Std::*;
+    let (s, d) = (std_of(src), std_of(dst));
+    match sem {
+        Semantics::NumPy => Route {
+            via_f32: s == Double && ml_dtypes_format(dst),
+            ..Route::default()
+        },
+        Semantics::Jax => match (s, d) {
+            (Double, Single | Half | BFloat) => Route {
+                via_f32: true,
+                ftz_f32: true,
+                ..Route::default()
+            },
+            (Double, E8M0) => Route {
+                underflow_zero: true,
+                ..Route::default()
+            },
+            (Single | BFloat, Double) => Route {
+                daz: true,
+                ..Route::default()
+            },
+            _ => Route::default(),
+        },
+    }
+}
+
+/// Whether `raw` is a subnormal of an IEEE layout.
+fn is_subnormal(l: &Layout, raw: u64) -> bool {
+    let mag = raw & l.mag_mask();
+    l.m > 0 && mag != 0 && mag >> l.m == 0
+}
+
+/// A float component converted to another float layout under `sem` ([`route`], [`nan_to`]).
+pub fn float_to_float(sem: Semantics, raw: u64, src: &Layout, dst: &Layout) -> u64 {
     if src.is_nan(raw) {
-        return nan_to(raw, src, dst);
+        return nan_to(sem, raw, src, dst);
     }
-    dst.encode_f64(src.decode(raw))
+    let r = route(sem, src, dst);
+    let raw = if r.daz && is_subnormal(src, raw) {
+        raw & src.sign_bit()
+    } else {
+        raw
+    };
+    let x = src.decode(raw);
+    if r.underflow_zero && x.abs() < dst.magnitude(0) {
+        return dst.zero_code(x.is_sign_negative());
+    }
+    if r.via_f32 {
+        let f = f32_layout();
+        let mut y = f.encode_f64(x);
+        if r.ftz_f32 && is_subnormal(&f, y) {
+            y &= f.sign_bit();
+        }
+        return dst.encode_f64(f.decode(y));
+    }
+    dst.encode_f64(x)
 }
 
-/// An integer converted to a float layout: exactly rounded once.
-pub fn int_to_float(v: i128, dst: &Layout) -> u64 {
+fn f32_layout() -> Layout {
+    Layout::new(DType::Float32.float_format().expect("float32 is a float"))
+}
+
+/// An integer of `src_bits` bits converted to a float layout: rounded once, except that
+/// 32- and 64-bit integers go to bfloat16 and float8_e8m0fnu through float32 in both libraries.
+pub fn int_to_float(sem: Semantics, v: i128, src_bits: u32, dst: &Layout) -> u64 {
+    let _ = sem;
     let neg = v < 0;
-    let mag = v.unsigned_abs();
+    let mag = v.unsigned_abs() as u64;
+    if src_bits >= 32 && matches!(std_of(dst), Std::BFloat | Std::E8M0) {
+        let f = f32_layout();
+        return dst.encode_f64(f.decode(f.encode_parts(neg, mag, 0)));
+    }
     // Every integer dtype fits in 64 bits of magnitude.
-    dst.encode_parts(neg, mag as u64, 0)
+    dst.encode_parts(neg, mag, 0)
 }
 
-fn float_to_int(raw: u64, l: &Layout, min: i128, max: i128, bits: u32) -> u64 {
-    ints::wrap(ints::saturate(l.decode(raw), min, max), bits)
+/// A float converted to an integer of `bits` bits in `min..=max`:
+///
+/// - JAX: saturating ([`ints::saturate`]); XLA reads float4_e2m1fn's largest magnitude (6.0) as
+///   infinite here, so ±6.0 become the bounds.
+/// - NumPy: truncation toward zero, exact where NumPy's cast is defined (the truncated value in
+///   range). Elsewhere C leaves the result undefined; this module then wraps the truncated value
+///   modulo `2^bits` (what ml_dtypes' sub-byte integers and NumPy on x86 give for moderately
+///   out-of-range values), with NaN → 0 and magnitudes beyond 2^127 saturated first.
+fn float_to_int(sem: Semantics, raw: u64, l: &Layout, min: i128, max: i128, bits: u32) -> u64 {
+    let x = l.decode(raw);
+    match sem {
+        Semantics::Jax => {
+            let x = if std_of(l) == Std::NoNan && l.bits == 4 && raw & l.mag_mask() == l.max_code {
+                x * f64::INFINITY
+            } else {
+                x
+            };
+            ints::wrap(ints::saturate(x, min, max), bits)
+        }
+        Semantics::NumPy => ints::wrap(x as i128, bits),
+    }
+}
+
+/// `x != 0` (into bool, or JAX's int1 with `int1`), with subnormals read as zero where JAX
+/// does: XLA compares float32/float64 with zero under x86's DAZ, so their subnormals are false;
+/// into int1 it also reads float8_e8m0fnu's smallest value, 2^-127 (a float32 subnormal), as 0.
+fn nonzero(sem: Semantics, raw: u64, l: &Layout, int1: bool) -> bool {
+    if sem == Semantics::Jax {
+        let s = std_of(l);
+        if matches!(s, Std::Single | Std::Double) && is_subnormal(l, raw) {
+            return false;
+        }
+        if int1 && s == Std::E8M0 && l.decode(raw).abs() < f64::from(f32::MIN_POSITIVE) {
+            return false;
+        }
+    }
+    l.decode(raw) != 0.0
 }
 
 fn complex_bits(re: u64, im: u64, l: &Layout) -> u128 {
@@ -170,26 +392,58 @@ fn complex_bits(re: u64, im: u64, l: &Layout) -> u128 {
     u128::from(re) | (u128::from(im) << half)
 }
 
-/// Converts one decoded element into `dst`'s stored form (little-endian number).
-pub fn encode(v: Value, dst: &Class) -> u128 {
-    match (v, *dst) {
+/// Whether `sem` treats `dst` as a predicate: JAX (XLA) converts into int1 as into bool (any
+/// non-zero value is `1`).
+fn as_predicate(sem: Semantics, dst: &Class) -> bool {
+    sem == Semantics::Jax
+        && matches!(
+            dst,
+            Class::Int {
+                bits: 1,
+                signed: true,
+                ..
+            }
+        )
+}
+
+/// Converts one stored element of `src` (`raw`: its bytes as a little-endian number) into
+/// `dst`'s stored form under `sem`.
+pub fn convert(sem: Semantics, src: &Class, raw: u128, dst: &Class) -> u128 {
+    if as_predicate(sem, dst) && !matches!(src, Class::Int { bits: 1, .. }) {
+        // JAX's int1: `x != 0` of the value (a complex number's real part).
+        return u128::from(match decode(src, raw) {
+            Value::Int(i) => i != 0,
+            Value::Real(r, l) | Value::Complex(r, _, l) => nonzero(sem, r, &l, true),
+        });
+    }
+    let src_bits = match src {
+        Class::Int { bits, .. } => *bits,
+        _ => 0,
+    };
+    match (decode(src, raw), *dst) {
         (Value::Int(i), Class::Bool) => u128::from(i != 0),
-        (Value::Real(r, l), Class::Bool) => u128::from(l.decode(r) != 0.0),
+        (Value::Real(r, l), Class::Bool) => u128::from(nonzero(sem, r, &l, false)),
         (Value::Complex(re, im, l), Class::Bool) => {
-            u128::from(l.decode(re) != 0.0 || l.decode(im) != 0.0)
+            u128::from(nonzero(sem, re, &l, false) || nonzero(sem, im, &l, false))
         }
         (Value::Int(i), Class::Int { bits, .. }) => u128::from(ints::wrap(i, bits)),
         (Value::Real(r, l) | Value::Complex(r, _, l), Class::Int { bits, min, max, .. }) => {
-            u128::from(float_to_int(r, &l, min, max, bits))
+            u128::from(float_to_int(sem, r, &l, min, max, bits))
         }
-        (Value::Int(i), Class::Float(d)) => u128::from(int_to_float(i, &d)),
+        (Value::Int(i), Class::Float(d)) => u128::from(int_to_float(sem, i, src_bits, &d)),
         (Value::Real(r, l) | Value::Complex(r, _, l), Class::Float(d)) => {
-            u128::from(float_to_float(r, &l, &d))
+            u128::from(float_to_float(sem, r, &l, &d))
         }
-        (Value::Int(i), Class::Complex(d)) => complex_bits(int_to_float(i, &d), 0, &d),
-        (Value::Real(r, l), Class::Complex(d)) => complex_bits(float_to_float(r, &l, &d), 0, &d),
-        (Value::Complex(re, im, l), Class::Complex(d)) => {
-            complex_bits(float_to_float(re, &l, &d), float_to_float(im, &l, &d), &d)
+        (Value::Int(i), Class::Complex(d)) => {
+            complex_bits(int_to_float(sem, i, src_bits, &d), 0, &d)
         }
+        (Value::Real(r, l), Class::Complex(d)) => {
+            complex_bits(float_to_float(sem, r, &l, &d), 0, &d)
+        }
+        (Value::Complex(re, im, l), Class::Complex(d)) => complex_bits(
+            float_to_float(sem, re, &l, &d),
+            float_to_float(sem, im, &l, &d),
+            &d,
+        ),
     }
 }
