@@ -1,8 +1,8 @@
-//! The operand grammar: `DType`, `Value`, `Operand` and `AnyOperand` parsing, display round
+//! The operand grammar: `DType`, `Value` and `Operand` parsing (key dtypes included), display round
 //! trips, then promotion of the parsed operands under every rule set and option.
 #![no_main]
 
-use dtype_lattice::extended::{AnyOperand, parse_list};
+use dtype_lattice::operand::parse_list;
 use dtype_lattice::{DType, Op, Operand, RuleSet, Rules, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -29,15 +29,14 @@ fuzz_target!(|data: &[u8]| {
         Some((i, _)) => (text.as_bytes()[0], &text[i..]),
         None => (0, text),
     };
-    let mut operands: Vec<AnyOperand> = Vec::new();
+    let mut operands: Vec<Operand> = Vec::new();
     for (k, tok) in text.split_whitespace().take(4).enumerate() {
         // Each grammar on the first tokens (a failed parse ranks suggestions: slow).
         if k < 2 {
             let _ = round_trip::<DType>(tok);
             let _ = round_trip::<Value>(tok);
-            let _ = round_trip::<Operand>(tok);
         }
-        if let Some(o) = round_trip::<AnyOperand>(tok) {
+        if let Some(o) = round_trip::<Operand>(tok) {
             operands.push(o);
         }
     }
@@ -46,13 +45,15 @@ fuzz_target!(|data: &[u8]| {
         0 => None,
         k => Some(Op::ALL[usize::from(k - 1)]),
     };
-    for &set in RuleSet::ALL {
+    for set in RuleSet::all() {
         let rules = Rules::new(set)
             .strict(flags & 0x40 != 0)
             .x64(flags & 0x80 != 0);
-        let _ = rules.evaluate_any(op, &operands);
+        let _ = rules.evaluate(op, &operands);
+        let _ = rules.promoted(&operands);
         if let [a, b] = operands[..] {
-            let _ = rules.evaluate_any(op, &[b, a]);
+            let _ = rules.evaluate(op, &[b, a]);
+            let _ = rules.promote_types(a.dtype().unwrap_or(DType::Int8), b.dtype().unwrap_or(DType::Bool));
         }
     }
 });

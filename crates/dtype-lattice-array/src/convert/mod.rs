@@ -26,7 +26,7 @@
 //! [`FloatFormat`](dtype_lattice::FloatFormat) row, and one engine ([`scalar::convert`]) every
 //! pair, under a [`Semantics`]: [`Semantics::Jax`] (the default: JAX 0.10 on XLA's CPU backend,
 //! x64 on) or [`Semantics::NumPy`] (NumPy 2 + ml_dtypes 0.6). Where they differ, the difference
-//! is a row of data (a rounding [`route`](scalar::route), a [`NaN rule`](scalar::nan_rule), a
+//! is a row of data (a rounding route, a NaN rule, a
 //! flag), not a second implementation. Both are tested bit for bit, NaNs included, against
 //! their library's results in `tests/fixtures/convert/` (`tools/gen_convert_fixtures.py`).
 //!

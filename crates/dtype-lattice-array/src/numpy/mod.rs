@@ -35,6 +35,17 @@ pub use ops::*;
 /// `jax_numpy_dtype_promotion`): JAX's standard rules, x64 off, unless set.
 static CONFIG: RwLock<Option<Rules>> = RwLock::new(None);
 
+/// How elements convert under the rules in force: NumPy's (`astype` with ml_dtypes) for the
+/// NumPy rule sets, JAX's (XLA's CPU backend) otherwise.
+pub fn semantics() -> crate::convert::Semantics {
+    let set = rules().rule_set();
+    if set == dtype_lattice::RuleSet::NUMPY || set == dtype_lattice::RuleSet::NUMPY_LEGACY {
+        crate::convert::Semantics::NumPy
+    } else {
+        crate::convert::Semantics::Jax
+    }
+}
+
 /// The rules in force (JAX's defaults: standard promotion, x64 off).
 pub fn rules() -> Rules {
     CONFIG
@@ -154,7 +165,7 @@ fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
     })?;
     let (width, words) = layout(dtype);
     let component = |x: f64, out: &mut [u8], t: DType| {
-        crate::convert::encode_f64(t, x, out).map_err(|e| {
+        crate::convert::encode_f64(semantics(), t, x, out).map_err(|e| {
             Error::from(Reason::InvalidArgument {
                 argument: "value".into(),
                 reason: e.to_string(),

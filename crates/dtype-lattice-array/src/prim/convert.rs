@@ -1,5 +1,6 @@
 //! `convert_element_type`: every dtype to every other, element by element, as
-//! [`crate::convert`] computes it (bit for bit with JAX and ml_dtypes); `new_dtype` and
+//! [`crate::convert`] computes it, bit for bit with JAX (XLA's CPU backend), or with NumPy and
+//! ml_dtypes when the NumPy rules are in force ([`crate::numpy::semantics`]); `new_dtype` and
 //! `weak_type` are its parameters, as in JAX.
 
 use dtype_lattice::Error;
@@ -50,7 +51,13 @@ fn impl_rule(
     }
     let (width, words) = layout(aval.dtype());
     let data = Storage::filled(width, aval.size() * words, |bytes| {
-        crate::convert::convert(x.dtype(), x.as_bytes(), aval.dtype(), bytes)
+        crate::convert::convert_with(
+            crate::numpy::semantics(),
+            x.dtype(),
+            x.as_bytes(),
+            aval.dtype(),
+            bytes,
+        )
     })
     .map_err(|e| {
         Error::from(dtype_lattice::error::Reason::InvalidArgument {
