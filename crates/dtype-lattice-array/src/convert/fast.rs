@@ -1,5 +1,5 @@
 //! float32 → narrow float (every format of at most 16 bits: float8/6/4, e8m0fnu, bfloat16,
-//! float16) with branch-free integer code that LLVM vectorises (no intrinsics; [`super::simd`]
+//! float16) with branch-free integer code that LLVM vectorises (no intrinsics; `convert::simd`
 //! compiles the loops a second time for AVX2):
 //! one [`Encoder32`] per target format, built from its [`Layout`], the same for every format.
 //!
@@ -8,7 +8,7 @@
 //! value is added to `2^(min_exp - m + 23)` in float32 arithmetic, whose rounding is exactly the
 //! target's subnormal rounding, and the magic constant's bits are subtracted again. Overflow,
 //! NaN, sign and the formats' special codes are selects on loop-invariant constants.
-//! [`Encoder32::encode`] is tested against [`scalar`](super::scalar) on every kind of input.
+//! [`Encoder32::encode`] is tested against the per-element `scalar` module on every kind of input.
 
 use super::Semantics;
 use super::minifloat::{Layout, Specials};

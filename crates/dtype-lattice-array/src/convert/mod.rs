@@ -51,7 +51,7 @@
 //! | float64 → bfloat16/float8/float6/float4/e8m0fnu | through float32 (twice) | once, except → bfloat16 (below) and → e8m0fnu: values below 2^-127 are NaN |
 //! | float64 → float32/float16/bfloat16 | once (float16, float32), through float32 (bfloat16) | through float32, subnormal float32 results flushed to zero |
 //! | float32 → float64, bfloat16 → float64, float32/float64 → bool | exact | subnormal inputs read as zero (DAZ) |
-//! | NaN payloads | NumPy's own casts keep them, others canonical | [`scalar::nan_rule`]: quieted where kept; `0x7f` into e5m2 from ≤16-bit formats; `fnuz` NaN is positive |
+//! | NaN payloads | NumPy's own casts keep them, others canonical | `scalar::nan_rule`: quieted where kept; `0x7f` into e5m2 from ≤16-bit formats; `fnuz` NaN is positive |
 //! | NaN → float4_e2m1fn | zero of the opposite sign | `0x8` (-0) |
 //! | float → int | truncation; out of range or NaN undefined in C (here: the truncated value wrapped, NaN → 0) | saturating: NaN → 0, beyond the range → the nearest bound; float4_e2m1fn's ±6.0 read as ±inf |
 //! | → int1 | wraps (low bit) | a predicate: `x != 0` → 1 (a complex number's real part; e8m0fnu's 2^-127 is 0) |

@@ -219,7 +219,7 @@ pub(crate) fn nan_rule(sem: Semantics, src: &Layout, dst: &Layout) -> NanRule {
     }
 }
 
-/// The NaN a NaN becomes ([`nan_rule`]).
+/// The NaN a NaN becomes (`nan_rule`).
 pub fn nan_to(sem: Semantics, src_raw: u64, src: &Layout, dst: &Layout) -> u64 {
     let neg = src.is_negative(src_raw);
     match nan_rule(sem, src, dst) {
@@ -304,7 +304,7 @@ fn is_subnormal(l: &Layout, raw: u64) -> bool {
     l.m > 0 && mag != 0 && mag >> l.m == 0
 }
 
-/// A float component converted to another float layout under `sem` ([`route`], [`nan_to`]).
+/// A float component converted to another float layout under `sem` (`route`, [`nan_to`]).
 pub fn float_to_float(sem: Semantics, raw: u64, src: &Layout, dst: &Layout) -> u64 {
     if src.is_nan(raw) {
         return nan_to(sem, raw, src, dst);
