@@ -18,9 +18,7 @@ use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::Op;
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{
-    Extended, Options, Promotion, RuleSetDef, WeakRule, no_weak, numpy, unsupported,
-};
+use crate::rules::{Options, Promotion, RuleSetDef, WeakRule, no_weak, numpy, unsupported};
 
 /// The rule set's name in refusals.
 const NAME: &str = "array-api";
@@ -388,20 +386,11 @@ pub(crate) fn lattice(_opts: Options) -> Option<&'static Lattice<Node>> {
 }
 
 /// The rule set's row in the registry.
-pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["array-api", "array-api-strict"],
-    summary: "the Python array API standard (2025.12, as array-api-strict implements it)",
-    options: &[],
-    extended: Extended::Refuse,
-    promote_types,
-    result_type,
-    promoted: result_type,
-    op_result,
-    lattice,
-    named_lattice: |_| None,
-    knows,
-    promote_table: None,
-};
+pub(crate) static DEF: RuleSetDef = RuleSetDef::new(
+    &["array-api", "array-api-strict"],
+    "the Python array API standard (2025.12, as array-api-strict implements it)",
+    (promote_types, result_type, op_result, lattice, knows),
+);
 
 #[cfg(test)]
 mod tests {

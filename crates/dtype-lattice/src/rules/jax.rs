@@ -703,16 +703,19 @@ fn power_shortcut(
 
 /// The rule set's row in the registry.
 pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["jax", "jax-numpy", "jnp"],
-    summary: "jax.numpy (JAX 0.10): the promotion lattice with weak types",
     options: &[OptionName::Strict, OptionName::X64],
     extended: Extended::Jax,
-    promote_types,
-    result_type,
     promoted: lattice_result_type,
-    op_result,
-    lattice: |o| Some(&lattice(o).lattice),
-    named_lattice: |_| None,
-    knows: |d| check_known(d).is_ok(),
     promote_table: Some(|o| &lattice(o).promote),
+    ..RuleSetDef::new(
+        &["jax", "jax-numpy", "jnp"],
+        "jax.numpy (JAX 0.10): the promotion lattice with weak types",
+        (
+            promote_types,
+            result_type,
+            op_result,
+            |o| Some(&lattice(o).lattice),
+            |d| check_known(d).is_ok(),
+        ),
+    )
 };

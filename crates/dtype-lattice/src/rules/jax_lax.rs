@@ -7,7 +7,7 @@ use crate::error::{Error, Exception, Reason};
 use crate::operand::{Node, Operand, Value};
 use crate::ops::Op;
 use crate::rules::jax::{canonicalize, check_known, dtype_and_weak};
-use crate::rules::{Extended, OptionName, Options, Promotion, RuleSetDef};
+use crate::rules::{OptionName, Options, Promotion, RuleSetDef};
 
 fn different_dtypes(name: &str, dtypes: impl Iterator<Item = DType>) -> Error {
     let got: Vec<String> = dtypes.map(|d| d.to_string()).collect();
@@ -178,16 +178,16 @@ pub(crate) fn promote_types(opts: Options, a: Node, b: Node) -> Result<DType, Er
 
 /// The rule set's row in the registry.
 pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["jax-lax", "lax"],
-    summary: "jax.lax: no implicit promotion",
     options: &[OptionName::X64],
-    extended: Extended::Refuse,
-    promote_types,
-    result_type,
-    promoted: result_type,
-    op_result,
-    lattice: |_| None,
-    named_lattice: |_| None,
-    knows: |d| check_known(d).is_ok(),
-    promote_table: None,
+    ..RuleSetDef::new(
+        &["jax-lax", "lax"],
+        "jax.lax: no implicit promotion",
+        (
+            promote_types,
+            result_type,
+            op_result,
+            |_| None,
+            |d| check_known(d).is_ok(),
+        ),
+    )
 };

@@ -26,7 +26,7 @@ use crate::error::{Error, Exception, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
-use crate::rules::{Extended, Options, Promotion, RuleSetDef, no_weak, numpy, unsupported};
+use crate::rules::{Options, Promotion, RuleSetDef, no_weak, numpy, unsupported};
 
 const NAME: &str = "megengine";
 
@@ -206,20 +206,11 @@ pub(crate) fn lattice(_opts: Options) -> Option<&'static Lattice<Node>> {
 }
 
 /// The rule set's row in the registry.
-pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["megengine"],
-    summary: "MegEngine",
-    options: &[],
-    extended: Extended::Refuse,
-    promote_types,
-    result_type,
-    promoted: result_type,
-    op_result,
-    lattice,
-    named_lattice: |_| None,
-    knows,
-    promote_table: None,
-};
+pub(crate) static DEF: RuleSetDef = RuleSetDef::new(
+    &["megengine"],
+    "MegEngine",
+    (promote_types, result_type, op_result, lattice, knows),
+);
 
 #[cfg(test)]
 mod tests {

@@ -162,6 +162,41 @@ pub(crate) struct RuleSetDef {
     pub(crate) knows: fn(DType) -> bool,
 }
 
+/// A rule set's entry points: `promote_types`, `result_type`, `op_result`, `lattice`, `knows`.
+pub(crate) type EntryPoints = (
+    fn(Options, Node, Node) -> Result<DType, Error>,
+    fn(Options, &[Operand]) -> Result<Promotion, Error>,
+    fn(Options, Op, &[Operand]) -> Result<Promotion, Error>,
+    fn(Options) -> Option<&'static Lattice<Node>>,
+    fn(DType) -> bool,
+);
+
+impl RuleSetDef {
+    /// A row with the common defaults: no options honoured, no key dtypes, operands promoted
+    /// as `result_type` says, no named lattice, no compiled `promote_types` table. Rows that
+    /// differ override fields with struct update syntax.
+    pub(crate) const fn new(
+        names: &'static [&'static str],
+        summary: &'static str,
+        (promote_types, result_type, op_result, lattice, knows): EntryPoints,
+    ) -> RuleSetDef {
+        RuleSetDef {
+            names,
+            summary,
+            options: &[],
+            extended: Extended::Refuse,
+            promote_types,
+            result_type,
+            promoted: result_type,
+            op_result,
+            lattice,
+            named_lattice: |_| None,
+            knows,
+            promote_table: None,
+        }
+    }
+}
+
 /// Every rule set, one row each, in the order `--help` and `--compare` list them.
 static REGISTRY: [&RuleSetDef; 10] = [
     &jax::DEF,

@@ -12,7 +12,7 @@ use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{Defaults, Extended, Promotion, RuleSetDef, WeakRule, no_weak, unsupported};
+use crate::rules::{Defaults, Promotion, RuleSetDef, WeakRule, no_weak, unsupported};
 
 const fn d(t: DType) -> Node {
     Node::Dtype(t)
@@ -310,17 +310,14 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
 }
 
 /// The rule set's row in the registry.
-pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["numpy", "np", "cupy", "dask"],
-    summary: "NumPy >= 2 (NEP 50); CuPy and Dask follow it",
-    options: &[],
-    extended: Extended::Refuse,
-    promote_types: |_, a, b| promote_types(a, b),
-    result_type: |_, ops| result_type(ops),
-    promoted: |_, ops| result_type(ops),
-    op_result: |_, op, ops| op_result(op, ops),
-    lattice: |_| Some(lattice()),
-    named_lattice: |_| None,
-    knows,
-    promote_table: None,
-};
+pub(crate) static DEF: RuleSetDef = RuleSetDef::new(
+    &["numpy", "np", "cupy", "dask"],
+    "NumPy >= 2 (NEP 50); CuPy and Dask follow it",
+    (
+        |_, a, b| promote_types(a, b),
+        |_, ops| result_type(ops),
+        |_, op, ops| op_result(op, ops),
+        |_| Some(lattice()),
+        knows,
+    ),
+);

@@ -17,7 +17,7 @@ use crate::error::{Error, Exception, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule};
-use crate::rules::{Extended, Options, Promotion, RuleSetDef, no_weak, numpy, unsupported};
+use crate::rules::{Options, Promotion, RuleSetDef, no_weak, numpy, unsupported};
 
 /// The rule set's name in refusals.
 const NAME: &str = "numpy-legacy";
@@ -483,20 +483,11 @@ pub(crate) fn lattice(_opts: Options) -> Option<&'static Lattice<Node>> {
 }
 
 /// The rule set's row in the registry.
-pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["numpy-legacy", "numpy1"],
-    summary: "NumPy 1.x value-based casting",
-    options: &[],
-    extended: Extended::Refuse,
-    promote_types,
-    result_type,
-    promoted: result_type,
-    op_result,
-    lattice,
-    named_lattice: |_| None,
-    knows,
-    promote_table: None,
-};
+pub(crate) static DEF: RuleSetDef = RuleSetDef::new(
+    &["numpy-legacy", "numpy1"],
+    "NumPy 1.x value-based casting",
+    (promote_types, result_type, op_result, lattice, knows),
+);
 
 #[cfg(test)]
 mod tests {

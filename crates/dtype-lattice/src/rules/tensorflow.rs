@@ -31,7 +31,7 @@ use crate::error::{Error, Exception, Reason};
 use crate::lattice::{Lattice, Lub};
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{self, Op, OpRule, Outcome};
-use crate::rules::{Extended, Options, Promotion, RuleSetDef, unsupported};
+use crate::rules::{Options, Promotion, RuleSetDef, unsupported};
 
 /// TensorFlow's modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1191,18 +1191,18 @@ fn named_lattice(mode: Mode) -> Option<&'static Lattice<String>> {
 macro_rules! tensorflow_def {
     ($mode:expr, $names:expr, $summary:expr) => {
         RuleSetDef {
-            names: $names,
-            summary: $summary,
-            options: &[],
-            extended: Extended::Refuse,
-            promote_types: |o, a, b| promote_types($mode, o, a, b),
-            result_type: |o, ops| result_type($mode, o, ops),
-            promoted: |o, ops| result_type($mode, o, ops),
-            op_result: |o, op, ops| op_result($mode, o, op, ops),
-            lattice: |o| lattice($mode, o),
             named_lattice: |_| named_lattice($mode),
-            knows,
-            promote_table: None,
+            ..RuleSetDef::new(
+                $names,
+                $summary,
+                (
+                    |o, a, b| promote_types($mode, o, a, b),
+                    |o, ops| result_type($mode, o, ops),
+                    |o, op, ops| op_result($mode, o, op, ops),
+                    |o| lattice($mode, o),
+                    knows,
+                ),
+            )
         }
     };
 }

@@ -36,7 +36,7 @@ use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::{Op, OpRule, Outcome};
 use crate::rules::compiled::{Compiled, NO_JOIN};
-use crate::rules::{Extended, OptionName, Options, Promotion, RuleSetDef, no_weak, unsupported};
+use crate::rules::{OptionName, Options, Promotion, RuleSetDef, no_weak, unsupported};
 
 /// The rule set's name in `unsupported` errors.
 const NAME: &str = "torch";
@@ -894,16 +894,10 @@ pub(crate) fn op_result(opts: Options, op: Op, operands: &[Operand]) -> Result<P
 
 /// The rule set's row in the registry.
 pub(crate) static DEF: RuleSetDef = RuleSetDef {
-    names: &["torch", "pytorch"],
-    summary: "PyTorch 2.x",
     options: &[OptionName::DefaultFloat],
-    extended: Extended::Refuse,
-    promote_types,
-    result_type,
-    promoted: result_type,
-    op_result,
-    lattice,
-    named_lattice: |_| None,
-    knows,
-    promote_table: None,
+    ..RuleSetDef::new(
+        &["torch", "pytorch"],
+        "PyTorch 2.x",
+        (promote_types, result_type, op_result, lattice, knows),
+    )
 };
