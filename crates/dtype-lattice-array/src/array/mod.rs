@@ -146,6 +146,21 @@ pub(crate) fn invalid(argument: &str, reason: impl Into<String>) -> Error {
     .into()
 }
 
+/// A shape as Python prints a tuple, for messages: `(3,)`, `(2, 3)`, `()`.
+pub(crate) fn py_shape(shape: &[usize]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// The number of elements of a shape, if it fits in memory's indices.
 pub(crate) fn checked_size(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))

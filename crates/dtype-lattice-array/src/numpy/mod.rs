@@ -26,7 +26,7 @@ use dtype_lattice::error::{Exception, Reason};
 use dtype_lattice::{DType, Error, Kind, Operand, Rules, Value};
 use num_complex::Complex;
 
-use crate::array::{Array, ShapedArray, Storage, layout};
+use crate::array::{Array, ShapedArray, Storage, layout, py_shape};
 use crate::prim::{self, Param, Params, Primitive};
 
 pub use ops::*;
@@ -207,7 +207,7 @@ pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
             if *o == 1 {
                 *o = d;
             } else if d != 1 && d != *o {
-                let names: Vec<String> = shapes.iter().map(|s| py_tuple(s)).collect();
+                let names: Vec<String> = shapes.iter().map(|s| py_shape(s)).collect();
                 return Err(Error::refused(
                     Exception::ValueError,
                     format!(
@@ -219,20 +219,6 @@ pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
         }
     }
     Ok(out)
-}
-
-fn py_tuple(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// `x` broadcast to `shape` (`jnp.broadcast_to` with NumPy's rank promotion).

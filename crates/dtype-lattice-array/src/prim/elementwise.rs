@@ -12,22 +12,7 @@ use num_complex::Complex;
 
 use super::{Params, Primitive};
 use crate::array::storage::sealed::Words;
-use crate::array::{Array, Element, ShapedArray};
-
-/// Python's tuple notation for a shape in messages: `(3,)`, `(2, 3)`, `()`.
-pub(crate) fn py_shape(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
+use crate::array::{Array, Element, ShapedArray, py_shape};
 
 /// Calls `$body` with `$t` the Rust element type of `$dtype` (the dtypes with one), or
 /// evaluates `$other`.

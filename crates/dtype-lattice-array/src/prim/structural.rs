@@ -4,8 +4,8 @@
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
-use super::elementwise::py_shape;
 use super::{Params, Primitive};
+use crate::array::py_shape;
 use crate::array::{Array, ShapedArray, Storage, Word};
 
 /// Row-major strides of a shape, in elements.

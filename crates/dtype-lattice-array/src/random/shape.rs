@@ -4,22 +4,7 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
 use super::invalid;
-
-/// `(3, 4)` / `(3,)` / `()`: a shape as Python prints a tuple.
-pub(super) fn py_shape(shape: &[usize]) -> String {
-    match shape {
-        [] => "()".into(),
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
+pub(super) use crate::array::py_shape;
 
 /// The number of elements, or `None` if it overflows 128 bits.
 pub(super) fn checked_size(shape: &[usize]) -> Option<u128> {
