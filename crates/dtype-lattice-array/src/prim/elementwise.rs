@@ -84,6 +84,9 @@ macro_rules! with_element {
     };
 }
 
+#[allow(unused_imports)] // used by the other primitive modules as they grow
+pub(crate) use with_element;
+
 /// The arithmetic of an element type as XLA's CPU backend computes it.
 pub(crate) trait Arith: Element {
     fn add(self, o: Self) -> Self;
