@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 #![doc(hidden)]
 
+mod eval;
 mod random;
 mod render;
 mod report;
@@ -147,6 +148,11 @@ enum Command {
     /// JAX's PRNG with typed keys (threefry2x32, key<fry>), bit for bit: key, split, fold-in,
     /// bits, uniform, normal, randint, bernoulli.
     Random(Box<random::RandomArgs>),
+    /// Evaluate a jax.numpy function on literal arrays, exactly as JAX computes it:
+    /// `eval add 'bfloat16[1.5,2]' 2.0`. OPERAND: `DTYPE[v,...]` (nested brackets for more
+    /// dimensions), `~DTYPE[...]` weakly typed, `DTYPE(v)` 0-d, or a Python scalar (weak).
+    #[command(allow_negative_numbers = true)]
+    Eval(Box<eval::EvalArgs>),
 }
 
 /// Graph output formats.
@@ -420,6 +426,7 @@ pub fn run(
         }
         Command::Report { output, base, x64 } => report::write(&output, base, x64),
         Command::Random(args) => random::run(&args, &mut out),
+        Command::Eval(args) => eval::run(&args, stdin, &mut out),
     };
     match out.flush() {
         Ok(()) => code,

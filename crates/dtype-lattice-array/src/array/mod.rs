@@ -354,6 +354,18 @@ impl Array {
 
 impl Array {
     /// Element `i` (row-major) as the printer takes it.
+    /// Element `i` of the flattened (row-major) array, `None` past the end.
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, repr::Scalar};
+    /// let x = Array::from_vec(vec![1.5f32, -2.0]);
+    /// assert_eq!(x.element(1), Some(Scalar::Float(-2.0)));
+    /// assert_eq!(x.element(2), None);
+    /// ```
+    pub fn element(&self, i: usize) -> Option<crate::repr::Scalar> {
+        (i < self.size()).then(|| self.scalar_at(i))
+    }
+
     fn scalar_at(&self, i: usize) -> crate::repr::Scalar {
         use crate::repr::Scalar;
         let dtype = self.dtype();

@@ -18,6 +18,8 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+mod creation;
+mod functions;
 mod ops;
 
 use std::sync::RwLock;
@@ -29,6 +31,8 @@ use num_complex::Complex;
 use crate::array::{Array, ShapedArray, Storage, layout, py_shape};
 use crate::prim::{self, Param, Params, Primitive};
 
+pub use creation::*;
+pub use functions::*;
 pub use ops::*;
 
 /// The promotion rules `jax.numpy`'s functions follow (`jax_enable_x64`,
@@ -46,12 +50,44 @@ pub fn semantics() -> crate::convert::Semantics {
     }
 }
 
-/// The rules in force (JAX's defaults: standard promotion, x64 off).
+thread_local! {
+    /// [`with_rules`]'s override on this thread (JAX's `jax.enable_x64()` context managers).
+    static SCOPED: std::cell::Cell<Option<Rules>> = const { std::cell::Cell::new(None) };
+}
+
+/// The rules in force: [`with_rules`]'s on this thread, else [`set_rules`]'s, else JAX's
+/// defaults (standard promotion, x64 off).
 pub fn rules() -> Rules {
+    if let Some(r) = SCOPED.with(std::cell::Cell::get) {
+        return r;
+    }
     CONFIG
         .read()
         .map_or_else(|e| *e.into_inner(), |g| *g)
         .unwrap_or_else(Rules::jax)
+}
+
+/// Runs `f` with `rules` in force on this thread only (as JAX's configuration context
+/// managers do), then restores the previous rules, also when `f` panics.
+///
+/// ```
+/// use dtype_lattice::{DType, Rules};
+/// use dtype_lattice_array::{numpy as jnp, Array};
+/// let x = Array::from_vec(vec![1i32, 2]);
+/// let y = jnp::with_rules(Rules::jax().x64(true), || jnp::add(&x, 2.5))?;
+/// assert_eq!(y.dtype(), DType::Float64);
+/// assert_eq!(jnp::add(&x, 2.5)?.dtype(), DType::Float32);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+pub fn with_rules<R>(rules: Rules, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rules>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPED.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SCOPED.with(|s| s.replace(Some(rules))));
+    f()
 }
 
 /// Sets the rules for every later call (`jax.config.update("jax_enable_x64", True)` is
@@ -127,7 +163,7 @@ impl ArrayLike<'_> {
     }
 
     /// As an array of `dtype` (weak or not), shape unchanged.
-    fn to_array(&self, dtype: DType, weak: bool) -> Result<Array, Error> {
+    pub(crate) fn to_array(&self, dtype: DType, weak: bool) -> Result<Array, Error> {
         let a = match self {
             ArrayLike::Array(a) => (*a).clone(),
             ArrayLike::Owned(a) => a.clone(),
@@ -143,54 +179,66 @@ impl ArrayLike<'_> {
             .with("sharding", Param::None);
         prim::bind1(&prim::CONVERT_ELEMENT_TYPE, &[&a], &params)
     }
-
-    fn shape(&self) -> &[usize] {
-        match self {
-            ArrayLike::Array(a) => a.shape(),
-            ArrayLike::Owned(a) => a.shape(),
-            ArrayLike::Scalar(_) | ArrayLike::Failed(_) => &[],
-        }
-    }
 }
 
 /// A Python scalar as a zero-dimensional array of `dtype`, as JAX converts it
 /// (`lax._convert_element_type(x, dtype, weak_type)`).
-fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
-    let value = v.cast(dtype).map_err(|e| match e.reason() {
+pub(crate) fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
+    let (width, words) = layout(dtype);
+    let mut bytes = vec![0u8; width * words];
+    encode_value(v, dtype, semantics(), &mut bytes).map_err(|e| match e.reason() {
         Reason::ValueOutOfRange { .. } => Error::refused(
             Exception::OverflowError,
             format!("Python int {v} too large to convert to {dtype}"),
         ),
         _ => e,
     })?;
-    let (width, words) = layout(dtype);
+    Ok(Array::from_parts(
+        ShapedArray::new(&[], dtype, weak),
+        Storage::from_bytes(width, &bytes),
+    ))
+}
+
+/// Writes one element of `dtype` holding the Python value `v` (converted as `sem` converts
+/// a float64; integers exactly) into `out`.
+pub(crate) fn encode_value(
+    v: Value,
+    dtype: DType,
+    sem: crate::convert::Semantics,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    let value = match (dtype.kind(), v) {
+        // A Python int converted to a narrower integer dtype wraps (XLA's convert; the
+        // promotion rules have already refused ints outside the default integer's range).
+        (Kind::SignedInt | Kind::UnsignedInt, Value::Int(_)) => v,
+        _ => v.cast(dtype)?,
+    };
     let component = |x: f64, out: &mut [u8], t: DType| {
-        crate::convert::encode_f64(semantics(), t, x, out).map_err(|e| {
+        crate::convert::encode_f64(sem, t, x, out).map_err(|e| {
             Error::from(Reason::InvalidArgument {
                 argument: "value".into(),
                 reason: e.to_string(),
             })
         })
     };
-    let data = Storage::filled(width, words, |bytes| match (dtype.kind(), value) {
+    match (dtype.kind(), value) {
         (Kind::Complex, Value::Complex(re, im)) => {
-            let half = bytes.len() / 2;
-            let (a, b) = bytes.split_at_mut(half);
+            let half = out.len() / 2;
+            let (a, b) = out.split_at_mut(half);
             component(re, a, dtype.component())?;
             component(im, b, dtype.component())
         }
-        (_, Value::Bool(b)) => component(f64::from(u8::from(b)), bytes, dtype),
-        (_, Value::Float(x)) => component(x, bytes, dtype),
+        (_, Value::Bool(b)) => component(f64::from(u8::from(b)), out, dtype),
+        (_, Value::Float(x)) => component(x, out, dtype),
         (_, Value::Int(i)) => {
             // Integers are exact: their two's complement bytes, little-endian.
             let raw = crate::convert::ints::wrap(i, dtype.bits());
-            let n = bytes.len();
-            bytes.copy_from_slice(&raw.to_le_bytes()[..n]);
+            let n = out.len();
+            out.copy_from_slice(&raw.to_le_bytes()[..n]);
             Ok(())
         }
-        (_, Value::Complex(re, _)) => component(re, bytes, dtype),
-    })?;
-    Ok(Array::from_parts(ShapedArray::new(&[], dtype, weak), data))
+        (_, Value::Complex(re, _)) => component(re, out, dtype),
+    }
 }
 
 /// NumPy's broadcasting of shapes (aligned at the right; 1 stretches).
@@ -222,7 +270,7 @@ pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
 }
 
 /// `x` broadcast to `shape` (`jnp.broadcast_to` with NumPy's rank promotion).
-fn broadcast_to(x: Array, shape: &[usize]) -> Result<Array, Error> {
+pub(crate) fn broadcast_to(x: Array, shape: &[usize]) -> Result<Array, Error> {
     if x.shape() == shape {
         return Ok(x);
     }
@@ -238,10 +286,86 @@ fn broadcast_to(x: Array, shape: &[usize]) -> Result<Array, Error> {
     prim::bind1(&prim::BROADCAST_IN_DIM, &[&x], &params)
 }
 
+/// Which dtype family a function computes in after promotion (`jnp`'s `promote_args`,
+/// `promote_args_inexact`, `promote_args_numeric`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// The promoted dtype itself.
+    Any,
+    /// Booleans and integers become the default float (NumPy: the smallest float its loops
+    /// take).
+    Inexact,
+    /// Booleans become the default integer.
+    Numeric,
+}
+
+/// `dtype` moved into `family` under `rules` (JAX's `to_inexact_dtype`/`to_numeric_dtype`;
+/// NumPy's ufunc loop choice for the inexact family).
+pub(crate) fn family_dtype(rules: &Rules, family: Family, dtype: DType) -> DType {
+    let numpy = is_numpy(rules);
+    let x64 = rules.options().x64 || numpy;
+    match (family, dtype.kind()) {
+        (Family::Inexact, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt) => {
+            if numpy {
+                match dtype.bits() {
+                    1 | 8 => DType::Float16,
+                    16 => DType::Float32,
+                    _ => DType::Float64,
+                }
+            } else if x64 {
+                DType::Float64
+            } else {
+                DType::Float32
+            }
+        }
+        (Family::Numeric, Kind::Bool) if !numpy => default_int(rules),
+        _ => dtype,
+    }
+}
+
+/// Whether the rules are NumPy's (no weak types, NumPy's loops).
+pub(crate) fn is_numpy(rules: &Rules) -> bool {
+    let set = rules.rule_set();
+    set == dtype_lattice::RuleSet::NUMPY || set == dtype_lattice::RuleSet::NUMPY_LEGACY
+}
+
+/// The default integer dtype (`int32`, `int64` with x64; NumPy's `int64`).
+pub(crate) fn default_int(rules: &Rules) -> DType {
+    if rules.options().x64 || is_numpy(rules) {
+        DType::Int64
+    } else {
+        DType::Int32
+    }
+}
+
 /// The operands promoted together (under `op`'s checks, e.g. JAX's `OverflowError` for a
 /// Python int out of range) and broadcast to one shape.
 fn promote_and_broadcast(
     op: dtype_lattice::Op,
+    args: &[ArrayLike<'_>],
+) -> Result<Vec<Array>, Error> {
+    promote_family(Some(op), Family::Any, args)
+}
+
+/// The operands promoted together into `family` (with `op`'s checks) and broadcast.
+pub(crate) fn promote_family(
+    op: Option<dtype_lattice::Op>,
+    family: Family,
+    args: &[ArrayLike<'_>],
+) -> Result<Vec<Array>, Error> {
+    let arrays = promote_only(op, family, args)?;
+    let shapes: Vec<&[usize]> = arrays.iter().map(Array::shape).collect();
+    let shape = broadcast_shapes(&shapes)?;
+    arrays
+        .into_iter()
+        .map(|a| broadcast_to(a, &shape))
+        .collect()
+}
+
+/// The operands promoted together into `family` (with `op`'s checks), shapes unchanged.
+pub(crate) fn promote_only(
+    op: Option<dtype_lattice::Op>,
+    family: Family,
     args: &[ArrayLike<'_>],
 ) -> Result<Vec<Array>, Error> {
     if let Some(ArrayLike::Failed(e)) = args.iter().find(|a| matches!(a, ArrayLike::Failed(_))) {
@@ -249,13 +373,11 @@ fn promote_and_broadcast(
     }
     let rules = rules();
     let operands: Vec<Operand> = args.iter().map(ArrayLike::operand).collect();
-    rules.op_result(op, &operands)?;
+    rules.op_result(op.unwrap_or(dtype_lattice::Op::Add), &operands)?;
     let p = rules.promoted(&operands)?;
-    let shapes: Vec<&[usize]> = args.iter().map(ArrayLike::shape).collect();
-    let shape = broadcast_shapes(&shapes)?;
-    args.iter()
-        .map(|a| broadcast_to(a.to_array(p.dtype, p.weak_type)?, &shape))
-        .collect()
+    let dtype = family_dtype(&rules, family, p.dtype);
+    let weak = p.weak_type && !is_numpy(&rules);
+    args.iter().map(|a| a.to_array(dtype, weak)).collect()
 }
 
 /// A binary `jax.numpy` function: promotion by `op`'s rules, then the `lax` primitive

@@ -1,0 +1,1336 @@
+//! `jax.numpy`'s functions beyond the operators, each composed of `lax` primitives exactly as
+//! `jax.numpy` composes them (so that results agree bit for bit and staged programs read like
+//! JAX's), and the registry [`FUNCTIONS`] by which the `eval` command finds them by name.
+
+use dtype_lattice::error::{Exception, Reason};
+use dtype_lattice::{DType, Error, Kind, Op, Value};
+
+use super::{
+    ArrayLike, Family, broadcast_shapes, broadcast_to, default_int, is_numpy, promote_family,
+    promote_only, rules, scalar_array,
+};
+use crate::array::Array;
+use crate::prim::{self, Param, Params};
+
+/// Binds the primitive of a `lax` name (one output).
+fn lax(name: &str, inputs: &[&Array], params: Params) -> Result<Array, Error> {
+    let p = prim::by_name(name).ok_or_else(|| {
+        Error::refused(
+            Exception::NotImplementedError,
+            format!("the lax primitive {name} is not implemented yet"),
+        )
+    })?;
+    prim::bind1(p, inputs, &params)
+}
+
+fn lax1(name: &str, x: &Array) -> Result<Array, Error> {
+    lax(name, &[x], Params::new())
+}
+
+fn lax2(name: &str, x: &Array, y: &Array) -> Result<Array, Error> {
+    lax(name, &[x, y], Params::new())
+}
+
+/// A constant of `x`'s dtype (strong), shape `()`, broadcast to `x`'s shape.
+fn constant_like(x: &Array, v: Value) -> Result<Array, Error> {
+    let c = scalar_array(v, x.dtype(), false)?;
+    broadcast_to(c, x.shape())
+}
+
+/// `lax.convert_element_type(x, dtype)` (strong), or `x` itself when nothing changes.
+fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
+    if x.dtype() == dtype && !x.weak_type() {
+        return Ok(x.clone());
+    }
+    let params = Params::new()
+        .with("new_dtype", Param::DType(dtype))
+        .with("weak_type", Param::Bool(false))
+        .with("sharding", Param::None);
+    prim::bind1(&prim::CONVERT_ELEMENT_TYPE, &[x], &params)
+}
+
+/// `select_n(which, *cases)`: `cases[which]` elementwise (`jnp.where(c, x, y)` is
+/// `select_n(c, y, x)`).
+fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> {
+    lax("select_n", &[c, on_false, on_true], Params::new())
+}
+
+/// `x != 0` as bool (`jnp`'s `_to_bool`), `x` itself when already bool.
+fn to_bool(x: &Array) -> Result<Array, Error> {
+    if x.dtype() == DType::Bool {
+        return Ok(x.clone());
+    }
+    lax2("ne", x, &constant_like(x, Value::Int(0))?)
+}
+
+fn one<'a>(x: impl Into<ArrayLike<'a>>, family: Family) -> Result<Array, Error> {
+    let v = promote_family(None, family, &[x.into()])?;
+    Ok(v.into_iter().next().expect("one operand"))
+}
+
+fn two<'a>(
+    op: Option<Op>,
+    family: Family,
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<(Array, Array), Error> {
+    let mut v = promote_family(op, family, &[x.into(), y.into()])?;
+    let y = v.pop().expect("two operands");
+    let x = v.pop().expect("two operands");
+    Ok((x, y))
+}
+
+/// `x` as an array without promotion (`ensure_arraylike`): Python scalars become weak arrays.
+fn arraylike<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    one(x, Family::Any)
+}
+
+fn is_float(d: DType) -> bool {
+    d.kind() == Kind::Float
+}
+
+fn is_integral_or_bool(d: DType) -> bool {
+    matches!(d.kind(), Kind::Bool | Kind::SignedInt | Kind::UnsignedInt)
+}
+
+macro_rules! unary_inexact {
+    ($($(#[$doc:meta])* $name:ident => $prim:literal;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// Integers and booleans compute in the default float (`promote_args_inexact`).
+        ///
+        /// # Errors
+        ///
+        /// JAX's `TypeError` for a dtype the primitive does not accept (keys).
+        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            lax1($prim, &one(x, Family::Inexact)?)
+        }
+    )*};
+}
+
+unary_inexact! {
+    /// `jnp.sqrt(x)`.
+    sqrt => "sqrt";
+    /// `jnp.exp(x)`.
+    exp => "exp";
+    /// `jnp.exp2(x)`.
+    exp2 => "exp2";
+    /// `jnp.expm1(x)`.
+    expm1 => "expm1";
+    /// `jnp.log(x)`.
+    log => "log";
+    /// `jnp.log1p(x)`.
+    log1p => "log1p";
+    /// `jnp.sin(x)`.
+    sin => "sin";
+    /// `jnp.cos(x)`.
+    cos => "cos";
+    /// `jnp.tan(x)`.
+    tan => "tan";
+    /// `jnp.tanh(x)`.
+    tanh => "tanh";
+    /// `jnp.arcsin(x)`.
+    arcsin => "asin";
+    /// `jnp.arctan(x)`.
+    arctan => "atan";
+    /// `jnp.sinh(x)`.
+    sinh => "sinh";
+    /// `jnp.cosh(x)`.
+    cosh => "cosh";
+}
+
+/// `jnp.log2(x)`: `log(x) / log(2)` in the promoted float dtype.
+///
+/// # Errors
+///
+/// As [`log`].
+pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = one(x, Family::Inexact)?;
+    if x.dtype().kind() == Kind::Complex {
+        return Err(Error::refused(
+            Exception::NotImplementedError,
+            "log2 of complex arrays is not implemented yet",
+        ));
+    }
+    let two = constant_like(&x, Value::Float(2.0))?;
+    lax2("div", &lax1("log", &x)?, &lax1("log", &two)?)
+}
+
+/// `jnp.true_divide(x, y)` (`jnp.divide`, `/`): integers divide as the default float.
+///
+/// # Errors
+///
+/// JAX's promotion refusals, `ValueError` for shapes that do not broadcast.
+pub fn true_divide<'a>(
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
+    lax2("div", &x, &y)
+}
+
+/// `jnp.divide(x, y)`, the same as [`true_divide`].
+///
+/// # Errors
+///
+/// As [`true_divide`].
+pub fn divide<'a>(
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    true_divide(x, y)
+}
+
+/// `jnp.floor_divide(x, y)` (`//`): rounds toward negative infinity.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for complex operands, promotion refusals, shapes that do not broadcast.
+pub fn floor_divide<'a>(
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let (x, y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
+    match x.dtype().kind() {
+        Kind::UnsignedInt => lax2("div", &x, &y),
+        Kind::SignedInt => {
+            let q = lax2("div", &x, &y)?;
+            let signs_differ = lax2("ne", &lax1("sign", &x)?, &lax1("sign", &y)?)?;
+            let rem_nonzero = lax2(
+                "ne",
+                &lax2("rem", &x, &y)?,
+                &constant_like(&x, Value::Int(0))?,
+            )?;
+            let fix = lax2("and", &signs_differ, &rem_nonzero)?;
+            let q1 = lax2("sub", &q, &constant_like(&q, Value::Int(1))?)?;
+            select(&fix, &q1, &q)
+        }
+        Kind::Complex => Err(Error::refused(
+            Exception::TypeError,
+            "floor_divide does not support complex-valued inputs",
+        )),
+        _ => Ok(float_divmod(&x, &y)?.0),
+    }
+}
+
+/// `jnp`'s `_float_divmod`: the floored quotient and the remainder with the divisor's sign.
+fn float_divmod(x: &Array, y: &Array) -> Result<(Array, Array), Error> {
+    let zero = constant_like(x, Value::Float(0.0))?;
+    let m = lax2("rem", x, y)?;
+    let y_zero = lax2("eq", y, &zero)?;
+    let corrected = select(&y_zero, x, &lax2("sub", x, &m)?)?;
+    let div = lax2("div", &corrected, y)?;
+    let ind = lax2(
+        "and",
+        &lax2("ne", &m, &zero)?,
+        &lax2("ne", &lax1("sign", y)?, &lax1("sign", &m)?)?,
+    )?;
+    let m = select(&ind, &lax2("add", &m, y)?, &m)?;
+    let one = constant_like(&div, Value::Float(1.0))?;
+    let div = select(&ind, &lax2("sub", &div, &one)?, &div)?;
+    let rounded = lax(
+        "round",
+        &[&div],
+        Params::new().with("rounding_method", Param::Int(1)),
+    )?;
+    Ok((rounded, m))
+}
+
+/// `jnp.remainder(x, y)` (`%`): the remainder with the divisor's sign.
+///
+/// # Errors
+///
+/// Promotion refusals, shapes that do not broadcast, complex operands (lax's `TypeError`).
+pub fn remainder<'a>(
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
+    let zero = constant_like(&x, Value::Int(0))?;
+    if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
+        let ones = constant_like(&y, Value::Int(1))?;
+        y = select(&lax2("eq", &y, &zero)?, &ones, &y)?;
+    }
+    let m = lax2("rem", &x, &y)?;
+    let m_nonzero = lax2("ne", &m, &zero)?;
+    let do_plus = lax2(
+        "and",
+        &lax2("ne", &lax2("lt", &m, &zero)?, &lax2("lt", &y, &zero)?)?,
+        &m_nonzero,
+    )?;
+    select(&do_plus, &lax2("add", &m, &y)?, &m)
+}
+
+/// `jnp.power(x, y)` (`**`): an integer exponent known now (a Python int, or a 0-d integer
+/// array) is `integer_pow`; integers raise by repeated squaring; floats use `pow`.
+///
+/// # Errors
+///
+/// Promotion refusals, shapes that do not broadcast.
+pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let (x, y) = (x.into(), y.into());
+    let exponent = match &y {
+        ArrayLike::Scalar(Value::Int(i)) => Some(*i),
+        ArrayLike::Scalar(Value::Bool(b)) => Some(i128::from(*b)),
+        ArrayLike::Array(a) if a.ndim() == 0 => int_scalar(a),
+        ArrayLike::Owned(a) if a.ndim() == 0 => int_scalar(a),
+        _ => None,
+    };
+    if let Some(n) = exponent.and_then(|n| i64::try_from(n).ok()) {
+        let x = one(x, Family::Numeric)?;
+        return lax("integer_pow", &[&x], Params::new().with("y", Param::Int(n)));
+    }
+    let (a, b) = two(Some(Op::Power), Family::Numeric, x, y.clone())?;
+    if matches!(
+        a.dtype().kind(),
+        Kind::SignedInt | Kind::UnsignedInt | Kind::Bool
+    ) {
+        return pow_int_int(a, b);
+    }
+    // A float base with an integer exponent array keeps the exponent's dtype (lax.pow
+    // accepts it).
+    let y_arr = arraylike(y)?;
+    if matches!(y_arr.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) && is_float(a.dtype()) {
+        let y_arr = broadcast_to(y_arr, a.shape())?;
+        return lax2("pow", &a, &y_arr);
+    }
+    lax2("pow", &a, &b)
+}
+
+/// The value of a 0-d integer array (`operator.index`).
+fn int_scalar(a: &Array) -> Option<i128> {
+    if !matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
+        return None;
+    }
+    let v = a.astype(DType::Int64).ok()?.to_vec::<i64>().ok()?;
+    let i = i128::from(*v.first()?);
+    if a.dtype().kind() == Kind::UnsignedInt && a.dtype().bits() == 64 {
+        let u = a.to_vec::<u64>().ok()?;
+        return Some(i128::from(*u.first()?));
+    }
+    Some(i)
+}
+
+/// `jnp`'s `_pow_int_int`: six rounds of square-and-multiply.
+fn pow_int_int(mut x: Array, mut y: Array) -> Result<Array, Error> {
+    let zero = constant_like(&y, Value::Int(0))?;
+    let one = constant_like(&y, Value::Int(1))?;
+    let zero_x = constant_like(&x, Value::Int(0))?;
+    let one_x = constant_like(&x, Value::Int(1))?;
+    let base_zero = lax2("and", &lax2("eq", &x, &zero_x)?, &lax2("ne", &y, &zero)?)?;
+    let mut acc = select(&base_zero, &zero_x, &one_x)?;
+    for _ in 0..6 {
+        let bit = lax2("and", &y, &one)?;
+        let bit = to_bool(&bit)?;
+        acc = select(&bit, &lax2("mul", &acc, &x)?, &acc)?;
+        x = lax2("mul", &x, &x)?;
+        y = lax2("shift_right_logical", &y, &one)?;
+    }
+    Ok(acc)
+}
+
+/// `jnp.arctan2(y, x)`.
+///
+/// # Errors
+///
+/// Promotion refusals, shapes that do not broadcast.
+pub fn arctan2<'a>(
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let (x, y) = two(None, Family::Inexact, x, y)?;
+    lax2("atan2", &x, &y)
+}
+
+macro_rules! binary_plain {
+    ($($(#[$doc:meta])* $name:ident => $op:expr, $family:ident, |$x:ident, $y:ident| $body:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// Promotion refusals, shapes that do not broadcast, a dtype the primitive refuses
+        /// (JAX's `TypeError`).
+        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            let ($x, $y) = two($op, Family::$family, x, y)?;
+            $body
+        }
+    )*};
+}
+
+binary_plain! {
+    /// `jnp.logical_and(x, y)`.
+    logical_and => Some(Op::LogicalAnd), Any, |x, y| lax2("and", &to_bool(&x)?, &to_bool(&y)?);
+    /// `jnp.logical_or(x, y)`.
+    logical_or => Some(Op::LogicalAnd), Any, |x, y| lax2("or", &to_bool(&x)?, &to_bool(&y)?);
+    /// `jnp.logical_xor(x, y)`.
+    logical_xor => Some(Op::LogicalAnd), Any, |x, y| lax2("xor", &to_bool(&x)?, &to_bool(&y)?);
+    /// `jnp.bitwise_and(x, y)` (`&`).
+    bitwise_and => Some(Op::BitwiseAnd), Any, |x, y| lax2("and", &x, &y);
+    /// `jnp.bitwise_or(x, y)` (`|`).
+    bitwise_or => Some(Op::BitwiseAnd), Any, |x, y| lax2("or", &x, &y);
+    /// `jnp.bitwise_xor(x, y)` (`^`).
+    bitwise_xor => Some(Op::BitwiseAnd), Any, |x, y| lax2("xor", &x, &y);
+    /// `jnp.left_shift(x, y)` (`<<`).
+    left_shift => Some(Op::BitwiseAnd), Numeric, |x, y| lax2("shift_left", &x, &y);
+    /// `jnp.right_shift(x, y)` (`>>`): logical for unsigned integers, arithmetic otherwise.
+    right_shift => Some(Op::BitwiseAnd), Numeric, |x, y| {
+        let name = if x.dtype().kind() == Kind::UnsignedInt {
+            "shift_right_logical"
+        } else {
+            "shift_right_arithmetic"
+        };
+        lax2(name, &x, &y)
+    };
+}
+
+/// `jnp.positive(x)` (`+x`): `x` promoted.
+///
+/// # Errors
+///
+/// Promotion refusals.
+pub fn positive<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    one(x, Family::Any)
+}
+
+/// `jnp.abs(x)`: booleans and unsigned integers unchanged; complex gives its float.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for key arrays.
+pub fn abs<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    if matches!(x.dtype().kind(), Kind::Bool | Kind::UnsignedInt) {
+        return Ok(x);
+    }
+    lax1("abs", &x)
+}
+
+/// `jnp.sign(x)`.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` (booleans, keys).
+pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    lax1("sign", &one(x, Family::Any)?)
+}
+
+/// `jnp.floor(x)`: integers and booleans unchanged.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` (complex, keys).
+pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    if is_integral_or_bool(x.dtype()) {
+        return Ok(x);
+    }
+    lax1("floor", &one(x, Family::Inexact)?)
+}
+
+/// `jnp.ceil(x)`: integers and booleans unchanged.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` (complex, keys).
+pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    if is_integral_or_bool(x.dtype()) {
+        return Ok(x);
+    }
+    lax1("ceil", &one(x, Family::Inexact)?)
+}
+
+/// `jnp.round(x)`: half to even; integers unchanged; complex rounds both parts.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` (keys).
+pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    if matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
+        return Ok(x);
+    }
+    if x.dtype().kind() == Kind::Complex {
+        let re = lax1("real", &x)?;
+        let im = lax1("imag", &x)?;
+        let p = || Params::new().with("rounding_method", Param::Int(1));
+        return lax(
+            "complex",
+            &[&lax("round", &[&re], p())?, &lax("round", &[&im], p())?],
+            Params::new(),
+        );
+    }
+    lax(
+        "round",
+        &[&x],
+        Params::new().with("rounding_method", Param::Int(1)),
+    )
+}
+
+/// `jnp.trunc(x)`: toward zero; integers and booleans unchanged.
+///
+/// # Errors
+///
+/// As [`floor`].
+pub fn trunc<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    if is_integral_or_bool(x.dtype()) {
+        return Ok(x);
+    }
+    let neg = lax2("lt", &x, &constant_like(&x, Value::Int(0))?)?;
+    select(&neg, &ceil(&x)?, &floor(&x)?)
+}
+
+/// `jnp.square(x)`: booleans square as the default integer.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` (keys).
+pub fn square<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    lax1("square", &one(x, Family::Numeric)?)
+}
+
+/// `jnp.reciprocal(x)`: `integer_pow(x, -1)` in the promoted float dtype.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` (keys).
+pub fn reciprocal<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    lax(
+        "integer_pow",
+        &[&one(x, Family::Inexact)?],
+        Params::new().with("y", Param::Int(-1)),
+    )
+}
+
+/// A bool array of `x`'s shape filled with `v` (`lax.full_like(x, v, dtype=bool)`).
+fn full_bool(x: &Array, v: bool) -> Result<Array, Error> {
+    broadcast_to(scalar_array(Value::Bool(v), DType::Bool, false)?, x.shape())
+}
+
+/// `jnp.isnan(x)`: `x != x`.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for key arrays.
+pub fn isnan<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    lax2("ne", &x, &x)
+}
+
+/// `jnp.isinf(x)`.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for key arrays.
+pub fn isinf<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    match x.dtype().kind() {
+        Kind::Float => {
+            let inf = constant_like(&x, Value::Float(f64::INFINITY))?;
+            lax2("eq", &lax1("abs", &x)?, &inf)
+        }
+        Kind::Complex => {
+            let re = lax1("real", &x)?;
+            let im = lax1("imag", &x)?;
+            let inf = constant_like(&re, Value::Float(f64::INFINITY))?;
+            lax2(
+                "or",
+                &lax2("eq", &lax1("abs", &re)?, &inf)?,
+                &lax2("eq", &lax1("abs", &im)?, &inf)?,
+            )
+        }
+        _ => full_bool(&x, false),
+    }
+}
+
+/// `jnp.isfinite(x)`.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for key arrays.
+pub fn isfinite<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    match x.dtype().kind() {
+        Kind::Float => lax1("is_finite", &x),
+        Kind::Complex => lax2(
+            "and",
+            &lax1("is_finite", &lax1("real", &x)?)?,
+            &lax1("is_finite", &lax1("imag", &x)?)?,
+        ),
+        _ => full_bool(&x, true),
+    }
+}
+
+/// `jnp.logical_not(x)`.
+///
+/// # Errors
+///
+/// JAX's `TypeError` for key arrays.
+pub fn logical_not<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    lax1("not", &to_bool(&one(x, Family::Any)?)?)
+}
+
+/// `jnp.invert(x)` (`~x`): bitwise not.
+///
+/// # Errors
+///
+/// The primitive's `TypeError` for floats.
+pub fn invert<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    lax1("not", &one(x, Family::Any)?)
+}
+
+/// `jnp.where(condition, x, y)`: `x` where the condition holds, else `y` (promoted together,
+/// all three broadcast).
+///
+/// # Errors
+///
+/// Promotion refusals, shapes that do not broadcast.
+pub fn r#where<'a>(
+    condition: impl Into<ArrayLike<'a>>,
+    x: impl Into<ArrayLike<'a>>,
+    y: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let c = arraylike(condition)?;
+    let xy = promote_only(None, Family::Any, &[x.into(), y.into()])?;
+    let c = to_bool(&c)?;
+    let shape = broadcast_shapes(&[c.shape(), xy[0].shape(), xy[1].shape()])?;
+    let c = broadcast_to(c, &shape)?;
+    let x = broadcast_to(xy[0].clone(), &shape)?;
+    let y = broadcast_to(xy[1].clone(), &shape)?;
+    select(&c, &x, &y)
+}
+
+/// `jnp.astype(x, dtype)`: the dtype canonicalised (x64 off: 64-bit types are 32-bit);
+/// complex to bool is `x != 0`.
+///
+/// # Errors
+///
+/// Key dtypes, or a conversion the rules do not have.
+pub fn astype<'a>(x: impl Into<ArrayLike<'a>>, dtype: DType) -> Result<Array, Error> {
+    let rules = rules();
+    let dtype = if is_numpy(&rules) {
+        dtype
+    } else {
+        dtype.canonicalize(rules.options().x64)
+    };
+    let mut x = arraylike(x)?;
+    if x.dtype().kind() == Kind::Complex && dtype == DType::Bool {
+        x = lax2("ne", &x, &constant_like(&x, Value::Int(0))?)?;
+    }
+    convert(&x, dtype)
+}
+
+// ---------------------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------------------
+
+/// Which axes a reduction runs over: all (`axis=None`) or some (negative counts from the
+/// end, as in NumPy).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Axes {
+    /// Every axis (`axis=None`).
+    #[default]
+    All,
+    /// These axes.
+    Some(Vec<isize>),
+}
+
+impl From<isize> for Axes {
+    fn from(a: isize) -> Axes {
+        Axes::Some(vec![a])
+    }
+}
+
+/// The positive axes of `axes` for an array of rank `ndim` (JAX's `AxisError` messages).
+fn reduction_axes(axes: &Axes, ndim: usize) -> Result<Vec<usize>, Error> {
+    match axes {
+        Axes::All => Ok((0..ndim).collect()),
+        Axes::Some(v) => {
+            let mut out = Vec::with_capacity(v.len());
+            for &a in v {
+                let n = ndim as isize;
+                if a < -n || a >= n {
+                    return Err(Error::refused(
+                        Exception::ValueError,
+                        format!("axis {a} is out of bounds for array of dimension {ndim}"),
+                    ));
+                }
+                let p = if a < 0 { a + n } else { a } as usize;
+                if out.contains(&p) {
+                    return Err(Error::refused(
+                        Exception::ValueError,
+                        "duplicate value in 'axis'",
+                    ));
+                }
+                out.push(p);
+            }
+            out.sort_unstable();
+            Ok(out)
+        }
+    }
+}
+
+fn axes_param(axes: &[usize]) -> Param {
+    Param::Ints(axes.iter().map(|&a| a as i64).collect())
+}
+
+/// `jnp`'s `_promote_integer_dtype`: booleans and narrow integers sum as the default
+/// integer (unsigned: the default unsigned).
+fn promote_integer(d: DType) -> DType {
+    let rules = rules();
+    let int = default_int(&rules);
+    match d.kind() {
+        Kind::Bool => int,
+        Kind::SignedInt if d.bits() < int.bits() => int,
+        Kind::UnsignedInt if d.bits() < int.bits() => {
+            if int.bits() == 64 {
+                DType::UInt64
+            } else {
+                DType::UInt32
+            }
+        }
+        _ => d,
+    }
+}
+
+/// Float16 and bfloat16 reductions accumulate in float32 (`_upcast_f16`).
+fn upcast_f16(d: DType) -> DType {
+    if matches!(d, DType::Float16 | DType::BFloat16) {
+        DType::Float32
+    } else {
+        d
+    }
+}
+
+/// Re-inserts reduced axes as size 1 (`keepdims=True`).
+fn keep_dims(r: Array, axes: &[usize], ndim: usize) -> Result<Array, Error> {
+    let shape: Vec<usize> = {
+        let mut it = r.shape().iter();
+        (0..ndim)
+            .map(|d| {
+                if axes.contains(&d) {
+                    1
+                } else {
+                    *it.next().unwrap_or(&1)
+                }
+            })
+            .collect()
+    };
+    let params = Params::new()
+        .with(
+            "new_sizes",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        )
+        .with("dimensions", Param::None)
+        .with("sharding", Param::None);
+    lax("reshape", &[&r], params)
+}
+
+/// How `jnp`'s `_reduction` runs one reduction.
+struct Reduction<'n> {
+    /// The `jnp` name (for messages).
+    name: &'n str,
+    /// The primitive, and the one for booleans.
+    prims: (&'n str, &'n str),
+    /// Whether an empty reduction has a value.
+    has_identity: bool,
+    /// The result dtype.
+    result: DType,
+    /// The dtype it accumulates in.
+    computation: DType,
+    /// Whether the primitive takes `out_sharding`.
+    sharding: bool,
+}
+
+/// A reduction as `jnp`'s `_reduction` runs it.
+fn reduction(r: &Reduction<'_>, x: Array, axes: &Axes, keepdims: bool) -> Result<Array, Error> {
+    let Reduction {
+        name,
+        prims: (prim, bool_prim),
+        has_identity,
+        result: result_dtype,
+        computation,
+        sharding: with_sharding,
+    } = *r;
+    let dims = reduction_axes(axes, x.ndim())?;
+    if !has_identity && dims.iter().any(|&d| x.shape()[d] == 0) {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!("zero-size array to reduction operation {name} which has no identity"),
+        ));
+    }
+    let a = convert(&x, computation)?;
+    let prim = if computation == DType::Bool {
+        bool_prim
+    } else {
+        prim
+    };
+    let mut params = Params::new().with("axes", axes_param(&dims));
+    if with_sharding {
+        params = params.with("out_sharding", Param::None);
+    }
+    let mut r = lax(prim, &[&a], params)?;
+    if keepdims {
+        r = keep_dims(r, &dims, x.ndim())?;
+    }
+    convert(&r, result_dtype)
+}
+
+/// `jnp.sum(x, axis, keepdims=...)`: booleans and narrow integers sum as the default integer;
+/// float16 and bfloat16 accumulate in float32.
+///
+/// # Errors
+///
+/// Axes out of range (`ValueError`), key arrays (`TypeError`).
+pub fn sum<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = one(x, Family::Numeric)?;
+    let result = promote_integer(x.dtype());
+    let comp = upcast_f16(result);
+    reduction(
+        &Reduction {
+            name: "sum",
+            prims: ("reduce_sum", "reduce_or"),
+            has_identity: true,
+            result,
+            computation: comp,
+            sharding: true,
+        },
+        x,
+        &axes,
+        keepdims,
+    )
+}
+
+/// `jnp.prod(x, axis, keepdims=...)`, with [`sum`]'s dtype rules.
+///
+/// # Errors
+///
+/// As [`sum`].
+pub fn prod<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = one(x, Family::Numeric)?;
+    let result = promote_integer(x.dtype());
+    let comp = upcast_f16(result);
+    reduction(
+        &Reduction {
+            name: "prod",
+            prims: ("reduce_prod", "reduce_and"),
+            has_identity: true,
+            result,
+            computation: comp,
+            sharding: true,
+        },
+        x,
+        &axes,
+        keepdims,
+    )
+}
+
+/// `jnp.max(x, axis, keepdims=...)` (NaN propagates).
+///
+/// # Errors
+///
+/// `ValueError` for an empty reduction (no identity), axes out of range.
+pub fn max<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    let d = x.dtype();
+    reduction(
+        &Reduction {
+            name: "max",
+            prims: ("reduce_max", "reduce_max"),
+            has_identity: false,
+            result: d,
+            computation: d,
+            sharding: false,
+        },
+        x,
+        &axes,
+        keepdims,
+    )
+}
+
+/// `jnp.min(x, axis, keepdims=...)` (NaN propagates).
+///
+/// # Errors
+///
+/// As [`max`].
+pub fn min<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    let d = x.dtype();
+    reduction(
+        &Reduction {
+            name: "min",
+            prims: ("reduce_min", "reduce_min"),
+            has_identity: false,
+            result: d,
+            computation: d,
+            sharding: false,
+        },
+        x,
+        &axes,
+        keepdims,
+    )
+}
+
+/// `jnp.all(x, axis, keepdims=...)`.
+///
+/// # Errors
+///
+/// Axes out of range.
+pub fn all<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = to_bool_cast(&arraylike(x)?)?;
+    reduction(
+        &Reduction {
+            name: "all",
+            prims: ("reduce_and", "reduce_and"),
+            has_identity: true,
+            result: DType::Bool,
+            computation: DType::Bool,
+            sharding: false,
+        },
+        x,
+        &axes,
+        keepdims,
+    )
+}
+
+/// `jnp.any(x, axis, keepdims=...)`.
+///
+/// # Errors
+///
+/// Axes out of range.
+pub fn any<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = to_bool_cast(&arraylike(x)?)?;
+    reduction(
+        &Reduction {
+            name: "any",
+            prims: ("reduce_or", "reduce_or"),
+            has_identity: true,
+            result: DType::Bool,
+            computation: DType::Bool,
+            sharding: false,
+        },
+        x,
+        &axes,
+        keepdims,
+    )
+}
+
+/// `jnp`'s `_cast_to_bool`: `convert_element_type(x, bool)`.
+fn to_bool_cast(x: &Array) -> Result<Array, Error> {
+    if x.dtype().kind() == Kind::Complex {
+        return to_bool(x);
+    }
+    convert(x, DType::Bool)
+}
+
+/// `jnp.mean(x, axis, keepdims=...)`: integers average as the default float; float16 and
+/// bfloat16 accumulate in float32.
+///
+/// # Errors
+///
+/// As [`sum`].
+pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    let rules = rules();
+    let result = super::family_dtype(&rules, Family::Inexact, x.dtype());
+    let comp = upcast_f16(result);
+    let dims = reduction_axes(&axes, x.ndim())?;
+    let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    let total = reduction(
+        &Reduction {
+            name: "sum",
+            prims: ("reduce_sum", "reduce_or"),
+            has_identity: true,
+            result: comp,
+            computation: comp,
+            sharding: true,
+        },
+        x,
+        &axes,
+        keepdims,
+    )?;
+    let n = constant_like(&total, Value::Float(count as f64))?;
+    convert(&lax2("div", &total, &n)?, result)
+}
+
+/// The flattened array (`jnp.ravel`).
+fn ravel(x: &Array) -> Result<Array, Error> {
+    if x.ndim() == 1 {
+        return Ok(x.clone());
+    }
+    let params = Params::new()
+        .with("dimensions", Param::None)
+        .with("new_sizes", Param::Ints(vec![x.size() as i64]))
+        .with("sharding", Param::None);
+    lax("reshape", &[x], params)
+}
+
+fn arg_reduce<'a>(name: &str, prim: &str, x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = ravel(&arraylike(x)?)?;
+    if x.size() == 0 {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!("attempt to get {name} of an empty sequence"),
+        ));
+    }
+    let params = Params::new()
+        .with("axes", Param::Ints(vec![0]))
+        .with("index_dtype", Param::DType(default_int(&rules())));
+    lax(prim, &[&x], params)
+}
+
+/// `jnp.argmax(x)` over the flattened array: the first index of the maximum (of the first NaN).
+///
+/// # Errors
+///
+/// `ValueError` for an empty array.
+pub fn argmax<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    arg_reduce("argmax", "argmax", x)
+}
+
+/// `jnp.argmin(x)` over the flattened array.
+///
+/// # Errors
+///
+/// `ValueError` for an empty array.
+pub fn argmin<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    arg_reduce("argmin", "argmin", x)
+}
+
+/// `jnp.cumsum(x)` over the flattened array: booleans count as the default integer.
+///
+/// # Errors
+///
+/// Key arrays.
+pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = arraylike(x)?;
+    let x = if x.ndim() == 0 {
+        let params = Params::new()
+            .with("dimensions", Param::None)
+            .with("new_sizes", Param::Ints(vec![1]))
+            .with("sharding", Param::None);
+        lax("reshape", &[&x], params)?
+    } else {
+        ravel(&x)?
+    };
+    let result = if x.dtype() == DType::Bool {
+        promote_integer(DType::Bool)
+    } else {
+        x.dtype()
+    };
+    let a = convert(&x, result)?;
+    let params = Params::new()
+        .with("axis", Param::Int(0))
+        .with("reverse", Param::Bool(false));
+    lax("cumsum", &[&a], params)
+}
+
+// ---------------------------------------------------------------------------------------
+// Linear algebra
+// ---------------------------------------------------------------------------------------
+
+/// `jnp.matmul(a, b)` (`@`): 1-D operands are vectors; leading dimensions broadcast.
+///
+/// # Errors
+///
+/// `ValueError` for 0-d operands or mismatched core dimensions, promotion refusals.
+pub fn matmul<'a>(
+    a: impl Into<ArrayLike<'a>>,
+    b: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let mut v = promote_only(None, Family::Any, &[a.into(), b.into()])?;
+    let b = v.pop().expect("two");
+    let a = v.pop().expect("two");
+    for (i, x) in [&a, &b].into_iter().enumerate() {
+        if x.ndim() == 0 {
+            return Err(Error::refused(
+                Exception::ValueError,
+                format!(
+                    "matmul: Input operand {i} does not have enough dimensions (has 0, gufunc \
+                     core with signature (n?,k),(k,m?)->(n?,m?) requires 1)"
+                ),
+            ));
+        }
+    }
+    let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
+    let a2 = if a_vec {
+        reshape(&a, &[1, a.shape()[0]])?
+    } else {
+        a.clone()
+    };
+    let b2 = if b_vec {
+        reshape(&b, &[b.shape()[0], 1])?
+    } else {
+        b.clone()
+    };
+    let k_a = a2.shape()[a2.ndim() - 1];
+    let k_b = b2.shape()[b2.ndim() - 2];
+    if k_a != k_b {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!(
+                "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc \
+                 signature (n?,k),(k,m?)->(n?,m?) (size {k_b} is different from {k_a})"
+            ),
+        ));
+    }
+    // Broadcast the batch dimensions.
+    let batch_a = &a2.shape()[..a2.ndim() - 2];
+    let batch_b = &b2.shape()[..b2.ndim() - 2];
+    let batch = broadcast_shapes(&[batch_a, batch_b])?;
+    let full = |x: &Array, batch: &[usize]| -> Result<Array, Error> {
+        let mut shape = batch.to_vec();
+        shape.extend_from_slice(&x.shape()[x.ndim() - 2..]);
+        broadcast_to(x.clone(), &shape)
+    };
+    let a3 = full(&a2, &batch)?;
+    let b3 = full(&b2, &batch)?;
+    let nb = batch.len() as i64;
+    let batch_dims: Vec<i64> = (0..nb).collect();
+    let params = dot_params(&[nb + 1], &[nb], &batch_dims, &batch_dims, a3.dtype())?;
+    let r = lax("dot_general", &[&a3, &b3], params)?;
+    // Drop the vector dimensions again.
+    let mut shape = batch.clone();
+    if !a_vec {
+        shape.push(a2.shape()[a2.ndim() - 2]);
+    }
+    if !b_vec {
+        shape.push(b2.shape()[b2.ndim() - 1]);
+    }
+    if shape.as_slice() == r.shape() {
+        Ok(r)
+    } else {
+        reshape(&r, &shape)
+    }
+}
+
+/// `dot_general`'s parameters: contracting and batch dimensions, the output dtype.
+fn dot_params(
+    lhs_contract: &[i64],
+    rhs_contract: &[i64],
+    lhs_batch: &[i64],
+    rhs_batch: &[i64],
+    dtype: DType,
+) -> Result<Params, Error> {
+    let _ = (lhs_contract, rhs_contract, lhs_batch, rhs_batch, dtype);
+    Err(Error::refused(
+        Exception::NotImplementedError,
+        "dot_general is not implemented yet",
+    ))
+}
+
+/// `lax.reshape(x, shape)`.
+fn reshape(x: &Array, shape: &[usize]) -> Result<Array, Error> {
+    let params = Params::new()
+        .with("dimensions", Param::None)
+        .with(
+            "new_sizes",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        )
+        .with("sharding", Param::None);
+    lax("reshape", &[x], params)
+}
+
+// ---------------------------------------------------------------------------------------
+// The registry
+// ---------------------------------------------------------------------------------------
+
+/// How a registered function is called.
+#[derive(Clone, Copy)]
+enum Call {
+    Unary(for<'a> fn(ArrayLike<'a>) -> Result<Array, Error>),
+    Binary(for<'a> fn(ArrayLike<'a>, ArrayLike<'a>) -> Result<Array, Error>),
+    Ternary(for<'a> fn(ArrayLike<'a>, ArrayLike<'a>, ArrayLike<'a>) -> Result<Array, Error>),
+    Reduce(for<'a> fn(ArrayLike<'a>, Axes, bool) -> Result<Array, Error>),
+}
+
+/// One `jax.numpy` function the registry knows: its name and how many operands it takes.
+#[derive(Clone, Copy)]
+pub struct Function {
+    /// The `jax.numpy` name.
+    pub name: &'static str,
+    call: Call,
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Function({})", self.name)
+    }
+}
+
+impl Function {
+    /// How many operands it takes.
+    pub fn arity(&self) -> usize {
+        match self.call {
+            Call::Unary(_) | Call::Reduce(_) => 1,
+            Call::Binary(_) => 2,
+            Call::Ternary(_) => 3,
+        }
+    }
+
+    /// Calls it (reductions over every axis).
+    ///
+    /// # Errors
+    ///
+    /// `TypeError` for the wrong number of operands (Python's message), and the function's
+    /// own refusals.
+    pub fn call(&self, args: Vec<ArrayLike<'_>>) -> Result<Array, Error> {
+        if args.len() != self.arity() {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "{}() takes {} positional argument{} but {} were given",
+                    self.name,
+                    self.arity(),
+                    if self.arity() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        let mut it = args.into_iter();
+        let mut next = || it.next().expect("arity checked");
+        match self.call {
+            Call::Unary(f) => f(next()),
+            Call::Binary(f) => {
+                let (a, b) = (next(), next());
+                f(a, b)
+            }
+            Call::Ternary(f) => {
+                let (a, b, c) = (next(), next(), next());
+                f(a, b, c)
+            }
+            Call::Reduce(f) => f(next(), Axes::All, false),
+        }
+    }
+}
+
+macro_rules! registry {
+    ($($name:literal => $kind:ident($f:expr),)*) => {
+        /// Every function `eval` knows, by `jax.numpy` name (`astype:DTYPE` is handled by the
+        /// caller through [`astype`]).
+        pub static FUNCTIONS: &[Function] = &[
+            $(Function { name: $name, call: Call::$kind($f) },)*
+        ];
+    };
+}
+
+registry! {
+    "add" => Binary(|x, y| super::add(x, y)),
+    "subtract" => Binary(|x, y| super::subtract(x, y)),
+    "multiply" => Binary(|x, y| super::multiply(x, y)),
+    "true_divide" => Binary(|x, y| true_divide(x, y)),
+    "divide" => Binary(|x, y| divide(x, y)),
+    "floor_divide" => Binary(|x, y| floor_divide(x, y)),
+    "remainder" => Binary(|x, y| remainder(x, y)),
+    "power" => Binary(|x, y| power(x, y)),
+    "maximum" => Binary(|x, y| super::maximum(x, y)),
+    "minimum" => Binary(|x, y| super::minimum(x, y)),
+    "equal" => Binary(|x, y| super::equal(x, y)),
+    "not_equal" => Binary(|x, y| super::not_equal(x, y)),
+    "less" => Binary(|x, y| super::less(x, y)),
+    "less_equal" => Binary(|x, y| super::less_equal(x, y)),
+    "greater" => Binary(|x, y| super::greater(x, y)),
+    "greater_equal" => Binary(|x, y| super::greater_equal(x, y)),
+    "logical_and" => Binary(|x, y| logical_and(x, y)),
+    "logical_or" => Binary(|x, y| logical_or(x, y)),
+    "logical_xor" => Binary(|x, y| logical_xor(x, y)),
+    "bitwise_and" => Binary(|x, y| bitwise_and(x, y)),
+    "bitwise_or" => Binary(|x, y| bitwise_or(x, y)),
+    "bitwise_xor" => Binary(|x, y| bitwise_xor(x, y)),
+    "left_shift" => Binary(|x, y| left_shift(x, y)),
+    "right_shift" => Binary(|x, y| right_shift(x, y)),
+    "arctan2" => Binary(|x, y| arctan2(x, y)),
+    "negative" => Unary(|x| super::negative(x)),
+    "positive" => Unary(|x| positive(x)),
+    "abs" => Unary(|x| abs(x)),
+    "sign" => Unary(|x| sign(x)),
+    "floor" => Unary(|x| floor(x)),
+    "ceil" => Unary(|x| ceil(x)),
+    "round" => Unary(|x| round(x)),
+    "trunc" => Unary(|x| trunc(x)),
+    "sqrt" => Unary(|x| sqrt(x)),
+    "square" => Unary(|x| square(x)),
+    "reciprocal" => Unary(|x| reciprocal(x)),
+    "exp" => Unary(|x| exp(x)),
+    "exp2" => Unary(|x| exp2(x)),
+    "expm1" => Unary(|x| expm1(x)),
+    "log" => Unary(|x| log(x)),
+    "log2" => Unary(|x| log2(x)),
+    "log1p" => Unary(|x| log1p(x)),
+    "sin" => Unary(|x| sin(x)),
+    "cos" => Unary(|x| cos(x)),
+    "tan" => Unary(|x| tan(x)),
+    "tanh" => Unary(|x| tanh(x)),
+    "arcsin" => Unary(|x| arcsin(x)),
+    "arctan" => Unary(|x| arctan(x)),
+    "sinh" => Unary(|x| sinh(x)),
+    "cosh" => Unary(|x| cosh(x)),
+    "isnan" => Unary(|x| isnan(x)),
+    "isinf" => Unary(|x| isinf(x)),
+    "isfinite" => Unary(|x| isfinite(x)),
+    "logical_not" => Unary(|x| logical_not(x)),
+    "invert" => Unary(|x| invert(x)),
+    "sum" => Reduce(|x, a, k| sum(x, a, k)),
+    "prod" => Reduce(|x, a, k| prod(x, a, k)),
+    "max" => Reduce(|x, a, k| max(x, a, k)),
+    "min" => Reduce(|x, a, k| min(x, a, k)),
+    "mean" => Reduce(|x, a, k| mean(x, a, k)),
+    "argmax" => Unary(|x| argmax(x)),
+    "argmin" => Unary(|x| argmin(x)),
+    "all" => Reduce(|x, a, k| all(x, a, k)),
+    "any" => Reduce(|x, a, k| any(x, a, k)),
+    "cumsum" => Unary(|x| cumsum(x)),
+    "where" => Ternary(|c, x, y| r#where(c, x, y)),
+    "matmul" => Binary(|x, y| matmul(x, y)),
+}
+
+/// The function of a `jax.numpy` name.
+///
+/// ```
+/// use dtype_lattice_array::numpy::function;
+/// assert_eq!(function("arctan2").unwrap().arity(), 2);
+/// assert!(function("arctam2").is_none());
+/// ```
+pub fn function(name: &str) -> Option<&'static Function> {
+    FUNCTIONS.iter().find(|f| f.name == name)
+}
+
+/// A refusal for an unknown function name, suggesting the closest known one.
+///
+/// ```
+/// let e = dtype_lattice_array::numpy::unknown_function("arctam2");
+/// assert!(e.to_string().contains("did you mean \"arctan2\""));
+/// ```
+pub fn unknown_function(name: &str) -> Error {
+    let hint = closest(name).map_or_else(String::new, |c| format!("; did you mean {c:?}?"));
+    Reason::InvalidArgument {
+        argument: "function".into(),
+        reason: format!("unknown function {name:?}{hint}"),
+    }
+    .into()
+}
+
+fn closest(name: &str) -> Option<String> {
+    FUNCTIONS
+        .iter()
+        .map(|f| (levenshtein(name, f.name), f.name))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, n)| n.to_string())
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
