@@ -17,15 +17,13 @@ use dtype_lattice::{DType, Error};
 
 use super::{Key, Random, Sample, Values};
 use crate::array::{Array, py_shape};
+use crate::prim::random::{
+    RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
+};
 use crate::prim::{self, Param, Params, Primitive};
 
-fn by_name(name: &str) -> &'static Primitive {
-    // Every name used here is a row of PRIMITIVES (tested).
-    prim::by_name(name).unwrap_or(&prim::random::RANDOM_UNWRAP)
-}
-
-fn bind(name: &str, inputs: &[&Array], params: &Params) -> Result<Array, Error> {
-    prim::bind1(by_name(name), inputs, params)
+fn bind(prim: &'static Primitive, inputs: &[&Array], params: &Params) -> Result<Array, Error> {
+    prim::bind1(prim, inputs, params)
 }
 
 fn x64() -> bool {
@@ -126,7 +124,7 @@ pub fn key(seed: i128) -> Result<Array, Error> {
         Array::scalar(seed as i32)
     };
     let params = Params::new().with("impl", Param::KeyImpl(&THREEFRY2X32));
-    bind("random_seed", &[&seeds], &params)
+    bind(&RANDOM_SEED, &[&seeds], &params)
 }
 
 /// `jax.random.split(key, num)`: `num` keys, shape `(num,)`.
@@ -156,7 +154,7 @@ pub fn split_shape(key: &Array, shape: &[usize]) -> Result<Array, Error> {
     let (keys, wrapped) = check_key("split", key, false)?;
     let shape = shape.iter().map(|&d| d as i64).collect();
     let params = Params::new().with("shape", Param::Ints(shape));
-    returned(bind("random_split", &[&keys], &params)?, wrapped)
+    returned(bind(&RANDOM_SPLIT, &[&keys], &params)?, wrapped)
 }
 
 /// `jax.random.fold_in(key, data)`: `data` is a Python int converted to `uint32`.
@@ -174,7 +172,7 @@ pub fn fold_in(key: &Array, data: i128) -> Result<Array, Error> {
     })?;
     let msgs = Array::scalar(d);
     returned(
-        bind("random_fold_in", &[&keys, &msgs], &Params::new())?,
+        bind(&RANDOM_FOLD_IN, &[&keys, &msgs], &Params::new())?,
         wrapped,
     )
 }
@@ -214,7 +212,7 @@ pub fn bits_dtype(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, E
             "shape",
             Param::Ints(shape.iter().map(|&d| d as i64).collect()),
         );
-    bind("random_bits", &[&keys], &params)
+    bind(&RANDOM_BITS, &[&keys], &params)
 }
 
 /// `jax.random.uniform(key, shape, dtype, minval, maxval)`.
@@ -288,7 +286,7 @@ pub fn randint(
 /// data.
 pub fn key_data(keys: &Array) -> Result<Array, Error> {
     let (keys, _) = check_key("key_data", keys, true)?;
-    bind("random_unwrap", &[&keys], &Params::new())
+    bind(&RANDOM_UNWRAP, &[&keys], &Params::new())
 }
 
 /// `jax.random.wrap_key_data(data, impl=...)`: `uint32` key data whose last dimension is the
@@ -311,7 +309,7 @@ pub fn wrap_key_data(data: &Array, impl_: DType) -> Result<Array, Error> {
         .key_impl()
         .ok_or_else(|| crate::array::invalid("impl", format!("{impl_} is not a PRNG key dtype")))?;
     let params = Params::new().with("impl", Param::KeyImpl(k));
-    bind("random_wrap", &[data], &params)
+    bind(&RANDOM_WRAP, &[data], &params)
 }
 
 #[cfg(test)]
