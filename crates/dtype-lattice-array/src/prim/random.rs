@@ -15,6 +15,15 @@
 //! words it (`random_split takes key array operand, got keys.dtype=dtype('uint32')`); JAX's
 //! primitives themselves fail there with an internal `AttributeError`.
 //!
+//! As in JAX, some checks belong to the implementation rather than the shape rule:
+//! `random_seed` stages any operand dtype and refuses a non-integer seed when evaluated
+//! (`PRNG key seed must be an integer; got JitTracer(float32[])`). `random_bits` refuses a
+//! `bit_width` other than 8, 16, 32 or 64 in its shape rule with the implementation's message
+//! (`requires 8-, 16-, 32- or 64-bit field width.`; JAX's staging fails differently there).
+//! Its output dtype for `bit_width=64` follows x64 in the rules in force
+//! ([`crate::numpy::rules`]): `uint64`, or with x64 off `uint32` holding the low words (JAX's
+//! canonicalisation, bit for bit).
+//!
 //! ```
 //! use dtype_lattice_array::prim::{self, Param, Params};
 //! use dtype_lattice_array::Array;
