@@ -28,7 +28,8 @@
 //!   strongly typed.
 //! - Bad input returns `Err` and never panics: wrong magic, unknown versions, headers longer
 //!   than NumPy's own limit (10,000 bytes), malformed headers, a shape whose size overflows or
-//!   exceeds [`MAX_BYTES`], truncated data. Memory grows only with the bytes actually read.
+//!   exceeds [`MAX_BYTES`] (for an `.npz`, all members together), truncated data. Memory grows
+//!   only with the bytes actually read.
 //!
 //! ```
 //! use dtype_lattice::DType;
@@ -387,7 +388,7 @@ fn fortran_to_c(data: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
     out
 }
 
-fn read_impl<R: Read>(r: &mut R, want: Option<DType>) -> Result<Array, Error> {
+fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Array, Error> {
     let h = read_header(r)?;
     let dtype = match (h.descr, want) {
         (Parsed::Typed(t), None) => t,
@@ -414,10 +415,10 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>) -> Result<Array, Error> {
     let size = layout(dtype).0;
     let n = crate::array::checked_size(&h.shape)
         .and_then(|n| n.checked_mul(size))
-        .filter(|&b| b <= MAX_BYTES)
+        .filter(|&b| b <= limit)
         .ok_or_else(|| {
             bad(format!(
-                "shape {} of {dtype} is larger than {MAX_BYTES} bytes",
+                "shape {} of {dtype} is larger than {limit} bytes",
                 py_shape(&h.shape)
             ))
         })?;
@@ -444,7 +445,7 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>) -> Result<Array, Error> {
 /// module's documentation), a void descr (ml_dtypes: use [`read_as`]), a shape beyond
 /// [`MAX_BYTES`], or truncated data.
 pub fn read<R: Read>(r: &mut R) -> Result<Array, Error> {
-    read_impl(r, None)
+    read_impl(r, None, MAX_BYTES)
 }
 
 /// Reads one `.npy` array of `dtype`: a void descr of `dtype`'s width is read as `dtype` (the
@@ -454,7 +455,7 @@ pub fn read<R: Read>(r: &mut R) -> Result<Array, Error> {
 ///
 /// As [`read`]; also when the file's dtype or element width is not `dtype`'s.
 pub fn read_as<R: Read>(r: &mut R, dtype: DType) -> Result<Array, Error> {
-    read_impl(r, Some(dtype))
+    read_impl(r, Some(dtype), MAX_BYTES)
 }
 
 /// The header `np.save` writes for an array: the dictionary, padded with spaces and ended by
@@ -594,7 +595,8 @@ pub fn read_npz<R: Read + Seek>(r: R) -> Result<Vec<(String, Array)>, Error> {
 }
 
 /// [`read_npz`], with the dtype of members whose header does not name it (ml_dtypes arrays)
-/// given by `dtype_of(name)`.
+/// given by `dtype_of(name)` (a member with a typed header must then be of that dtype). All
+/// members together hold at most [`MAX_BYTES`].
 ///
 /// # Errors
 ///
@@ -605,6 +607,8 @@ pub fn read_npz_with<R: Read + Seek>(
 ) -> Result<Vec<(String, Array)>, Error> {
     let mut z = zip::ZipArchive::new(r).map_err(zip_err)?;
     let mut out = Vec::new();
+    // All members together hold at most MAX_BYTES (a deflated member may expand a lot).
+    let mut budget = MAX_BYTES;
     for i in 0..z.len() {
         let mut f = z.by_index(i).map_err(zip_err)?;
         let name = f.name().map_err(zip_err)?.to_string();
@@ -612,11 +616,9 @@ pub fn read_npz_with<R: Read + Seek>(
             continue;
         };
         let stem = stem.to_string();
-        let a = match dtype_of(&stem) {
-            Some(d) => read_impl(&mut f, Some(d)),
-            None => read(&mut f),
-        }
-        .map_err(|e| bad(format!("member {name}: {}", e.message())))?;
+        let a = read_impl(&mut f, dtype_of(&stem), budget)
+            .map_err(|e| bad(format!("member {name}: {}", e.message())))?;
+        budget -= a.as_bytes().len();
         out.push((stem, a));
     }
     Ok(out)
