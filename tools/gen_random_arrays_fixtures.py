@@ -129,6 +129,13 @@ def child(args):
                            lambda: jax.random.randint(k, (6,), int(lo), int(hi),
                                                       jnp.dtype(dtype))))
         api.append(run({"fn": "key_data", "key": kin}, lambda: jax.random.key_data(k)))
+    # fold_in with array data (any dtype, converted to uint32; a scalar only).
+    k = jax.random.key(3)
+    for arr in [np.array(-1, np.int32), np.array(200, np.uint8), np.array(3.7, np.float32),
+                np.array(2**40 + 9, np.int64), np.array([1, 2], np.int32)]:
+        d = jnp.asarray(arr)
+        api.append(run({"fn": "fold_in_array", "key": enc(k), "data": enc(d)},
+                       lambda: jax.random.fold_in(k, d)))
     # Raw (legacy) uint32 keys and what is not a key.
     for arr in [np.array([0, 42], np.uint32), np.array([[1, 2], [3, 4]], np.uint32),
                 np.array([1, 2, 3], np.uint32), np.array([1.0, 2.0], np.float32),

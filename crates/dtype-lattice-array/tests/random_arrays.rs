@@ -115,6 +115,7 @@ fn api_case(case: &Value) -> Result<Array, Error> {
             }
         }
         "fold_in" => random::fold_in(&key(), int("data")),
+        "fold_in_array" => random::fold_in_array(&key(), &array(&case["data"])),
         "bits" => match &case["dtype"] {
             Value::Null => random::bits(&key(), &shape(&case["shape"])),
             d => random::bits_dtype(&key(), &shape(&case["shape"]), dtype(d)),

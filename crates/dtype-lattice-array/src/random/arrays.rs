@@ -177,6 +177,33 @@ pub fn fold_in(key: &Array, data: i128) -> Result<Array, Error> {
     )
 }
 
+/// `jax.random.fold_in(key, data)` with an array `data`: a scalar of any dtype, converted to
+/// `uint32` as `jnp.asarray(data, dtype='uint32')` converts it (integers wrap).
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key, its `TypeError` for non-scalar data, and
+/// `convert_element_type`'s for key data.
+pub fn fold_in_array(key: &Array, data: &Array) -> Result<Array, Error> {
+    let (keys, wrapped) = check_key("fold_in", key, false)?;
+    if data.ndim() != 0 {
+        // JAX's message, its missing space included.
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "fold_in accepts a scalar, but was given an array ofshape {} != (). Use \
+                 jax.vmap for batching.",
+                py_shape(data.shape())
+            ),
+        ));
+    }
+    let msgs = data.astype(DType::UInt32)?;
+    returned(
+        bind(&RANDOM_FOLD_IN, &[&keys, &msgs], &Params::new())?,
+        wrapped,
+    )
+}
+
 /// `jax.random.bits(key, shape)`: `uint32` bits (`uint64` with x64).
 ///
 /// # Errors

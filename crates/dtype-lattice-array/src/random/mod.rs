@@ -3,12 +3,15 @@
 //! Two APIs share one set of kernels:
 //!
 //! - **the array API (primary)**: `jax.random`'s functions on [`Array`](crate::Array)s —
-//!   [`key`], [`split`], [`split_shape`], [`fold_in`], [`bits`], [`bits_dtype`], [`uniform`],
-//!   [`normal`], [`bernoulli`], [`randint`], [`key_data`], [`wrap_key_data`]. Keys are arrays of
-//!   a key dtype (JEP 9263 typed keys), made and transformed by the PRNG primitives
-//!   (`random_seed`, `random_split`, `random_fold_in`, `random_bits`, `random_wrap`,
-//!   `random_unwrap` in [`crate::prim`]), so that they stage and batch like any other array;
-//!   x64 follows the rules in force ([`crate::numpy::rules`]).
+//!   [`key`], [`split`], [`split_shape`], [`fold_in`], [`fold_in_array`], [`bits`],
+//!   [`bits_dtype`], [`uniform`], [`normal`], [`bernoulli`], [`randint`], [`key_data`],
+//!   [`wrap_key_data`]. Keys are arrays of a key dtype (JEP 9263 typed keys), made and
+//!   transformed by the PRNG primitives (`random_seed`, `random_split`, `random_fold_in`,
+//!   `random_bits`, `random_wrap`, `random_unwrap` in [`crate::prim`]), so that they can be
+//!   staged and batched like any other primitive; x64 follows the rules in force
+//!   ([`crate::numpy::rules`]). The samplers (`uniform`, `normal`, `bernoulli`, `randint`)
+//!   compute with the struct API's kernels directly: they are not yet expressed as
+//!   `random_bits` followed by `lax` primitives, as JAX stages them.
 //! - **the struct API** (what the CLI's `random` command uses): [`Random`] (x64 and threads
 //!   as explicit options) with [`Key`], [`KeyArray`], [`Sample`] and [`Values`], plus
 //!   streaming ([`BitsWriter`], [`Random::bits_into`]) for outputs larger than memory.
@@ -82,8 +85,8 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Reason;
 
 pub use arrays::{
-    bernoulli, bits, bits_dtype, fold_in, key, key_data, normal, randint, split, split_shape,
-    uniform, wrap_key_data,
+    bernoulli, bits, bits_dtype, fold_in, fold_in_array, key, key_data, normal, randint, split,
+    split_shape, uniform, wrap_key_data,
 };
 pub use fill::{fill_bits32, fill_bits32_with};
 pub(crate) use keys::implemented;
