@@ -8,7 +8,9 @@ Usage:
 Writes (relative to --out-dir, default <repo>/tests/fixtures/npy):
     <name>.npy     np.save of a small array per dtype: NumPy's dtypes, every ml_dtypes type
                    (np.save writes them as raw '<V1' / '<V2' bytes, float8_e5m2 as '<f1'),
-                   big-endian and Fortran-order arrays, a 0-d and an empty array
+                   big-endian and Fortran-order arrays, a 0-d and an empty array, and
+                   named_<type>.npy: np.save(a.view([(TYPE, 'V<n>')])), the named encoding
+                   (one raw field named after the ml_dtypes type: Rust's Encoding::Named)
     savez.npz, savez_compressed.npz   np.savez / np.savez_compressed of a few named arrays
     index.json     per file: "descr" (as np.save wrote it), "dtype" (the array's dtype name),
                    "shape", "hex" (its elements' bytes, little-endian, C order: what the Rust
@@ -72,6 +74,8 @@ def generate(args):
         descr = eval(header)["descr"]  # noqa: S307 - np.save's own dictionary literal
         c = np.ascontiguousarray(a)
         data = c.astype(c.dtype.newbyteorder("<")) if c.dtype.byteorder == ">" else c
+        if c.dtype.names:
+            descr = str(descr)
         case = {"file": fname, "descr": descr, "dtype": logical_dtype, "shape": list(a.shape),
                 "hex": data.tobytes().hex()}
         if a.flags.c_contiguous and a.dtype.byteorder != ">":
@@ -90,6 +94,11 @@ def generate(args):
          "float32")
     save("fortran_int16_3d.npy",
          np.asfortranarray(np.arange(24, dtype=np.int16).reshape(2, 3, 4)), "int16")
+    # The named encoding (Encoding::Named in Rust): one raw field named after the dtype.
+    for name in ["bfloat16", "float8_e5m2", "int4", "float4_e2m1fn"]:
+        a = sample(np, ml_dtypes, name)
+        width = a.dtype.itemsize
+        save(f"named_{name}.npy", a.view([(name, f"V{width}")]), name)
     save("scalar_float64.npy", np.array(2.5), "float64")
     save("empty_int32.npy", np.zeros((0, 3), np.int32), "int32")
 

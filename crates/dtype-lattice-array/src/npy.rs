@@ -18,7 +18,11 @@
 //!   included (so that Python loads it: `np.load(f).view(ml_dtypes.float8_e5m2)`). Reading a
 //!   void descr needs the dtype from the caller ([`read_as`], [`read_npz_with`]); plain
 //!   [`read`] refuses it, saying so. `<f1` is read as float8_e5m2. One element per byte, as
-//!   ml_dtypes stores them (int4 `-1` is the byte `0xff`).
+//!   ml_dtypes stores them (the value in the low bits: int4 `-1` is the byte `0x0f`).
+//! - To keep the dtype name, [`Encoding::Named`] ([`write_with`], [`write_npz_with`]) writes
+//!   a single raw field named after the dtype, `[('bfloat16', '|V2')]`, exactly what
+//!   `np.save(a.view([('bfloat16', 'V2')]))` writes: Python loads it (then
+//!   `.view(ml_dtypes.bfloat16)`), and [`read`] recovers the dtype from it.
 //! - **Key arrays** are refused (`key<fry>` is not a NumPy dtype): save
 //!   [`random::key_data`](crate::random::key_data) and
 //!   [`random::wrap_key_data`](crate::random::wrap_key_data) it back.
@@ -261,6 +265,24 @@ struct Header {
     shape: Vec<usize>,
 }
 
+/// The one structured descr read: a single void field named after the dtype
+/// (`[('bfloat16', '|V2')]`, [`Encoding::Named`]).
+fn named_descr(fields: &[Lit]) -> Result<Parsed, Error> {
+    if let [Lit::Seq(field)] = fields
+        && let [Lit::Str(name), Lit::Str(d)] = &field[..]
+        && let Ok(dtype) = name.parse::<DType>()
+        && let Ok((Parsed::Void(n), _)) = parse_descr(d)
+        && !dtype.is_extended()
+        && layout(dtype).0 == n
+    {
+        return Ok(Parsed::Typed(dtype));
+    }
+    Err(bad(
+        "structured dtypes are not supported (but a single raw field named after its dtype, \
+         as Encoding::Named writes it)",
+    ))
+}
+
 fn parse_header(text: &[u8]) -> Result<Header, Error> {
     let mut p = Parser { s: text, i: 0 };
     let Lit::Dict(items) = p.value(0)? else {
@@ -269,9 +291,9 @@ fn parse_header(text: &[u8]) -> Result<Header, Error> {
     let (mut descr, mut fortran, mut shape) = (None, None, None);
     for (k, v) in items {
         match (k, v) {
-            (Lit::Str(k), Lit::Str(d)) if k == "descr" => descr = Some(d),
-            (Lit::Str(k), Lit::Seq(_)) if k == "descr" => {
-                return Err(bad("structured dtypes are not supported"));
+            (Lit::Str(k), Lit::Str(d)) if k == "descr" => descr = Some(parse_descr(&d)?),
+            (Lit::Str(k), Lit::Seq(fields)) if k == "descr" => {
+                descr = Some((named_descr(&fields)?, false));
             }
             (Lit::Str(k), Lit::Bool(b)) if k == "fortran_order" => fortran = Some(b),
             (Lit::Str(k), Lit::Seq(dims)) if k == "shape" => {
@@ -287,12 +309,11 @@ fn parse_header(text: &[u8]) -> Result<Header, Error> {
             (k, _) => return Err(bad(format!("unexpected header entry {k:?}"))),
         }
     }
-    let (Some(d), Some(fortran), Some(shape)) = (descr, fortran, shape) else {
+    let (Some((descr, big_endian)), Some(fortran), Some(shape)) = (descr, fortran, shape) else {
         return Err(bad(
             "header does not contain the keys 'descr', 'fortran_order' and 'shape'",
         ));
     };
-    let (descr, big_endian) = parse_descr(&d)?;
     Ok(Header {
         descr,
         big_endian,
@@ -462,7 +483,7 @@ pub fn read_as<R: Read>(r: &mut R, dtype: DType) -> Result<Array, Error> {
 /// a newline so that the data starts at a multiple of 64 bytes.
 fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
     let dict = format!(
-        "{{'descr': '{descr}', 'fortran_order': False, 'shape': {}, }}",
+        "{{'descr': {descr}, 'fortran_order': False, 'shape': {}, }}",
         py_shape(shape)
     );
     let make = |prefix: usize| {
@@ -489,6 +510,19 @@ fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
+/// How the dtypes NumPy does not know (ml_dtypes, complex32) are described in a header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// As `np.save` writes them: raw bytes, `<V1`/`<V2`; the dtype name is lost.
+    #[default]
+    NumPy,
+    /// A single raw field named after the dtype, `[('bfloat16', '|V2')]`: what `np.save` writes
+    /// for `a.view([('bfloat16', 'V2')])`. `np.load` reads it as a structured array, which
+    /// `.view(ml_dtypes.bfloat16)` turns back into the values; [`read`] recovers the dtype.
+    /// NumPy's own dtypes are written as [`Encoding::NumPy`] writes them.
+    Named,
+}
+
 /// Writes one `.npy` array, as `np.save` does (see the module's documentation for the
 /// ml_dtypes types).
 ///
@@ -496,13 +530,39 @@ fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
 ///
 /// `InvalidArgument` for a key array (not a NumPy dtype) or an I/O error of the writer.
 pub fn write<W: Write>(w: &mut W, a: &Array) -> Result<(), Error> {
+    write_with(w, a, Encoding::NumPy)
+}
+
+/// Writes one `.npy` array with the ml_dtypes types encoded as `encoding` says.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::npy::{self, Encoding};
+/// use dtype_lattice_array::Array;
+/// let x = Array::from_vec(vec![1.5f32, -2.0]).astype(DType::Float8E4M3Fn)?;
+/// let mut file = Vec::new();
+/// npy::write_with(&mut file, &x, Encoding::Named)?;
+/// assert!(file.starts_with(b"\x93NUMPY\x01\x00v\x00{'descr': [('float8_e4m3fn', '|V1')]"));
+/// assert_eq!(npy::read(&mut &file[..])?.dtype(), DType::Float8E4M3Fn);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`write()`].
+pub fn write_with<W: Write>(w: &mut W, a: &Array, encoding: Encoding) -> Result<(), Error> {
     let d = descr(a.dtype()).ok_or_else(|| {
         bad(format!(
             "{} arrays have no NumPy dtype: save random::key_data(keys) instead",
             a.dtype()
         ))
     })?;
-    w.write_all(&header_bytes(&d, a.shape())).map_err(io)?;
+    let literal = match d.strip_prefix("<V") {
+        Some(n) if encoding == Encoding::Named => format!("[('{}', '|V{n}')]", a.dtype()),
+        _ => format!("'{d}'"),
+    };
+    w.write_all(&header_bytes(&literal, a.shape()))
+        .map_err(io)?;
     w.write_all(a.as_bytes()).map_err(io)
 }
 
@@ -565,6 +625,20 @@ pub fn write_npz<W: Write + Seek>(
     arrays: &[(&str, &Array)],
     compressed: bool,
 ) -> Result<(), Error> {
+    write_npz_with(w, arrays, compressed, Encoding::NumPy)
+}
+
+/// [`write_npz`] with the ml_dtypes types encoded as `encoding` says.
+///
+/// # Errors
+///
+/// As [`write_npz`].
+pub fn write_npz_with<W: Write + Seek>(
+    w: W,
+    arrays: &[(&str, &Array)],
+    compressed: bool,
+    encoding: Encoding,
+) -> Result<(), Error> {
     use zip::write::SimpleFileOptions;
     let method = if compressed {
         zip::CompressionMethod::Deflated
@@ -574,7 +648,8 @@ pub fn write_npz<W: Write + Seek>(
     let options = SimpleFileOptions::default().compression_method(method);
     let mut z = zip::ZipWriter::new(w);
     for (name, a) in arrays {
-        let bytes = a.to_npy_bytes()?;
+        let mut bytes = Vec::new();
+        write_with(&mut bytes, a, encoding)?;
         z.start_file(format!("{name}.npy"), options)
             .map_err(zip_err)?;
         z.write_all(&bytes).map_err(io)?;
@@ -691,7 +766,7 @@ mod tests {
     #[test]
     fn headers_end_on_a_64_byte_boundary() {
         for shape in [&[][..], &[3], &[2, 3, 4]] {
-            let h = header_bytes("<f4", shape);
+            let h = header_bytes("'<f4'", shape);
             assert_eq!(h.len() % 64, 0);
             assert_eq!(h.last(), Some(&b'\n'));
         }

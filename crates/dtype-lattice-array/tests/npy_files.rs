@@ -1,7 +1,8 @@
 //! `.npy`/`.npz` files against NumPy 2.4.6 + ml_dtypes 0.6.0: every file of tests/fixtures/npy/
 //! (tools/gen_npy_fixtures.py: `np.save` per dtype, ml_dtypes as raw void bytes, big-endian,
-//! Fortran order, 0-d, empty; `np.savez` and `np.savez_compressed`) reads to the recorded
-//! dtype, shape and bytes, and the writer reproduces `np.save`'s bytes exactly; round trips
+//! Fortran order, 0-d, empty, the named encoding; `np.savez` and `np.savez_compressed`) reads
+//! to the recorded dtype, shape and bytes, and the writer reproduces `np.save`'s bytes
+//! exactly (the named encoding's too); round trips
 //! of every dtype; bad input (every truncation, wrong magic, huge shapes, random bytes and
 //! mutations) is an error, never a panic.
 //!
@@ -65,7 +66,9 @@ fn files_numpy_wrote_read_to_their_values() {
             assert!(e.message().contains("member bf.npy"), "{}", e.message());
         } else {
             let dtype: DType = case["dtype"].as_str().unwrap().parse().unwrap();
-            let a = if case["descr"].as_str().unwrap().contains('V') {
+            let descr = case["descr"].as_str().unwrap();
+            let named = descr.starts_with('[');
+            let a = if descr.contains('V') && !named {
                 let e = npy::load(&path).unwrap_err();
                 assert!(e.message().contains("read_as"), "{}", e.message());
                 let bytes = std::fs::read(&path).unwrap();
@@ -75,14 +78,21 @@ fn files_numpy_wrote_read_to_their_values() {
             };
             check(&a, case);
             if let Some(want) = case["npy_hex"].as_str()
-                && dtype != DType::Float8E5M2
+                && (named || dtype != DType::Float8E5M2)
             {
-                assert_eq!(hex(&a.to_npy_bytes().unwrap()), want, "{case}");
+                let encoding = if named {
+                    npy::Encoding::Named
+                } else {
+                    npy::Encoding::NumPy
+                };
+                let mut bytes = Vec::new();
+                npy::write_with(&mut bytes, &a, encoding).unwrap();
+                assert_eq!(hex(&bytes), want, "{case}");
             }
         }
         files += 1;
     }
-    assert!(files >= 40);
+    assert!(files >= 44);
 }
 
 /// One small array of every dtype (bytes from a pattern, converted so that every value is
@@ -115,10 +125,22 @@ fn every_dtype_round_trips_and_python_can_check_it() {
         let b = npy::read_as(&mut &bytes[..], a.dtype()).unwrap();
         assert_eq!((b.dtype(), b.shape()), (a.dtype(), a.shape()), "{name}");
         assert_eq!(b.as_bytes(), a.as_bytes(), "{name}");
+        // Named: the dtype comes back without being given.
+        let mut named = Vec::new();
+        npy::write_with(&mut named, &a, npy::Encoding::Named).unwrap();
+        let c = npy::read(&mut &named[..]).unwrap();
+        assert_eq!(
+            (c.dtype(), c.as_bytes()),
+            (a.dtype(), a.as_bytes()),
+            "{name}"
+        );
         if let Some(dir) = &dir {
             std::fs::create_dir_all(dir).unwrap();
             npy::save(dir.join(format!("{name}.npy")), &a).unwrap();
             expected.push(json!({"file": format!("{name}.npy"), "dtype": name,
+                "shape": a.shape(), "hex": hex(a.as_bytes())}));
+            std::fs::write(dir.join(format!("named_{name}.npy")), &named).unwrap();
+            expected.push(json!({"file": format!("named_{name}.npy"), "dtype": name,
                 "shape": a.shape(), "hex": hex(a.as_bytes())}));
         }
     }
