@@ -14,6 +14,7 @@
 
 pub mod array;
 pub mod convert;
+pub mod npy;
 pub mod numpy;
 pub mod prim;
 pub mod random;

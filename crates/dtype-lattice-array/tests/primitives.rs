@@ -105,6 +105,11 @@ proptest! {
         let n = v.len() / rows * rows;
         let x = Array::from_shape_vec(&[rows, n / rows], v[..n].to_vec()).unwrap();
         for p in PRIMITIVES {
+            // The PRNG primitives take key arrays and required parameters: their shape rules
+            // are checked in tests/random_arrays*.rs.
+            if p.name.starts_with("random_") {
+                continue;
+            }
             let params = match p.name {
                 "broadcast_in_dim" => Params::new()
                     .with("shape", Param::Ints(vec![2, rows as i64, (n / rows) as i64]))

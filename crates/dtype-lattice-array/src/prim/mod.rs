@@ -16,6 +16,7 @@
 
 mod convert;
 pub(crate) mod elementwise;
+pub(crate) mod random;
 mod structural;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
@@ -42,6 +43,8 @@ pub enum Param {
     DType(DType),
     /// Python's `None`.
     None,
+    /// A PRNG implementation (`impl=fry`: printed as its dtype tag).
+    KeyImpl(&'static dtype_lattice::key::KeyImpl),
 }
 
 impl fmt::Display for Param {
@@ -57,6 +60,7 @@ impl fmt::Display for Param {
             }
             Param::DType(d) => write!(f, "{d}"),
             Param::None => f.write_str("None"),
+            Param::KeyImpl(k) => f.write_str(k.tag),
         }
     }
 }
@@ -217,6 +221,12 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &convert::CONVERT_ELEMENT_TYPE,
     &structural::BROADCAST_IN_DIM,
     &structural::RESHAPE,
+    &random::RANDOM_SEED,
+    &random::RANDOM_SPLIT,
+    &random::RANDOM_FOLD_IN,
+    &random::RANDOM_BITS,
+    &random::RANDOM_WRAP,
+    &random::RANDOM_UNWRAP,
 ];
 
 /// The primitive of a name.

@@ -171,7 +171,7 @@ pub(super) fn key_impl(dtype: DType) -> Result<&'static KeyImpl, Error> {
         .ok_or_else(|| invalid("dtype", format!("{dtype} is not a PRNG key dtype")))
 }
 
-pub(super) fn implemented(dtype: DType) -> Result<(), Error> {
+pub(crate) fn implemented(dtype: DType) -> Result<(), Error> {
     let k = key_impl(dtype)?;
     match k.algorithm {
         Algorithm::Threefry2x32 => Ok(()),

@@ -1,5 +1,34 @@
 //! JAX's counter-based, splittable PRNG with typed keys (`key<fry>`), bit for bit.
 //!
+//! Two APIs share one set of kernels:
+//!
+//! - **the array API (primary)**: `jax.random`'s functions on [`Array`](crate::Array)s —
+//!   [`key`], [`split`], [`split_shape`], [`fold_in`], [`fold_in_array`], [`bits`],
+//!   [`bits_dtype`], [`uniform`], [`normal`], [`bernoulli`], [`randint`], [`key_data`],
+//!   [`wrap_key_data`]. Keys are arrays of a key dtype (JEP 9263 typed keys), made and
+//!   transformed by the PRNG primitives (`random_seed`, `random_split`, `random_fold_in`,
+//!   `random_bits`, `random_wrap`, `random_unwrap` in [`crate::prim`]), so that they can be
+//!   staged and batched like any other primitive; x64 follows the rules in force
+//!   ([`crate::numpy::rules`]). The samplers (`uniform`, `normal`, `bernoulli`, `randint`)
+//!   compute with the struct API's kernels directly: they are not yet expressed as
+//!   `random_bits` followed by `lax` primitives, as JAX stages them.
+//! - **the struct API** (what the CLI's `random` command uses): [`Random`] (x64 and threads
+//!   as explicit options) with [`Key`], [`KeyArray`], [`Sample`] and [`Values`], plus
+//!   streaming ([`BitsWriter`], [`Random::bits_into`]) for outputs larger than memory.
+//!
+//! ```
+//! use dtype_lattice::DType;
+//! use dtype_lattice_array::random;
+//!
+//! let key = random::key(42)?;                        // jax.random.key(42)
+//! let keys = random::split(&key, 3)?;                // key<fry>[3]
+//! let data = random::key_data(&keys)?;               // u32[3,2]
+//! assert_eq!(data.shape(), &[3, 2]);
+//! let u = random::uniform(&random::fold_in(&key, 7)?, &[4], DType::Float32, 0.0, 1.0)?;
+//! assert_eq!(u.dtype(), DType::Float32);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+//!
 //! JAX represents a PRNG key as a scalar of an *extended dtype* such as `key<fry>`, whose
 //! implementation (here: [`KeyImpl`](dtype_lattice::key::KeyImpl), one row of a table) says how many `uint32` words of key
 //! data a key holds and how keys are seeded, split, folded and turned into bits. This module
@@ -18,6 +47,8 @@
 //! Every element depends only on its index, so any slice of an output can be computed on its
 //! own ([`fill_bits32`]); large outputs are filled with SIMD (AVX-512 or AVX2, chosen at run time: [`Backend`]) on all cores.
 //!
+//! The struct API:
+//!
 //! ```
 //! use dtype_lattice_array::random::{Random, Shape};
 //! use dtype_lattice::DType;
@@ -35,6 +66,7 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+mod arrays;
 mod erfinv;
 mod fill;
 mod floats;
@@ -52,10 +84,16 @@ mod writer;
 use dtype_lattice::Error;
 use dtype_lattice::error::Reason;
 
+pub use arrays::{
+    bernoulli, bits, bits_dtype, fold_in, fold_in_array, key, key_data, normal, randint, split,
+    split_shape, uniform, wrap_key_data,
+};
 pub use fill::{fill_bits32, fill_bits32_with};
+pub(crate) use keys::implemented;
 pub use keys::{Key, KeyArray};
 pub use sampler::Random;
 pub use shape::MAX_ELEMENTS;
+pub(crate) use shape::output_size;
 pub use simd::Backend;
 pub use threefry::threefry2x32;
 pub use values::{Sample, Values};

@@ -20,7 +20,7 @@ pub const MAX_ELEMENTS: usize = 1 << 28;
 
 /// The size of a sampler's output: JAX refuses more than 2^64 elements; beyond that, the
 /// output must have at most [`MAX_ELEMENTS`] elements.
-pub(super) fn output_size(shape: &[usize]) -> Result<usize, Error> {
+pub(crate) fn output_size(shape: &[usize]) -> Result<usize, Error> {
     let size = checked_size(shape).unwrap_or(u128::MAX);
     if size > 1u128 << 64 {
         return Err(Error::refused(
@@ -49,7 +49,7 @@ pub(super) fn output_size(shape: &[usize]) -> Result<usize, Error> {
 /// abort); the vector itself comes from `vec!`, which for zero-valued integers, floats and
 /// bools asks the allocator for zeroed memory: fresh pages, first touched by the parallel fill
 /// rather than zeroed here on one thread.
-pub(super) fn alloc<T: Clone + Default>(n: usize) -> Result<Vec<T>, Error> {
+pub(crate) fn alloc<T: Clone + Default>(n: usize) -> Result<Vec<T>, Error> {
     let mut probe: Vec<T> = Vec::new();
     probe.try_reserve_exact(n).map_err(|_| {
         invalid(

@@ -1,0 +1,474 @@
+//! The PRNG primitives of `jax._src.random.prng` on typed key arrays (JEP 9263):
+//! `random_seed[impl]`, `random_split[shape]`, `random_fold_in`, `random_bits[bit_width shape]`,
+//! `random_wrap[impl]` and `random_unwrap`, with the names, parameters and output avals
+//! `jax.make_jaxpr` prints in JAX 0.10.2.
+//!
+//! A key array is an [`Array`] of a key dtype (`key<fry>`): its shape excludes the key data's
+//! trailing dimension and its storage holds `key_words` `u32` words per key. Every primitive
+//! maps over the keys (JAX's `iterated_vmap_unary`): `random_split` and `random_bits` append
+//! their `shape` to the keys' shape, `random_fold_in` broadcasts keys against messages of the
+//! same rank. The implementations are the bit-exact kernels of [`crate::random`]
+//! (threefry2x32, `jax_threefry_partitionable=True`); other key implementations are dtypes
+//! only: `random_wrap`/`random_unwrap` accept them, the others refuse them.
+//!
+//! Non-key operands are refused with a `TypeError` worded as `jax.random`'s `random_unwrap`
+//! words it (`random_split takes key array operand, got keys.dtype=dtype('uint32')`); JAX's
+//! primitives themselves fail there with an internal `AttributeError`.
+//!
+//! As in JAX, some checks belong to the implementation rather than the shape rule:
+//! `random_seed` stages any operand dtype and refuses a non-integer seed when evaluated
+//! (`PRNG key seed must be an integer; got JitTracer(float32[])`). `random_bits` refuses a
+//! `bit_width` other than 8, 16, 32 or 64 in its shape rule with the implementation's message
+//! (`requires 8-, 16-, 32- or 64-bit field width.`; JAX's staging fails differently there).
+//! Its output dtype for `bit_width=64` follows x64 in the rules in force
+//! ([`crate::numpy::rules`]): `uint64`, or with x64 off `uint32` holding the low words (JAX's
+//! canonicalisation, bit for bit).
+//!
+//! ```
+//! use dtype_lattice_array::prim::{self, Param, Params};
+//! use dtype_lattice_array::Array;
+//! use dtype_lattice::key::THREEFRY2X32;
+//!
+//! let seed = Array::scalar(42i32);
+//! let p = Params::new().with("impl", Param::KeyImpl(&THREEFRY2X32));
+//! assert_eq!(p.to_string(), "[impl=fry]");
+//! let key = prim::bind(prim::by_name("random_seed").unwrap(), &[&seed], &p)?.remove(0);
+//! assert_eq!(key.aval().to_string(), "key<fry>[]");
+//! let data = prim::bind(prim::by_name("random_unwrap").unwrap(), &[&key], &Params::new())?;
+//! assert_eq!(data[0].to_vec::<u32>()?, [0, 42]);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::key::KeyImpl;
+use dtype_lattice::{DType, Error};
+
+use super::structural::strides;
+use super::{Param, Params, Primitive};
+use crate::array::storage::sealed::Words;
+use crate::array::{Array, ShapedArray, Storage, py_shape};
+use crate::random::{Key, Random, Values, implemented, output_size, threefry2x32};
+
+/// The implementation of a key operand, or JAX's `TypeError` for a non-key operand.
+fn key_operand(prim: &str, x: &ShapedArray) -> Result<&'static KeyImpl, Error> {
+    x.dtype().key_impl().ok_or_else(|| {
+        Error::refused(
+            Exception::TypeError,
+            format!(
+                "{prim} takes key array operand, got keys.dtype=dtype('{}')",
+                x.dtype()
+            ),
+        )
+    })
+}
+
+/// The `impl` parameter.
+fn impl_param(prim: &str, params: &Params) -> Result<&'static KeyImpl, Error> {
+    match params.require(prim, "impl")? {
+        Param::KeyImpl(k) => Ok(k),
+        _ => Err(super::bad_param(prim, "impl", "not a PRNG implementation")),
+    }
+}
+
+/// A key array's words (`key_words` per key, row-major).
+fn key_words(x: &Array) -> Result<&[u32], Error> {
+    u32::view(x.storage()).ok_or_else(|| crate::array::invalid("keys", "storage width"))
+}
+
+/// The threefry2x32 key at flat index `i`.
+fn key_at(words: &[u32], i: usize) -> Key {
+    Key::from_data([words[2 * i], words[2 * i + 1]])
+}
+
+/// A key array of `aval` from its words.
+fn keys_array(aval: &ShapedArray, words: Vec<u32>) -> Array {
+    Array::from_parts(aval.clone(), u32::into_storage(words))
+}
+
+/// The number of keys an output shape holds, within the in-memory limit (JAX's
+/// `NotImplementedError` beyond 2^64).
+fn output_keys(shape: &[usize]) -> Result<usize, Error> {
+    output_size(shape)
+}
+
+// random_seed ------------------------------------------------------------------------------
+
+fn seed_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let k = impl_param(prim.name, params)?;
+    // JAX stages any operand dtype; the implementation checks it.
+    Ok(vec![ShapedArray::new(inputs[0].shape(), k.dtype(), false)])
+}
+
+fn seed_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let seeds = inputs[0];
+    let k = impl_param(prim.name, params)?;
+    let dtype = seeds.dtype();
+    if !dtype.kind().is_integer() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "PRNG key seed must be an integer; got JitTracer({}{dtype}[])",
+                if seeds.weak_type() { "~" } else { "" }
+            ),
+        ));
+    }
+    implemented(k.dtype())?;
+    // threefry_seed: the high word is the seed shifted right by 32 (logically: nothing is left
+    // of a narrower seed), the low word the seed's (sign-extended) low 32 bits.
+    let values: Vec<u64> = if dtype == DType::UInt64 {
+        seeds.to_vec::<u64>()?
+    } else {
+        seeds
+            .astype(DType::Int64)?
+            .to_vec::<i64>()?
+            .into_iter()
+            .map(|v| v as u64)
+            .collect()
+    };
+    let wide = dtype.bits() == 64;
+    let mut words = Vec::with_capacity(values.len() * 2);
+    for v in values {
+        words.push(if wide { (v >> 32) as u32 } else { 0 });
+        words.push(v as u32);
+    }
+    Ok(vec![keys_array(&out[0], words)])
+}
+
+/// `random_seed[impl]`: keys from integer seeds (`jax.random.key`), one per seed.
+pub(crate) static RANDOM_SEED: Primitive = Primitive {
+    name: "random_seed",
+    arity: Some(1),
+    shape_rule: seed_shape_rule,
+    impl_rule: seed_impl,
+};
+
+// random_split -----------------------------------------------------------------------------
+
+fn split_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let keys = inputs[0];
+    key_operand(prim.name, keys)?;
+    let shape = params.usizes(prim.name, "shape")?;
+    let out: Vec<usize> = keys.shape().iter().chain(&shape).copied().collect();
+    Ok(vec![ShapedArray::new(&out, keys.dtype(), false)])
+}
+
+fn split_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let keys = inputs[0];
+    implemented(keys.dtype())?;
+    let shape = params.usizes(prim.name, "shape")?;
+    let total = output_keys(out[0].shape())?;
+    let rng = Random::new();
+    let words = key_words(keys)?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(2 * total)
+        .map_err(|_| crate::array::invalid("shape", "cannot allocate the keys"))?;
+    for i in 0..keys.size() {
+        data.extend_from_slice(rng.split(&key_at(words, i), &shape)?.key_data());
+    }
+    Ok(vec![keys_array(&out[0], data)])
+}
+
+/// `random_split[shape]`: `shape` new keys under each key (`jax.random.split`).
+pub(crate) static RANDOM_SPLIT: Primitive = Primitive {
+    name: "random_split",
+    arity: Some(1),
+    shape_rule: split_shape_rule,
+    impl_rule: split_impl,
+};
+
+// random_fold_in ---------------------------------------------------------------------------
+
+fn fold_in_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    _: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let (keys, msgs) = (inputs[0], inputs[1]);
+    key_operand(prim.name, keys)?;
+    let shape = broadcasting_shape(prim.name, keys.shape(), msgs.shape())?;
+    Ok(vec![ShapedArray::new(&shape, keys.dtype(), false)])
+}
+
+/// `lax.broadcasting_shape_rule` for two operands: equal ranks, each dimension equal or 1.
+fn broadcasting_shape(name: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>, Error> {
+    if a.len() != b.len() {
+        let (lo, hi) = (a.len().min(b.len()), a.len().max(b.len()));
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!("{name}: arrays must have the same number of dimensions, got {{{lo}, {hi}}}"),
+        ));
+    }
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| match (x, y) {
+            _ if x == y => Ok(x),
+            (1, _) => Ok(y),
+            (_, 1) => Ok(x),
+            _ => Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "{name} got incompatible shapes for broadcasting: {}, {}.",
+                    py_shape(a),
+                    py_shape(b)
+                ),
+            )),
+        })
+        .collect()
+}
+
+/// The flat input index of each output index, for an operand broadcast to `out` (same rank).
+fn broadcast_index(shape: &[usize], out: &[usize]) -> impl Fn(usize) -> usize {
+    let out_strides = strides(out);
+    let in_strides = strides(shape);
+    let step: Vec<usize> = shape
+        .iter()
+        .zip(&in_strides)
+        .map(|(&d, &s)| if d == 1 { 0 } else { s })
+        .collect();
+    move |mut i| {
+        let mut j = 0;
+        for (k, &s) in out_strides.iter().enumerate() {
+            j += (i / s) * step[k];
+            i %= s;
+        }
+        j
+    }
+}
+
+fn fold_in_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    _: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let (keys, msgs) = (inputs[0], inputs[1]);
+    implemented(keys.dtype())?;
+    // threefry_fold_in: jnp.asarray(data, dtype='uint32'), then Threefry at (0, data).
+    let msgs_u32 = msgs.astype(DType::UInt32)?;
+    let msg = msgs_u32.as_slice::<u32>()?;
+    let words = key_words(keys)?;
+    let n = output_keys(out[0].shape())?;
+    let (ki, mi) = (
+        broadcast_index(keys.shape(), out[0].shape()),
+        broadcast_index(msgs.shape(), out[0].shape()),
+    );
+    let mut data = Vec::with_capacity(2 * n);
+    for i in 0..n {
+        let k = key_at(words, ki(i));
+        data.extend_from_slice(&threefry2x32(k.data(), [0, msg[mi(i)]]));
+    }
+    Ok(vec![keys_array(&out[0], data)])
+}
+
+/// `random_fold_in`: keys with messages folded in (`jax.random.fold_in`), broadcast.
+pub(crate) static RANDOM_FOLD_IN: Primitive = Primitive {
+    name: "random_fold_in",
+    arity: Some(2),
+    shape_rule: fold_in_shape_rule,
+    impl_rule: fold_in_impl,
+};
+
+// random_bits ------------------------------------------------------------------------------
+
+fn bit_width(prim: &str, params: &Params) -> Result<u32, Error> {
+    match params.require(prim, "bit_width")? {
+        Param::Int(w @ (8 | 16 | 32 | 64)) => Ok(*w as u32),
+        Param::Int(_) => Err(Error::refused(
+            Exception::TypeError,
+            "requires 8-, 16-, 32- or 64-bit field width.",
+        )),
+        _ => Err(super::bad_param(prim, "bit_width", "not an integer")),
+    }
+}
+
+fn bits_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let keys = inputs[0];
+    key_operand(prim.name, keys)?;
+    let width = bit_width(prim.name, params)?;
+    let shape = params.usizes(prim.name, "shape")?;
+    let dtype = match width {
+        8 => DType::UInt8,
+        16 => DType::UInt16,
+        32 => DType::UInt32,
+        // With x64 off JAX canonicalises uint64 to uint32 (the low words: `hi << 32` is 0).
+        _ => DType::UInt64.canonicalize(crate::numpy::rules().options().x64),
+    };
+    let out: Vec<usize> = keys.shape().iter().chain(&shape).copied().collect();
+    Ok(vec![ShapedArray::new(&out, dtype, false)])
+}
+
+fn bits_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let keys = inputs[0];
+    implemented(keys.dtype())?;
+    let width = bit_width(prim.name, params)?;
+    let shape = params.usizes(prim.name, "shape")?;
+    // Each key's bits alone must be a valid sampler output (JAX's 2^64 refusal), and all of
+    // them must fit in memory.
+    output_size(&shape)?;
+    let total = output_size(out[0].shape())?;
+    // The width is explicit here: 64 stays 64 whatever x64 says.
+    let rng = Random::new().x64(true);
+    let words = key_words(keys)?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(total * crate::array::layout(out[0].dtype()).0)
+        .map_err(|_| crate::array::invalid("shape", "cannot allocate the bits"))?;
+    let narrowed = width == 64 && out[0].dtype() == DType::UInt32;
+    for i in 0..keys.size() {
+        let sample = rng.bits(&key_at(words, i), &shape, width)?;
+        match sample.values() {
+            Values::U64(v) if narrowed => {
+                bytes.extend(v.iter().flat_map(|&b| (b as u32).to_le_bytes()));
+            }
+            values => values
+                .write_le(&mut bytes)
+                .map_err(|e| crate::array::invalid("bits", e.to_string()))?,
+        }
+    }
+    let (width, _) = crate::array::layout(out[0].dtype());
+    Ok(vec![Array::from_parts(
+        out[0].clone(),
+        Storage::from_bytes(width, &bytes),
+    )])
+}
+
+/// `random_bits[bit_width shape]`: unsigned bits under each key (`jax.random.bits`).
+pub(crate) static RANDOM_BITS: Primitive = Primitive {
+    name: "random_bits",
+    arity: Some(1),
+    shape_rule: bits_shape_rule,
+    impl_rule: bits_impl,
+};
+
+// random_wrap / random_unwrap ------------------------------------------------------------
+
+fn wrap_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let data = inputs[0];
+    let k = impl_param(prim.name, params)?;
+    let refuse = |why: String| {
+        Err(Error::refused(
+            Exception::TypeError,
+            format!("JAX encountered invalid PRNG key data: {why}"),
+        ))
+    };
+    let shape = data.shape();
+    let Some((&last, lead)) = shape.split_last() else {
+        return refuse("expected key_data.ndim >= 1; got ndim=0".into());
+    };
+    if last != k.key_words {
+        // JAX goes on with ` for impl=PRNGImpl(...)`, function addresses included.
+        return refuse(format!(
+            "expected key_data.shape to end with ({},); got shape={}",
+            k.key_words,
+            py_shape(shape)
+        ));
+    }
+    if data.dtype() != DType::UInt32 {
+        return refuse(format!(
+            "expected key_data.dtype = uint32; got dtype={}",
+            data.dtype()
+        ));
+    }
+    Ok(vec![ShapedArray::new(lead, k.dtype(), false)])
+}
+
+fn share_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    _: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    // Key data and keys are the same u32 words.
+    Ok(vec![Array::from_parts(
+        out[0].clone(),
+        inputs[0].storage().clone(),
+    )])
+}
+
+/// `random_wrap[impl]`: `uint32` key data (trailing dimension `key_words`) as keys
+/// (`jax.random.wrap_key_data`).
+pub(crate) static RANDOM_WRAP: Primitive = Primitive {
+    name: "random_wrap",
+    arity: Some(1),
+    shape_rule: wrap_shape_rule,
+    impl_rule: share_impl,
+};
+
+fn unwrap_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    _: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let keys = inputs[0];
+    let k = key_operand(prim.name, keys)?;
+    let shape: Vec<usize> = keys.shape().iter().copied().chain([k.key_words]).collect();
+    Ok(vec![ShapedArray::new(&shape, DType::UInt32, false)])
+}
+
+/// `random_unwrap`: keys as their `uint32` key data (`jax.random.key_data`).
+pub(crate) static RANDOM_UNWRAP: Primitive = Primitive {
+    name: "random_unwrap",
+    arity: Some(1),
+    shape_rule: unwrap_shape_rule,
+    impl_rule: share_impl,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prim::bind1;
+    use dtype_lattice::key::THREEFRY2X32;
+
+    fn fry() -> Params {
+        Params::new().with("impl", Param::KeyImpl(&THREEFRY2X32))
+    }
+
+    #[test]
+    fn seeds_take_the_high_word_only_from_64_bit_integers() {
+        let s = Array::from_vec(vec![-1i64, 1 << 32]);
+        let k = bind1(&RANDOM_SEED, &[&s], &fry()).unwrap();
+        let d = bind1(&RANDOM_UNWRAP, &[&k], &Params::new()).unwrap();
+        assert_eq!(d.to_vec::<u32>().unwrap(), [u32::MAX, u32::MAX, 1, 0]);
+        let s = Array::from_vec(vec![-1i8]);
+        let k = bind1(&RANDOM_SEED, &[&s], &fry()).unwrap();
+        assert_eq!(k.as_bytes(), [0, 0, 0, 0, 255, 255, 255, 255]);
+    }
+
+    #[test]
+    fn fold_in_broadcasts_like_lax() {
+        assert_eq!(broadcasting_shape("f", &[2, 1], &[1, 3]).unwrap(), [2, 3]);
+        assert!(broadcasting_shape("f", &[2], &[1, 3]).is_err());
+        assert!(broadcasting_shape("f", &[2], &[3]).is_err());
+    }
+}

@@ -1,0 +1,357 @@
+//! `jax.random` on [`Array`]s: keys are arrays of a key dtype (`key<fry>`), built and
+//! transformed by the PRNG primitives ([`crate::prim`]: `random_seed`, `random_split`,
+//! `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap`); the samplers turn a key
+//! array into an [`Array`] of values with the bit-exact kernels of [`Random`].
+//!
+//! x64 follows the rules in force ([`crate::numpy::rules`], JAX's `jax_enable_x64`): it decides
+//! the seed's width (`key`), the default `bits` width and the canonical sample dtypes.
+//!
+//! As in `jax.random`, every function but [`key_data`] takes a single key (shape `()`;
+//! batched keys are refused with JAX's `ValueError`: map the primitives over them instead),
+//! and a `uint32` array of key data is accepted as a legacy (raw) key, wrapped as threefry2x32
+//! and, for [`split`] and [`fold_in`], returned as raw key data again.
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::key::THREEFRY2X32;
+use dtype_lattice::{DType, Error};
+
+use super::{Key, Random, Sample, Values};
+use crate::array::{Array, py_shape};
+use crate::prim::random::{
+    RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
+};
+use crate::prim::{self, Param, Params, Primitive};
+
+fn bind(prim: &'static Primitive, inputs: &[&Array], params: &Params) -> Result<Array, Error> {
+    prim::bind1(prim, inputs, params)
+}
+
+fn x64() -> bool {
+    crate::numpy::rules().options().x64
+}
+
+fn rng() -> Random {
+    Random::new().x64(x64())
+}
+
+/// `_check_prng_key`: a typed key array as it is, or raw `uint32` key data wrapped as
+/// threefry2x32 keys (then `true`); a batched key is refused unless `allow_batched`.
+fn check_key(name: &str, key: &Array, allow_batched: bool) -> Result<(Array, bool), Error> {
+    let (keys, wrapped) = if key.dtype().is_extended() {
+        (key.clone(), false)
+    } else {
+        (wrap_key_data(key, DType::KeyThreefry2x32)?, true)
+    };
+    if !allow_batched && keys.ndim() != 0 {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!(
+                "{name} accepts a single key, but was given a key array of shape {} != (). Use \
+                 jax.vmap for batching.",
+                py_shape(key.shape())
+            ),
+        ));
+    }
+    Ok((keys, wrapped))
+}
+
+/// A single key for the samplers (threefry2x32 only).
+fn single_key(name: &str, key: &Array) -> Result<Key, Error> {
+    let (keys, _) = check_key(name, key, false)?;
+    super::implemented(keys.dtype())?;
+    match keys.as_bytes() {
+        &[a0, a1, a2, a3, b0, b1, b2, b3] => Ok(Key::from_data([
+            u32::from_le_bytes([a0, a1, a2, a3]),
+            u32::from_le_bytes([b0, b1, b2, b3]),
+        ])),
+        _ => Err(crate::array::invalid(
+            "key",
+            "not a single threefry2x32 key",
+        )),
+    }
+}
+
+/// The result of a key function, unwrapped again when the key came in raw.
+fn returned(keys: Array, wrapped: bool) -> Result<Array, Error> {
+    if wrapped { key_data(&keys) } else { Ok(keys) }
+}
+
+/// A sampler's output as an array.
+fn sample_array(s: Sample) -> Result<Array, Error> {
+    let shape = s.shape().to_vec();
+    match s.into_values() {
+        Values::Bool(v) => Array::from_shape_vec(&shape, v),
+        Values::U8(v) => Array::from_shape_vec(&shape, v),
+        Values::U16(v) => Array::from_shape_vec(&shape, v),
+        Values::U32(v) => Array::from_shape_vec(&shape, v),
+        Values::U64(v) => Array::from_shape_vec(&shape, v),
+        Values::I8(v) => Array::from_shape_vec(&shape, v),
+        Values::I16(v) => Array::from_shape_vec(&shape, v),
+        Values::I32(v) => Array::from_shape_vec(&shape, v),
+        Values::I64(v) => Array::from_shape_vec(&shape, v),
+        Values::F16(v) => Array::from_shape_vec(&shape, v),
+        Values::BF16(v) => Array::from_shape_vec(&shape, v),
+        Values::F32(v) => Array::from_shape_vec(&shape, v),
+        Values::F64(v) => Array::from_shape_vec(&shape, v),
+    }
+}
+
+/// `jax.random.key(seed)`: a scalar `key<fry>` key. The seed is a Python int: beyond the
+/// 64-bit signed range JAX raises `OverflowError`; with x64 off it becomes an int32 (its low
+/// word), with x64 an int64 (both words).
+///
+/// ```
+/// use dtype_lattice_array::random;
+/// let k = random::key(42)?;
+/// assert_eq!(k.to_string(), "Array((), dtype=key<fry>) overlaying:\n[ 0 42]");
+/// assert_eq!(random::key_data(&k)?.to_vec::<u32>()?, [0, 42]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// Python's `OverflowError` for a seed outside the 64-bit signed range.
+pub fn key(seed: i128) -> Result<Array, Error> {
+    let seed = i64::try_from(seed).map_err(|_| {
+        Error::refused(
+            Exception::OverflowError,
+            "Python int too large to convert to C long",
+        )
+    })?;
+    let seeds = if x64() {
+        Array::scalar(seed)
+    } else {
+        Array::scalar(seed as i32)
+    };
+    let params = Params::new().with("impl", Param::KeyImpl(&THREEFRY2X32));
+    bind(&RANDOM_SEED, &[&seeds], &params)
+}
+
+/// `jax.random.split(key, num)`: `num` keys, shape `(num,)`.
+///
+/// ```
+/// use dtype_lattice_array::random;
+/// let keys = random::split(&random::key(0)?, 3)?;
+/// assert_eq!(keys.aval().to_string(), "key<fry>[3]");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// See [`split_shape`].
+pub fn split(key: &Array, num: usize) -> Result<Array, Error> {
+    split_shape(key, &[num])
+}
+
+/// `jax.random.split(key, shape)`: keys of any shape.
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key; the `TypeError`s of [`wrap_key_data`] for raw key
+/// data that is not valid; `InvalidArgument` for more keys than memory holds (or a key
+/// implementation other than threefry2x32).
+pub fn split_shape(key: &Array, shape: &[usize]) -> Result<Array, Error> {
+    let (keys, wrapped) = check_key("split", key, false)?;
+    let shape = shape.iter().map(|&d| d as i64).collect();
+    let params = Params::new().with("shape", Param::Ints(shape));
+    returned(bind(&RANDOM_SPLIT, &[&keys], &params)?, wrapped)
+}
+
+/// `jax.random.fold_in(key, data)`: `data` is a Python int converted to `uint32`.
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key; Python's `OverflowError` for data outside `uint32`.
+pub fn fold_in(key: &Array, data: i128) -> Result<Array, Error> {
+    let (keys, wrapped) = check_key("fold_in", key, false)?;
+    let d = u32::try_from(data).map_err(|_| {
+        Error::refused(
+            Exception::OverflowError,
+            format!("Python integer {data} out of bounds for uint32"),
+        )
+    })?;
+    let msgs = Array::scalar(d);
+    returned(
+        bind(&RANDOM_FOLD_IN, &[&keys, &msgs], &Params::new())?,
+        wrapped,
+    )
+}
+
+/// `jax.random.fold_in(key, data)` with an array `data`: a scalar of any dtype, converted to
+/// `uint32` as `jnp.asarray(data, dtype='uint32')` converts it (integers wrap).
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key, its `TypeError` for non-scalar data, and
+/// `convert_element_type`'s for key data.
+pub fn fold_in_array(key: &Array, data: &Array) -> Result<Array, Error> {
+    let (keys, wrapped) = check_key("fold_in", key, false)?;
+    if data.ndim() != 0 {
+        // JAX's message, its missing space included.
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "fold_in accepts a scalar, but was given an array ofshape {} != (). Use \
+                 jax.vmap for batching.",
+                py_shape(data.shape())
+            ),
+        ));
+    }
+    let msgs = data.astype(DType::UInt32)?;
+    returned(
+        bind(&RANDOM_FOLD_IN, &[&keys, &msgs], &Params::new())?,
+        wrapped,
+    )
+}
+
+/// `jax.random.bits(key, shape)`: `uint32` bits (`uint64` with x64).
+///
+/// # Errors
+///
+/// See [`bits_dtype`].
+pub fn bits(key: &Array, shape: &[usize]) -> Result<Array, Error> {
+    bits_dtype(
+        key,
+        shape,
+        if x64() { DType::UInt64 } else { DType::UInt32 },
+    )
+}
+
+/// `jax.random.bits(key, shape, dtype)` for an unsigned integer dtype (uint64 is uint32 with
+/// x64 off).
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key or a dtype that is not an unsigned integer dtype;
+/// JAX's `NotImplementedError` beyond 2^64 elements; `InvalidArgument` beyond memory.
+pub fn bits_dtype(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
+    let (keys, _) = check_key("bits", key, false)?;
+    let dtype = dtype.canonicalize(x64());
+    if dtype.kind() != dtype_lattice::Kind::UnsignedInt {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!("dtype argument to `bits` must be an unsigned int dtype, got {dtype}"),
+        ));
+    }
+    let params = Params::new()
+        .with("bit_width", Param::Int(i64::from(dtype.bits())))
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        );
+    bind(&RANDOM_BITS, &[&keys], &params)
+}
+
+/// `jax.random.uniform(key, shape, dtype, minval, maxval)`.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::random;
+/// let u = random::uniform(&random::key(0)?, &[2, 3], DType::Float32, 0.0, 1.0)?;
+/// assert_eq!(u.aval().to_string(), "f32[2,3]");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key or a dtype that is not a float dtype; the errors of
+/// [`Random::uniform`].
+pub fn uniform(
+    key: &Array,
+    shape: &[usize],
+    dtype: DType,
+    minval: f64,
+    maxval: f64,
+) -> Result<Array, Error> {
+    let k = single_key("uniform", key)?;
+    sample_array(rng().uniform(&k, shape, dtype, minval, maxval)?)
+}
+
+/// `jax.random.normal(key, shape, dtype)`.
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key or a dtype that is not a float dtype; the errors of
+/// [`Random::normal`].
+pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
+    let k = single_key("normal", key)?;
+    sample_array(rng().normal(&k, shape, dtype)?)
+}
+
+/// `jax.random.bernoulli(key, p, shape)` with a Python float `p`.
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key; the errors of [`Random::bernoulli`].
+pub fn bernoulli(key: &Array, p: f64, shape: &[usize]) -> Result<Array, Error> {
+    let k = single_key("bernoulli", key)?;
+    sample_array(rng().bernoulli(&k, shape, p)?)
+}
+
+/// `jax.random.randint(key, shape, minval, maxval, dtype)` with Python int bounds.
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a batched key; the errors of [`Random::randint`].
+pub fn randint(
+    key: &Array,
+    shape: &[usize],
+    minval: i128,
+    maxval: i128,
+    dtype: DType,
+) -> Result<Array, Error> {
+    let k = single_key("randint", key)?;
+    sample_array(rng().randint(&k, shape, minval, maxval, dtype)?)
+}
+
+/// `jax.random.key_data(keys)`: the `uint32` key data of keys of any shape (shape + `(2,)`
+/// for `key<fry>`); raw key data is checked and given back.
+///
+/// # Errors
+///
+/// The `TypeError`s of [`wrap_key_data`] for an array that is neither keys nor valid raw key
+/// data.
+pub fn key_data(keys: &Array) -> Result<Array, Error> {
+    let (keys, _) = check_key("key_data", keys, true)?;
+    bind(&RANDOM_UNWRAP, &[&keys], &Params::new())
+}
+
+/// `jax.random.wrap_key_data(data, impl=...)`: `uint32` key data whose last dimension is the
+/// implementation's number of key words, as keys of the key dtype `impl_`.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::{random, Array};
+/// let k = random::wrap_key_data(&Array::from_vec(vec![0u32, 42]), DType::KeyThreefry2x32)?;
+/// assert_eq!(k.aval().to_string(), "key<fry>[]");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `TypeError` for data of another dtype, of rank 0 or whose last dimension is not the
+/// key size; `InvalidArgument` when `impl_` is not a key dtype.
+pub fn wrap_key_data(data: &Array, impl_: DType) -> Result<Array, Error> {
+    let k = impl_
+        .key_impl()
+        .ok_or_else(|| crate::array::invalid("impl", format!("{impl_} is not a PRNG key dtype")))?;
+    let params = Params::new().with("impl", Param::KeyImpl(k));
+    bind(&RANDOM_WRAP, &[data], &params)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_primitive_used_is_registered() {
+        for name in [
+            "random_seed",
+            "random_split",
+            "random_fold_in",
+            "random_bits",
+            "random_wrap",
+            "random_unwrap",
+        ] {
+            assert!(crate::prim::by_name(name).is_some(), "{name}");
+        }
+    }
+}
