@@ -1,16 +1,24 @@
-//! Array benchmarks. `astype_f32_f8e4m3fn_2e24`: 2^24 float32 → float8_e4m3fn into a new
+//! Array benchmarks, the six of issue 10 first (`add_f32_2e24`, `add_bf16_2e24`,
+//! `add_f8e4m3fn_2e24`: two arrays of 2^24 elements into a new one through `jnp::add`;
+//! `astype_f32_f8e4m3fn_2e24`; `add_f32_8`: an 8-element add; `matmul_f32_1024`), timed
+//! beside tools/bench_arrays_peers.py. `astype_f32_f8e4m3fn_2e24`: 2^24 float32 → float8_e4m3fn into a new
 //! buffer, the counterpart of `x.astype(ml_dtypes.float8_e4m3fn)` and jitted
 //! `x.astype(jnp.float8_e4m3fn)` timed by tools/bench_convert_peers.py on the same input.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dtype_lattice::DType;
 use dtype_lattice_array::convert::{convert, convert_to_vec};
+use dtype_lattice_array::{Array, numpy as jnp};
 use std::hint::black_box;
 
 /// The peers' input: `np.random.default_rng(0).standard_normal(2**24, dtype=np.float32) * 100`
 /// is not reproducible here, so a fixed-seed xorshift normal-ish spread of the same scale.
 fn input(n: usize) -> Vec<u8> {
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    input_seeded(n, 0x9e37_79b9_7f4a_7c15)
+}
+
+fn input_seeded(n: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed;
     let mut out = Vec::with_capacity(4 * n);
     for _ in 0..n {
         s ^= s << 13;
@@ -27,6 +35,26 @@ fn bench(c: &mut Criterion) {
     let src = input(1 << 24);
     let mut g = c.benchmark_group("arrays");
     g.sample_size(20);
+    let a32 = Array::from_bytes(DType::Float32, &[1 << 24], &src).unwrap();
+    let b32 = Array::from_bytes(DType::Float32, &[1 << 24], &input_seeded(1 << 24, 7)).unwrap();
+    g.bench_function("add_f32_2e24", |b| b.iter(|| jnp::add(black_box(&a32), &b32).unwrap()));
+    for (name, dtype) in [
+        ("add_bf16_2e24", DType::BFloat16),
+        ("add_f8e4m3fn_2e24", DType::Float8E4M3Fn),
+    ] {
+        let (x, y) = (a32.astype(dtype).unwrap(), b32.astype(dtype).unwrap());
+        g.bench_function(name, |b| b.iter(|| jnp::add(black_box(&x), &y).unwrap()));
+    }
+    let (s, t) = (
+        Array::from_vec(vec![1.5f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
+        Array::from_vec(vec![0.5f32; 8]),
+    );
+    g.bench_function("add_f32_8", |b| b.iter(|| jnp::add(black_box(&s), &t).unwrap()));
+    let m1 = Array::from_bytes(DType::Float32, &[1024, 1024], &src[..4 << 20]).unwrap();
+    let m2 = Array::from_bytes(DType::Float32, &[1024, 1024], &src[4 << 20..8 << 20]).unwrap();
+    g.bench_function("matmul_f32_1024", |b| {
+        b.iter(|| jnp::matmul(black_box(&m1), &m2).unwrap())
+    });
     g.bench_function("astype_f32_f8e4m3fn_2e24", |b| {
         b.iter(|| convert_to_vec(DType::Float32, black_box(&src), DType::Float8E4M3Fn).unwrap())
     });

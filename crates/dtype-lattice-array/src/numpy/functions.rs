@@ -13,7 +13,7 @@ use crate::array::Array;
 use crate::prim::{self, Param, Params};
 
 /// Binds the primitive of a `lax` name (one output).
-fn lax(name: &str, inputs: &[&Array], params: Params) -> Result<Array, Error> {
+pub(super) fn lax(name: &str, inputs: &[&Array], params: Params) -> Result<Array, Error> {
     let p = prim::by_name(name).ok_or_else(|| {
         Error::refused(
             Exception::NotImplementedError,
@@ -1106,7 +1106,7 @@ pub fn matmul<'a>(
 }
 
 /// `dot_general`'s parameters: contracting and batch dimensions, the output dtype.
-fn dot_params(
+pub(super) fn dot_params(
     lhs_contract: &[i64],
     rhs_contract: &[i64],
     lhs_batch: &[i64],

@@ -21,6 +21,7 @@
 mod creation;
 mod functions;
 mod ops;
+mod shape;
 
 use std::sync::RwLock;
 
@@ -34,6 +35,7 @@ use crate::prim::{self, Param, Params, Primitive};
 pub use creation::*;
 pub use functions::*;
 pub use ops::*;
+pub use shape::*;
 
 /// The promotion rules `jax.numpy`'s functions follow (`jax_enable_x64`,
 /// `jax_numpy_dtype_promotion`): JAX's standard rules, x64 off, unless set.
