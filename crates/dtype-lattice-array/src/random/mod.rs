@@ -35,7 +35,7 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
-mod erfinv;
+pub(crate) mod erfinv;
 mod fill;
 mod floats;
 mod keys;
