@@ -56,10 +56,7 @@ const KNOWN: &[(&str, &[&str])] = &[
         "asinh",
         &["complex128", "complex64", "float64", "float8_e8m0fnu"],
     ),
-    (
-        "atan",
-        &["complex128", "complex64", "float32", "float8_e8m0fnu"],
-    ),
+    ("atan", &["complex128", "complex64", "float8_e8m0fnu"]),
     (
         "atan2",
         &[
@@ -121,17 +118,11 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("rem", &["float32", "float64", "float8_e8m0fnu"]),
     ("rsqrt", &["complex128", "complex64", "float8_e8m0fnu"]),
     ("sign", &["complex128", "complex64"]),
-    (
-        "sin",
-        &["complex128", "complex64", "float32", "float8_e8m0fnu"],
-    ),
+    ("sin", &["complex128", "complex64", "float8_e8m0fnu"]),
     ("sinh", &["complex128", "complex64", "float32", "float64"]),
     ("sqrt", &["complex128", "complex64", "float8_e8m0fnu"]),
     ("square", &["complex128", "complex64"]),
-    (
-        "tan",
-        &["complex128", "complex64", "float32", "float8_e8m0fnu"],
-    ),
+    ("tan", &["complex128", "complex64", "float8_e8m0fnu"]),
     (
         "tanh",
         &[
