@@ -14,7 +14,16 @@
 //! primitive, as XLA's CPU backend does; `max`/`min` propagate NaN. Integer division by zero
 //! gives all ones (-1, or the unsigned maximum) and `rem` by zero the dividend, as XLA does;
 //! shifts by the bit width or more (negative amounts included) give 0, or the sign for
-//! `shift_right_arithmetic`.
+//! `shift_right_arithmetic`. XLA's CPU backend runs with denormals off: float32, bfloat16,
+//! float64 and complex arithmetic read subnormal inputs as zero and flush subnormal results
+//! (complex inputs are read as they are), except the sign and bit operations (`neg`, `abs`,
+//! `real`, `imag`, `conj`, complex `max`/`min`) and float32 `sin`/`tan`/`atan`. NaN results of
+//! bfloat16 and the 8-bit formats keep their sign with the canonical payload (float8_e5m2's
+//! are all `0x7f`); `max`/`min` give the positive NaN.
+//!
+//! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
+//! complex `atan2`; complex transcendentals are `num_complex`'s formulas, which differ from
+//! XLA's at infinities and by a few ulps elsewhere (listed in `tests/lax_elementwise.rs`).
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
@@ -902,6 +911,9 @@ fn kernel<T: Arith>(
     }
     if op == Op::Pow && inputs[1].dtype() != inputs[0].dtype() {
         return Err(not_implemented(op, inputs[1].dtype()));
+    }
+    if op == Op::Atan2 && is_complex(od) {
+        return Err(not_implemented(op, od));
     }
     let y = T::load(inputs[1]);
     Ok(match op {
