@@ -396,5 +396,10 @@ fn binary<'a>(
         Some(p) if args[0].dtype() == DType::Bool => p,
         _ => prim,
     };
+    if args[0].dtype().kind() == dtype_lattice::Kind::Complex
+        && matches!(prim.name, "lt" | "le" | "gt" | "ge")
+    {
+        return prim::elementwise::complex_comparison(prim, &args[0], &args[1]);
+    }
     prim::bind1(prim, &[&args[0], &args[1]], &Params::new())
 }

@@ -1,19 +1,40 @@
-//! Elementwise primitives: `add`, `sub`, `mul`, `max`, `min`, `neg` and the comparisons, with
-//! `jax.lax`'s rules (operands of one dtype and one shape; the result is weak when every
-//! operand is) and one generic kernel per operation, instantiated per element type by a single
-//! dispatch ([`with_element!`]). Integers wrap; float16 and bfloat16 compute in float32 and
-//! round to nearest even once per primitive (as XLA's CPU backend does); `max`/`min`
-//! propagate NaN.
+//! Elementwise primitives with `jax.lax`'s names, parameters and rules (operands of one dtype
+//! and one shape; the result is weak when every operand is; lax's `TypeError`s for the dtypes
+//! a primitive does not accept): arithmetic (`add`, `sub`, `mul`, `div`, `rem`, `pow`,
+//! `integer_pow`, `square`, `neg`, `abs`, `sign`, `max`, `min`, `nextafter`), comparisons and
+//! `is_finite`, bitwise operations and shifts (`not`, `and`, `or`, `xor`, `shift_left`,
+//! `shift_right_arithmetic`, `shift_right_logical`, `population_count`, `clz`), rounding
+//! (`floor`, `ceil`, `round`), complex parts (`real`, `imag`, `conj`) and the transcendental
+//! functions ([`super::math`]). `select_n`, `clamp` and `bitcast_convert_type` are in
+//! [`super::select`].
+//!
+//! One generic kernel per operation runs on the dtype's compute lane ([`super::lanes`]):
+//! integers wrap (int4/int2/uint4/uint2 to their width); float16, bfloat16 and every
+//! float8/float6/float4 format compute in float32 and round to nearest even once per
+//! primitive, as XLA's CPU backend does; `max`/`min` propagate NaN. Integer division by zero
+//! gives all ones (-1, or the unsigned maximum) and `rem` by zero the dividend, as XLA does;
+//! shifts by the bit width or more (negative amounts included) give 0, or the sign for
+//! `shift_right_arithmetic`. XLA's CPU backend runs with denormals off: float32, bfloat16,
+//! float64 and complex arithmetic read subnormal inputs as zero and flush subnormal results
+//! (complex inputs are read as they are), except the sign and bit operations (`neg`, `abs`,
+//! `real`, `imag`, `conj`, complex `max`/`min`) and float32 `sin`/`tan`/`atan`. NaN results of
+//! bfloat16 and the 8-bit formats keep their sign with the canonical payload (float8_e5m2's
+//! are all `0x7f`); `max`/`min` give the positive NaN.
+//!
+//! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
+//! complex `atan2`; complex transcendentals are `num_complex`'s formulas, which differ from
+//! XLA's at infinities and by a few ulps elsewhere (listed in `tests/lax_elementwise.rs`).
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
-use half::{bf16, f16};
 use num_complex::Complex;
 
-use super::{Params, Primitive};
-use crate::array::storage::sealed::Words;
-use crate::array::{Array, Element, ShapedArray, py_shape};
+use super::lanes::{Lane, with_lane};
+use super::math::{self, Fn1};
+use super::{Param, Params, Primitive};
+use crate::array::{Array, ShapedArray, Storage, py_shape};
 
+#[allow(unused_macros)] // used by the other primitive modules as they grow
 /// Calls `$body` with `$t` the Rust element type of `$dtype` (the dtypes with one), or
 /// evaluates `$other`.
 macro_rules! with_element {
@@ -56,11 +77,11 @@ macro_rules! with_element {
                 $body
             }
             DType::Float16 => {
-                type $t = f16;
+                type $t = half::f16;
                 $body
             }
             DType::BFloat16 => {
-                type $t = bf16;
+                type $t = half::bf16;
                 $body
             }
             DType::Float32 => {
@@ -72,11 +93,11 @@ macro_rules! with_element {
                 $body
             }
             DType::Complex64 => {
-                type $t = Complex<f32>;
+                type $t = num_complex::Complex<f32>;
                 $body
             }
             DType::Complex128 => {
-                type $t = Complex<f64>;
+                type $t = num_complex::Complex<f64>;
                 $body
             }
             _ => $other,
@@ -87,8 +108,14 @@ macro_rules! with_element {
 #[allow(unused_imports)] // used by the other primitive modules as they grow
 pub(crate) use with_element;
 
-/// The arithmetic of an element type as XLA's CPU backend computes it.
-pub(crate) trait Arith: Element {
+/// The arithmetic of a compute lane as XLA's CPU backend computes it. Methods that do not
+/// apply to a lane type (shifts of floats, transcendentals of integers) are never called on it:
+/// the shape rules refuse those dtypes first; their defaults return the operand.
+pub(crate) trait Arith: Lane {
+    /// The component type (complex) or the type itself.
+    type Real: Lane;
+    /// The complex type of a real float lane (conj), or the type itself.
+    type Cplx: Lane;
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
@@ -98,8 +125,54 @@ pub(crate) trait Arith: Element {
     /// `<` and `==` as XLA compares (NaN unordered; complex: lexicographic for `<`).
     fn lt(self, o: Self) -> bool;
     fn equal(self, o: Self) -> bool;
-    /// Bitwise `and`, `or`, `xor` (logical for bool); never called for floats (the shape rule
-    /// refuses them).
+    fn abs(self) -> Self::Real;
+    fn real(self) -> Self::Real;
+    fn imag(self) -> Self::Real;
+    fn conj(self) -> Self::Cplx;
+    fn one() -> Self;
+    /// log(2) (for floats; one otherwise).
+    fn ln2() -> Self {
+        Self::one()
+    }
+    fn div(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
+    fn rem(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
+    fn pow(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
+    fn atan2(self, o: Self) -> Self {
+        let _ = o;
+        self
+    }
+    fn sign(self) -> Self {
+        self
+    }
+    fn floor(self) -> Self {
+        self
+    }
+    fn ceil(self) -> Self {
+        self
+    }
+    fn round_away(self) -> Self {
+        self
+    }
+    fn round_even(self) -> Self {
+        self
+    }
+    fn is_finite(self) -> bool {
+        true
+    }
+    fn f1(self, f: Fn1) -> Self {
+        let _ = f;
+        self
+    }
+    /// Bitwise `and`, `or`, `xor`, `not` (logical for bool).
     fn and(self, o: Self) -> Self {
         let _ = o;
         self
@@ -112,11 +185,24 @@ pub(crate) trait Arith: Element {
         let _ = o;
         self
     }
+    fn not(self) -> Self {
+        self
+    }
+    /// The bit pattern of an integer (its low `bits` bits), and the integer of a pattern.
+    fn pattern(self) -> u64 {
+        0
+    }
+    fn of_pattern(p: u64) -> Self {
+        let _ = p;
+        Self::one()
+    }
 }
 
 macro_rules! int_arith {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $signed:expr);*) => {$(
         impl Arith for $t {
+            type Real = $t;
+            type Cplx = $t;
             #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
             #[inline(always)] fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
             #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
@@ -125,15 +211,34 @@ macro_rules! int_arith {
             #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
             #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
             #[inline(always)] fn equal(self, o: Self) -> bool { self == o }
+            #[inline(always)] fn abs(self) -> Self { if $signed && self < (0 as $t) { self.wrapping_neg() } else { self } }
+            #[inline(always)] fn real(self) -> Self { self }
+            #[inline(always)] fn imag(self) -> Self { 0 }
+            #[inline(always)] fn conj(self) -> Self { self }
+            #[inline(always)] fn one() -> Self { 1 }
+            #[inline(always)] fn div(self, o: Self) -> Self {
+                if o == 0 { !0 } else { self.wrapping_div(o) }
+            }
+            #[inline(always)] fn rem(self, o: Self) -> Self {
+                if o == 0 { self } else { self.wrapping_rem(o) }
+            }
+            #[inline(always)] fn sign(self) -> Self {
+                if self == 0 { 0 } else if $signed && self < (0 as $t) { (0 as $t).wrapping_sub(1) } else { 1 }
+            }
             #[inline(always)] fn and(self, o: Self) -> Self { self & o }
             #[inline(always)] fn or(self, o: Self) -> Self { self | o }
             #[inline(always)] fn xor(self, o: Self) -> Self { self ^ o }
+            #[inline(always)] fn not(self) -> Self { !self }
+            #[inline(always)] fn pattern(self) -> u64 { self as u64 }
+            #[inline(always)] fn of_pattern(p: u64) -> Self { p as $t }
         }
     )*};
 }
-int_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
+int_arith!(i8, true; i16, true; i32, true; i64, true; u8, false; u16, false; u32, false; u64, false);
 
 impl Arith for bool {
+    type Real = bool;
+    type Cplx = bool;
     #[inline(always)]
     fn add(self, o: Self) -> Self {
         self | o
@@ -166,6 +271,21 @@ impl Arith for bool {
     fn equal(self, o: Self) -> bool {
         self == o
     }
+    fn abs(self) -> Self {
+        self
+    }
+    fn real(self) -> Self {
+        self
+    }
+    fn imag(self) -> Self {
+        false
+    }
+    fn conj(self) -> Self {
+        self
+    }
+    fn one() -> Self {
+        true
+    }
     #[inline(always)]
     fn and(self, o: Self) -> Self {
         self & o
@@ -178,163 +298,453 @@ impl Arith for bool {
     fn xor(self, o: Self) -> Self {
         self ^ o
     }
+    #[inline(always)]
+    fn not(self) -> Self {
+        !self
+    }
+    fn pattern(self) -> u64 {
+        u64::from(self)
+    }
+    fn of_pattern(p: u64) -> Self {
+        p & 1 != 0
+    }
 }
 
-/// IEEE arithmetic at the type's precision; `max`/`min` propagate NaN (XLA's semantics).
+/// IEEE arithmetic at the lane's precision; `max`/`min` propagate NaN (XLA's semantics).
 macro_rules! float_arith {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $f1:expr, $wide:ty);*) => {$(
         impl Arith for $t {
+            type Real = $t;
+            type Cplx = Complex<$t>;
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn max(self, o: Self) -> Self {
-                if self.is_nan() || o.is_nan() { self + o } else if self > o { self } else { o }
+                if self.is_nan() || o.is_nan() { <$t>::NAN } else if self > o { self } else if o > self { o } else if self.is_sign_negative() { o } else { self }
             }
             #[inline(always)] fn min(self, o: Self) -> Self {
-                if self.is_nan() || o.is_nan() { self + o } else if self < o { self } else { o }
+                if self.is_nan() || o.is_nan() { <$t>::NAN } else if self < o { self } else if o < self { o } else if self.is_sign_negative() { self } else { o }
             }
             #[inline(always)] fn neg(self) -> Self { -self }
             #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
             #[inline(always)] fn equal(self, o: Self) -> bool { self == o }
+            fn abs(self) -> Self { self.abs() }
+            fn real(self) -> Self { self }
+            fn imag(self) -> Self { 0.0 }
+            fn conj(self) -> Complex<$t> { Complex::new(self, 0.0) }
+            fn one() -> Self { 1.0 }
+            fn ln2() -> Self { std::f64::consts::LN_2 as $t }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)] fn rem(self, o: Self) -> Self { self % o }
+            fn pow(self, o: Self) -> Self { (<$wide>::from(self).powf(<$wide>::from(o))) as $t }
+            fn atan2(self, o: Self) -> Self { (<$wide>::from(self).atan2(<$wide>::from(o))) as $t }
+            fn sign(self) -> Self {
+                if self.is_nan() || self == 0.0 { self } else { (1.0 as $t).copysign(self) }
+            }
+            fn floor(self) -> Self { self.floor() }
+            fn ceil(self) -> Self { self.ceil() }
+            fn round_away(self) -> Self { self.round() }
+            fn round_even(self) -> Self { self.round_ties_even() }
+            fn is_finite(self) -> bool { self.is_finite() }
+            fn f1(self, f: Fn1) -> Self { $f1(f, self) }
         }
     )*};
 }
-float_arith!(f32, f64);
-
-/// float16 and bfloat16: computed in float32, rounded once (`half` rounds to nearest even).
-macro_rules! half_arith {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            #[inline(always)] fn add(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() + o.to_f32()) }
-            #[inline(always)] fn sub(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() - o.to_f32()) }
-            #[inline(always)] fn mul(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() * o.to_f32()) }
-            #[inline(always)] fn max(self, o: Self) -> Self { <$t>::from_f32(Arith::max(self.to_f32(), o.to_f32())) }
-            #[inline(always)] fn min(self, o: Self) -> Self { <$t>::from_f32(Arith::min(self.to_f32(), o.to_f32())) }
-            #[inline(always)] fn neg(self) -> Self { -self }
-            #[inline(always)] fn lt(self, o: Self) -> bool { self.to_f32() < o.to_f32() }
-            #[inline(always)] fn equal(self, o: Self) -> bool { self.to_f32() == o.to_f32() }
-        }
-    )*};
-}
-half_arith!(f16, bf16);
+float_arith!(f32, math::real_f32, f64; f64, math::real_f64, f64);
 
 macro_rules! complex_arith {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $f1:expr);*) => {$(
         impl Arith for Complex<$t> {
+            type Real = $t;
+            type Cplx = Complex<$t>;
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
-            #[inline(always)] fn max(self, o: Self) -> Self { if Arith::lt(self, o) { o } else { self } }
-            #[inline(always)] fn min(self, o: Self) -> Self { if Arith::lt(o, self) { o } else { self } }
+            #[inline(always)] fn max(self, o: Self) -> Self { if Arith::lt(o, self) { self } else { o } }
+            #[inline(always)] fn min(self, o: Self) -> Self { if Arith::lt(self, o) { self } else { o } }
             #[inline(always)] fn neg(self) -> Self { -self }
             #[inline(always)] fn lt(self, o: Self) -> bool {
                 self.re < o.re || (self.re == o.re && self.im < o.im)
             }
             #[inline(always)] fn equal(self, o: Self) -> bool { self == o }
+            fn abs(self) -> $t {
+                // XLA: max * sqrt(1 + (min / max)^2).
+                let (a, b) = (self.re.abs(), self.im.abs());
+                let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+                if hi == 0.0 || hi.is_infinite() || lo.is_nan() { a.hypot(b) } else {
+                    let r = lo / hi;
+                    hi * (1.0 + r * r).sqrt()
+                }
+            }
+            fn real(self) -> $t { self.re }
+            fn imag(self) -> $t { self.im }
+            fn conj(self) -> Self { Complex::conj(&self) }
+            fn one() -> Self { Complex::new(1.0, 0.0) }
+            fn div(self, o: Self) -> Self { self / o }
+            fn pow(self, o: Self) -> Self {
+                if o.re == 0.0 && o.im == 0.0 { Self::one() } else { self.powc(o) }
+            }
+            fn sign(self) -> Self {
+                let a = self.re.hypot(self.im);
+                if a == 0.0 { self } else { self / a }
+            }
+            fn is_finite(self) -> bool { self.re.is_finite() && self.im.is_finite() }
+            fn f1(self, f: Fn1) -> Self { $f1(f, self) }
         }
     )*};
 }
-complex_arith!(f32, f64);
+complex_arith!(f32, math::complex_f32; f64, math::complex_f64);
 
-/// Which operation a binary or unary primitive computes (the rules are instantiated per
-/// operation with its discriminant as a const parameter).
+/// The dtypes a primitive accepts, with the wording of lax's refusal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Accept {
+    test: fn(DType) -> bool,
+    names: &'static str,
+}
+
+impl Accept {
+    pub(crate) fn accepts(&self, d: DType) -> bool {
+        !d.is_extended() && (self.test)(d)
+    }
+}
+
+fn is_int(d: DType) -> bool {
+    matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt)
+}
+fn is_float(d: DType) -> bool {
+    d.kind() == Kind::Float
+}
+fn is_complex(d: DType) -> bool {
+    d.kind() == Kind::Complex
+}
+
+pub(crate) const NUM: Accept = Accept {
+    test: |d| is_int(d) || is_float(d) || is_complex(d),
+    names: "integer, floating, complexfloating",
+};
+pub(crate) const ANY: Accept = Accept {
+    test: |_| true,
+    names: "integer, floating, complexfloating, bool",
+};
+const ORDERED: Accept = Accept {
+    test: |d| !is_complex(d),
+    names: "integer, floating, bool",
+};
+const BOOL_OR_INT: Accept = Accept {
+    test: |d| is_int(d) || d == DType::Bool,
+    names: "integer, bool",
+};
+const INT: Accept = Accept {
+    test: is_int,
+    names: "integer",
+};
+const FLOAT: Accept = Accept {
+    test: is_float,
+    names: "floating",
+};
+const INEXACT: Accept = Accept {
+    test: |d| is_float(d) || is_complex(d),
+    names: "floating, complexfloating",
+};
+const INT_OR_FLOAT: Accept = Accept {
+    test: |d| is_int(d) || is_float(d),
+    names: "integer, floating",
+};
+const ACC_ABS: Accept = Accept {
+    test: |d| is_float(d) || is_complex(d) || d.kind() == Kind::SignedInt,
+    names: "floating, complexfloating, signedinteger",
+};
+const COMPLEX: Accept = Accept {
+    test: is_complex,
+    names: "complexfloating",
+};
+const ACC_CONJ: Accept = Accept {
+    test: |d| is_complex(d) || d == DType::Float32 || d == DType::Float64,
+    names: "float32, complexfloating, float64",
+};
+
+/// The output dtype of an elementwise primitive from its operands'.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Op {
-    Add,
-    Sub,
-    Mul,
-    Max,
-    Min,
-    Neg,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-    Xor,
+enum Out {
+    Same,
+    Bool,
+    /// The component dtype of a complex operand (`abs`, `real`, `imag`), else the same.
+    Real,
+    /// The complex dtype of a real operand (`conj`).
+    Complex,
+}
+
+macro_rules! ops {
+    ($($c:ident = $name:literal, $arity:literal, $op:ident, $accept:ident, $out:ident, $jnp:expr;)*) => {
+        /// Which operation an elementwise primitive computes (the rules are instantiated per
+        /// operation with its discriminant as a const parameter).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub(crate) enum Op { $($op,)* }
+
+        impl Op {
+            const ALL: &'static [Op] = &[$(Op::$op,)*];
+            /// The operation of a const-generic rule's discriminant.
+            const fn of(code: u8) -> Op {
+                Op::ALL[code as usize]
+            }
+            fn accept(self) -> Accept {
+                match self { $(Op::$op => $accept,)* }
+            }
+            fn out(self) -> Out {
+                match self { $(Op::$op => Out::$out,)* }
+            }
+            /// `jax.numpy`'s function named in lax's tip on mismatched dtypes.
+            fn jnp(self) -> Option<&'static str> {
+                match self { $(Op::$op => $jnp,)* }
+            }
+        }
+
+        $(
+            pub(crate) static $c: Primitive = Primitive {
+                name: $name,
+                arity: Some($arity),
+                shape_rule: shape_rule::<{ Op::$op as u8 }>,
+                impl_rule: impl_rule::<{ Op::$op as u8 }>,
+            };
+        )*
+    };
+}
+
+ops! {
+    ADD = "add", 2, Add, NUM, Same, Some("add");
+    SUB = "sub", 2, Sub, NUM, Same, Some("subtract");
+    MUL = "mul", 2, Mul, NUM, Same, Some("multiply");
+    MAX = "max", 2, Max, ANY, Same, Some("maximum");
+    MIN = "min", 2, Min, ANY, Same, Some("minimum");
+    NEG = "neg", 1, Neg, NUM, Same, None;
+    EQ = "eq", 2, Eq, ANY, Bool, Some("equal");
+    NE = "ne", 2, Ne, ANY, Bool, Some("not_equal");
+    LT = "lt", 2, Lt, ORDERED, Bool, Some("less");
+    LE = "le", 2, Le, ORDERED, Bool, Some("less_equal");
+    GT = "gt", 2, Gt, ORDERED, Bool, Some("greater");
+    GE = "ge", 2, Ge, ORDERED, Bool, Some("greater_equal");
+    AND = "and", 2, And, BOOL_OR_INT, Same, None;
+    OR = "or", 2, Or, BOOL_OR_INT, Same, None;
+    XOR = "xor", 2, Xor, BOOL_OR_INT, Same, None;
+    DIV = "div", 2, Div, NUM, Same, Some("divide");
+    REM = "rem", 2, Rem, INT_OR_FLOAT, Same, Some("remainder");
+    POW = "pow", 2, Pow, INEXACT, Same, Some("float_power");
+    ATAN2 = "atan2", 2, Atan2, INEXACT, Same, Some("arctan2");
+    NEXTAFTER = "nextafter", 2, Nextafter, FLOAT, Same, Some("nextafter");
+    SHIFT_LEFT = "shift_left", 2, ShiftLeft, INT, Same, Some("left_shift");
+    SHIFT_RIGHT_ARITHMETIC = "shift_right_arithmetic", 2, ShiftRightArithmetic, INT, Same, Some("right_shift");
+    SHIFT_RIGHT_LOGICAL = "shift_right_logical", 2, ShiftRightLogical, INT, Same, Some("right_shift");
+    NOT = "not", 1, Not, BOOL_OR_INT, Same, None;
+    SIGN = "sign", 1, Sign, NUM, Same, None;
+    FLOOR = "floor", 1, Floor, FLOAT, Same, None;
+    CEIL = "ceil", 1, Ceil, FLOAT, Same, None;
+    ROUND = "round", 1, Round, FLOAT, Same, None;
+    IS_FINITE = "is_finite", 1, IsFinite, FLOAT, Bool, None;
+    ABS = "abs", 1, Abs, ACC_ABS, Real, None;
+    SQUARE = "square", 1, Square, NUM, Same, None;
+    INTEGER_POW = "integer_pow", 1, IntegerPow, NUM, Same, None;
+    POPULATION_COUNT = "population_count", 1, PopulationCount, INT, Same, None;
+    CLZ = "clz", 1, Clz, INT, Same, None;
+    REAL = "real", 1, Real, COMPLEX, Real, None;
+    IMAG = "imag", 1, Imag, COMPLEX, Real, None;
+    CONJ = "conj", 1, Conj, ACC_CONJ, Complex, None;
+    EXP = "exp", 1, Exp, INEXACT, Same, None;
+    EXP2 = "exp2", 1, Exp2, INEXACT, Same, None;
+    EXPM1 = "expm1", 1, Expm1, INEXACT, Same, None;
+    LOG = "log", 1, Log, INEXACT, Same, None;
+    LOG1P = "log1p", 1, Log1p, INEXACT, Same, None;
+    SIN = "sin", 1, Sin, INEXACT, Same, None;
+    COS = "cos", 1, Cos, INEXACT, Same, None;
+    TAN = "tan", 1, Tan, INEXACT, Same, None;
+    TANH = "tanh", 1, Tanh, INEXACT, Same, None;
+    LOGISTIC = "logistic", 1, Logistic, INEXACT, Same, None;
+    ASIN = "asin", 1, Asin, INEXACT, Same, None;
+    ACOS = "acos", 1, Acos, INEXACT, Same, None;
+    ATAN = "atan", 1, Atan, INEXACT, Same, None;
+    SINH = "sinh", 1, Sinh, INEXACT, Same, None;
+    COSH = "cosh", 1, Cosh, INEXACT, Same, None;
+    ASINH = "asinh", 1, Asinh, INEXACT, Same, None;
+    ACOSH = "acosh", 1, Acosh, INEXACT, Same, None;
+    ATANH = "atanh", 1, Atanh, INEXACT, Same, None;
+    SQRT = "sqrt", 1, Sqrt, INEXACT, Same, None;
+    RSQRT = "rsqrt", 1, Rsqrt, INEXACT, Same, None;
+    CBRT = "cbrt", 1, Cbrt, FLOAT, Same, None;
+    ERF = "erf", 1, Erf, FLOAT, Same, None;
+    ERFC = "erfc", 1, Erfc, FLOAT, Same, None;
+    ERF_INV = "erf_inv", 1, ErfInv, FLOAT, Same, None;
 }
 
 impl Op {
-    fn is_comparison(self) -> bool {
-        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    fn is_unary(self) -> bool {
+        (self as u8) >= (Op::Not as u8) || self == Op::Neg
     }
 
-    /// The kinds `jax.lax` accepts for this operation.
-    fn accepts(self, kind: Kind) -> bool {
-        match self {
-            Op::Add | Op::Sub | Op::Mul | Op::Neg => {
-                matches!(
-                    kind,
-                    Kind::SignedInt | Kind::UnsignedInt | Kind::Float | Kind::Complex
-                )
-            }
-            Op::Max | Op::Min | Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-                kind != Kind::Extended
-            }
-            Op::And | Op::Or | Op::Xor => {
-                matches!(kind, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt)
-            }
-        }
-    }
-
-    /// The operation of a const-generic rule's discriminant.
-    const fn of(code: u8) -> Op {
-        const ALL: [Op; 15] = [
-            Op::Add,
-            Op::Sub,
-            Op::Mul,
-            Op::Max,
-            Op::Min,
-            Op::Neg,
-            Op::Eq,
-            Op::Ne,
-            Op::Lt,
-            Op::Le,
-            Op::Gt,
-            Op::Ge,
-            Op::And,
-            Op::Or,
-            Op::Xor,
-        ];
-        ALL[code as usize]
+    /// The transcendental function of the operation, if it is one.
+    fn fn1(self) -> Option<Fn1> {
+        Some(match self {
+            Op::Exp => Fn1::Exp,
+            Op::Exp2 => Fn1::Exp2,
+            Op::Expm1 => Fn1::Expm1,
+            Op::Log => Fn1::Log,
+            Op::Log1p => Fn1::Log1p,
+            Op::Sin => Fn1::Sin,
+            Op::Cos => Fn1::Cos,
+            Op::Tan => Fn1::Tan,
+            Op::Tanh => Fn1::Tanh,
+            Op::Logistic => Fn1::Logistic,
+            Op::Asin => Fn1::Asin,
+            Op::Acos => Fn1::Acos,
+            Op::Atan => Fn1::Atan,
+            Op::Sinh => Fn1::Sinh,
+            Op::Cosh => Fn1::Cosh,
+            Op::Asinh => Fn1::Asinh,
+            Op::Acosh => Fn1::Acosh,
+            Op::Atanh => Fn1::Atanh,
+            Op::Sqrt => Fn1::Sqrt,
+            Op::Rsqrt => Fn1::Rsqrt,
+            Op::Cbrt => Fn1::Cbrt,
+            Op::Erf => Fn1::Erf,
+            Op::Erfc => Fn1::Erfc,
+            Op::ErfInv => Fn1::ErfInv,
+            _ => return None,
+        })
     }
 }
 
-/// `lax`'s shape rule for n-ary elementwise primitives: one dtype, one shape; weak when every
+/// lax's refusal of a dtype at a position (`position` `None` for unary primitives).
+pub(crate) fn refuse_dtype(
+    name: &str,
+    d: DType,
+    position: Option<usize>,
+    accept: &Accept,
+) -> Error {
+    let msg = match position {
+        None => format!(
+            "{name} does not accept dtype {d}. Accepted dtypes are subtypes of {}.",
+            accept.names
+        ),
+        Some(i) => format!(
+            "{name} does not accept dtype {d} at position {i}. Accepted dtypes at position {i} \
+             are subtypes of {}.",
+            accept.names
+        ),
+    };
+    Error::refused(Exception::TypeError, msg)
+}
+
+/// lax's `check_same_dtypes`: `lax.NAME requires arguments to have the same dtypes, …`.
+pub(crate) fn check_same_dtypes(
+    name: &str,
+    jnp: Option<&str>,
+    inputs: &[&ShapedArray],
+) -> Result<(), Error> {
+    let Some(first) = inputs.first() else {
+        return Ok(());
+    };
+    if inputs.iter().all(|a| a.dtype() == first.dtype()) {
+        return Ok(());
+    }
+    let names: Vec<String> = inputs.iter().map(|a| a.dtype().to_string()).collect();
+    let mut msg = format!(
+        "lax.{name} requires arguments to have the same dtypes, got {}.",
+        names.join(", ")
+    );
+    if let Some(j) = jnp {
+        msg.push_str(&format!(
+            " (Tip: jnp.{j} is a similar function that does automatic type promotion on inputs)."
+        ));
+    }
+    Err(Error::refused(Exception::TypeError, msg))
+}
+
+/// The `y` of `integer_pow`.
+fn integer_pow_y(prim: &str, params: &Params) -> Result<i64, Error> {
+    match params.require(prim, "y")? {
+        Param::Int(y) => Ok(*y),
+        _ => Err(Error::refused(
+            Exception::TypeError,
+            "integer_pow y must be an integer",
+        )),
+    }
+}
+
+/// `round`'s `rounding_method`: 0 (away from zero, the default) or 1 (to nearest even).
+fn rounding_method(params: &Params) -> Result<i64, Error> {
+    match params.get("rounding_method") {
+        None | Some(Param::None) => Ok(0),
+        Some(Param::Int(m @ (0 | 1))) => Ok(*m),
+        Some(_) => Err(Error::refused(
+            Exception::ValueError,
+            "rounding_method must be 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN)",
+        )),
+    }
+}
+
+/// `lax`'s shape rule for elementwise primitives: one dtype, one shape; weak when every
 /// operand is; comparisons give bool.
 fn shape_rule<const OP: u8>(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
-    _: &Params,
+    params: &Params,
 ) -> Result<Vec<ShapedArray>, Error> {
     let op = Op::of(OP);
     let first = inputs[0];
+    let accept = op.accept();
     for (i, a) in inputs.iter().enumerate() {
-        if !op.accepts(a.dtype().kind()) || a.dtype().is_extended() {
+        // pow's exponent may also be an integer.
+        let ok = accept.accepts(a.dtype()) || (op == Op::Pow && i == 1 && is_int(a.dtype()));
+        if !ok {
+            let pos = (!op.is_unary()).then_some(i);
+            return Err(refuse_dtype(prim.name, a.dtype(), pos, &accept));
+        }
+    }
+    if op == Op::Abs && matches!(first.dtype(), DType::Int4 | DType::Int2) {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "abs does not accept dtype {}. Support for narrow-width integers is \
+                 platform-dependent and limited to a few specific operations, e.g. basic \
+                 arithmetic and type casting.",
+                first.dtype()
+            ),
+        ));
+    }
+    if op == Op::Pow {
+        let (x, y) = (first.dtype(), inputs[1].dtype());
+        if x != y && !is_int(y) {
             return Err(Error::refused(
                 Exception::TypeError,
                 format!(
-                    "{} does not accept dtype {} at position {i}.",
-                    prim.name,
-                    a.dtype()
+                    "the first argument to pow must have an inexact dtype (float or complex), \
+                     and the second argument must have an inexact or integer dtype, and two \
+                     inexact dtypes must match, but got {x} and {y} respectively."
+                ),
+            ));
+        }
+    } else {
+        check_same_dtypes(prim.name, op.jnp(), inputs)?;
+    }
+    if op == Op::IntegerPow {
+        let y = integer_pow_y(prim.name, params)?;
+        if y < 0 && is_int(first.dtype()) {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "Integers cannot be raised to negative powers, got integer_pow({}[{}], {y})",
+                    first.dtype(),
+                    first
+                        .shape()
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
                 ),
             ));
         }
     }
-    if inputs.iter().any(|a| a.dtype() != first.dtype()) {
-        let names: Vec<String> = inputs.iter().map(|a| a.dtype().to_string()).collect();
-        return Err(Error::refused(
-            Exception::TypeError,
-            format!(
-                "{} requires arguments to have the same dtypes, got {}.",
-                prim.name,
-                names.join(", ")
-            ),
-        ));
+    if op == Op::Round {
+        rounding_method(params)?;
     }
     if inputs.iter().any(|a| a.shape() != first.shape()) {
         let shapes: Vec<String> = inputs.iter().map(|a| py_shape(a.shape())).collect();
@@ -348,91 +758,295 @@ fn shape_rule<const OP: u8>(
         ));
     }
     let weak = inputs.iter().all(|a| a.weak_type());
-    let dtype = if op.is_comparison() {
-        DType::Bool
-    } else {
-        first.dtype()
+    let d = first.dtype();
+    let (dtype, weak) = match op.out() {
+        Out::Same => (d, weak),
+        Out::Bool => (DType::Bool, weak),
+        Out::Real if is_complex(d) => (d.component(), weak),
+        Out::Real => (d, weak),
+        Out::Complex if is_complex(d) => (d, weak),
+        Out::Complex if d == DType::Float64 => (DType::Complex128, weak),
+        Out::Complex => (DType::Complex64, weak),
     };
-    Ok(vec![ShapedArray::new(
-        first.shape(),
-        dtype,
-        weak && !op.is_comparison(),
-    )])
+    Ok(vec![ShapedArray::new(first.shape(), dtype, weak)])
 }
 
-/// Applies `f` to every element of `x` (and `y`), writing an output of `U`.
-fn map2<T: Element, U: Element>(x: &Array, y: &Array, f: impl Fn(T, T) -> U) -> Vec<U::Word> {
-    let xs = T::Word::view(x.storage()).unwrap_or(&[]);
-    let ys = T::Word::view(y.storage()).unwrap_or(&[]);
-    xs.iter()
-        .zip(ys)
-        .map(|(&a, &b)| f(T::from_word(a), T::from_word(b)).to_word())
-        .collect()
+/// `f` of every pair of elements.
+fn zip<T: Copy, U>(x: &[T], y: &[T], f: impl Fn(T, T) -> U) -> Vec<U> {
+    x.iter().zip(y).map(|(&a, &b)| f(a, b)).collect()
 }
 
-fn kernel<T: Arith>(op: Op, x: &Array, y: &Array) -> crate::array::Storage {
-    match op {
-        Op::Add => Words::into_storage(map2::<T, T>(x, y, T::add)),
-        Op::Sub => Words::into_storage(map2::<T, T>(x, y, T::sub)),
-        Op::Mul => Words::into_storage(map2::<T, T>(x, y, T::mul)),
-        Op::Max => Words::into_storage(map2::<T, T>(x, y, T::max)),
-        Op::Min => Words::into_storage(map2::<T, T>(x, y, T::min)),
-        Op::Neg => Words::into_storage(map2::<T, T>(x, y, |a, _| a.neg())),
-        Op::Eq => Words::into_storage(map2::<T, bool>(x, y, T::equal)),
-        Op::Ne => Words::into_storage(map2::<T, bool>(x, y, |a, b| !a.equal(b))),
-        Op::Lt => Words::into_storage(map2::<T, bool>(x, y, T::lt)),
-        Op::Le => Words::into_storage(map2::<T, bool>(x, y, |a, b| a.lt(b) || a.equal(b))),
-        Op::Gt => Words::into_storage(map2::<T, bool>(x, y, |a, b| b.lt(a))),
-        Op::Ge => Words::into_storage(map2::<T, bool>(x, y, |a, b| b.lt(a) || a.equal(b))),
-        Op::And => Words::into_storage(map2::<T, T>(x, y, T::and)),
-        Op::Or => Words::into_storage(map2::<T, T>(x, y, T::or)),
-        Op::Xor => Words::into_storage(map2::<T, T>(x, y, T::xor)),
+/// `f` of every element.
+fn map<T: Copy, U>(x: &[T], f: impl Fn(T) -> U) -> Vec<U> {
+    x.iter().map(|&a| f(a)).collect()
+}
+
+/// `x ** y` by JAX's square-and-multiply (`_integer_pow`): every product and the reciprocal
+/// are primitives of their own, each result rounded to the dtype by `round`.
+fn integer_pow_vec<T: Arith>(x: Vec<T>, y: i64, round: impl Fn(Vec<T>) -> Vec<T>) -> Vec<T> {
+    if y == 0 {
+        return vec![T::one(); x.len()];
     }
+    let mut n = y.unsigned_abs();
+    let mut base = x;
+    let mut acc: Option<Vec<T>> = None;
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = Some(match acc {
+                None => base.clone(),
+                Some(a) => round(zip(&a, &base, T::mul)),
+            });
+        }
+        n >>= 1;
+        if n > 0 {
+            base = round(zip(&base, &base, T::mul));
+        }
+    }
+    let acc = acc.unwrap_or_default();
+    if y < 0 {
+        map(&acc, |a| T::one().div(a))
+    } else {
+        acc
+    }
+}
+
+/// A shift of the `bits`-wide pattern `p` by the amount pattern `s`, as XLA shifts: amounts of
+/// `bits` or more (negative amounts read as unsigned) shift everything out.
+fn shift(op: Op, p: u64, s: u64, bits: u32) -> u64 {
+    let mask = if bits >= 64 { !0 } else { (1u64 << bits) - 1 };
+    let (p, s) = (p & mask, s & mask);
+    let big = s >= u64::from(bits);
+    match op {
+        Op::ShiftLeft if big => 0,
+        Op::ShiftLeft => (p << s) & mask,
+        Op::ShiftRightLogical if big => 0,
+        Op::ShiftRightLogical => p >> s,
+        _ => {
+            let sx = ((p << (64 - bits)) as i64) >> (64 - bits);
+            let r = if big { sx >> 63 } else { sx >> s };
+            (r as u64) & mask
+        }
+    }
+}
+
+/// `clz` of a `bits`-wide pattern.
+fn clz(p: u64, bits: u32) -> u64 {
+    let mask = if bits >= 64 { !0 } else { (1u64 << bits) - 1 };
+    u64::from((p & mask).leading_zeros() - (64 - bits))
+}
+
+fn kernel<T: Arith>(
+    op: Op,
+    inputs: &[&Array],
+    params: &Params,
+    out: &ShapedArray,
+) -> Result<Storage, Error> {
+    let x = T::load(inputs[0]);
+    let od = out.dtype();
+    let bits = inputs[0].dtype().bits();
+    // population_count of int4/uint4 counts in their 8-bit container (as JAX answers; int2's
+    // counts in its own 2 bits).
+    let container = if bits == 4 { 8 } else { bits };
+    let same = |v: Vec<T>| T::store(od, v);
+    // A primitive's result rounded to the output dtype and read back (for the lowerings
+    // that are several primitives in JAX).
+    let round = |v: Vec<T>| {
+        let aval = ShapedArray::new(&[v.len()], od, false);
+        T::load(&Array::from_parts(aval, T::store(od, v)))
+    };
+    if op == Op::Exp2 && !matches!(od, DType::Float32 | DType::Float64) {
+        // JAX lowers exp2 as exp(log(2) * x), the constant and product in the dtype.
+        let ln2 = round(vec![T::ln2()])
+            .first()
+            .copied()
+            .unwrap_or_else(T::ln2);
+        let p = round(map(&x, |a| a.mul(ln2)));
+        return Ok(same(map(&p, |a| a.f1(Fn1::Exp))));
+    }
+    if let Some(f) = op.fn1() {
+        if matches!(op, Op::Sin | Op::Tan | Op::Atan) && od == DType::Float32 {
+            // XLA's float32 sin, tan and atan return subnormal inputs as they are.
+            let x = T::load_raw(inputs[0]);
+            return Ok(T::store_raw(od, map(&x, |a| a.f1(f))));
+        }
+        return Ok(same(map(&x, |a| a.f1(f))));
+    }
+    if matches!(op, Op::Neg | Op::Abs | Op::Real | Op::Imag | Op::Conj) {
+        // Sign and bit operations: no flushing of subnormals.
+        let x = T::load_raw(inputs[0]);
+        return Ok(match op {
+            Op::Neg => T::store_raw(od, map(&x, T::neg)),
+            Op::Abs if !is_complex(inputs[0].dtype()) => T::Real::store_raw(od, map(&x, T::abs)),
+            Op::Abs => T::Real::store(od, map(&x, T::abs)),
+            Op::Real => T::Real::store_raw(od, map(&x, T::real)),
+            Op::Imag => T::Real::store_raw(od, map(&x, T::imag)),
+            _ => T::Cplx::store_raw(od, map(&x, T::conj)),
+        });
+    }
+    if op.is_unary() {
+        return Ok(match op {
+            Op::Not => same(map(&x, T::not)),
+            Op::Sign => same(map(&x, T::sign)),
+            Op::Floor => same(map(&x, T::floor)),
+            Op::Ceil => same(map(&x, T::ceil)),
+            Op::Round if rounding_method(params)? == 1 => same(map(&x, T::round_even)),
+            Op::Round => same(map(&x, T::round_away)),
+            Op::IsFinite => bool::store(od, map(&x, T::is_finite)),
+            Op::Abs => T::Real::store(od, map(&x, T::abs)),
+            Op::Real => T::Real::store(od, map(&x, T::real)),
+            Op::Imag => T::Real::store(od, map(&x, T::imag)),
+            Op::Conj => T::Cplx::store(od, map(&x, T::conj)),
+            Op::Square => same(map(&x, |a| a.mul(a))),
+            Op::IntegerPow => {
+                let y = integer_pow_y("integer_pow", params)?;
+                // Each product is its own primitive, rounded to the dtype.
+                same(integer_pow_vec(x, y, round))
+            }
+            Op::PopulationCount => same(map(&x, |a| {
+                T::of_pattern(u64::from((a.pattern() & mask(container)).count_ones()))
+            })),
+            Op::Clz => same(map(&x, |a| T::of_pattern(clz(a.pattern(), bits)))),
+            _ => return Err(not_implemented(op, inputs[0].dtype())),
+        });
+    }
+    if op == Op::Pow && inputs[1].dtype() != inputs[0].dtype() {
+        return Err(not_implemented(op, inputs[1].dtype()));
+    }
+    if op == Op::Atan2 && is_complex(od) {
+        return Err(not_implemented(op, od));
+    }
+    let y = T::load(inputs[1]);
+    Ok(match op {
+        Op::Add => same(zip(&x, &y, T::add)),
+        Op::Sub => same(zip(&x, &y, T::sub)),
+        Op::Mul => same(zip(&x, &y, T::mul)),
+        Op::Div => same(zip(&x, &y, T::div)),
+        Op::Rem => same(zip(&x, &y, T::rem)),
+        Op::Pow => same(zip(&x, &y, T::pow)),
+        Op::Atan2 => same(zip(&x, &y, T::atan2)),
+        // Complex max/min select an operand: no flushing.
+        Op::Max if is_complex(od) => T::store_raw(od, zip(&x, &y, T::max)),
+        Op::Min if is_complex(od) => T::store_raw(od, zip(&x, &y, T::min)),
+        Op::Max => same(zip(&x, &y, T::max)),
+        Op::Min => same(zip(&x, &y, T::min)),
+        Op::And => same(zip(&x, &y, T::and)),
+        Op::Or => same(zip(&x, &y, T::or)),
+        Op::Xor => same(zip(&x, &y, T::xor)),
+        Op::ShiftLeft | Op::ShiftRightArithmetic | Op::ShiftRightLogical => {
+            same(zip(&x, &y, |a, b| {
+                T::of_pattern(shift(op, a.pattern(), b.pattern(), bits))
+            }))
+        }
+        Op::Eq => bool::store(od, zip(&x, &y, T::equal)),
+        Op::Ne => bool::store(od, zip(&x, &y, |a, b| !a.equal(b))),
+        Op::Lt => bool::store(od, zip(&x, &y, T::lt)),
+        Op::Le => bool::store(od, zip(&x, &y, |a, b| a.lt(b) || a.equal(b))),
+        Op::Gt => bool::store(od, zip(&x, &y, |a, b| b.lt(a))),
+        Op::Ge => bool::store(od, zip(&x, &y, |a, b| b.lt(a) || a.equal(b))),
+        _ => return Err(not_implemented(op, inputs[0].dtype())),
+    })
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
+}
+
+fn not_implemented(op: Op, d: DType) -> Error {
+    Error::refused(
+        Exception::NotImplementedError,
+        format!("{op:?} of {d} arrays is not implemented"),
+    )
+}
+
+/// `nextafter` on the stored codes of any float format: the neighbouring code towards `y`.
+fn nextafter(x: &Array, y: &Array) -> Result<Storage, Error> {
+    let d = x.dtype();
+    let fmt = d
+        .float_format()
+        .ok_or_else(|| not_implemented(Op::Nextafter, d))?;
+    let l = crate::convert::minifloat::Layout::new(fmt);
+    let (width, _) = crate::array::layout(d);
+    let xb = x.as_bytes();
+    let yb = y.as_bytes();
+    let word = |b: &[u8], i: usize| -> u64 {
+        let mut raw = [0u8; 8];
+        raw[..width].copy_from_slice(&b[i * width..(i + 1) * width]);
+        u64::from_le_bytes(raw)
+    };
+    let n = x.size();
+    Storage::filled(width, n, |out| {
+        for i in 0..n {
+            let (a, b) = (
+                word(xb, i) & l.mag_mask() | word(xb, i) & l.sign_bit(),
+                word(yb, i),
+            );
+            let (va, vb) = (l.decode(a), l.decode(b));
+            let r = if va.is_nan() || vb.is_nan() {
+                l.nan_code(false)
+            } else if va == vb {
+                b
+            } else if va == 0.0 {
+                l.with_sign(vb < 0.0, 1)
+            } else if (va < vb) == (va > 0.0) {
+                a + 1
+            } else {
+                a - 1
+            };
+            out[i * width..(i + 1) * width].copy_from_slice(&r.to_le_bytes()[..width]);
+        }
+        Ok::<(), Error>(())
+    })
 }
 
 fn impl_rule<const OP: u8>(
     prim: &'static Primitive,
     inputs: &[&Array],
-    _: &Params,
+    params: &Params,
     out: &[ShapedArray],
 ) -> Result<Vec<Array>, Error> {
     let op = Op::of(OP);
     let x = inputs[0];
-    let y = inputs.get(1).copied().unwrap_or(x);
-    let data = with_element!(x.dtype(), T => kernel::<T>(op, x, y), {
-        return Err(Error::refused(
-            Exception::NotImplementedError,
-            format!("{} of {} arrays is not implemented yet", prim.name, x.dtype()),
-        ));
-    });
-    Ok(vec![Array::from_parts(out[0].clone(), data)])
+    let aval = &out[0];
+    let identity = op == Op::IntegerPow && matches!(params.get("y"), Some(Param::Int(1)));
+    let data = if identity {
+        // integer_pow[y=1] lowers to its operand: the same bits.
+        x.storage().clone()
+    } else if op == Op::Nextafter {
+        nextafter(x, inputs[1])?
+    } else {
+        with_lane!(x.dtype(), T => kernel::<T>(op, inputs, params, aval)?, {
+            return Err(Error::refused(
+                Exception::NotImplementedError,
+                format!("{} of {} arrays is not implemented", prim.name, x.dtype()),
+            ));
+        })
+    };
+    Ok(vec![Array::from_parts(aval.clone(), data)])
 }
 
-macro_rules! elementwise {
-    ($($c:ident = $name:literal, $arity:literal, $op:ident;)*) => {$(
-        pub(crate) static $c: Primitive = Primitive {
-            name: $name,
-            arity: Some($arity),
-            shape_rule: shape_rule::<{ Op::$op as u8 }>,
-            impl_rule: impl_rule::<{ Op::$op as u8 }>,
-        };
-    )*};
-}
-
-elementwise! {
-    ADD = "add", 2, Add;
-    SUB = "sub", 2, Sub;
-    MUL = "mul", 2, Mul;
-    MAX = "max", 2, Max;
-    MIN = "min", 2, Min;
-    NEG = "neg", 1, Neg;
-    EQ = "eq", 2, Eq;
-    NE = "ne", 2, Ne;
-    LT = "lt", 2, Lt;
-    LE = "le", 2, Le;
-    GT = "gt", 2, Gt;
-    GE = "ge", 2, Ge;
-    AND = "and", 2, And;
-    OR = "or", 2, Or;
-    XOR = "xor", 2, Xor;
+/// `jnp.less` & co. on complex operands, as `jax.numpy` computes them: lexicographic on
+/// (real, imag) with `lax`'s comparison `cmp` (which refuses complex itself):
+/// `select(eq(re x, re y), cmp(im x, im y), cmp(re x, re y))`.
+pub(crate) fn complex_comparison(
+    cmp: &'static Primitive,
+    x: &Array,
+    y: &Array,
+) -> Result<Array, Error> {
+    let none = Params::new();
+    let (rx, ry) = (
+        super::bind1(&REAL, &[x], &none)?,
+        super::bind1(&REAL, &[y], &none)?,
+    );
+    let (ix, iy) = (
+        super::bind1(&IMAG, &[x], &none)?,
+        super::bind1(&IMAG, &[y], &none)?,
+    );
+    let same = super::bind1(&EQ, &[&rx, &ry], &none)?;
+    let on_real = super::bind1(cmp, &[&rx, &ry], &none)?;
+    let on_imag = super::bind1(cmp, &[&ix, &iy], &none)?;
+    super::bind1(
+        &super::select::SELECT_N,
+        &[&same, &on_real, &on_imag],
+        &none,
+    )
 }

@@ -17,6 +17,9 @@
 mod convert;
 pub(crate) mod elementwise;
 pub(crate) mod random;
+pub(crate) mod lanes;
+mod math;
+mod select;
 mod structural;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
@@ -227,6 +230,55 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &random::RANDOM_BITS,
     &random::RANDOM_WRAP,
     &random::RANDOM_UNWRAP,
+    &elementwise::DIV,
+    &elementwise::REM,
+    &elementwise::POW,
+    &elementwise::ATAN2,
+    &elementwise::NEXTAFTER,
+    &elementwise::SHIFT_LEFT,
+    &elementwise::SHIFT_RIGHT_ARITHMETIC,
+    &elementwise::SHIFT_RIGHT_LOGICAL,
+    &elementwise::NOT,
+    &elementwise::SIGN,
+    &elementwise::FLOOR,
+    &elementwise::CEIL,
+    &elementwise::ROUND,
+    &elementwise::IS_FINITE,
+    &elementwise::ABS,
+    &elementwise::SQUARE,
+    &elementwise::INTEGER_POW,
+    &elementwise::POPULATION_COUNT,
+    &elementwise::CLZ,
+    &elementwise::REAL,
+    &elementwise::IMAG,
+    &elementwise::CONJ,
+    &elementwise::EXP,
+    &elementwise::EXP2,
+    &elementwise::EXPM1,
+    &elementwise::LOG,
+    &elementwise::LOG1P,
+    &elementwise::SIN,
+    &elementwise::COS,
+    &elementwise::TAN,
+    &elementwise::TANH,
+    &elementwise::LOGISTIC,
+    &elementwise::ASIN,
+    &elementwise::ACOS,
+    &elementwise::ATAN,
+    &elementwise::SINH,
+    &elementwise::COSH,
+    &elementwise::ASINH,
+    &elementwise::ACOSH,
+    &elementwise::ATANH,
+    &elementwise::SQRT,
+    &elementwise::RSQRT,
+    &elementwise::CBRT,
+    &elementwise::ERF,
+    &elementwise::ERFC,
+    &elementwise::ERF_INV,
+    &select::SELECT_N,
+    &select::CLAMP,
+    &select::BITCAST_CONVERT_TYPE,
 ];
 
 /// The primitive of a name.

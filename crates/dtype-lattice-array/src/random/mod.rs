@@ -67,7 +67,7 @@
 //! ```
 
 mod arrays;
-mod erfinv;
+pub(crate) mod erfinv;
 mod fill;
 mod floats;
 mod keys;
