@@ -161,7 +161,7 @@ fn set_aside(file: &str, line: &str) -> bool {
 }
 
 /// How many cases [`set_aside`] sets aside (a change in the fixtures must update it).
-const SET_ASIDE: usize = 0;
+const SET_ASIDE: usize = 3091;
 
 /// The pinned divergences: `FILE<TAB>LINE<TAB>REASON` per line (`#` comments).
 fn known_divergences() -> BTreeMap<(String, String), String> {

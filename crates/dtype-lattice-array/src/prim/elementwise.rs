@@ -746,17 +746,7 @@ fn shape_rule<const OP: u8>(
     if op == Op::Round {
         rounding_method(params)?;
     }
-    if inputs.iter().any(|a| a.shape() != first.shape()) {
-        let shapes: Vec<String> = inputs.iter().map(|a| py_shape(a.shape())).collect();
-        return Err(Error::refused(
-            Exception::TypeError,
-            format!(
-                "{} got incompatible shapes for broadcasting: {}.",
-                prim.name,
-                shapes.join(", ")
-            ),
-        ));
-    }
+    let shape = broadcasting_shape(prim.name, inputs)?;
     let weak = inputs.iter().all(|a| a.weak_type());
     let d = first.dtype();
     let (dtype, weak) = match op.out() {
@@ -768,7 +758,77 @@ fn shape_rule<const OP: u8>(
         Out::Complex if d == DType::Float64 => (DType::Complex128, weak),
         Out::Complex => (DType::Complex64, weak),
     };
-    Ok(vec![ShapedArray::new(first.shape(), dtype, weak)])
+    Ok(vec![ShapedArray::new(&shape, dtype, weak)])
+}
+
+/// `lax`'s broadcasting rule for n-ary elementwise primitives: 0-d operands go with any
+/// shape; the others must have one rank, and each dimension one size or 1.
+pub(crate) fn broadcasting_shape(
+    name: &str,
+    inputs: &[&ShapedArray],
+) -> Result<Vec<usize>, Error> {
+    let shapes: Vec<&[usize]> = inputs
+        .iter()
+        .map(|a| a.shape())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let Some(first) = shapes.first() else {
+        return Ok(Vec::new());
+    };
+    if shapes.iter().any(|s| s.len() != first.len()) {
+        let mut ranks: Vec<usize> = shapes.iter().map(|s| s.len()).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let ranks: Vec<String> = ranks.iter().map(usize::to_string).collect();
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "{name}: arrays must have the same number of dimensions, got {{{}}}",
+                ranks.join(", ")
+            ),
+        ));
+    }
+    let mut out = first.to_vec();
+    for s in &shapes {
+        for (o, &d) in out.iter_mut().zip(s.iter()) {
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                let all: Vec<String> = shapes.iter().map(|s| py_shape(s)).collect();
+                return Err(Error::refused(
+                    Exception::TypeError,
+                    format!(
+                        "{name} got incompatible shapes for broadcasting: {}.",
+                        all.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The operands broadcast to `shape` (`lax`'s implicit broadcasting of 0-d operands and
+/// dimensions of size 1), sharing the ones already of that shape.
+pub(crate) fn broadcast_operands(inputs: &[&Array], shape: &[usize]) -> Result<Vec<Array>, Error> {
+    inputs
+        .iter()
+        .map(|a| {
+            if a.shape() == shape {
+                return Ok((*a).clone());
+            }
+            let dims: Vec<i64> = if a.ndim() == 0 {
+                Vec::new()
+            } else {
+                (0..shape.len() as i64).collect()
+            };
+            let params = Params::new()
+                .with("shape", Param::Ints(shape.iter().map(|&d| d as i64).collect()))
+                .with("broadcast_dimensions", Param::Ints(dims))
+                .with("sharding", Param::None);
+            super::bind1(&super::BROADCAST_IN_DIM, &[a], &params)
+        })
+        .collect()
 }
 
 /// `f` of every pair of elements.
@@ -1005,8 +1065,15 @@ fn impl_rule<const OP: u8>(
     out: &[ShapedArray],
 ) -> Result<Vec<Array>, Error> {
     let op = Op::of(OP);
-    let x = inputs[0];
     let aval = &out[0];
+    let owned;
+    let inputs: &[&Array] = if inputs.iter().any(|a| a.shape() != aval.shape()) {
+        owned = broadcast_operands(inputs, aval.shape())?;
+        &owned.iter().collect::<Vec<_>>()
+    } else {
+        inputs
+    };
+    let x = inputs[0];
     let identity = op == Op::IntegerPow && matches!(params.get("y"), Some(Param::Int(1)));
     let data = if identity {
         // integer_pow[y=1] lowers to its operand: the same bits.
