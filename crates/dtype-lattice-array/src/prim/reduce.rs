@@ -1,0 +1,510 @@
+//! Reductions (`reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `reduce_and`,
+//! `reduce_or`, `argmax`, `argmin`) and cumulative reductions (`cumsum`, `cumprod`, `cummax`,
+//! `cummin`), one generic kernel each over the element types.
+//!
+//! Integers wrap (bit-exact in any order). Floats accumulate in input order along the reduced
+//! elements (row-major); XLA's CPU backend reassociates float sums (vectorised partial sums
+//! whose exact order we have not reproduced), so float sums and products agree with JAX to
+//! rounding, not bit for bit. float16 and bfloat16 accumulate in float32 and round once at the
+//! end, as XLA's CPU backend does (a float16 sum of 4096 ones is 4096, not 2048). `max`/`min`
+//! propagate NaN. `argmax`/`argmin` return the first NaN's index if any, else the first
+//! extremum's (ties: the lowest index). The dtypes without a Rust element type (float8, int4…)
+//! are refused with `NotImplementedError`.
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error, Kind};
+use half::{bf16, f16};
+use num_complex::Complex;
+
+use super::elementwise::{Arith, with_element};
+use super::structural::{
+    distinct, for_each_index, in_range, param_int, py_ints, strides, type_error, value_error,
+};
+use super::{Param, Params, Primitive};
+use crate::array::storage::sealed::Words;
+use crate::array::{Array, Element, ShapedArray, Storage, py_shape};
+
+/// Which reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Red {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    And,
+    Or,
+}
+
+impl Red {
+    const fn of(code: u8) -> Red {
+        const ALL: [Red; 6] = [Red::Sum, Red::Prod, Red::Max, Red::Min, Red::And, Red::Or];
+        ALL[code as usize]
+    }
+
+    #[inline(always)]
+    fn apply<T: Arith>(self, a: T, b: T) -> T {
+        match self {
+            Red::Sum => a.add(b),
+            Red::Prod => a.mul(b),
+            Red::Max => a.max(b),
+            Red::Min => a.min(b),
+            Red::And => a.and(b),
+            Red::Or => a.or(b),
+        }
+    }
+}
+
+/// An element type as reductions see it: the type it accumulates in and the identities.
+pub(crate) trait Reducible: Arith {
+    /// The accumulator type (float32 for float16 and bfloat16, else the type itself).
+    type Acc: Arith;
+    fn widen(self) -> Self::Acc;
+    fn narrow(a: Self::Acc) -> Self;
+    /// The identity of a reduction, in the accumulator type.
+    fn identity(op: Red) -> Self::Acc;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! int_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for $t {
+            type Acc = $t;
+            #[inline(always)] fn widen(self) -> $t { self }
+            #[inline(always)] fn narrow(a: $t) -> $t { a }
+            fn identity(op: Red) -> $t {
+                match op {
+                    Red::Sum | Red::Or => 0,
+                    Red::Prod => 1,
+                    Red::Max => <$t>::MIN,
+                    Red::Min => <$t>::MAX,
+                    Red::And => !0,
+                }
+            }
+            #[inline(always)] fn is_nan(self) -> bool { false }
+        }
+    )*};
+}
+int_reducible!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Reducible for bool {
+    type Acc = bool;
+    #[inline(always)]
+    fn widen(self) -> bool {
+        self
+    }
+    #[inline(always)]
+    fn narrow(a: bool) -> bool {
+        a
+    }
+    fn identity(op: Red) -> bool {
+        matches!(op, Red::Prod | Red::Min | Red::And)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+}
+
+macro_rules! float_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for $t {
+            type Acc = $t;
+            #[inline(always)] fn widen(self) -> $t { self }
+            #[inline(always)] fn narrow(a: $t) -> $t { a }
+            fn identity(op: Red) -> $t {
+                match op {
+                    Red::Sum | Red::Or | Red::And => 0.0,
+                    Red::Prod => 1.0,
+                    Red::Max => <$t>::NEG_INFINITY,
+                    Red::Min => <$t>::INFINITY,
+                }
+            }
+            #[inline(always)] fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )*};
+}
+float_reducible!(f32, f64);
+
+macro_rules! half_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for $t {
+            type Acc = f32;
+            #[inline(always)] fn widen(self) -> f32 { self.to_f32() }
+            #[inline(always)] fn narrow(a: f32) -> $t { <$t>::from_f32(a) }
+            fn identity(op: Red) -> f32 { <f32 as Reducible>::identity(op) }
+            #[inline(always)] fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )*};
+}
+half_reducible!(f16, bf16);
+
+macro_rules! complex_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for Complex<$t> {
+            type Acc = Complex<$t>;
+            #[inline(always)] fn widen(self) -> Self { self }
+            #[inline(always)] fn narrow(a: Self) -> Self { a }
+            fn identity(op: Red) -> Self {
+                Complex::new(<$t as Reducible>::identity(op), 0.0)
+            }
+            #[inline(always)] fn is_nan(self) -> bool { self.re.is_nan() || self.im.is_nan() }
+        }
+    )*};
+}
+complex_reducible!(f32, f64);
+
+/// The typed elements of an array (empty if `T` is not its element type).
+fn elems<T: Element>(x: &Array) -> impl Iterator<Item = T> + '_ {
+    T::Word::view(x.storage())
+        .unwrap_or(&[])
+        .iter()
+        .map(|&w| T::from_word(w))
+}
+
+fn storage_of<T: Element>(v: impl Iterator<Item = T>) -> Storage {
+    T::Word::into_storage(v.map(T::to_word).collect())
+}
+
+fn not_implemented(prim: &Primitive, dtype: DType) -> Error {
+    Error::refused(
+        Exception::NotImplementedError,
+        format!("{} of {dtype} arrays is not implemented yet", prim.name),
+    )
+}
+
+/// For each input element (row-major), the flat index of the output element it reduces into.
+fn out_steps(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|i| !axes.contains(i)).collect();
+    let kept_shape: Vec<usize> = kept.iter().map(|&i| shape[i]).collect();
+    let ks = strides(&kept_shape);
+    let mut step = vec![0; shape.len()];
+    for (k, &i) in kept.iter().enumerate() {
+        step[i] = ks[k];
+    }
+    step
+}
+
+fn reduce_kernel<T: Reducible>(op: Red, x: &Array, axes: &[usize], n_out: usize) -> Storage {
+    let mut acc = vec![T::identity(op); n_out];
+    let step = out_steps(x.shape(), axes);
+    let mut it = elems::<T>(x);
+    for_each_index(x.shape(), |idx| {
+        let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
+        if let Some(v) = it.next() {
+            acc[o] = op.apply(acc[o], v.widen());
+        }
+    });
+    storage_of(acc.into_iter().map(T::narrow))
+}
+
+/// `float32[2,3,4]`: an aval as `str(ShapedArray)` prints it in JAX's messages.
+fn aval_str(x: &ShapedArray) -> String {
+    let dims: Vec<String> = x.shape().iter().map(usize::to_string).collect();
+    let weak = if x.weak_type() { "~" } else { "" };
+    format!("{weak}{}[{}]", x.dtype(), dims.join(","))
+}
+
+fn axes_param(params: &Params, prim: &str) -> Result<Vec<i64>, Error> {
+    super::structural::param_ints(params, prim, "axes")
+}
+
+fn number_check(name: &str, d: DType) -> Result<(), Error> {
+    if matches!(
+        d.kind(),
+        Kind::SignedInt | Kind::UnsignedInt | Kind::Float | Kind::Complex
+    ) {
+        Ok(())
+    } else {
+        type_error(format!(
+            "{name} does not accept dtype {d}. Accepted dtypes are subtypes of number."
+        ))
+    }
+}
+
+fn reduce_shape_rule<const OP: u8>(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let op = Red::of(OP);
+    let x = inputs[0];
+    let axes = axes_param(params, prim.name)?;
+    let kept: Vec<usize>;
+    let mut weak = x.weak_type();
+    if matches!(op, Red::And | Red::Or) {
+        // `np.delete(operand.shape, axes)`: negative axes count from the end.
+        // NumPy's integer kinds: the sub-byte integers of ml_dtypes are not among them.
+        if !(matches!(
+            x.dtype().kind(),
+            Kind::Bool | Kind::SignedInt | Kind::UnsignedInt
+        ) && (x.dtype() == DType::Bool || x.dtype().bits() >= 8))
+        {
+            return type_error(format!(
+                "logical reduction requires operand dtype bool or int, got {}.",
+                x.dtype()
+            ));
+        }
+        let n = x.ndim() as i64;
+        let mut norm = Vec::with_capacity(axes.len());
+        for &a in &axes {
+            if a < -n || a >= n {
+                return Err(crate::array::invalid(
+                    &format!("{}.axes", prim.name),
+                    format!("IndexError: index {a} is out of bounds for axis 0 with size {n}"),
+                ));
+            }
+            norm.push(if a < 0 { (a + n) as usize } else { a as usize });
+        }
+        kept = (0..x.ndim()).filter(|i| !norm.contains(i)).collect();
+        weak = false;
+    } else {
+        if !distinct(&axes) {
+            return value_error(format!(
+                "duplicate value in 'axes' of reduction: {}",
+                py_ints(&axes)
+            ));
+        }
+        let Some(ok) = in_range(&axes, x.ndim()) else {
+            return value_error(format!(
+                "reduction axes {} contains out-of-bounds indices for {}.",
+                py_ints(&axes),
+                aval_str(x)
+            ));
+        };
+        if matches!(op, Red::Sum | Red::Prod) {
+            number_check(prim.name, x.dtype())?;
+        }
+        kept = (0..x.ndim()).filter(|i| !ok.contains(i)).collect();
+    }
+    let shape: Vec<usize> = kept.iter().map(|&i| x.shape()[i]).collect();
+    Ok(vec![ShapedArray::new(&shape, x.dtype(), weak)])
+}
+
+/// The reduced axes, normalised (negative ones of `reduce_and`/`reduce_or` counted from the
+/// end).
+fn norm_axes(x: &Array, axes: &[i64]) -> Vec<usize> {
+    let n = x.ndim() as i64;
+    axes.iter()
+        .map(|&a| if a < 0 { (a + n) as usize } else { a as usize })
+        .collect()
+}
+
+fn reduce_impl<const OP: u8>(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let op = Red::of(OP);
+    let x = inputs[0];
+    let axes = norm_axes(x, &axes_param(params, prim.name)?);
+    let n_out = out[0].size();
+    let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes, n_out), {
+        return Err(not_implemented(prim, x.dtype()));
+    });
+    Ok(vec![Array::from_parts(out[0].clone(), data)])
+}
+
+macro_rules! reductions {
+    ($($c:ident = $name:literal, $op:ident;)*) => {$(
+        pub(crate) static $c: Primitive = Primitive {
+            name: $name,
+            arity: Some(1),
+            shape_rule: reduce_shape_rule::<{ Red::$op as u8 }>,
+            impl_rule: reduce_impl::<{ Red::$op as u8 }>,
+        };
+    )*};
+}
+
+reductions! {
+    REDUCE_SUM = "reduce_sum", Sum;
+    REDUCE_PROD = "reduce_prod", Prod;
+    REDUCE_MAX = "reduce_max", Max;
+    REDUCE_MIN = "reduce_min", Min;
+    REDUCE_AND = "reduce_and", And;
+    REDUCE_OR = "reduce_or", Or;
+}
+
+fn argminmax_shape_rule<const MAX: bool>(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let axes = axes_param(params, prim.name)?;
+    let axis = match axes.as_slice() {
+        [a] => *a,
+        [] => return value_error("not enough values to unpack (expected 1, got 0)".into()),
+        _ => return value_error("too many values to unpack (expected 1)".into()),
+    };
+    let Some(ax) = usize::try_from(axis).ok().filter(|&a| a < x.ndim()) else {
+        return value_error(format!(
+            "Invalid axis {axis} for operand shape {}",
+            py_shape(x.shape())
+        ));
+    };
+    if x.shape()[ax] < 1 {
+        return value_error(format!(
+            "argmin and argmax require non-empty reduced dimension. operand.shape={} axis={ax}",
+            py_shape(x.shape())
+        ));
+    }
+    let index_dtype = match params.require(prim.name, "index_dtype")? {
+        Param::DType(d) => *d,
+        _ => return Err(crate::array::invalid("index_dtype", "not a dtype")),
+    };
+    if !matches!(index_dtype.kind(), Kind::SignedInt | Kind::UnsignedInt) {
+        return type_error(format!(
+            "index_dtype must be an integer type, but got {index_dtype}"
+        ));
+    }
+    if !matches!(
+        x.dtype().kind(),
+        Kind::Bool | Kind::SignedInt | Kind::UnsignedInt | Kind::Float
+    ) {
+        // Raised by the lowering's comparison.
+        let cmp = if MAX { "gt" } else { "lt" };
+        return type_error(format!(
+            "{cmp} does not accept dtype {} at position 0. Accepted dtypes at position 0 are \
+             subtypes of integer, floating, bool.",
+            x.dtype()
+        ));
+    }
+    let mut shape = x.shape().to_vec();
+    shape.remove(ax);
+    Ok(vec![ShapedArray::new(&shape, index_dtype, false)])
+}
+
+fn argminmax_kernel<T: Reducible>(max: bool, x: &Array, axis: usize, n_out: usize) -> Vec<i64> {
+    let mut best: Vec<Option<(T, usize)>> = vec![None; n_out];
+    let step = out_steps(x.shape(), &[axis]);
+    let mut it = elems::<T>(x);
+    for_each_index(x.shape(), |idx| {
+        let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
+        let Some(v) = it.next() else { return };
+        let take = match best[o] {
+            None => true,
+            Some((b, _)) if b.is_nan() => false,
+            Some(_) if v.is_nan() => true,
+            Some((b, _)) => {
+                if max {
+                    b.lt(v)
+                } else {
+                    v.lt(b)
+                }
+            }
+        };
+        if take {
+            best[o] = Some((v, idx[axis]));
+        }
+    });
+    best.into_iter()
+        .map(|b| b.map_or(0, |(_, i)| i as i64))
+        .collect()
+}
+
+fn argminmax_impl<const MAX: bool>(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    let axis = norm_axes(x, &axes_param(params, prim.name)?)[0];
+    let n_out = out[0].size();
+    let idx = with_element!(x.dtype(), T => argminmax_kernel::<T>(MAX, x, axis, n_out), {
+        return Err(not_implemented(prim, x.dtype()));
+    });
+    let a = Array::from_shape_vec(out[0].shape(), idx)?.astype(out[0].dtype())?;
+    Ok(vec![a])
+}
+
+pub(crate) static ARGMAX: Primitive = Primitive {
+    name: "argmax",
+    arity: Some(1),
+    shape_rule: argminmax_shape_rule::<true>,
+    impl_rule: argminmax_impl::<true>,
+};
+
+pub(crate) static ARGMIN: Primitive = Primitive {
+    name: "argmin",
+    arity: Some(1),
+    shape_rule: argminmax_shape_rule::<false>,
+    impl_rule: argminmax_impl::<false>,
+};
+
+fn cum_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let axis = param_int(params, prim.name, "axis")?;
+    if axis < 0 {
+        return value_error("XLA operations do not allow negative axes".into());
+    }
+    if axis as u64 >= x.ndim() as u64 {
+        return value_error(format!(
+            "axis {axis} is out of bounds for array of shape {}",
+            py_shape(x.shape())
+        ));
+    }
+    number_check(prim.name, x.dtype())?;
+    Ok(vec![(*x).clone()])
+}
+
+fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> Storage {
+    let shape = x.shape();
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let xs: Vec<T> = elems::<T>(x).collect();
+    let mut out = xs.clone();
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc = T::identity(op);
+            for t in 0..n {
+                let t = if reverse { n - 1 - t } else { t };
+                let j = (o * n + t) * inner + i;
+                acc = op.apply(acc, xs[j].widen());
+                out[j] = T::narrow(acc);
+            }
+        }
+    }
+    storage_of(out.into_iter())
+}
+
+fn cum_impl<const OP: u8>(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let op = Red::of(OP);
+    let x = inputs[0];
+    let axis = param_int(params, prim.name, "axis")? as usize;
+    let reverse = matches!(params.get("reverse"), Some(Param::Bool(true)));
+    let data = with_element!(x.dtype(), T => cum_kernel::<T>(op, x, axis, reverse), {
+        return Err(not_implemented(prim, x.dtype()));
+    });
+    Ok(vec![Array::from_parts(out[0].clone(), data)])
+}
+
+macro_rules! cumulative {
+    ($($c:ident = $name:literal, $op:ident;)*) => {$(
+        pub(crate) static $c: Primitive = Primitive {
+            name: $name,
+            arity: Some(1),
+            shape_rule: cum_shape_rule,
+            impl_rule: cum_impl::<{ Red::$op as u8 }>,
+        };
+    )*};
+}
+
+cumulative! {
+    CUMSUM = "cumsum", Sum;
+    CUMPROD = "cumprod", Prod;
+    CUMMAX = "cummax", Max;
+    CUMMIN = "cummin", Min;
+}
