@@ -265,7 +265,34 @@ def gen_structural(rng):
         cases.append(case("iota", [], {"dtype": dt(d), "shape": s, "dimension": dim,
                                        "sharding": None},
                           ["dimension", "dtype", "shape", "sharding"]))
+    for _ in range(30):  # lax.expand_dims (a function binding broadcast_in_dim)
+        s = rand_shape(rng, maxd=3); d = pick_dtype(rng)
+        n_out = len(s) + int(rng.integers(0, 3))
+        dims = [int(rng.integers(-n_out - 1, n_out + 1)) for _ in range(n_out - len(s))]
+        cases.append(expand_dims_case(values(rng, d, s), tuple(dims)))
     return cases
+
+
+def expand_dims_case(x, dims):
+    """`lax.expand_dims(x, dims)`: the equation it stages, its output, or its refusal."""
+    c = {"fn": "expand_dims", "dims": list(dims),
+         "inputs": [{"dtype": str(x.dtype), "shape": list(x.shape), "weak": False,
+                     "hex": hexof(x)}]}
+    try:
+        j = jax.make_jaxpr(lambda a: lax.expand_dims(a, dims))(jnp.asarray(x))
+        out = lax.expand_dims(jnp.asarray(x), dims)
+    except Exception as e:  # noqa: BLE001
+        c["error"] = {"kind": type(e).__name__, "message": fixturelib.first_line(e)}
+        return c
+    eqns = [str(e.primitive) for e in j.eqns]
+    text = j.pretty_print(use_color=False, width=100000)
+    m = re.search(r"= (\w+)(\[.*?\])? ", text)
+    c["staged"] = (m.group(1) + (m.group(2) or "")) if m else ""
+    c["eqns"] = eqns
+    o = np.asarray(out)
+    c["out"] = {"dtype": str(o.dtype), "shape": list(o.shape), "weak_type": bool(out.weak_type),
+                "hex": hexof(o)}
+    return c
 
 
 def gen_reduce(rng):
@@ -327,6 +354,35 @@ def gen_reduce(rng):
             cases.append(case(name, [(x, bool(rng.random() < 0.2))],
                               {"axis": axis, "reverse": bool(rng.random() < 0.5)},
                               ["axis", "reverse"]))
+    return cases
+
+
+def gen_long(rng):
+    cases = []
+    # long scans (XLA's blocked rewrite beyond 16 elements, recursive beyond 256)
+    for name in ("cumsum", "cumprod", "cummax"):
+        for d in ("float32", "float64", "float16", "bfloat16"):
+            for shape, axis in (((17,), 0), ((40,), 0), ((3, 300), 1), ((1000,), 0), ((5000,), 0)):
+                if shape[-1] >= 1000 and (name != "cumsum" or shape[-1] == 5000 and
+                                          d != "float32"):
+                    continue
+                x = values(rng, d, shape, special=name == "cummax")
+                if name == "cumprod":
+                    x = (1 + x.astype(np.float64) / 2000).astype(x.dtype)
+                for rev in (False, True):
+                    cases.append(case(name, [(x, False)], {"axis": axis, "reverse": rev},
+                                      ["axis", "reverse"]))
+    # long and multi-dimensional sums (XLA's tree rewrite; its library kernel from 4096
+    # float32/float64 elements)
+    for d in ("float32", "float64", "float16", "bfloat16", "complex64"):
+        for shape, axes in (((2000,), (0,)), ((33, 70), (0,)), ((33, 70), (1,)),
+                            ((40, 3, 50), (0, 2)), ((5000,), (0,)), ((70, 70), (0, 1)),
+                            ((6, 7), (0, 1)), ((100, 3), (0,))):
+            if d == "complex64" and len(shape) * shape[0] > 100:
+                continue  # keeps the file small
+            x = values(rng, d, shape)
+            cases.append(case("reduce_sum", [(x, False)], {"axes": axes, "out_sharding": None},
+                              ["axes", "out_sharding"]))
     return cases
 
 
@@ -392,7 +448,7 @@ def main():
                            "numpy": np.__version__, "ml_dtypes": md.__version__},
               "mode": {"x64": True}}
     for group, gen, seed in (("structural", gen_structural, 1), ("reduce", gen_reduce, 2),
-                             ("dot", gen_dot, 3)):
+                             ("dot", gen_dot, 3), ("long", gen_long, 4)):
         rng = np.random.default_rng(seed)
         cases = gen(rng)
         path = os.path.join(args.out_dir, "lax_structural", f"{group}.json")

@@ -3,13 +3,17 @@
 //! its dtype rule (XLA's "higher precision type" of mixed operands; `preferred_element_type`
 //! sets the result) and its refusals. Parameters, in the order jaxprs print them:
 //! `dimension_numbers`, `out_sharding`, `precision`, `preferred_element_type` (jaxprs omit the
-//! last three when `None`).
+//! last three when `None`); only `precision=None` is modelled (XLA's CPU backend computes
+//! float32 at full precision whatever it asks).
 //!
 //! The operands are converted to the result dtype (as JAX's CPU lowering does for mixed
-//! dtypes), transposed to `[batch, free, contract]` and `[batch, contract, free]`, and
-//! multiplied as batched 2-D products: float32 and float64 through `matrixmultiply` (via
-//! `ndarray`, two threads), every other dtype through one generic loop (integers wrap; float16
-//! and bfloat16 accumulate in float32 and round once).
+//! dtypes; a float product asked for as integers is computed in the floats and converted once),
+//! transposed to `[batch, free, contract]` and `[batch, contract, free]`, and multiplied as
+//! batched 2-D products: float32 and float64 through `matrixmultiply` (via `ndarray`'s safe
+//! `general_mat_mul`, its `threading` feature on), every other dtype through one generic loop
+//! (integers wrap; float16 and bfloat16 accumulate in float32 and round once, bit-exact with
+//! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
+//! another order than XLA's and agree with it to rounding.
 
 use dtype_lattice::{DType, Error, Kind};
 use half::{bf16, f16};

@@ -2,14 +2,25 @@
 //! `reduce_or`, `argmax`, `argmin`) and cumulative reductions (`cumsum`, `cumprod`, `cummax`,
 //! `cummin`), one generic kernel each over the element types.
 //!
-//! Integers wrap (bit-exact in any order). Floats accumulate in input order along the reduced
-//! elements (row-major); XLA's CPU backend reassociates float sums (vectorised partial sums
-//! whose exact order we have not reproduced), so float sums and products agree with JAX to
-//! rounding, not bit for bit. float16 and bfloat16 accumulate in float32 and round once at the
-//! end, as XLA's CPU backend does (a float16 sum of 4096 ones is 4096, not 2048). `max`/`min`
-//! propagate NaN. `argmax`/`argmin` return the first NaN's index if any, else the first
-//! extremum's (ties: the lowest index). The dtypes without a Rust element type (float8, int4…)
-//! are refused with `NotImplementedError`.
+//! Integers wrap (bit-exact in any order). Floats follow the order of XLA's CPU backend where
+//! it is a fixed program, which makes them bit-exact there:
+//!
+//! - reductions: a reduction of unit dimensions is a reshape (`-0.0` stays); while a reduced
+//!   dimension is longer than 32, XLA's tree rewrite (windows of 32 over the reduced
+//!   dimensions, padded half low, half high), then a sequential loop in row-major order. This is
+//!   XLA's order for every reduction over one dimension and for most others; where LLVM
+//!   vectorises XLA's loop with reassociation (some reductions over several dimensions) and for
+//!   float32/float64 sums of 4096 elements or more (XLA hands those to a library kernel), the
+//!   results agree to rounding, not bit for bit.
+//! - cumulative reductions: XLA's rewrite of the window reductions they lower to: up to 16
+//!   elements each output is its own window summed forward (reversed too); longer scans are
+//!   padded to blocks of 16, scanned per block, and the blocks' totals scanned recursively
+//!   (exclusively) and added. Bit-exact at every length checked (up to 5000).
+//!
+//! float16 and bfloat16 compute each step in float32 and round it (XLA's CPU backend), so a
+//! float16 sum rounds per addition. `max`/`min` propagate NaN. `argmax`/`argmin` return the
+//! first NaN's index if any, else the first extremum's (ties: the lowest index). The dtypes
+//! without a Rust element type (float8, int4…) are refused with `NotImplementedError`.
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
@@ -55,9 +66,10 @@ impl Red {
     }
 }
 
-/// An element type as reductions see it: the type it accumulates in and the identities.
+/// An element type as reductions see it: its identities, and the type a dot product
+/// accumulates it in.
 pub(crate) trait Reducible: Arith {
-    /// The accumulator type (float32 for float16 and bfloat16, else the type itself).
+    /// The accumulator type of products (float32 for float16 and bfloat16, else the type).
     type Acc: Arith;
     fn widen(self) -> Self::Acc;
     fn narrow(a: Self::Acc) -> Self;
@@ -185,17 +197,97 @@ fn out_steps(shape: &[usize], axes: &[usize]) -> Vec<usize> {
     step
 }
 
-fn reduce_kernel<T: Reducible>(op: Red, x: &Array, axes: &[usize], n_out: usize) -> Storage {
-    let mut acc = vec![T::identity(op); n_out];
-    let step = out_steps(x.shape(), axes);
-    let mut it = elems::<T>(x);
-    for_each_index(x.shape(), |idx| {
+/// The window of XLA's CPU tree reduction rewriter.
+const TREE_WINDOW: usize = 32;
+
+/// `init ⊕ x₀ ⊕ x₁ ⊕ …` per output element, the reduced elements in row-major order (XLA's
+/// loop for a reduce).
+fn plain_reduce<T: Arith>(op: Red, xs: &[T], shape: &[usize], axes: &[usize], init: T) -> Vec<T> {
+    let n_out = shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, &d)| d)
+        .product();
+    let mut acc = vec![init; n_out];
+    let step = out_steps(shape, axes);
+    let mut it = xs.iter();
+    for_each_index(shape, |idx| {
         let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
-        if let Some(v) = it.next() {
-            acc[o] = op.apply(acc[o], v.widen());
+        if let Some(&v) = it.next() {
+            acc[o] = op.apply(acc[o], v);
         }
     });
-    storage_of(acc.into_iter().map(T::narrow))
+    acc
+}
+
+/// A reduction in XLA's CPU order: while a reduced dimension is longer than 32, a
+/// `reduce-window` of 32 (stride 32) over the reduced dimensions, padded to a multiple of 32
+/// (half the padding low, the rest high; padding contributes nothing), each window in row-major
+/// order from `init`; then [`plain_reduce`]. Each step rounds to `T` (float16 and bfloat16 add
+/// in float32 and round per step, as XLA's CPU backend does).
+fn tree_reduce<T: Arith>(
+    op: Red,
+    mut xs: Vec<T>,
+    mut shape: Vec<usize>,
+    axes: &[usize],
+    init: T,
+) -> Vec<T> {
+    const W: usize = TREE_WINDOW;
+    while axes.iter().any(|&a| shape[a] > W) {
+        let reduced = |i: usize| axes.contains(&i);
+        let new_shape: Vec<usize> = (0..shape.len())
+            .map(|i| {
+                if reduced(i) {
+                    shape[i].div_ceil(W)
+                } else {
+                    shape[i]
+                }
+            })
+            .collect();
+        let lo: Vec<usize> = (0..shape.len())
+            .map(|i| {
+                if reduced(i) {
+                    (new_shape[i] * W - shape[i]) / 2
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let window: Vec<usize> = (0..shape.len())
+            .map(|i| if reduced(i) { W } else { 1 })
+            .collect();
+        let st = strides(&shape);
+        let mut out = Vec::with_capacity(new_shape.iter().product());
+        for_each_index(&new_shape, |o| {
+            let mut acc = init;
+            for_each_index(&window, |w| {
+                let mut j = 0;
+                for k in 0..shape.len() {
+                    let p = o[k] * window[k] + w[k];
+                    if p < lo[k] || p - lo[k] >= shape[k] {
+                        return; // padding
+                    }
+                    j += (p - lo[k]) * st[k];
+                }
+                acc = op.apply(acc, xs[j]);
+            });
+            out.push(acc);
+        });
+        xs = out;
+        shape = new_shape;
+    }
+    plain_reduce(op, &xs, &shape, axes, init)
+}
+
+fn reduce_kernel<T: Reducible>(op: Red, x: &Array, axes: &[usize]) -> Storage {
+    let xs: Vec<T> = elems::<T>(x).collect();
+    if axes.iter().all(|&a| x.shape()[a] == 1) {
+        // XLA simplifies a reduction of unit dimensions to a reshape: `-0.0` stays `-0.0`.
+        return storage_of(xs.into_iter());
+    }
+    let init = T::narrow(T::identity(op));
+    storage_of(tree_reduce(op, xs, x.shape().to_vec(), axes, init).into_iter())
 }
 
 /// `float32[2,3,4]`: an aval as `str(ShapedArray)` prints it in JAX's messages.
@@ -299,8 +391,7 @@ fn reduce_impl<const OP: u8>(
     let op = Red::of(OP);
     let x = inputs[0];
     let axes = norm_axes(x, &axes_param(params, prim.name)?);
-    let n_out = out[0].size();
-    let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes, n_out), {
+    let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes), {
         return Err(not_implemented(prim, x.dtype()));
     });
     Ok(vec![Array::from_parts(out[0].clone(), data)])
@@ -454,6 +545,78 @@ fn cum_shape_rule(
     Ok(vec![(*x).clone()])
 }
 
+/// The block length of XLA's CPU rewrite of long cumulative reductions.
+const SCAN_BASE: usize = 16;
+
+/// `init ⊕ xs[lo] ⊕ … ⊕ xs[hi - 1]` over the part of `lo..hi` inside `xs`, in order.
+fn window<T: Arith>(op: Red, xs: &[T], lo: isize, hi: isize, init: T) -> T {
+    let lo = lo.max(0) as usize;
+    let hi = (hi.max(0) as usize).min(xs.len());
+    xs.get(lo..hi)
+        .unwrap_or(&[])
+        .iter()
+        .fold(init, |acc, &v| op.apply(acc, v))
+}
+
+/// An inclusive scan in XLA's CPU order. Up to 16 elements, each output is its own window
+/// summed forward from `init` (`x[0] ⊕ … ⊕ x[i]`, reversed: `x[i] ⊕ … ⊕ x[n-1]`). Longer:
+/// padded with `init` to blocks of 16, each block scanned so, the blocks' totals scanned
+/// (recursively, exclusive) and added to each block's elements.
+fn scan<T: Arith>(op: Red, x: &[T], reverse: bool, init: T) -> Vec<T> {
+    const B: usize = SCAN_BASE;
+    let n = x.len();
+    let direct = |xs: &[T], i: usize| -> T {
+        let (i, n) = (i as isize, xs.len() as isize);
+        if reverse {
+            window(op, xs, i, n, init)
+        } else {
+            window(op, xs, 0, i + 1, init)
+        }
+    };
+    if n <= B {
+        return (0..n).map(|i| direct(x, i)).collect();
+    }
+    let m = n.div_ceil(B);
+    let mut padded = x.to_vec();
+    padded.resize(m * B, init);
+    let blocks: Vec<Vec<T>> = padded
+        .chunks(B)
+        .map(|b| (0..B).map(|i| direct(b, i)).collect())
+        .collect();
+    let totals: Vec<T> = blocks
+        .iter()
+        .map(|b| if reverse { b[0] } else { b[B - 1] })
+        .collect();
+    // The exclusive scan of the totals, m + 1 long.
+    let excl: Vec<T> = if m <= B {
+        let mi = m as isize;
+        (0..=mi)
+            .map(|k| {
+                if reverse {
+                    window(op, &totals, k, k + mi, init)
+                } else {
+                    window(op, &totals, k - mi, k, init)
+                }
+            })
+            .collect()
+    } else if reverse {
+        let mut t = totals;
+        t.push(init);
+        scan(op, &t, true, init)
+    } else {
+        let mut s = vec![init];
+        s.extend(scan(op, &totals, false, init));
+        s
+    };
+    let offsets = if reverse { &excl[1..] } else { &excl[..m] };
+    blocks
+        .iter()
+        .zip(offsets)
+        .flat_map(|(b, &o)| b.iter().map(move |&v| op.apply(v, o)))
+        .take(n)
+        .collect()
+}
+
 fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> Storage {
     let shape = x.shape();
     let n = shape[axis];
@@ -461,14 +624,15 @@ fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> S
     let outer: usize = shape[..axis].iter().product();
     let xs: Vec<T> = elems::<T>(x).collect();
     let mut out = xs.clone();
+    let init = T::narrow(T::identity(op));
+    let mut lane = Vec::with_capacity(n);
     for o in 0..outer {
         for i in 0..inner {
-            let mut acc = T::identity(op);
-            for t in 0..n {
-                let t = if reverse { n - 1 - t } else { t };
-                let j = (o * n + t) * inner + i;
-                acc = op.apply(acc, xs[j].widen());
-                out[j] = T::narrow(acc);
+            let at = |t: usize| (o * n + t) * inner + i;
+            lane.clear();
+            lane.extend((0..n).map(|t| xs[at(t)]));
+            for (t, v) in scan(op, &lane, reverse, init).into_iter().enumerate() {
+                out[at(t)] = v;
             }
         }
     }

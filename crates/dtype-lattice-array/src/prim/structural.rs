@@ -433,7 +433,8 @@ pub(crate) static REV: Primitive = Primitive {
 
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
 /// from the end of the result) by binding `broadcast_in_dim`, as JAX does, so a staged program
-/// reads `broadcast_in_dim[broadcast_dimensions=… shape=… sharding=None]`.
+/// reads `broadcast_in_dim[broadcast_dimensions=… shape=… sharding=None]` (jaxprs print only
+/// a non-empty `broadcast_dimensions`); no dimensions bind nothing.
 ///
 /// ```
 /// use dtype_lattice_array::{prim, Array};
@@ -444,9 +445,18 @@ pub(crate) static REV: Primitive = Primitive {
 ///
 /// # Errors
 ///
-/// JAX's `ValueError` for a repeated dimension, an `AxisError`-like `ValueError` for one out
-/// of range of the result's rank.
+/// JAX's `ValueError`s: a dimension out of range of the result's rank (`axis 5 is out of
+/// bounds for array of dimension 3`), a repeated one.
 pub fn expand_dims(x: &Array, dims: &[i64]) -> Result<Array, Error> {
+    if dims.is_empty() {
+        return Ok(x.clone()); // JAX stages nothing
+    }
+    if !distinct(dims) {
+        return value_error(format!(
+            "repeated axis in lax.expand_dims: {}",
+            py_ints(dims)
+        ));
+    }
     let ndim_out = x.ndim() + dims.len();
     let n = ndim_out as i64;
     let mut norm = Vec::with_capacity(dims.len());
@@ -459,7 +469,12 @@ pub fn expand_dims(x: &Array, dims: &[i64]) -> Result<Array, Error> {
         norm.push(if d < 0 { (d + n) as usize } else { d as usize });
     }
     if !distinct(&norm) {
-        return value_error("repeated axis in expand_dims".to_string());
+        // Python prints the canonical axes as a list here.
+        let items: Vec<String> = norm.iter().map(usize::to_string).collect();
+        return value_error(format!(
+            "repeated axis in lax.expand_dims: [{}]",
+            items.join(", ")
+        ));
     }
     let mut shape = Vec::with_capacity(ndim_out);
     let mut kept = Vec::with_capacity(x.ndim());
@@ -512,5 +527,62 @@ mod tests {
         let p = Params::new().with("new_sizes", Param::Ints(vec![4]));
         let e = bind1(&RESHAPE, &[&x], &p).unwrap_err();
         assert_eq!(e.exception(), Some(Exception::TypeError));
+    }
+
+    fn keys(shape: &[usize]) -> Array {
+        let n: usize = shape.iter().product();
+        let bytes: Vec<u8> = (0..n as u32)
+            .flat_map(|k| [2 * k, 2 * k + 1])
+            .flat_map(u32::to_le_bytes)
+            .collect();
+        Array::from_bytes(dtype_lattice::DType::KeyThreefry2x32, shape, &bytes).unwrap()
+    }
+
+    /// The key numbers (0, 1, 2 … in the input) of a key array, from its first words.
+    fn key_ids(a: &Array) -> Vec<u32> {
+        a.as_bytes()
+            .chunks_exact(8)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) / 2)
+            .collect()
+    }
+
+    #[test]
+    fn structural_kernels_move_whole_keys() {
+        let x = keys(&[2, 3]);
+        let t = bind1(
+            &TRANSPOSE,
+            &[&x],
+            &Params::new().with("permutation", Param::Ints(vec![1, 0])),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.shape(), key_ids(&t)),
+            (&[3usize, 2][..], vec![0, 3, 1, 4, 2, 5])
+        );
+        let r = bind1(
+            &REV,
+            &[&x],
+            &Params::new().with("dimensions", Param::Ints(vec![1])),
+        )
+        .unwrap();
+        assert_eq!(key_ids(&r), [2, 1, 0, 5, 4, 3]);
+        let c = bind1(
+            &crate::prim::slicing::CONCATENATE,
+            &[&x, &x],
+            &Params::new().with("dimension", Param::Int(0)),
+        )
+        .unwrap();
+        assert_eq!(key_ids(&c), [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]);
+        let e = expand_dims(&x, &[1]).unwrap();
+        assert_eq!((e.shape(), key_ids(&e)), (&[2usize, 1, 3][..], key_ids(&x)));
+    }
+
+    #[test]
+    fn expand_dims_refuses_as_jax_does() {
+        let x = Array::from_vec(vec![1i8, 2]);
+        let e = expand_dims(&x, &[0, 0]).unwrap_err();
+        assert_eq!(e.exception(), Some(Exception::ValueError));
+        assert!(expand_dims(&x, &[2]).is_err());
+        assert_eq!(expand_dims(&x, &[-1]).unwrap().shape(), &[2, 1]);
     }
 }
