@@ -2,7 +2,8 @@
 //! a permutation and then by its inverse is the identity; slicing an array in two along a
 //! dimension and concatenating the halves gives it back; padding then slicing the padding off
 //! gives it back; an integer sum over all axes does not depend on how the axes are split;
-//! `dot_general`'s result shape is batch, then lhs free, then rhs free.
+//! `dot_general`'s result shape is batch, then lhs free, then rhs free. And no parameters,
+//! however wrong or extreme, make a primitive panic: it answers or refuses.
 
 use dtype_lattice_array::Array;
 use dtype_lattice_array::prim::{self, Param, Params};
@@ -106,4 +107,55 @@ proptest! {
         prop_assert_eq!(y.shape(), &[b, m, n]);
         prop_assert!(y.to_vec::<i32>().unwrap().iter().all(|&v| v == 2 * k as i32));
     }
+
+    #[test]
+    fn wrong_or_extreme_parameters_are_refused_not_panics(
+        x in arb_array(),
+        a in prop::collection::vec(arb_int(), 0..5),
+        b in prop::collection::vec(arb_int(), 0..5),
+        c in prop::collection::vec(arb_int(), 0..5),
+        k in arb_int(),
+        flag in any::<bool>(),
+    ) {
+        let one = |v: &[i64]| Param::Ints(v.to_vec());
+        let ix = Array::scalar(k.clamp(i32::MIN.into(), i32::MAX.into()) as i32);
+        let pad_cfg: Vec<(i64, i64, i64)> = a.iter().zip(&b).zip(&c).map(|((&l, &h), &i)| (l, h, i)).collect();
+        let cases: Vec<(&str, Vec<&Array>, Params)> = vec![
+            ("transpose", vec![&x], Params::new().with("permutation", one(&a))),
+            ("squeeze", vec![&x], Params::new().with("dimensions", one(&a))),
+            ("rev", vec![&x], Params::new().with("dimensions", one(&a))),
+            ("slice", vec![&x], Params::new().with("limit_indices", one(&b)).with("start_indices", one(&a))
+                .with("strides", if flag { one(&c) } else { Param::None })),
+            ("dynamic_slice", vec![&x, &ix, &ix], Params::new().with("slice_sizes", one(&a))),
+            ("dynamic_update_slice", vec![&x, &x, &ix], Params::new()),
+            ("concatenate", vec![&x, &x], Params::new().with("dimension", Param::Int(k))),
+            ("pad", vec![&x, &ix], Params::new().with("padding_config", Param::Padding(pad_cfg))),
+            ("iota", vec![], Params::new().with("dimension", Param::Int(k)).with("dtype", Param::DType(dtype_lattice::DType::Int8))
+                .with("shape", one(&a)).with("sharding", Param::None)),
+            ("reduce_sum", vec![&x], Params::new().with("axes", one(&a)).with("out_sharding", Param::None)),
+            ("reduce_or", vec![&x], Params::new().with("axes", one(&a))),
+            ("argmax", vec![&x], Params::new().with("axes", one(&a)).with("index_dtype", Param::DType(dtype_lattice::DType::Int32))),
+            ("cumsum", vec![&x], Params::new().with("axis", Param::Int(k)).with("reverse", Param::Bool(flag))),
+            ("dot_general", vec![&x, &x], Params::new().with("dimension_numbers", Param::DotDimensionNumbers {
+                lhs_contracting: a.clone(), rhs_contracting: b.clone(), lhs_batch: c.clone(), rhs_batch: c.clone() })
+                .with("out_sharding", Param::None).with("precision", Param::None).with("preferred_element_type", Param::None)),
+            // Wrong parameter kinds.
+            ("transpose", vec![&x], Params::new().with("permutation", Param::Int(k))),
+            ("pad", vec![&x, &ix], Params::new().with("padding_config", one(&a))),
+            ("slice", vec![&x], Params::new()),
+        ];
+        for (name, inputs, params) in cases {
+            let _ = prim::bind(prim::by_name(name).unwrap(), &inputs, &params);
+        }
+    }
+}
+
+/// Small integers mostly, extremes sometimes.
+fn arb_int() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        8 => -3i64..6,
+        1 => Just(i64::MIN),
+        1 => Just(i64::MAX),
+        1 => Just(1i64 << 40),
+    ]
 }

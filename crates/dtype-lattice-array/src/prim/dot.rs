@@ -290,6 +290,7 @@ fn impl_rule(
     out: &[ShapedArray],
 ) -> Result<Vec<Array>, Error> {
     let aval = &out[0];
+    super::structural::check_alloc(aval)?;
     // A float product asked for as integers is computed in the floats and converted once.
     let natural = if type_properties(inputs[0].dtype()) >= type_properties(inputs[1].dtype()) {
         inputs[0].dtype()

@@ -63,6 +63,8 @@ fn iota_values(
     params: &Params,
     out: &[ShapedArray],
 ) -> Result<Array, Error> {
+    super::structural::check_alloc(&out[0])?;
+    super::structural::check_alloc(&out[0].with_dtype(DType::Int64))?;
     let dim = param_int(params, prim.name, "dimension")? as usize;
     let shape = out[0].shape();
     let inner: usize = shape[dim + 1..].iter().product();

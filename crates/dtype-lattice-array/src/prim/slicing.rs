@@ -142,8 +142,9 @@ pub(crate) static SLICE: Primitive = Primitive {
     impl_rule: slice_impl,
 };
 
+/// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
 fn is_int(d: DType) -> bool {
-    matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt)
+    matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt) && d.bits() >= 8
 }
 
 /// The start-index operands' dtype check (`index arguments to … must be integers of the same
@@ -500,7 +501,10 @@ fn pad_shape_rule(
         result.push(i128::from(l) + i128::from(h) + dilated);
     }
     if result.iter().any(|&d| d < 0) {
-        let items: Vec<i64> = result.iter().map(|&d| d as i64).collect();
+        let items: Vec<i64> = result
+            .iter()
+            .map(|&d| d.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
+            .collect();
         return value_error(format!(
             "Dimension size after padding is not at least 0, got result shape {}, for \
              padding_config {cfg_str} and operand shape {}",
@@ -537,15 +541,17 @@ fn pad_impl(
     out: &[ShapedArray],
 ) -> Result<Vec<Array>, Error> {
     let x = inputs[0];
+    super::structural::check_alloc(&out[0])?;
     let cfg = padding_config(params, prim.name)?;
     let st = strides(x.shape());
     let shape = x.shape();
     Ok(vec![assemble_any(inputs, &out[0], |i| {
         let mut j = 0;
         for (k, (&o, &(lo, _, interior))) in i.iter().zip(&cfg).enumerate() {
-            let pos = o as i64 - lo;
-            let step = interior + 1;
-            if pos < 0 || pos % step != 0 || (pos / step) as usize >= shape[k] {
+            // i128: `lo` and `interior` may be any i64.
+            let pos = o as i128 - i128::from(lo);
+            let step = i128::from(interior) + 1;
+            if pos < 0 || pos % step != 0 || pos / step >= shape[k] as i128 {
                 return (1, 0);
             }
             j += (pos / step) as usize * st[k];

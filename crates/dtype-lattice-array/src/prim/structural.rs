@@ -54,6 +54,25 @@ pub(crate) fn value_error<T>(msg: String) -> Result<T, Error> {
     Err(Error::refused(Exception::ValueError, msg))
 }
 
+/// An error, not an abort, when memory cannot hold an output of this abstract value (for the
+/// primitives whose output can be much larger than their operands: `pad`, `iota`,
+/// `dot_general`).
+pub(crate) fn check_alloc(out: &ShapedArray) -> Result<(), Error> {
+    let (width, words) = crate::array::layout(out.dtype());
+    let bytes = out
+        .shape()
+        .iter()
+        .try_fold(width * words, |n, &d| n.checked_mul(d));
+    let mut probe: Vec<u8> = Vec::new();
+    match bytes.map(|b| probe.try_reserve_exact(b)) {
+        Some(Ok(())) => Ok(()),
+        _ => Err(crate::array::invalid(
+            "shape",
+            format!("cannot allocate an array of {out}"),
+        )),
+    }
+}
+
 /// Entries as `usize` once checked in `0..bound`.
 pub(crate) fn in_range(v: &[i64], bound: usize) -> Option<Vec<usize>> {
     v.iter()
