@@ -410,7 +410,8 @@ def gen_dot(rng):
             d2 = pick_dtype(rng, ["int8", "int32", "float16", "float32", "float64"])
         pref = None
         if rng.random() < 0.15:
-            pref = dt(pick_dtype(rng, ["int32", "int64", "float32", "float64"]))
+            pref = dt(pick_dtype(rng, ["int32", "int64", "float32", "float64", "float16",
+                                       "bfloat16", "int8"]))
         if rng.random() < 0.1 and rc:
             rc = rc[:-1]
         if rng.random() < 0.05 and lc:

@@ -7,7 +7,8 @@
 //! float32 at full precision whatever it asks).
 //!
 //! The operands are converted to the result dtype (as JAX's CPU lowering does for mixed
-//! dtypes; a float product asked for as integers is computed in the floats and converted once),
+//! dtypes; a float product asked for as integers or as a narrower float is computed in the
+//! operands' float dtype and converted once),
 //! transposed to `[batch, free, contract]` and `[batch, contract, free]`, and multiplied as
 //! batched 2-D products: float32 and float64 through `matrixmultiply` (via `ndarray`'s safe
 //! `general_mat_mul`, its `threading` feature on), every other dtype through one generic loop
@@ -224,6 +225,22 @@ fn shape_rule(
     )])
 }
 
+/// The dtype a product of `natural` operands (the dtype rule's result before
+/// `preferred_element_type`) is computed in when `out` is asked for: `out`, unless that would
+/// lose what XLA keeps (a float or complex product asked for as integers, a float product
+/// asked for as a narrower float, a complex one asked for as real): then `natural`, converted
+/// once at the end.
+fn compute_dtype(natural: DType, out: DType) -> DType {
+    let (nk, ok) = (natural.kind(), out.kind());
+    let inexact = |k: Kind| matches!(k, Kind::Float | Kind::Complex);
+    let narrower_float = nk == Kind::Float && ok == Kind::Float && out.bits() < natural.bits();
+    if (inexact(nk) && !inexact(ok)) || narrower_float || (nk == Kind::Complex && ok != nk) {
+        natural
+    } else {
+        out
+    }
+}
+
 /// `x` with its dimensions in the order `perm` (no copy when already in order).
 fn permuted(x: &Array, perm: &[usize]) -> Result<Array, Error> {
     if perm.iter().enumerate().all(|(i, &p)| i == p) {
@@ -291,21 +308,12 @@ fn impl_rule(
 ) -> Result<Vec<Array>, Error> {
     let aval = &out[0];
     super::structural::check_alloc(aval)?;
-    // A float product asked for as integers is computed in the floats and converted once.
     let natural = if type_properties(inputs[0].dtype()) >= type_properties(inputs[1].dtype()) {
         inputs[0].dtype()
     } else {
         inputs[1].dtype()
     };
-    let int_out = matches!(
-        aval.dtype().kind(),
-        Kind::SignedInt | Kind::UnsignedInt | Kind::Bool
-    );
-    let dt = if int_out && matches!(natural.kind(), Kind::Float | Kind::Complex) {
-        natural
-    } else {
-        aval.dtype()
-    };
+    let dt = compute_dtype(natural, aval.dtype());
     let conv = |x: &Array| {
         if x.dtype() == dt {
             Ok(x.clone())
@@ -332,11 +340,11 @@ fn impl_rule(
     let result = match dt {
         DType::Float32 => Array::from_shape_vec(
             shape,
-            fast_kernel(&l.to_vec::<f32>()?, &r.to_vec::<f32>()?, dims4),
+            fast_kernel(l.as_slice::<f32>()?, r.as_slice::<f32>()?, dims4),
         )?,
         DType::Float64 => Array::from_shape_vec(
             shape,
-            fast_kernel(&l.to_vec::<f64>()?, &r.to_vec::<f64>()?, dims4),
+            fast_kernel(l.as_slice::<f64>()?, r.as_slice::<f64>()?, dims4),
         )?,
         _ => with_element!(dt, T => Array::from_shape_vec(
             shape,
