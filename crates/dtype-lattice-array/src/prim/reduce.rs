@@ -19,8 +19,10 @@
 //!
 //! float16 and bfloat16 compute each step in float32 and round it (XLA's CPU backend), so a
 //! float16 sum rounds per addition. `max`/`min` propagate NaN. `argmax`/`argmin` return the
-//! first NaN's index if any, else the first extremum's (ties: the lowest index). The dtypes
-//! without a Rust element type (float8, int4…) are refused with `NotImplementedError`.
+//! first NaN's index if any, else the first extremum's (ties: the lowest index). The 1-, 2-
+//! and 4-bit integers compute in 8 bits (the same modulo their width); the float8, float6
+//! and float4 formats compute `max`/`min` and `argmax`/`argmin` in float32 (exact), and their
+//! sums and products in float32 rounded back to the format at every step.
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
@@ -178,6 +180,72 @@ fn storage_of<T: Element>(v: impl Iterator<Item = T>) -> Storage {
     T::Word::into_storage(v.map(T::to_word).collect())
 }
 
+/// The float formats stored a byte per element (float8, float6, float4).
+fn is_minifloat(d: DType) -> bool {
+    d.kind() == Kind::Float && d.bits() <= 8
+}
+
+/// For a dtype without a Rust element type, the dtype that computes `op` on it exactly: the
+/// 8-bit integer of the same signedness for the 1-, 2- and 4-bit integers (wrapping is the
+/// same modulo their width), float32 for the small floats when `op` only compares (`max`,
+/// `min`, `argmax`…: the result is one of the inputs). `None`: none (their sums and products
+/// go through `minifloat_kernel`).
+fn stand_in(dtype: DType, compares: bool) -> Option<DType> {
+    match dtype.kind() {
+        Kind::SignedInt if dtype.bits() < 8 => Some(DType::Int8),
+        Kind::UnsignedInt if dtype.bits() < 8 => Some(DType::UInt8),
+        Kind::Float if compares && dtype.bits() < 16 => Some(DType::Float32),
+        _ => None,
+    }
+}
+
+/// Binds `prim` on `x` converted to its [`stand_in`], the result converted back to `out`'s
+/// dtype.
+fn via_stand_in(
+    prim: &'static Primitive,
+    x: &Array,
+    params: &Params,
+    out: &ShapedArray,
+    compares: bool,
+) -> Result<Vec<Array>, Error> {
+    let Some(wide) = stand_in(x.dtype(), compares) else {
+        return Err(not_implemented(prim, x.dtype()));
+    };
+    if x.size() == 0 && out.size() > 0 && compares {
+        // An empty `max`/`min`: the identity of the narrow dtype itself (JAX's
+        // `_get_max_identity`: -inf, or the lowest finite value of a format without
+        // infinities; the lowest integer), not the stand-in's.
+        let max = prim.name == "reduce_max";
+        let d = x.dtype();
+        let v = match (d.float_format(), d.int_range()) {
+            (Some(f), _) if f.has_inf => f64::INFINITY,
+            (Some(f), _) => f.max,
+            (None, Some((lo, hi))) => (if max { lo } else { hi }) as f64,
+            (None, None) => 0.0,
+        };
+        let v = match (max, d.float_format()) {
+            (true, Some(f)) if f.signed => -v,
+            (true, Some(_)) => 0.0,
+            _ => v,
+        };
+        let filled = Array::from_shape_vec(out.shape(), vec![v; out.size()])?;
+        return Ok(vec![
+            filled.astype(out.dtype())?.with_weak_type(out.weak_type()),
+        ]);
+    }
+    let y = super::bind1(
+        prim,
+        &[&x.astype(wide)?.with_weak_type(x.weak_type())],
+        params,
+    )?;
+    let y = if y.dtype() == out.dtype() {
+        y
+    } else {
+        y.astype(out.dtype())?
+    };
+    Ok(vec![y.with_weak_type(out.weak_type())])
+}
+
 fn not_implemented(prim: &Primitive, dtype: DType) -> Error {
     Error::refused(
         Exception::NotImplementedError,
@@ -202,7 +270,13 @@ const TREE_WINDOW: usize = 32;
 
 /// `init ⊕ x₀ ⊕ x₁ ⊕ …` per output element, the reduced elements in row-major order (XLA's
 /// loop for a reduce).
-fn plain_reduce<T: Arith>(op: Red, xs: &[T], shape: &[usize], axes: &[usize], init: T) -> Vec<T> {
+fn plain_reduce<T: Copy, F: Fn(T, T) -> T>(
+    op: &F,
+    xs: &[T],
+    shape: &[usize],
+    axes: &[usize],
+    init: T,
+) -> Vec<T> {
     let n_out = shape
         .iter()
         .enumerate()
@@ -215,7 +289,7 @@ fn plain_reduce<T: Arith>(op: Red, xs: &[T], shape: &[usize], axes: &[usize], in
     for_each_index(shape, |idx| {
         let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
         if let Some(&v) = it.next() {
-            acc[o] = op.apply(acc[o], v);
+            acc[o] = op(acc[o], v);
         }
     });
     acc
@@ -226,8 +300,8 @@ fn plain_reduce<T: Arith>(op: Red, xs: &[T], shape: &[usize], axes: &[usize], in
 /// (half the padding low, the rest high; padding contributes nothing), each window in row-major
 /// order from `init`; then [`plain_reduce`]. Each step rounds to `T` (float16 and bfloat16 add
 /// in float32 and round per step, as XLA's CPU backend does).
-fn tree_reduce<T: Arith>(
-    op: Red,
+fn tree_reduce<T: Copy, F: Fn(T, T) -> T>(
+    op: &F,
     mut xs: Vec<T>,
     mut shape: Vec<usize>,
     axes: &[usize],
@@ -270,7 +344,7 @@ fn tree_reduce<T: Arith>(
                     }
                     j += (p - lo[k]) * st[k];
                 }
-                acc = op.apply(acc, xs[j]);
+                acc = op(acc, xs[j]);
             });
             out.push(acc);
         });
@@ -287,7 +361,8 @@ fn reduce_kernel<T: Reducible>(op: Red, x: &Array, axes: &[usize]) -> Storage {
         return storage_of(xs.into_iter());
     }
     let init = T::narrow(T::identity(op));
-    storage_of(tree_reduce(op, xs, x.shape().to_vec(), axes, init).into_iter())
+    let f = |a: T, b: T| op.apply(a, b);
+    storage_of(tree_reduce(&f, xs, x.shape().to_vec(), axes, init).into_iter())
 }
 
 /// `float32[2,3,4]`: an aval as `str(ShapedArray)` prints it in JAX's messages.
@@ -392,7 +467,10 @@ fn reduce_impl<const OP: u8>(
     let x = inputs[0];
     let axes = norm_axes(x, &axes_param(params, prim.name)?);
     let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes), {
-        return Err(not_implemented(prim, x.dtype()));
+        if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
+            return Ok(vec![minifloat_kernel(op, x, &axes, None, &out[0])?]);
+        }
+        return via_stand_in(prim, x, params, &out[0], matches!(op, Red::Max | Red::Min));
     });
     Ok(vec![Array::from_parts(out[0].clone(), data)])
 }
@@ -505,7 +583,7 @@ fn argminmax_impl<const MAX: bool>(
     let axis = norm_axes(x, &axes_param(params, prim.name)?)[0];
     let n_out = out[0].size();
     let idx = with_element!(x.dtype(), T => argminmax_kernel::<T>(MAX, x, axis, n_out), {
-        return Err(not_implemented(prim, x.dtype()));
+        return via_stand_in(prim, x, params, &out[0], true);
     });
     let a = Array::from_shape_vec(out[0].shape(), idx)?.astype(out[0].dtype())?;
     Ok(vec![a])
@@ -549,20 +627,20 @@ fn cum_shape_rule(
 const SCAN_BASE: usize = 16;
 
 /// `init ⊕ xs[lo] ⊕ … ⊕ xs[hi - 1]` over the part of `lo..hi` inside `xs`, in order.
-fn window<T: Arith>(op: Red, xs: &[T], lo: isize, hi: isize, init: T) -> T {
+fn window<T: Copy, F: Fn(T, T) -> T>(op: &F, xs: &[T], lo: isize, hi: isize, init: T) -> T {
     let lo = lo.max(0) as usize;
     let hi = (hi.max(0) as usize).min(xs.len());
     xs.get(lo..hi)
         .unwrap_or(&[])
         .iter()
-        .fold(init, |acc, &v| op.apply(acc, v))
+        .fold(init, |acc, &v| op(acc, v))
 }
 
 /// An inclusive scan in XLA's CPU order. Up to 16 elements, each output is its own window
 /// summed forward from `init` (`x[0] ⊕ … ⊕ x[i]`, reversed: `x[i] ⊕ … ⊕ x[n-1]`). Longer:
 /// padded with `init` to blocks of 16, each block scanned so, the blocks' totals scanned
 /// (recursively, exclusive) and added to each block's elements.
-fn scan<T: Arith>(op: Red, x: &[T], reverse: bool, init: T) -> Vec<T> {
+fn scan<T: Copy, F: Fn(T, T) -> T>(op: &F, x: &[T], reverse: bool, init: T) -> Vec<T> {
     const B: usize = SCAN_BASE;
     let n = x.len();
     let direct = |xs: &[T], i: usize| -> T {
@@ -612,31 +690,78 @@ fn scan<T: Arith>(op: Red, x: &[T], reverse: bool, init: T) -> Vec<T> {
     blocks
         .iter()
         .zip(offsets)
-        .flat_map(|(b, &o)| b.iter().map(move |&v| op.apply(v, o)))
+        .flat_map(|(b, &o)| b.iter().map(move |&v| op(v, o)))
         .take(n)
         .collect()
 }
 
-fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> Storage {
-    let shape = x.shape();
+/// The scans of every lane along `axis`.
+fn cum_lanes<T: Copy, F: Fn(T, T) -> T>(
+    xs: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    f: &F,
+    init: T,
+) -> Vec<T> {
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
-    let xs: Vec<T> = elems::<T>(x).collect();
-    let mut out = xs.clone();
-    let init = T::narrow(T::identity(op));
+    let mut out = xs.to_vec();
     let mut lane = Vec::with_capacity(n);
     for o in 0..outer {
         for i in 0..inner {
             let at = |t: usize| (o * n + t) * inner + i;
             lane.clear();
             lane.extend((0..n).map(|t| xs[at(t)]));
-            for (t, v) in scan(op, &lane, reverse, init).into_iter().enumerate() {
+            for (t, v) in scan(f, &lane, reverse, init).into_iter().enumerate() {
                 out[at(t)] = v;
             }
         }
     }
-    storage_of(out.into_iter())
+    out
+}
+
+fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> Storage {
+    let xs: Vec<T> = elems::<T>(x).collect();
+    let init = T::narrow(T::identity(op));
+    let f = |a: T, b: T| op.apply(a, b);
+    storage_of(cum_lanes(&xs, x.shape(), axis, reverse, &f, init).into_iter())
+}
+
+/// Sums and products of the 4-, 6- and 8-bit floats (stored a byte per element): each step
+/// decoded to float32, computed, and rounded back to the format as `convert_element_type`
+/// rounds (XLA's CPU backend computes them so). `scan`: the axis and direction of a cumulative
+/// reduction, else a reduction over `axes`.
+fn minifloat_kernel(
+    op: Red,
+    x: &Array,
+    axes: &[usize],
+    scan_along: Option<(usize, bool)>,
+    out: &ShapedArray,
+) -> Result<Array, Error> {
+    use crate::convert::{Semantics, decode_f32, encode_f32};
+    let t = x.dtype();
+    let enc = |v: f32| {
+        let mut b = [0u8];
+        let _ = encode_f32(Semantics::Jax, t, v, &mut b);
+        b[0]
+    };
+    let dec = |b: u8| decode_f32(t, &[b]).unwrap_or(f32::NAN);
+    let f = |a: u8, b: u8| {
+        enc(match op {
+            Red::Prod => dec(a) * dec(b),
+            _ => dec(a) + dec(b),
+        })
+    };
+    let init = enc(if op == Red::Prod { 1.0 } else { 0.0 });
+    let xs = x.as_bytes();
+    let bytes = match scan_along {
+        Some((axis, reverse)) => cum_lanes(xs, x.shape(), axis, reverse, &f, init),
+        None if axes.iter().all(|&a| x.shape()[a] == 1) => xs.to_vec(),
+        None => tree_reduce(&f, xs.to_vec(), x.shape().to_vec(), axes, init),
+    };
+    Ok(Array::from_bytes(t, out.shape(), &bytes)?.with_weak_type(out.weak_type()))
 }
 
 fn cum_impl<const OP: u8>(
@@ -650,7 +775,11 @@ fn cum_impl<const OP: u8>(
     let axis = param_int(params, prim.name, "axis")? as usize;
     let reverse = matches!(params.get("reverse"), Some(Param::Bool(true)));
     let data = with_element!(x.dtype(), T => cum_kernel::<T>(op, x, axis, reverse), {
-        return Err(not_implemented(prim, x.dtype()));
+        if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
+            let y = minifloat_kernel(op, x, &[], Some((axis, reverse)), &out[0])?;
+            return Ok(vec![y]);
+        }
+        return via_stand_in(prim, x, params, &out[0], matches!(op, Red::Max | Red::Min));
     });
     Ok(vec![Array::from_parts(out[0].clone(), data)])
 }
