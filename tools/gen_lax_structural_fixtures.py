@@ -425,6 +425,16 @@ def gen_dot(rng):
                            (values(rng, d2, rshape), bool(rng.random() < 0.1))],
                           params, ["dimension_numbers", "out_sharding", "precision",
                                    "preferred_element_type"], spec))
+    # the narrow dtypes: int4, float8
+    for d in ("int4", "float8_e4m3fn", "int4", "float8_e4m3fn"):
+        for (m, k, n) in ((3, 4, 2), (2, 40, 3)):
+            params = {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+                      "preferred_element_type": None, "out_sharding": None}
+            spec = {"dimension_numbers": {"dot": [[1], [0], [], []]}}
+            cases.append(case("dot_general", [(values(rng, d, (m, k)), False),
+                                              (values(rng, d, (k, n)), False)], params,
+                              ["dimension_numbers", "out_sharding", "precision",
+                               "preferred_element_type"], spec))
     # a few bigger float32/float64 products (the accumulation order)
     for d in ("float32", "float64", "float16", "bfloat16"):
         for (m, k, n) in ((8, 300, 5), (17, 64, 9)):

@@ -144,7 +144,19 @@ proptest! {
             ("pad", vec![&x, &ix], Params::new().with("padding_config", one(&a))),
             ("slice", vec![&x], Params::new()),
         ];
-        for (name, inputs, params) in cases {
+        // An empty array whose other dimensions multiply past usize.
+        let z = Array::from_shape_vec(&[0, 1 << 40, 1 << 40], Vec::<i32>::new()).unwrap();
+        let cases2: Vec<(&str, Vec<&Array>, Params)> = vec![
+            ("transpose", vec![&z], Params::new().with("permutation", one(&a))),
+            ("rev", vec![&z], Params::new().with("dimensions", one(&a))),
+            ("reduce_max", vec![&z], Params::new().with("axes", one(&a))),
+            ("cumsum", vec![&z], Params::new().with("axis", Param::Int(k)).with("reverse", Param::Bool(flag))),
+            ("concatenate", vec![&z, &z], Params::new().with("dimension", Param::Int(k))),
+            ("dot_general", vec![&z, &z], Params::new().with("dimension_numbers", Param::DotDimensionNumbers {
+                lhs_contracting: a.clone(), rhs_contracting: b.clone(), lhs_batch: c.clone(), rhs_batch: c.clone() })
+                .with("out_sharding", Param::None).with("precision", Param::None).with("preferred_element_type", Param::None)),
+        ];
+        for (name, inputs, params) in cases.into_iter().chain(cases2) {
             let _ = prim::bind(prim::by_name(name).unwrap(), &inputs, &params);
         }
     }

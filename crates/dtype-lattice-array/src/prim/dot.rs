@@ -300,6 +300,49 @@ where
     out
 }
 
+/// A product of a dtype without a Rust element type, its operands already in
+/// `[batch, free, contract]`/`[batch, contract, free]` order: the 1-, 2- and 4-bit integers in
+/// 8 bits (the same modulo their width), the 4-, 6- and 8-bit floats in float32 (the result
+/// rounded once by the caller's conversion).
+fn narrow_dot(
+    l: &Array,
+    r: &Array,
+    (bs, m, k, n): (usize, usize, usize, usize),
+    shape: &[usize],
+) -> Result<Array, Error> {
+    let dt = l.dtype();
+    let wide = match dt.kind() {
+        Kind::SignedInt => DType::Int8,
+        Kind::UnsignedInt => DType::UInt8,
+        Kind::Float => DType::Float32,
+        _ => {
+            return Err(Error::refused(
+                dtype_lattice::error::Exception::NotImplementedError,
+                format!("dot_general of {dt} arrays is not implemented yet"),
+            ));
+        }
+    };
+    let as3 = |x: &Array, s: [usize; 3]| -> Result<Array, Error> {
+        Array::from_bytes(x.dtype(), &s, x.as_bytes())?.astype(wide)
+    };
+    let (lw, rw) = (as3(l, [bs, m, k])?, as3(r, [bs, k, n])?);
+    let p = Params::new()
+        .with(
+            "dimension_numbers",
+            Param::DotDimensionNumbers {
+                lhs_contracting: vec![2],
+                rhs_contracting: vec![1],
+                lhs_batch: vec![0],
+                rhs_batch: vec![0],
+            },
+        )
+        .with("out_sharding", Param::None)
+        .with("precision", Param::None)
+        .with("preferred_element_type", Param::None);
+    let y = bind1(&DOT_GENERAL, &[&lw, &rw], &p)?;
+    Array::from_bytes(wide, shape, y.as_bytes())
+}
+
 fn impl_rule(
     prim: &'static Primitive,
     inputs: &[&Array],
@@ -349,12 +392,7 @@ fn impl_rule(
         _ => with_element!(dt, T => Array::from_shape_vec(
             shape,
             generic_kernel::<T>(&l.to_vec::<T>()?, &r.to_vec::<T>()?, dims4),
-        )?, {
-            return Err(dtype_lattice::Error::refused(
-                dtype_lattice::error::Exception::NotImplementedError,
-                format!("dot_general of {dt} arrays is not implemented yet"),
-            ));
-        }),
+        )?, narrow_dot(&l, &r, dims4, shape)?),
     };
     let result = if result.dtype() == aval.dtype() {
         result

@@ -67,6 +67,9 @@ fn iota_values(
     super::structural::check_alloc(&out[0].with_dtype(DType::Int64))?;
     let dim = param_int(params, prim.name, "dimension")? as usize;
     let shape = out[0].shape();
+    if shape.contains(&0) {
+        return Array::from_bytes(out[0].dtype(), shape, &[]);
+    }
     let inner: usize = shape[dim + 1..].iter().product();
     let n = shape[dim];
     let values: Vec<i64> = (0..out[0].size())

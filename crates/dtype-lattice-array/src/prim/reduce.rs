@@ -466,6 +466,8 @@ fn reduce_impl<const OP: u8>(
     let op = Red::of(OP);
     let x = inputs[0];
     let axes = norm_axes(x, &axes_param(params, prim.name)?);
+    // An empty operand reduces to an output of identities, which may be large.
+    super::structural::check_alloc(&out[0])?;
     let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes), {
         if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
             return Ok(vec![minifloat_kernel(op, x, &axes, None, &out[0])?]);
@@ -704,6 +706,9 @@ fn cum_lanes<T: Copy, F: Fn(T, T) -> T>(
     f: &F,
     init: T,
 ) -> Vec<T> {
+    if xs.is_empty() {
+        return Vec::new();
+    }
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();

@@ -159,9 +159,11 @@ pub(crate) fn flat(idx: impl IntoIterator<Item = usize>, strides: &[usize]) -> u
 
 /// Row-major strides of a shape, in elements.
 pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
+    let mut s = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
+        // Saturating: an empty array may have dimensions whose product overflows, and then no
+        // element is ever indexed.
+        s[i] = s[i + 1].saturating_mul(shape[i + 1]);
     }
     s
 }
