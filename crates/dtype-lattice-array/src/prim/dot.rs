@@ -374,7 +374,12 @@ fn impl_rule(
             .collect()
     };
     let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
-    let size = |x: &Array, v: &[usize]| v.iter().map(|&d| x.shape()[d]).product::<usize>();
+    // Saturating: an empty operand may have dimensions whose product overflows (then no
+    // element is read).
+    let size = |x: &Array, v: &[usize]| {
+        v.iter()
+            .fold(1usize, |n, &d| n.saturating_mul(x.shape()[d]))
+    };
     let dims4 = (size(&l, &lb), size(&l, &lf), size(&l, &lc), size(&r, &rf));
     let lp: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
     let rp: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
