@@ -113,6 +113,12 @@ proptest! {
             if p.name.starts_with("random_") {
                 continue;
             }
+            // Operands other than `x` (a padding value, start indices): checked by
+            // lax_structural_conformance.
+            if matches!(p.name, "pad" | "dynamic_slice" | "dynamic_update_slice") {
+                continue;
+            }
+            let ints = |v: &[usize]| Param::Ints(v.iter().map(|&d| d as i64).collect());
             let params = match p.name {
                 "broadcast_in_dim" => Params::new()
                     .with("shape", Param::Ints(vec![2, rows as i64, (n / rows) as i64]))
@@ -121,6 +127,38 @@ proptest! {
                 "convert_element_type" => Params::new()
                     .with("new_dtype", Param::DType(DType::BFloat16))
                     .with("weak_type", Param::Bool(false)),
+                "transpose" => Params::new().with("permutation", ints(&[1, 0])),
+                "squeeze" | "rev" => Params::new().with("dimensions", ints(&[])),
+                "slice" => Params::new()
+                    .with("limit_indices", ints(&[rows, n / rows]))
+                    .with("start_indices", ints(&[0, 0]))
+                    .with("strides", Param::None),
+                "concatenate" => Params::new().with("dimension", Param::Int(1)),
+                "iota" => Params::new()
+                    .with("dimension", Param::Int(0))
+                    .with("dtype", Param::DType(DType::Int32))
+                    .with("shape", ints(&[rows, n / rows]))
+                    .with("sharding", Param::None),
+                "reduce_sum" => Params::new().with("axes", ints(&[1])).with("out_sharding", Param::None),
+                "reduce_prod" | "reduce_max" | "reduce_min" | "reduce_and" | "reduce_or" => {
+                    Params::new().with("axes", ints(&[1]))
+                }
+                "argmax" | "argmin" => Params::new()
+                    .with("axes", ints(&[0]))
+                    .with("index_dtype", Param::DType(DType::Int32)),
+                "cumsum" | "cumprod" | "cummax" | "cummin" => {
+                    Params::new().with("axis", Param::Int(1)).with("reverse", Param::Bool(true))
+                }
+                "dot_general" => Params::new()
+                    .with("dimension_numbers", Param::DotDimensionNumbers {
+                        lhs_contracting: vec![1],
+                        rhs_contracting: vec![1],
+                        lhs_batch: vec![],
+                        rhs_batch: vec![],
+                    })
+                    .with("out_sharding", Param::None)
+                    .with("precision", Param::None)
+                    .with("preferred_element_type", Param::None),
                 _ => Params::new(),
             };
             let inputs: Vec<&Array> = vec![&x; p.arity.unwrap_or(1)];

@@ -15,15 +15,21 @@
 //! ```
 
 mod convert;
+mod dot;
+mod elem_arith;
 pub(crate) mod elementwise;
 pub(crate) mod random;
 pub(crate) mod lanes;
 mod math;
 mod select;
+mod iota;
+mod reduce;
+mod slicing;
 mod structural;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 pub(crate) use structural::BROADCAST_IN_DIM;
+pub use structural::expand_dims;
 
 use std::fmt;
 
@@ -48,6 +54,21 @@ pub enum Param {
     None,
     /// A PRNG implementation (`impl=fry`: printed as its dtype tag).
     KeyImpl(&'static dtype_lattice::key::KeyImpl),
+    /// `pad`'s `padding_config`: `(low, high, interior)` per dimension, printed as the tuple
+    /// of tuples it is (`((1, 2, 0), (-1, 0, 1))`).
+    Padding(Vec<(i64, i64, i64)>),
+    /// `dot_general`'s `dimension_numbers`, `((lhs_contracting, rhs_contracting), (lhs_batch,
+    /// rhs_batch))`, printed as jaxprs print it: `(([2], [1]), ([0], [0]))`.
+    DotDimensionNumbers {
+        /// The contracting dimensions of the left operand.
+        lhs_contracting: Vec<i64>,
+        /// The contracting dimensions of the right operand.
+        rhs_contracting: Vec<i64>,
+        /// The batch dimensions of the left operand.
+        lhs_batch: Vec<i64>,
+        /// The batch dimensions of the right operand.
+        rhs_batch: Vec<i64>,
+    },
 }
 
 impl fmt::Display for Param {
@@ -64,6 +85,35 @@ impl fmt::Display for Param {
             Param::DType(d) => write!(f, "{d}"),
             Param::None => f.write_str("None"),
             Param::KeyImpl(k) => f.write_str(k.tag),
+            Param::Padding(v) => {
+                let items: Vec<String> = v
+                    .iter()
+                    .map(|(l, h, i)| format!("({l}, {h}, {i})"))
+                    .collect();
+                match items.as_slice() {
+                    [one] => write!(f, "({one},)"),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
+            Param::DotDimensionNumbers {
+                lhs_contracting,
+                rhs_contracting,
+                lhs_batch,
+                rhs_batch,
+            } => {
+                let list = |v: &[i64]| {
+                    let items: Vec<String> = v.iter().map(i64::to_string).collect();
+                    format!("[{}]", items.join(", "))
+                };
+                write!(
+                    f,
+                    "(({}, {}), ({}, {}))",
+                    list(lhs_contracting),
+                    list(rhs_contracting),
+                    list(lhs_batch),
+                    list(rhs_batch)
+                )
+            }
         }
     }
 }
@@ -279,6 +329,28 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &select::SELECT_N,
     &select::CLAMP,
     &select::BITCAST_CONVERT_TYPE,
+    &structural::TRANSPOSE,
+    &structural::SQUEEZE,
+    &structural::REV,
+    &slicing::SLICE,
+    &slicing::DYNAMIC_SLICE,
+    &slicing::DYNAMIC_UPDATE_SLICE,
+    &slicing::CONCATENATE,
+    &slicing::PAD,
+    &iota::IOTA,
+    &reduce::REDUCE_SUM,
+    &reduce::REDUCE_PROD,
+    &reduce::REDUCE_MAX,
+    &reduce::REDUCE_MIN,
+    &reduce::REDUCE_AND,
+    &reduce::REDUCE_OR,
+    &reduce::ARGMAX,
+    &reduce::ARGMIN,
+    &reduce::CUMSUM,
+    &reduce::CUMPROD,
+    &reduce::CUMMAX,
+    &reduce::CUMMIN,
+    &dot::DOT_GENERAL,
 ];
 
 /// The primitive of a name.

@@ -1,18 +1,169 @@
 //! Structural primitives: they move elements without looking at them, so one kernel per
-//! storage word width serves every dtype (`broadcast_in_dim`, `reshape`).
+//! storage word width serves every dtype, key dtypes included (`broadcast_in_dim`, `reshape`,
+//! `transpose`, `squeeze`, `rev`; [`expand_dims`] binds `broadcast_in_dim` as JAX does). The
+//! slicing family is in `slicing.rs`, on the same kernels ([`assemble_any`]).
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
-use super::{Params, Primitive};
+use super::{Param, Params, Primitive};
 use crate::array::py_shape;
 use crate::array::{Array, ShapedArray, Storage, Word};
 
+/// A tuple of integers as Python prints it: `(3,)`, `(0, -1)`, `()`.
+pub(crate) fn py_ints(v: &[i64]) -> String {
+    match v {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// A required tuple-of-integers parameter, negative entries kept (the shape rules word their
+/// refusals of them as JAX does).
+pub(crate) fn param_ints(params: &Params, prim: &str, name: &str) -> Result<Vec<i64>, Error> {
+    match params.require(prim, name)? {
+        Param::Ints(v) => Ok(v.clone()),
+        _ => Err(crate::array::invalid(
+            &format!("{prim}.{name}"),
+            "not a tuple of integers",
+        )),
+    }
+}
+
+/// A required integer parameter.
+pub(crate) fn param_int(params: &Params, prim: &str, name: &str) -> Result<i64, Error> {
+    match params.require(prim, name)? {
+        Param::Int(v) => Ok(*v),
+        _ => Err(crate::array::invalid(
+            &format!("{prim}.{name}"),
+            "not an integer",
+        )),
+    }
+}
+
+/// A `TypeError` refusal.
+pub(crate) fn type_error<T>(msg: String) -> Result<T, Error> {
+    Err(Error::refused(Exception::TypeError, msg))
+}
+
+/// A `ValueError` refusal.
+pub(crate) fn value_error<T>(msg: String) -> Result<T, Error> {
+    Err(Error::refused(Exception::ValueError, msg))
+}
+
+/// An error, not an abort, when memory cannot hold an output of this abstract value (for the
+/// primitives whose output can be much larger than their operands: `pad`, `iota`,
+/// `dot_general`).
+pub(crate) fn check_alloc(out: &ShapedArray) -> Result<(), Error> {
+    let (width, words) = crate::array::layout(out.dtype());
+    let bytes = out
+        .shape()
+        .iter()
+        .try_fold(width * words, |n, &d| n.checked_mul(d));
+    let mut probe: Vec<u8> = Vec::new();
+    match bytes.map(|b| probe.try_reserve_exact(b)) {
+        Some(Ok(())) => Ok(()),
+        _ => Err(crate::array::invalid(
+            "shape",
+            format!("cannot allocate an array of {out}"),
+        )),
+    }
+}
+
+/// Entries as `usize` once checked in `0..bound`.
+pub(crate) fn in_range(v: &[i64], bound: usize) -> Option<Vec<usize>> {
+    v.iter()
+        .map(|&i| usize::try_from(i).ok().filter(|&u| u < bound))
+        .collect()
+}
+
+/// Whether the entries are distinct.
+pub(crate) fn distinct<T: Ord + Copy>(v: &[T]) -> bool {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s.windows(2).all(|w| w[0] != w[1])
+}
+
+/// Calls `f` with every multi-index of `shape`, row-major (once for a 0-d shape, never for an
+/// empty one).
+pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut idx = vec![0; shape.len()];
+    loop {
+        f(&idx);
+        let mut k = shape.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// `out[idx] = srcs[s][j]` where `(s, j) = pick(idx)` for every output multi-index.
+fn assemble<W: Word>(
+    srcs: &[&[W]],
+    out_shape: &[usize],
+    words: usize,
+    mut pick: impl FnMut(&[usize]) -> (usize, usize),
+) -> Storage {
+    let n: usize = out_shape.iter().product();
+    let mut out = Vec::with_capacity(n * words);
+    for_each_index(out_shape, |idx| {
+        let (s, j) = pick(idx);
+        let j = j * words;
+        out.extend_from_slice(&srcs[s][j..j + words]);
+    });
+    W::into_storage(out)
+}
+
+/// [`assemble`] over arrays of one dtype (so of one storage width): output element `idx` of
+/// `out` is element `j` (row-major) of `xs[s]`, `(s, j) = pick(idx)`.
+pub(crate) fn assemble_any(
+    xs: &[&Array],
+    out: &ShapedArray,
+    pick: impl FnMut(&[usize]) -> (usize, usize),
+) -> Array {
+    fn views<'a, W: Word>(xs: &[&'a Array]) -> Vec<&'a [W]> {
+        xs.iter()
+            .map(|a| W::view(a.storage()).unwrap_or(&[]))
+            .collect()
+    }
+    let words = crate::array::layout(out.dtype()).1;
+    let shape = out.shape();
+    let data = match xs.first().map(|x| x.storage()) {
+        Some(Storage::W8(_)) | None => assemble::<u8>(&views(xs), shape, words, pick),
+        Some(Storage::W16(_)) => assemble::<u16>(&views(xs), shape, words, pick),
+        Some(Storage::W32(_)) => assemble::<u32>(&views(xs), shape, words, pick),
+        Some(Storage::W64(_)) => assemble::<u64>(&views(xs), shape, words, pick),
+        Some(Storage::W128(_)) => assemble::<u128>(&views(xs), shape, words, pick),
+    };
+    Array::from_parts(out.clone(), data)
+}
+
+/// The row-major flat index of a multi-index.
+pub(crate) fn flat(idx: impl IntoIterator<Item = usize>, strides: &[usize]) -> usize {
+    idx.into_iter().zip(strides).map(|(i, s)| i * s).sum()
+}
+
 /// Row-major strides of a shape, in elements.
 pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
+    let mut s = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
+        // Saturating: an empty array may have dimensions whose product overflows, and then no
+        // element is ever indexed.
+        s[i] = s[i + 1].saturating_mul(shape[i + 1]);
     }
     s
 }
@@ -157,6 +308,216 @@ pub(crate) static RESHAPE: Primitive = Primitive {
     impl_rule: reshape_impl,
 };
 
+fn transpose_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let perm = param_ints(params, prim.name, "permutation")?;
+    let mut sorted = perm.clone();
+    sorted.sort_unstable();
+    if !sorted.iter().copied().eq(0..x.ndim() as i64) {
+        return type_error(format!(
+            "transpose permutation isn't a permutation of operand dimensions, got permutation \
+             {} for operand shape {}.",
+            py_ints(&perm),
+            py_shape(x.shape())
+        ));
+    }
+    let shape: Vec<usize> = sorted
+        .iter()
+        .zip(&perm)
+        .map(|(_, &p)| x.shape()[p as usize])
+        .collect();
+    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+}
+
+fn transpose_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    let perm = params.usizes(prim.name, "permutation")?;
+    let st = strides(x.shape());
+    let step: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
+    Ok(vec![assemble_any(&[x], &out[0], |idx| {
+        (0, flat(idx.iter().copied(), &step))
+    })])
+}
+
+pub(crate) static TRANSPOSE: Primitive = Primitive {
+    name: "transpose",
+    arity: Some(1),
+    shape_rule: transpose_shape_rule,
+    impl_rule: transpose_impl,
+};
+
+fn squeeze_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let dims = param_ints(params, prim.name, "dimensions")?;
+    if !distinct(&dims) {
+        return value_error(format!("dimensions are not unique: {}", py_ints(&dims)));
+    }
+    let Some(ok) = in_range(&dims, x.ndim()) else {
+        return value_error(format!(
+            "dimensions outside range [0, ndim): {}",
+            py_ints(&dims)
+        ));
+    };
+    if ok.iter().any(|&d| x.shape()[d] != 1) {
+        return value_error(format!(
+            "cannot select an axis to squeeze out which has size not equal to one, got \
+             shape={} and dimensions={}",
+            py_shape(x.shape()),
+            py_ints(&dims)
+        ));
+    }
+    let shape: Vec<usize> = (0..x.ndim())
+        .filter(|i| !ok.contains(i))
+        .map(|i| x.shape()[i])
+        .collect();
+    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+}
+
+pub(crate) static SQUEEZE: Primitive = Primitive {
+    name: "squeeze",
+    arity: Some(1),
+    shape_rule: squeeze_shape_rule,
+    impl_rule: reshape_impl,
+};
+
+fn rev_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let dims = param_ints(params, prim.name, "dimensions")?;
+    if dims.iter().any(|&d| d < 0) {
+        return type_error(format!(
+            "rev dimensions must have every element be nonnegative, got {}.",
+            py_ints(&dims)
+        ));
+    }
+    if !distinct(&dims) {
+        return type_error(format!(
+            "rev dimensions must be unique, got {}.",
+            py_ints(&dims)
+        ));
+    }
+    if in_range(&dims, x.ndim()).is_none() {
+        return type_error(format!(
+            "rev dimensions must all be less than operand ndim, got dimensions {} for operand \
+             ndim {}.",
+            py_ints(&dims),
+            x.ndim()
+        ));
+    }
+    Ok(vec![x.clone()])
+}
+
+fn rev_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    let dims = params.usizes(prim.name, "dimensions")?;
+    let st = strides(x.shape());
+    let shape = x.shape();
+    Ok(vec![assemble_any(&[x], &out[0], |idx| {
+        let j = idx.iter().enumerate().map(|(k, &i)| {
+            if dims.contains(&k) {
+                shape[k] - 1 - i
+            } else {
+                i
+            }
+        });
+        (0, flat(j, &st))
+    })])
+}
+
+pub(crate) static REV: Primitive = Primitive {
+    name: "rev",
+    arity: Some(1),
+    shape_rule: rev_shape_rule,
+    impl_rule: rev_impl,
+};
+
+/// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
+/// from the end of the result) by binding `broadcast_in_dim`, as JAX does, so a staged program
+/// reads `broadcast_in_dim[broadcast_dimensions=… shape=… sharding=None]` (jaxprs print only
+/// a non-empty `broadcast_dimensions`); no dimensions bind nothing.
+///
+/// ```
+/// use dtype_lattice_array::{prim, Array};
+/// let x = Array::from_shape_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6])?;
+/// assert_eq!(prim::expand_dims(&x, &[0, -1])?.shape(), &[1, 2, 3, 1]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `ValueError`s: a dimension out of range of the result's rank (`axis 5 is out of
+/// bounds for array of dimension 3`), a repeated one.
+pub fn expand_dims(x: &Array, dims: &[i64]) -> Result<Array, Error> {
+    if dims.is_empty() {
+        return Ok(x.clone()); // JAX stages nothing
+    }
+    if !distinct(dims) {
+        return value_error(format!(
+            "repeated axis in lax.expand_dims: {}",
+            py_ints(dims)
+        ));
+    }
+    let ndim_out = x.ndim() + dims.len();
+    let n = ndim_out as i64;
+    let mut norm = Vec::with_capacity(dims.len());
+    for &d in dims {
+        if d < -n || d >= n {
+            return value_error(format!(
+                "axis {d} is out of bounds for array of dimension {ndim_out}"
+            ));
+        }
+        norm.push(if d < 0 { (d + n) as usize } else { d as usize });
+    }
+    if !distinct(&norm) {
+        // Python prints the canonical axes as a list here.
+        let items: Vec<String> = norm.iter().map(usize::to_string).collect();
+        return value_error(format!(
+            "repeated axis in lax.expand_dims: [{}]",
+            items.join(", ")
+        ));
+    }
+    let mut shape = Vec::with_capacity(ndim_out);
+    let mut kept = Vec::with_capacity(x.ndim());
+    let mut src = x.shape().iter();
+    for i in 0..ndim_out {
+        if norm.contains(&i) {
+            shape.push(1);
+        } else {
+            shape.push(src.next().copied().unwrap_or(1));
+            kept.push(i as i64);
+        }
+    }
+    let params = Params::new()
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        )
+        .with("broadcast_dimensions", Param::Ints(kept))
+        .with("sharding", Param::None);
+    super::bind1(&BROADCAST_IN_DIM, &[x], &params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +548,62 @@ mod tests {
         let p = Params::new().with("new_sizes", Param::Ints(vec![4]));
         let e = bind1(&RESHAPE, &[&x], &p).unwrap_err();
         assert_eq!(e.exception(), Some(Exception::TypeError));
+    }
+
+    fn keys(shape: &[usize]) -> Array {
+        let n: usize = shape.iter().product();
+        let bytes: Vec<u8> = (0..n as u32)
+            .flat_map(|k| [2 * k, 2 * k + 1])
+            .flat_map(u32::to_le_bytes)
+            .collect();
+        Array::from_bytes(dtype_lattice::DType::KeyThreefry2x32, shape, &bytes).unwrap()
+    }
+
+    /// The key numbers (0, 1, 2 … in the input) of a key array, from its first words.
+    fn key_ids(a: &Array) -> Vec<u32> {
+        a.as_bytes()
+            .chunks_exact(8)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) / 2)
+            .collect()
+    }
+
+    #[test]
+    fn structural_kernels_move_whole_keys() {
+        let x = keys(&[2, 3]);
+        let t = bind1(
+            &TRANSPOSE,
+            &[&x],
+            &Params::new().with("permutation", Param::Ints(vec![1, 0])),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.shape(), key_ids(&t)),
+            (&[3usize, 2][..], vec![0, 3, 1, 4, 2, 5])
+        );
+        let r = bind1(
+            &REV,
+            &[&x],
+            &Params::new().with("dimensions", Param::Ints(vec![1])),
+        )
+        .unwrap();
+        assert_eq!(key_ids(&r), [2, 1, 0, 5, 4, 3]);
+        let c = bind1(
+            &crate::prim::slicing::CONCATENATE,
+            &[&x, &x],
+            &Params::new().with("dimension", Param::Int(0)),
+        )
+        .unwrap();
+        assert_eq!(key_ids(&c), [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]);
+        let e = expand_dims(&x, &[1]).unwrap();
+        assert_eq!((e.shape(), key_ids(&e)), (&[2usize, 1, 3][..], key_ids(&x)));
+    }
+
+    #[test]
+    fn expand_dims_refuses_as_jax_does() {
+        let x = Array::from_vec(vec![1i8, 2]);
+        let e = expand_dims(&x, &[0, 0]).unwrap_err();
+        assert_eq!(e.exception(), Some(Exception::ValueError));
+        assert!(expand_dims(&x, &[2]).is_err());
+        assert_eq!(expand_dims(&x, &[-1]).unwrap().shape(), &[2, 1]);
     }
 }

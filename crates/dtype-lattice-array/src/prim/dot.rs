@@ -1,0 +1,414 @@
+//! `dot_general`: contractions over `dimension_numbers` (batch dimensions first in the result,
+//! then the left operand's free dimensions, then the right's), with `jax.lax`'s shape rule,
+//! its dtype rule (XLA's "higher precision type" of mixed operands; `preferred_element_type`
+//! sets the result) and its refusals. Parameters, in the order jaxprs print them:
+//! `dimension_numbers`, `out_sharding`, `precision`, `preferred_element_type` (jaxprs omit the
+//! last three when `None`); only `precision=None` is modelled (XLA's CPU backend computes
+//! float32 at full precision whatever it asks).
+//!
+//! The operands are converted to the result dtype (as JAX's CPU lowering does for mixed
+//! dtypes; a float product asked for as integers or as a narrower float is computed in the
+//! operands' float dtype and converted once),
+//! transposed to `[batch, free, contract]` and `[batch, contract, free]`, and multiplied as
+//! batched 2-D products: float32 and float64 through `matrixmultiply` (via `ndarray`'s safe
+//! `general_mat_mul`, its `threading` feature on), every other dtype through one generic loop
+//! (integers wrap; float16 and bfloat16 accumulate in float32 and round once, bit-exact with
+//! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
+//! another order than XLA's and agree with it to rounding.
+
+use dtype_lattice::{DType, Error, Kind};
+
+use super::elem_arith::ElemArith as Arith;
+use super::elementwise::with_element;
+use super::reduce::{Red, Reducible};
+use super::structural::{TRANSPOSE, distinct, type_error};
+use super::{Param, Params, Primitive, bind1};
+use crate::array::{Array, Element, ShapedArray};
+
+/// The four lists of `dimension_numbers`.
+struct Dims {
+    lc: Vec<i64>,
+    rc: Vec<i64>,
+    lb: Vec<i64>,
+    rb: Vec<i64>,
+}
+
+fn dims(params: &Params, prim: &str) -> Result<Dims, Error> {
+    match params.require(prim, "dimension_numbers")? {
+        Param::DotDimensionNumbers {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+        } => Ok(Dims {
+            lc: lhs_contracting.clone(),
+            rc: rhs_contracting.clone(),
+            lb: lhs_batch.clone(),
+            rb: rhs_batch.clone(),
+        }),
+        _ => Err(crate::array::invalid(
+            "dot_general.dimension_numbers",
+            "not dimension numbers",
+        )),
+    }
+}
+
+/// A Python tuple of integers (`(2,)`, `()`).
+fn tup(v: &[i64]) -> String {
+    super::structural::py_ints(v)
+}
+
+/// XLA's ordering of dtypes for mixed operands: (complex, maxexp, nmant, bits, signed).
+fn type_properties(d: DType) -> (bool, i32, i32, u32, bool) {
+    let complex = d.kind() == Kind::Complex;
+    let c = if complex { d.component() } else { d };
+    let (maxexp, nmant) = match c.float_format() {
+        Some(f) => (f.max.log2().floor() as i32 + 1, f.mantissa_bits as i32),
+        None => (-1, -1),
+    };
+    (
+        complex,
+        maxexp,
+        nmant,
+        c.bits(),
+        c.kind() != Kind::UnsignedInt,
+    )
+}
+
+fn shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let (l, r) = (inputs[0], inputs[1]);
+    let Dims { lc, rc, lb, rb } = dims(params, prim.name)?;
+    let ok = |v: &[i64], n: usize| v.iter().all(|&d| d >= 0 && (d as u64) < n as u64);
+    if !ok(&lc, l.ndim()) || !ok(&lb, l.ndim()) {
+        return type_error(format!(
+            "dot_general requires lhs dimension numbers to be nonnegative and less than the \
+             number of axes of the lhs value, got lhs_batch of {} and lhs_contracting of {} \
+             for lhs of rank {}",
+            tup(&lb),
+            tup(&lc),
+            l.ndim()
+        ));
+    }
+    if !ok(&rc, r.ndim()) || !ok(&rb, r.ndim()) {
+        return type_error(format!(
+            "dot_general requires rhs dimension numbers to be nonnegative and less than the \
+             number of axes of the rhs value, got rhs_batch of {} and rhs_contracting of {} \
+             for rhs of rank {}",
+            tup(&rb),
+            tup(&rc),
+            r.ndim()
+        ));
+    }
+    if lb.len() != rb.len() {
+        return type_error(format!(
+            "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got \
+             lhs_batch {} and rhs_batch {}.",
+            tup(&lb),
+            tup(&rb)
+        ));
+    }
+    for (side, what, v) in [
+        ("lhs", "batch", &lb),
+        ("rhs", "batch", &rb),
+        ("lhs", "contracting", &lc),
+        ("rhs", "contracting", &rc),
+    ] {
+        if !distinct(v) {
+            let key = if what == "batch" {
+                "batch"
+            } else {
+                "contracting"
+            };
+            return type_error(format!(
+                "dot_general requires {side} {what} dimensions to be distinct, got {side}_{key} \
+                 {}.",
+                tup(v)
+            ));
+        }
+    }
+    for (side, b, c) in [("lhs", &lb, &lc), ("rhs", &rb, &rc)] {
+        if b.iter().any(|d| c.contains(d)) {
+            return type_error(format!(
+                "dot_general requires {side} batch dimensions to be disjoint from contracting \
+                 dimensions, got {side}_batch {} and {side}_contracting {}.",
+                tup(b),
+                tup(c)
+            ));
+        }
+    }
+    let sizes = |a: &ShapedArray, v: &[i64]| -> Vec<i64> {
+        v.iter().map(|&d| a.shape()[d as usize] as i64).collect()
+    };
+    let (lbs, rbs) = (sizes(l, &lb), sizes(r, &rb));
+    if lbs != rbs {
+        return type_error(format!(
+            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the \
+             same shape, got {} and {}.",
+            tup(&lbs),
+            tup(&rbs)
+        ));
+    }
+    let (lcs, rcs) = (sizes(l, &lc), sizes(r, &rc));
+    if lcs != rcs {
+        return type_error(format!(
+            "dot_general requires contracting dimensions to have the same shape, got {} and \
+             {}.",
+            tup(&lcs),
+            tup(&rcs)
+        ));
+    }
+    let mut shape: Vec<usize> = lbs.iter().map(|&d| d as usize).collect();
+    let free = |a: &ShapedArray, b: &[i64], c: &[i64]| -> Vec<usize> {
+        (0..a.ndim())
+            .filter(|&i| !b.contains(&(i as i64)) && !c.contains(&(i as i64)))
+            .collect()
+    };
+    shape.extend(free(l, &lb, &lc).iter().map(|&i| l.shape()[i]));
+    shape.extend(free(r, &rb, &rc).iter().map(|&i| r.shape()[i]));
+    if crate::array::checked_size(&shape).is_none() {
+        return Err(crate::array::invalid("dot_general", "size overflow"));
+    }
+    // The dtype rule.
+    let (lp, rp) = (type_properties(l.dtype()), type_properties(r.dtype()));
+    let result = if lp > rp {
+        l.dtype()
+    } else if rp > lp {
+        r.dtype()
+    } else if l.dtype() != r.dtype() {
+        return type_error(format!(
+            "lax.dot_general argument type error: {}, {}",
+            l.dtype(),
+            r.dtype()
+        ));
+    } else {
+        l.dtype()
+    };
+    let out = match params.get("preferred_element_type") {
+        Some(Param::DType(p)) if *p != result => {
+            // `finfo(complex64).bits` is its component's.
+            let bits = |d: DType| {
+                if d.kind() == Kind::Complex {
+                    d.component().bits()
+                } else {
+                    d.bits()
+                }
+            };
+            if result.kind() != Kind::Float && bits(*p) < bits(result) {
+                return type_error(format!(
+                    "`preferred_element_type` must not be narrower than the original type, got \
+                     preferred_element_type of {p} for result type of {result}."
+                ));
+            }
+            *p
+        }
+        _ => result,
+    };
+    if l.dtype().is_extended() || r.dtype().is_extended() {
+        return type_error(format!(
+            "dot_general does not accept dtype {}",
+            if l.dtype().is_extended() {
+                l.dtype()
+            } else {
+                r.dtype()
+            }
+        ));
+    }
+    Ok(vec![ShapedArray::new(
+        &shape,
+        out,
+        l.weak_type() && r.weak_type(),
+    )])
+}
+
+/// The dtype a product of `natural` operands (the dtype rule's result before
+/// `preferred_element_type`) is computed in when `out` is asked for: `out`, unless that would
+/// lose what XLA keeps (a float or complex product asked for as integers, a float product
+/// asked for as a narrower float, a complex one asked for as real): then `natural`, converted
+/// once at the end.
+fn compute_dtype(natural: DType, out: DType) -> DType {
+    let (nk, ok) = (natural.kind(), out.kind());
+    let inexact = |k: Kind| matches!(k, Kind::Float | Kind::Complex);
+    let narrower_float = nk == Kind::Float && ok == Kind::Float && out.bits() < natural.bits();
+    if (inexact(nk) && !inexact(ok)) || narrower_float || (nk == Kind::Complex && ok != nk) {
+        natural
+    } else {
+        out
+    }
+}
+
+/// `x` with its dimensions in the order `perm` (no copy when already in order).
+fn permuted(x: &Array, perm: &[usize]) -> Result<Array, Error> {
+    if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        return Ok(x.clone());
+    }
+    let p = Params::new().with(
+        "permutation",
+        Param::Ints(perm.iter().map(|&d| d as i64).collect()),
+    );
+    bind1(&TRANSPOSE, &[x], &p)
+}
+
+/// `c[b] = a[b] · b[b]` for `bs` batches of `m×k` and `k×n` row-major matrices, accumulating
+/// in `T::Acc`.
+fn generic_kernel<T: Reducible + Element>(
+    a: &[T],
+    b: &[T],
+    (bs, m, k, n): (usize, usize, usize, usize),
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(bs * m * n);
+    let mut acc = vec![T::identity(Red::Sum); n];
+    for batch in 0..bs {
+        let (a, b) = (&a[batch * m * k..], &b[batch * k * n..]);
+        for i in 0..m {
+            acc.fill(T::identity(Red::Sum));
+            for kk in 0..k {
+                let x = a[i * k + kk].widen();
+                for (j, c) in acc.iter_mut().enumerate() {
+                    *c = c.add(x.mul(b[kk * n + j].widen()));
+                }
+            }
+            out.extend(acc.iter().map(|&c| T::narrow(c)));
+        }
+    }
+    out
+}
+
+/// float32/float64 products through matrixmultiply.
+fn fast_kernel<T>(a: &[T], b: &[T], (bs, m, k, n): (usize, usize, usize, usize)) -> Vec<T>
+where
+    T: ndarray::LinalgScalar,
+{
+    let mut out = vec![T::zero(); bs * m * n];
+    for batch in 0..bs {
+        let (Ok(x), Ok(y), Ok(mut z)) = (
+            ndarray::ArrayView2::from_shape((m, k), &a[batch * m * k..(batch + 1) * m * k]),
+            ndarray::ArrayView2::from_shape((k, n), &b[batch * k * n..(batch + 1) * k * n]),
+            ndarray::ArrayViewMut2::from_shape(
+                (m, n),
+                &mut out[batch * m * n..(batch + 1) * m * n],
+            ),
+        ) else {
+            continue;
+        };
+        ndarray::linalg::general_mat_mul(T::one(), &x, &y, T::zero(), &mut z);
+    }
+    out
+}
+
+/// A product of a dtype without a Rust element type, its operands already in
+/// `[batch, free, contract]`/`[batch, contract, free]` order: the 1-, 2- and 4-bit integers in
+/// 8 bits (the same modulo their width), the 4-, 6- and 8-bit floats in float32 (the result
+/// rounded once by the caller's conversion).
+fn narrow_dot(
+    l: &Array,
+    r: &Array,
+    (bs, m, k, n): (usize, usize, usize, usize),
+    shape: &[usize],
+) -> Result<Array, Error> {
+    let dt = l.dtype();
+    let wide = match dt.kind() {
+        Kind::SignedInt => DType::Int8,
+        Kind::UnsignedInt => DType::UInt8,
+        Kind::Float => DType::Float32,
+        _ => {
+            return Err(Error::refused(
+                dtype_lattice::error::Exception::NotImplementedError,
+                format!("dot_general of {dt} arrays is not implemented yet"),
+            ));
+        }
+    };
+    let as3 = |x: &Array, s: [usize; 3]| -> Result<Array, Error> {
+        Array::from_bytes(x.dtype(), &s, x.as_bytes())?.astype(wide)
+    };
+    let (lw, rw) = (as3(l, [bs, m, k])?, as3(r, [bs, k, n])?);
+    let p = Params::new()
+        .with(
+            "dimension_numbers",
+            Param::DotDimensionNumbers {
+                lhs_contracting: vec![2],
+                rhs_contracting: vec![1],
+                lhs_batch: vec![0],
+                rhs_batch: vec![0],
+            },
+        )
+        .with("out_sharding", Param::None)
+        .with("precision", Param::None)
+        .with("preferred_element_type", Param::None);
+    let y = bind1(&DOT_GENERAL, &[&lw, &rw], &p)?;
+    Array::from_bytes(wide, shape, y.as_bytes())
+}
+
+fn impl_rule(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let aval = &out[0];
+    super::structural::check_alloc(aval)?;
+    let natural = if type_properties(inputs[0].dtype()) >= type_properties(inputs[1].dtype()) {
+        inputs[0].dtype()
+    } else {
+        inputs[1].dtype()
+    };
+    let dt = compute_dtype(natural, aval.dtype());
+    let conv = |x: &Array| {
+        if x.dtype() == dt {
+            Ok(x.clone())
+        } else {
+            x.astype(dt)
+        }
+    };
+    let (l, r) = (conv(inputs[0])?, conv(inputs[1])?);
+    let Dims { lc, rc, lb, rb } = dims(params, prim.name)?;
+    let u = |v: &[i64]| v.iter().map(|&d| d as usize).collect::<Vec<_>>();
+    let (lc, rc, lb, rb) = (u(&lc), u(&rc), u(&lb), u(&rb));
+    let free = |nd: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
+        (0..nd)
+            .filter(|i| !b.contains(i) && !c.contains(i))
+            .collect()
+    };
+    let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
+    // Saturating: an empty operand may have dimensions whose product overflows (then no
+    // element is read).
+    let size = |x: &Array, v: &[usize]| {
+        v.iter()
+            .fold(1usize, |n, &d| n.saturating_mul(x.shape()[d]))
+    };
+    let dims4 = (size(&l, &lb), size(&l, &lf), size(&l, &lc), size(&r, &rf));
+    let lp: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
+    let rp: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
+    let (l, r) = (permuted(&l, &lp)?, permuted(&r, &rp)?);
+    let shape = aval.shape();
+    let result = match dt {
+        DType::Float32 => Array::from_shape_vec(
+            shape,
+            fast_kernel(l.as_slice::<f32>()?, r.as_slice::<f32>()?, dims4),
+        )?,
+        DType::Float64 => Array::from_shape_vec(
+            shape,
+            fast_kernel(l.as_slice::<f64>()?, r.as_slice::<f64>()?, dims4),
+        )?,
+        _ => with_element!(dt, T => Array::from_shape_vec(
+            shape,
+            generic_kernel::<T>(&l.to_vec::<T>()?, &r.to_vec::<T>()?, dims4),
+        )?, narrow_dot(&l, &r, dims4, shape)?),
+    };
+    let result = if result.dtype() == aval.dtype() {
+        result
+    } else {
+        result.astype(aval.dtype())?
+    };
+    Ok(vec![result.with_weak_type(aval.weak_type())])
+}
+
+pub(crate) static DOT_GENERAL: Primitive = Primitive {
+    name: "dot_general",
+    arity: Some(2),
+    shape_rule,
+    impl_rule,
+};

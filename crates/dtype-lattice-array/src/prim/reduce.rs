@@ -1,0 +1,809 @@
+//! Reductions (`reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `reduce_and`,
+//! `reduce_or`, `argmax`, `argmin`) and cumulative reductions (`cumsum`, `cumprod`, `cummax`,
+//! `cummin`), one generic kernel each over the element types.
+//!
+//! Integers wrap (bit-exact in any order). Floats follow the order of XLA's CPU backend where
+//! it is a fixed program, which makes them bit-exact there:
+//!
+//! - reductions: a reduction of unit dimensions is a reshape (`-0.0` stays); while a reduced
+//!   dimension is longer than 32, XLA's tree rewrite (windows of 32 over the reduced
+//!   dimensions, padded half low, half high), then a sequential loop in row-major order. This is
+//!   XLA's order for every reduction over one dimension and for most others; where LLVM
+//!   vectorises XLA's loop with reassociation (some reductions over several dimensions) and for
+//!   float32/float64 sums of 4096 elements or more (XLA hands those to a library kernel), the
+//!   results agree to rounding, not bit for bit.
+//! - cumulative reductions: XLA's rewrite of the window reductions they lower to: up to 16
+//!   elements each output is its own window summed forward (reversed too); longer scans are
+//!   padded to blocks of 16, scanned per block, and the blocks' totals scanned recursively
+//!   (exclusively) and added. Bit-exact at every length checked (up to 5000).
+//!
+//! float16 and bfloat16 compute each step in float32 and round it (XLA's CPU backend), so a
+//! float16 sum rounds per addition. `max`/`min` propagate NaN. `argmax`/`argmin` return the
+//! first NaN's index if any, else the first extremum's (ties: the lowest index). The 1-, 2-
+//! and 4-bit integers compute in 8 bits (the same modulo their width); the float8, float6
+//! and float4 formats compute `max`/`min` and `argmax`/`argmin` in float32 (exact), and their
+//! sums and products in float32 rounded back to the format at every step.
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error, Kind};
+use half::{bf16, f16};
+use num_complex::Complex;
+
+use super::elem_arith::ElemArith as Arith;
+use super::elementwise::with_element;
+use super::structural::{
+    distinct, for_each_index, in_range, param_int, py_ints, strides, type_error, value_error,
+};
+use super::{Param, Params, Primitive};
+use crate::array::storage::sealed::Words;
+use crate::array::{Array, Element, ShapedArray, Storage, py_shape};
+
+/// Which reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Red {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    And,
+    Or,
+}
+
+impl Red {
+    const fn of(code: u8) -> Red {
+        const ALL: [Red; 6] = [Red::Sum, Red::Prod, Red::Max, Red::Min, Red::And, Red::Or];
+        ALL[code as usize]
+    }
+
+    #[inline(always)]
+    fn apply<T: Arith>(self, a: T, b: T) -> T {
+        match self {
+            Red::Sum => a.add(b),
+            Red::Prod => a.mul(b),
+            Red::Max => a.max(b),
+            Red::Min => a.min(b),
+            Red::And => a.and(b),
+            Red::Or => a.or(b),
+        }
+    }
+}
+
+/// An element type as reductions see it: its identities, and the type a dot product
+/// accumulates it in.
+pub(crate) trait Reducible: Arith {
+    /// The accumulator type of products (float32 for float16 and bfloat16, else the type).
+    type Acc: Arith;
+    fn widen(self) -> Self::Acc;
+    fn narrow(a: Self::Acc) -> Self;
+    /// The identity of a reduction, in the accumulator type.
+    fn identity(op: Red) -> Self::Acc;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! int_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for $t {
+            type Acc = $t;
+            #[inline(always)] fn widen(self) -> $t { self }
+            #[inline(always)] fn narrow(a: $t) -> $t { a }
+            fn identity(op: Red) -> $t {
+                match op {
+                    Red::Sum | Red::Or => 0,
+                    Red::Prod => 1,
+                    Red::Max => <$t>::MIN,
+                    Red::Min => <$t>::MAX,
+                    Red::And => !0,
+                }
+            }
+            #[inline(always)] fn is_nan(self) -> bool { false }
+        }
+    )*};
+}
+int_reducible!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Reducible for bool {
+    type Acc = bool;
+    #[inline(always)]
+    fn widen(self) -> bool {
+        self
+    }
+    #[inline(always)]
+    fn narrow(a: bool) -> bool {
+        a
+    }
+    fn identity(op: Red) -> bool {
+        matches!(op, Red::Prod | Red::Min | Red::And)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+}
+
+macro_rules! float_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for $t {
+            type Acc = $t;
+            #[inline(always)] fn widen(self) -> $t { self }
+            #[inline(always)] fn narrow(a: $t) -> $t { a }
+            fn identity(op: Red) -> $t {
+                match op {
+                    Red::Sum | Red::Or | Red::And => 0.0,
+                    Red::Prod => 1.0,
+                    Red::Max => <$t>::NEG_INFINITY,
+                    Red::Min => <$t>::INFINITY,
+                }
+            }
+            #[inline(always)] fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )*};
+}
+float_reducible!(f32, f64);
+
+macro_rules! half_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for $t {
+            type Acc = f32;
+            #[inline(always)] fn widen(self) -> f32 { self.to_f32() }
+            #[inline(always)] fn narrow(a: f32) -> $t { <$t>::from_f32(a) }
+            fn identity(op: Red) -> f32 { <f32 as Reducible>::identity(op) }
+            #[inline(always)] fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )*};
+}
+half_reducible!(f16, bf16);
+
+macro_rules! complex_reducible {
+    ($($t:ty),*) => {$(
+        impl Reducible for Complex<$t> {
+            type Acc = Complex<$t>;
+            #[inline(always)] fn widen(self) -> Self { self }
+            #[inline(always)] fn narrow(a: Self) -> Self { a }
+            fn identity(op: Red) -> Self {
+                Complex::new(<$t as Reducible>::identity(op), 0.0)
+            }
+            #[inline(always)] fn is_nan(self) -> bool { self.re.is_nan() || self.im.is_nan() }
+        }
+    )*};
+}
+complex_reducible!(f32, f64);
+
+/// The typed elements of an array (empty if `T` is not its element type).
+fn elems<T: Element>(x: &Array) -> impl Iterator<Item = T> + '_ {
+    T::Word::view(x.storage())
+        .unwrap_or(&[])
+        .iter()
+        .map(|&w| T::from_word(w))
+}
+
+fn storage_of<T: Element>(v: impl Iterator<Item = T>) -> Storage {
+    T::Word::into_storage(v.map(T::to_word).collect())
+}
+
+/// The float formats stored a byte per element (float8, float6, float4).
+fn is_minifloat(d: DType) -> bool {
+    d.kind() == Kind::Float && d.bits() <= 8
+}
+
+/// For a dtype without a Rust element type, the dtype that computes `op` on it exactly: the
+/// 8-bit integer of the same signedness for the 1-, 2- and 4-bit integers (wrapping is the
+/// same modulo their width), float32 for the small floats when `op` only compares (`max`,
+/// `min`, `argmax`…: the result is one of the inputs). `None`: none (their sums and products
+/// go through `minifloat_kernel`).
+fn stand_in(dtype: DType, compares: bool) -> Option<DType> {
+    match dtype.kind() {
+        Kind::SignedInt if dtype.bits() < 8 => Some(DType::Int8),
+        Kind::UnsignedInt if dtype.bits() < 8 => Some(DType::UInt8),
+        Kind::Float if compares && dtype.bits() < 16 => Some(DType::Float32),
+        _ => None,
+    }
+}
+
+/// Binds `prim` on `x` converted to its [`stand_in`], the result converted back to `out`'s
+/// dtype.
+fn via_stand_in(
+    prim: &'static Primitive,
+    x: &Array,
+    params: &Params,
+    out: &ShapedArray,
+    compares: bool,
+) -> Result<Vec<Array>, Error> {
+    let Some(wide) = stand_in(x.dtype(), compares) else {
+        return Err(not_implemented(prim, x.dtype()));
+    };
+    if x.size() == 0 && out.size() > 0 && compares {
+        // An empty `max`/`min`: the identity of the narrow dtype itself (JAX's
+        // `_get_max_identity`: -inf, or the lowest finite value of a format without
+        // infinities; the lowest integer), not the stand-in's.
+        let max = prim.name == "reduce_max";
+        let d = x.dtype();
+        let v = match (d.float_format(), d.int_range()) {
+            (Some(f), _) if f.has_inf => f64::INFINITY,
+            (Some(f), _) => f.max,
+            (None, Some((lo, hi))) => (if max { lo } else { hi }) as f64,
+            (None, None) => 0.0,
+        };
+        let v = match (max, d.float_format()) {
+            (true, Some(f)) if f.signed => -v,
+            (true, Some(_)) => 0.0,
+            _ => v,
+        };
+        let filled = Array::from_shape_vec(out.shape(), vec![v; out.size()])?;
+        return Ok(vec![
+            filled.astype(out.dtype())?.with_weak_type(out.weak_type()),
+        ]);
+    }
+    let y = super::bind1(
+        prim,
+        &[&x.astype(wide)?.with_weak_type(x.weak_type())],
+        params,
+    )?;
+    let y = if y.dtype() == out.dtype() {
+        y
+    } else {
+        y.astype(out.dtype())?
+    };
+    Ok(vec![y.with_weak_type(out.weak_type())])
+}
+
+fn not_implemented(prim: &Primitive, dtype: DType) -> Error {
+    Error::refused(
+        Exception::NotImplementedError,
+        format!("{} of {dtype} arrays is not implemented yet", prim.name),
+    )
+}
+
+/// For each input element (row-major), the flat index of the output element it reduces into.
+fn out_steps(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|i| !axes.contains(i)).collect();
+    let kept_shape: Vec<usize> = kept.iter().map(|&i| shape[i]).collect();
+    let ks = strides(&kept_shape);
+    let mut step = vec![0; shape.len()];
+    for (k, &i) in kept.iter().enumerate() {
+        step[i] = ks[k];
+    }
+    step
+}
+
+/// The window of XLA's CPU tree reduction rewriter.
+const TREE_WINDOW: usize = 32;
+
+/// `init ⊕ x₀ ⊕ x₁ ⊕ …` per output element, the reduced elements in row-major order (XLA's
+/// loop for a reduce).
+fn plain_reduce<T: Copy, F: Fn(T, T) -> T>(
+    op: &F,
+    xs: &[T],
+    shape: &[usize],
+    axes: &[usize],
+    init: T,
+) -> Vec<T> {
+    let n_out = shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, &d)| d)
+        .product();
+    let mut acc = vec![init; n_out];
+    let step = out_steps(shape, axes);
+    let mut it = xs.iter();
+    for_each_index(shape, |idx| {
+        let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
+        if let Some(&v) = it.next() {
+            acc[o] = op(acc[o], v);
+        }
+    });
+    acc
+}
+
+/// A reduction in XLA's CPU order: while a reduced dimension is longer than 32, a
+/// `reduce-window` of 32 (stride 32) over the reduced dimensions, padded to a multiple of 32
+/// (half the padding low, the rest high; padding contributes nothing), each window in row-major
+/// order from `init`; then [`plain_reduce`]. Each step rounds to `T` (float16 and bfloat16 add
+/// in float32 and round per step, as XLA's CPU backend does).
+fn tree_reduce<T: Copy, F: Fn(T, T) -> T>(
+    op: &F,
+    mut xs: Vec<T>,
+    mut shape: Vec<usize>,
+    axes: &[usize],
+    init: T,
+) -> Vec<T> {
+    const W: usize = TREE_WINDOW;
+    while axes.iter().any(|&a| shape[a] > W) {
+        let reduced = |i: usize| axes.contains(&i);
+        let new_shape: Vec<usize> = (0..shape.len())
+            .map(|i| {
+                if reduced(i) {
+                    shape[i].div_ceil(W)
+                } else {
+                    shape[i]
+                }
+            })
+            .collect();
+        let lo: Vec<usize> = (0..shape.len())
+            .map(|i| {
+                if reduced(i) {
+                    (new_shape[i] * W - shape[i]) / 2
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let window: Vec<usize> = (0..shape.len())
+            .map(|i| if reduced(i) { W } else { 1 })
+            .collect();
+        let st = strides(&shape);
+        let mut out = Vec::with_capacity(new_shape.iter().product());
+        for_each_index(&new_shape, |o| {
+            let mut acc = init;
+            for_each_index(&window, |w| {
+                let mut j = 0;
+                for k in 0..shape.len() {
+                    let p = o[k] * window[k] + w[k];
+                    if p < lo[k] || p - lo[k] >= shape[k] {
+                        return; // padding
+                    }
+                    j += (p - lo[k]) * st[k];
+                }
+                acc = op(acc, xs[j]);
+            });
+            out.push(acc);
+        });
+        xs = out;
+        shape = new_shape;
+    }
+    plain_reduce(op, &xs, &shape, axes, init)
+}
+
+fn reduce_kernel<T: Reducible>(op: Red, x: &Array, axes: &[usize]) -> Storage {
+    let xs: Vec<T> = elems::<T>(x).collect();
+    if axes.iter().all(|&a| x.shape()[a] == 1) {
+        // XLA simplifies a reduction of unit dimensions to a reshape: `-0.0` stays `-0.0`.
+        return storage_of(xs.into_iter());
+    }
+    let init = T::narrow(T::identity(op));
+    let f = |a: T, b: T| op.apply(a, b);
+    storage_of(tree_reduce(&f, xs, x.shape().to_vec(), axes, init).into_iter())
+}
+
+/// `float32[2,3,4]`: an aval as `str(ShapedArray)` prints it in JAX's messages.
+fn aval_str(x: &ShapedArray) -> String {
+    let dims: Vec<String> = x.shape().iter().map(usize::to_string).collect();
+    let weak = if x.weak_type() { "~" } else { "" };
+    format!("{weak}{}[{}]", x.dtype(), dims.join(","))
+}
+
+fn axes_param(params: &Params, prim: &str) -> Result<Vec<i64>, Error> {
+    super::structural::param_ints(params, prim, "axes")
+}
+
+fn number_check(name: &str, d: DType) -> Result<(), Error> {
+    if matches!(
+        d.kind(),
+        Kind::SignedInt | Kind::UnsignedInt | Kind::Float | Kind::Complex
+    ) {
+        Ok(())
+    } else {
+        type_error(format!(
+            "{name} does not accept dtype {d}. Accepted dtypes are subtypes of number."
+        ))
+    }
+}
+
+fn reduce_shape_rule<const OP: u8>(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let op = Red::of(OP);
+    let x = inputs[0];
+    let axes = axes_param(params, prim.name)?;
+    let kept: Vec<usize>;
+    let mut weak = x.weak_type();
+    if matches!(op, Red::And | Red::Or) {
+        // `np.delete(operand.shape, axes)`: negative axes count from the end.
+        // NumPy's integer kinds: the sub-byte integers of ml_dtypes are not among them.
+        if !(matches!(
+            x.dtype().kind(),
+            Kind::Bool | Kind::SignedInt | Kind::UnsignedInt
+        ) && (x.dtype() == DType::Bool || x.dtype().bits() >= 8))
+        {
+            return type_error(format!(
+                "logical reduction requires operand dtype bool or int, got {}.",
+                x.dtype()
+            ));
+        }
+        let n = x.ndim() as i64;
+        let mut norm = Vec::with_capacity(axes.len());
+        for &a in &axes {
+            if a < -n || a >= n {
+                return Err(crate::array::invalid(
+                    &format!("{}.axes", prim.name),
+                    format!("IndexError: index {a} is out of bounds for axis 0 with size {n}"),
+                ));
+            }
+            norm.push(if a < 0 { (a + n) as usize } else { a as usize });
+        }
+        kept = (0..x.ndim()).filter(|i| !norm.contains(i)).collect();
+        weak = false;
+    } else {
+        if !distinct(&axes) {
+            return value_error(format!(
+                "duplicate value in 'axes' of reduction: {}",
+                py_ints(&axes)
+            ));
+        }
+        let Some(ok) = in_range(&axes, x.ndim()) else {
+            return value_error(format!(
+                "reduction axes {} contains out-of-bounds indices for {}.",
+                py_ints(&axes),
+                aval_str(x)
+            ));
+        };
+        if matches!(op, Red::Sum | Red::Prod) {
+            number_check(prim.name, x.dtype())?;
+        }
+        kept = (0..x.ndim()).filter(|i| !ok.contains(i)).collect();
+    }
+    let shape: Vec<usize> = kept.iter().map(|&i| x.shape()[i]).collect();
+    Ok(vec![ShapedArray::new(&shape, x.dtype(), weak)])
+}
+
+/// The reduced axes, normalised (negative ones of `reduce_and`/`reduce_or` counted from the
+/// end).
+fn norm_axes(x: &Array, axes: &[i64]) -> Vec<usize> {
+    let n = x.ndim() as i64;
+    axes.iter()
+        .map(|&a| if a < 0 { (a + n) as usize } else { a as usize })
+        .collect()
+}
+
+fn reduce_impl<const OP: u8>(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let op = Red::of(OP);
+    let x = inputs[0];
+    let axes = norm_axes(x, &axes_param(params, prim.name)?);
+    // An empty operand reduces to an output of identities, which may be large.
+    super::structural::check_alloc(&out[0])?;
+    let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes), {
+        if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
+            return Ok(vec![minifloat_kernel(op, x, &axes, None, &out[0])?]);
+        }
+        return via_stand_in(prim, x, params, &out[0], matches!(op, Red::Max | Red::Min));
+    });
+    Ok(vec![Array::from_parts(out[0].clone(), data)])
+}
+
+macro_rules! reductions {
+    ($($c:ident = $name:literal, $op:ident;)*) => {$(
+        pub(crate) static $c: Primitive = Primitive {
+            name: $name,
+            arity: Some(1),
+            shape_rule: reduce_shape_rule::<{ Red::$op as u8 }>,
+            impl_rule: reduce_impl::<{ Red::$op as u8 }>,
+        };
+    )*};
+}
+
+reductions! {
+    REDUCE_SUM = "reduce_sum", Sum;
+    REDUCE_PROD = "reduce_prod", Prod;
+    REDUCE_MAX = "reduce_max", Max;
+    REDUCE_MIN = "reduce_min", Min;
+    REDUCE_AND = "reduce_and", And;
+    REDUCE_OR = "reduce_or", Or;
+}
+
+fn argminmax_shape_rule<const MAX: bool>(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let axes = axes_param(params, prim.name)?;
+    let axis = match axes.as_slice() {
+        [a] => *a,
+        [] => return value_error("not enough values to unpack (expected 1, got 0)".into()),
+        _ => return value_error("too many values to unpack (expected 1)".into()),
+    };
+    let Some(ax) = usize::try_from(axis).ok().filter(|&a| a < x.ndim()) else {
+        return value_error(format!(
+            "Invalid axis {axis} for operand shape {}",
+            py_shape(x.shape())
+        ));
+    };
+    if x.shape()[ax] < 1 {
+        return value_error(format!(
+            "argmin and argmax require non-empty reduced dimension. operand.shape={} axis={ax}",
+            py_shape(x.shape())
+        ));
+    }
+    let index_dtype = match params.require(prim.name, "index_dtype")? {
+        Param::DType(d) => *d,
+        _ => return Err(crate::array::invalid("index_dtype", "not a dtype")),
+    };
+    if !matches!(index_dtype.kind(), Kind::SignedInt | Kind::UnsignedInt) {
+        return type_error(format!(
+            "index_dtype must be an integer type, but got {index_dtype}"
+        ));
+    }
+    if !matches!(
+        x.dtype().kind(),
+        Kind::Bool | Kind::SignedInt | Kind::UnsignedInt | Kind::Float
+    ) {
+        // Raised by the lowering's comparison.
+        let cmp = if MAX { "gt" } else { "lt" };
+        return type_error(format!(
+            "{cmp} does not accept dtype {} at position 0. Accepted dtypes at position 0 are \
+             subtypes of integer, floating, bool.",
+            x.dtype()
+        ));
+    }
+    let mut shape = x.shape().to_vec();
+    shape.remove(ax);
+    Ok(vec![ShapedArray::new(&shape, index_dtype, false)])
+}
+
+fn argminmax_kernel<T: Reducible>(max: bool, x: &Array, axis: usize, n_out: usize) -> Vec<i64> {
+    let mut best: Vec<Option<(T, usize)>> = vec![None; n_out];
+    let step = out_steps(x.shape(), &[axis]);
+    let mut it = elems::<T>(x);
+    for_each_index(x.shape(), |idx| {
+        let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
+        let Some(v) = it.next() else { return };
+        let take = match best[o] {
+            None => true,
+            Some((b, _)) if b.is_nan() => false,
+            Some(_) if v.is_nan() => true,
+            Some((b, _)) => {
+                if max {
+                    b.lt(v)
+                } else {
+                    v.lt(b)
+                }
+            }
+        };
+        if take {
+            best[o] = Some((v, idx[axis]));
+        }
+    });
+    best.into_iter()
+        .map(|b| b.map_or(0, |(_, i)| i as i64))
+        .collect()
+}
+
+fn argminmax_impl<const MAX: bool>(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    let axis = norm_axes(x, &axes_param(params, prim.name)?)[0];
+    let n_out = out[0].size();
+    let idx = with_element!(x.dtype(), T => argminmax_kernel::<T>(MAX, x, axis, n_out), {
+        return via_stand_in(prim, x, params, &out[0], true);
+    });
+    let a = Array::from_shape_vec(out[0].shape(), idx)?.astype(out[0].dtype())?;
+    Ok(vec![a])
+}
+
+pub(crate) static ARGMAX: Primitive = Primitive {
+    name: "argmax",
+    arity: Some(1),
+    shape_rule: argminmax_shape_rule::<true>,
+    impl_rule: argminmax_impl::<true>,
+};
+
+pub(crate) static ARGMIN: Primitive = Primitive {
+    name: "argmin",
+    arity: Some(1),
+    shape_rule: argminmax_shape_rule::<false>,
+    impl_rule: argminmax_impl::<false>,
+};
+
+fn cum_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let axis = param_int(params, prim.name, "axis")?;
+    if axis < 0 {
+        return value_error("XLA operations do not allow negative axes".into());
+    }
+    if axis as u64 >= x.ndim() as u64 {
+        return value_error(format!(
+            "axis {axis} is out of bounds for array of shape {}",
+            py_shape(x.shape())
+        ));
+    }
+    number_check(prim.name, x.dtype())?;
+    Ok(vec![(*x).clone()])
+}
+
+/// The block length of XLA's CPU rewrite of long cumulative reductions.
+const SCAN_BASE: usize = 16;
+
+/// `init ⊕ xs[lo] ⊕ … ⊕ xs[hi - 1]` over the part of `lo..hi` inside `xs`, in order.
+fn window<T: Copy, F: Fn(T, T) -> T>(op: &F, xs: &[T], lo: isize, hi: isize, init: T) -> T {
+    let lo = lo.max(0) as usize;
+    let hi = (hi.max(0) as usize).min(xs.len());
+    xs.get(lo..hi)
+        .unwrap_or(&[])
+        .iter()
+        .fold(init, |acc, &v| op(acc, v))
+}
+
+/// An inclusive scan in XLA's CPU order. Up to 16 elements, each output is its own window
+/// summed forward from `init` (`x[0] ⊕ … ⊕ x[i]`, reversed: `x[i] ⊕ … ⊕ x[n-1]`). Longer:
+/// padded with `init` to blocks of 16, each block scanned so, the blocks' totals scanned
+/// (recursively, exclusive) and added to each block's elements.
+fn scan<T: Copy, F: Fn(T, T) -> T>(op: &F, x: &[T], reverse: bool, init: T) -> Vec<T> {
+    const B: usize = SCAN_BASE;
+    let n = x.len();
+    let direct = |xs: &[T], i: usize| -> T {
+        let (i, n) = (i as isize, xs.len() as isize);
+        if reverse {
+            window(op, xs, i, n, init)
+        } else {
+            window(op, xs, 0, i + 1, init)
+        }
+    };
+    if n <= B {
+        return (0..n).map(|i| direct(x, i)).collect();
+    }
+    let m = n.div_ceil(B);
+    let mut padded = x.to_vec();
+    padded.resize(m * B, init);
+    let blocks: Vec<Vec<T>> = padded
+        .chunks(B)
+        .map(|b| (0..B).map(|i| direct(b, i)).collect())
+        .collect();
+    let totals: Vec<T> = blocks
+        .iter()
+        .map(|b| if reverse { b[0] } else { b[B - 1] })
+        .collect();
+    // The exclusive scan of the totals, m + 1 long.
+    let excl: Vec<T> = if m <= B {
+        let mi = m as isize;
+        (0..=mi)
+            .map(|k| {
+                if reverse {
+                    window(op, &totals, k, k + mi, init)
+                } else {
+                    window(op, &totals, k - mi, k, init)
+                }
+            })
+            .collect()
+    } else if reverse {
+        let mut t = totals;
+        t.push(init);
+        scan(op, &t, true, init)
+    } else {
+        let mut s = vec![init];
+        s.extend(scan(op, &totals, false, init));
+        s
+    };
+    let offsets = if reverse { &excl[1..] } else { &excl[..m] };
+    blocks
+        .iter()
+        .zip(offsets)
+        .flat_map(|(b, &o)| b.iter().map(move |&v| op(v, o)))
+        .take(n)
+        .collect()
+}
+
+/// The scans of every lane along `axis`.
+fn cum_lanes<T: Copy, F: Fn(T, T) -> T>(
+    xs: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    f: &F,
+    init: T,
+) -> Vec<T> {
+    if xs.is_empty() {
+        return Vec::new();
+    }
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = xs.to_vec();
+    let mut lane = Vec::with_capacity(n);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |t: usize| (o * n + t) * inner + i;
+            lane.clear();
+            lane.extend((0..n).map(|t| xs[at(t)]));
+            for (t, v) in scan(f, &lane, reverse, init).into_iter().enumerate() {
+                out[at(t)] = v;
+            }
+        }
+    }
+    out
+}
+
+fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> Storage {
+    let xs: Vec<T> = elems::<T>(x).collect();
+    let init = T::narrow(T::identity(op));
+    let f = |a: T, b: T| op.apply(a, b);
+    storage_of(cum_lanes(&xs, x.shape(), axis, reverse, &f, init).into_iter())
+}
+
+/// Sums and products of the 4-, 6- and 8-bit floats (stored a byte per element): each step
+/// decoded to float32, computed, and rounded back to the format as `convert_element_type`
+/// rounds (XLA's CPU backend computes them so). `scan`: the axis and direction of a cumulative
+/// reduction, else a reduction over `axes`.
+fn minifloat_kernel(
+    op: Red,
+    x: &Array,
+    axes: &[usize],
+    scan_along: Option<(usize, bool)>,
+    out: &ShapedArray,
+) -> Result<Array, Error> {
+    use crate::convert::{Semantics, decode_f32, encode_f32};
+    let t = x.dtype();
+    let enc = |v: f32| {
+        let mut b = [0u8];
+        let _ = encode_f32(Semantics::Jax, t, v, &mut b);
+        b[0]
+    };
+    let dec = |b: u8| decode_f32(t, &[b]).unwrap_or(f32::NAN);
+    let f = |a: u8, b: u8| {
+        enc(match op {
+            Red::Prod => dec(a) * dec(b),
+            _ => dec(a) + dec(b),
+        })
+    };
+    let init = enc(if op == Red::Prod { 1.0 } else { 0.0 });
+    let xs = x.as_bytes();
+    let bytes = match scan_along {
+        Some((axis, reverse)) => cum_lanes(xs, x.shape(), axis, reverse, &f, init),
+        None if axes.iter().all(|&a| x.shape()[a] == 1) => xs.to_vec(),
+        None => tree_reduce(&f, xs.to_vec(), x.shape().to_vec(), axes, init),
+    };
+    Ok(Array::from_bytes(t, out.shape(), &bytes)?.with_weak_type(out.weak_type()))
+}
+
+fn cum_impl<const OP: u8>(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let op = Red::of(OP);
+    let x = inputs[0];
+    let axis = param_int(params, prim.name, "axis")? as usize;
+    let reverse = matches!(params.get("reverse"), Some(Param::Bool(true)));
+    let data = with_element!(x.dtype(), T => cum_kernel::<T>(op, x, axis, reverse), {
+        if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
+            let y = minifloat_kernel(op, x, &[], Some((axis, reverse)), &out[0])?;
+            return Ok(vec![y]);
+        }
+        return via_stand_in(prim, x, params, &out[0], matches!(op, Red::Max | Red::Min));
+    });
+    Ok(vec![Array::from_parts(out[0].clone(), data)])
+}
+
+macro_rules! cumulative {
+    ($($c:ident = $name:literal, $op:ident;)*) => {$(
+        pub(crate) static $c: Primitive = Primitive {
+            name: $name,
+            arity: Some(1),
+            shape_rule: cum_shape_rule,
+            impl_rule: cum_impl::<{ Red::$op as u8 }>,
+        };
+    )*};
+}
+
+cumulative! {
+    CUMSUM = "cumsum", Sum;
+    CUMPROD = "cumprod", Prod;
+    CUMMAX = "cummax", Max;
+    CUMMIN = "cummin", Min;
+}

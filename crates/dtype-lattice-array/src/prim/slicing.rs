@@ -1,0 +1,568 @@
+//! The slicing family, on the structural kernel ([`assemble_any`]): `slice`, `dynamic_slice`
+//! and `dynamic_update_slice` (start indices are operands, clamped into range as XLA does),
+//! `concatenate` (any number of operands) and `pad` (negative low/high padding crops; interior
+//! padding between elements). Shape rules and refusals are `jax.lax`'s.
+
+use dtype_lattice::{DType, Error, Kind};
+
+use super::structural::{
+    assemble_any, flat, param_ints, py_ints, strides, type_error, value_error,
+};
+use super::{Param, Params, Primitive};
+use crate::array::{Array, ShapedArray, py_shape};
+
+/// A Python tuple of a shape, as JAX's messages print `operand.shape`.
+fn shape_str(a: &ShapedArray) -> String {
+    py_shape(a.shape())
+}
+
+fn slice_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let x = inputs[0];
+    let start = param_ints(params, prim.name, "start_indices")?;
+    let limit = param_ints(params, prim.name, "limit_indices")?;
+    for (name, v) in [("start_indices", &start), ("limit_indices", &limit)] {
+        if v.iter().any(|&i| i < 0) {
+            return type_error(format!(
+                "slice {name} must have every element be nonnegative, got {}.",
+                py_ints(v)
+            ));
+        }
+    }
+    if x.ndim() != start.len() {
+        return type_error(format!(
+            "slice start_indices must have length equal to the number of dimensions of the \
+             operand, got indices {} for operand shape {}.",
+            py_ints(&start),
+            shape_str(x)
+        ));
+    }
+    if start.len() != limit.len() {
+        return type_error(format!(
+            "slice limit_indices must have the same length as start_indices, got start_indices \
+             {} and limit_indices {}.",
+            py_ints(&start),
+            py_ints(&limit)
+        ));
+    }
+    if x.shape()
+        .iter()
+        .zip(&limit)
+        .any(|(&d, &l)| l as u64 > d as u64)
+    {
+        return type_error(format!(
+            "slice limit_indices must be less than or equal to operand shape, got \
+             limit_indices {} for operand shape {}.",
+            py_ints(&limit),
+            shape_str(x)
+        ));
+    }
+    if limit.iter().zip(&start).any(|(l, s)| l < s) {
+        return type_error(format!(
+            "slice limit_indices must be greater than or equal to start_indices, got \
+             start_indices {} and limit_indices {}.",
+            py_ints(&start),
+            py_ints(&limit)
+        ));
+    }
+    let diff: Vec<usize> = limit
+        .iter()
+        .zip(&start)
+        .map(|(l, s)| (l - s) as usize)
+        .collect();
+    let strides = match params.get("strides") {
+        None | Some(Param::None) => None,
+        Some(Param::Ints(v)) if v.iter().all(|&s| s == 1) && v.len() == x.ndim() => None,
+        Some(Param::Ints(v)) => Some(v.clone()),
+        Some(_) => return type_error("slice strides must be a tuple or None".into()),
+    };
+    let Some(st) = strides else {
+        return Ok(vec![ShapedArray::new(&diff, x.dtype(), x.weak_type())]);
+    };
+    if st.iter().any(|&s| s < 0) {
+        return type_error(format!(
+            "slice strides must have every element be nonnegative, got {}.",
+            py_ints(&st)
+        ));
+    }
+    if st.len() != x.ndim() {
+        return type_error(format!(
+            "slice strides must have length equal to the number of dimensions of the operand, \
+             got strides {} for operand shape {}.",
+            py_ints(&st),
+            shape_str(x)
+        ));
+    }
+    if st.contains(&0) {
+        // JAX raises Python's ZeroDivisionError here (no class of ours).
+        return Err(crate::array::invalid(
+            "slice.strides",
+            "integer division or modulo by zero",
+        ));
+    }
+    // core.stride_dim(d, 1, s): 0 if d < 1 else (d - 1) // s + 1
+    let shape: Vec<usize> = diff
+        .iter()
+        .zip(&st)
+        .map(|(&d, &s)| if d == 0 { 0 } else { (d - 1) / s as usize + 1 })
+        .collect();
+    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+}
+
+fn slice_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    let start = params.usizes(prim.name, "start_indices")?;
+    let step = match params.get("strides") {
+        Some(Param::Ints(_)) => params.usizes(prim.name, "strides")?,
+        _ => vec![1; x.ndim()],
+    };
+    let st = strides(x.shape());
+    Ok(vec![assemble_any(&[x], &out[0], |idx| {
+        let j = idx
+            .iter()
+            .zip(&start)
+            .zip(&step)
+            .map(|((&i, &s), &k)| s + i * k);
+        (0, flat(j, &st))
+    })])
+}
+
+pub(crate) static SLICE: Primitive = Primitive {
+    name: "slice",
+    arity: Some(1),
+    shape_rule: slice_shape_rule,
+    impl_rule: slice_impl,
+};
+
+/// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
+fn is_int(d: DType) -> bool {
+    matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt) && d.bits() >= 8
+}
+
+/// The start-index operands' dtype check (`index arguments to … must be integers of the same
+/// type, got…`), `sep` being what JAX puts after `got` (`":"` for dynamic_slice, nothing for
+/// dynamic_update_slice).
+fn check_indices(name: &str, sep: &str, idx: &[&ShapedArray]) -> Result<(), Error> {
+    if let Some(first) = idx.first()
+        && idx
+            .iter()
+            .any(|i| i.dtype() != first.dtype() || !is_int(i.dtype()))
+    {
+        let names: Vec<String> = idx.iter().map(|i| i.dtype().to_string()).collect();
+        return type_error(format!(
+            "index arguments to {name} must be integers of the same type, got{sep} {}",
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// `(ShapedArray(int32[]), ShapedArray(int32[2]))`: a tuple of avals as JAX prints it.
+fn avals_tuple(idx: &[&ShapedArray]) -> String {
+    let items: Vec<String> = idx.iter().map(|a| format!("ShapedArray({a})")).collect();
+    match items.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
+fn dynamic_slice_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let Some((&x, idx)) = inputs.split_first() else {
+        return type_error(
+            "dynamic_slice() missing 1 required positional argument: 'operand'".into(),
+        );
+    };
+    let sizes = param_ints(params, prim.name, "slice_sizes")?;
+    if sizes.len() != x.ndim() || idx.len() != x.ndim() {
+        return type_error(format!(
+            "dynamic_slice takes one start index per operand dimension and one slice size per \
+             dimension, got {} indices and slice_sizes {} for operand shape {}.",
+            idx.len(),
+            py_ints(&sizes),
+            shape_str(x)
+        ));
+    }
+    if x.shape().iter().zip(&sizes).any(|(&d, &s)| s > d as i64) {
+        return type_error(format!(
+            "slice slice_sizes must be less than or equal to operand shape, got slice_sizes {} \
+             for operand shape {}.",
+            py_ints(&sizes),
+            shape_str(x)
+        ));
+    }
+    if sizes.iter().any(|&s| s < 0) {
+        return type_error(format!(
+            "slice slice_sizes must be greater than or equal to zero, got slice_sizes of {}.",
+            py_ints(&sizes)
+        ));
+    }
+    if idx.iter().any(|i| i.ndim() != 0) {
+        return type_error(format!(
+            "start_indices arguments to dynamic_slice must be scalars,  got indices {}",
+            avals_tuple(idx)
+        ));
+    }
+    check_indices("dynamic_slice", ":", idx)?;
+    let shape: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
+    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+}
+
+/// The value of a 0-d integer array as `i128` (any integer dtype).
+fn index_value(a: &Array) -> Result<i128, Error> {
+    if a.dtype() == DType::UInt64 {
+        return Ok(i128::from(a.to_vec::<u64>()?.first().copied().unwrap_or(0)));
+    }
+    let v = a.astype(DType::Int64)?.to_vec::<i64>()?;
+    Ok(i128::from(v.first().copied().unwrap_or(0)))
+}
+
+/// Start indices clamped into `0..=dim - size` (XLA's semantics).
+fn clamped_starts(idx: &[&Array], dims: &[usize], sizes: &[usize]) -> Result<Vec<usize>, Error> {
+    idx.iter()
+        .zip(dims.iter().zip(sizes))
+        .map(|(i, (&d, &s))| {
+            let hi = (d - s) as i128;
+            Ok(index_value(i)?.clamp(0, hi) as usize)
+        })
+        .collect()
+}
+
+fn dynamic_slice_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    _: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let (x, idx) = (inputs[0], &inputs[1..]);
+    let start = clamped_starts(idx, x.shape(), out[0].shape())?;
+    let st = strides(x.shape());
+    Ok(vec![assemble_any(&[x], &out[0], |i| {
+        (0, flat(i.iter().zip(&start).map(|(a, b)| a + b), &st))
+    })])
+}
+
+pub(crate) static DYNAMIC_SLICE: Primitive = Primitive {
+    name: "dynamic_slice",
+    arity: None,
+    shape_rule: dynamic_slice_shape_rule,
+    impl_rule: dynamic_slice_impl,
+};
+
+fn dus_shape_rule(
+    _: &'static Primitive,
+    inputs: &[&ShapedArray],
+    _: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let [x, u, idx @ ..] = inputs else {
+        return type_error(
+            "dynamic_update_slice() missing required positional arguments: 'operand', 'update'"
+                .into(),
+        );
+    };
+    if x.ndim() != u.ndim() {
+        return type_error(format!(
+            "dynamic_update_slice update must have the same rank as operand, got update shape \
+             {} for operand shape {}.",
+            shape_str(u),
+            shape_str(x)
+        ));
+    }
+    if x.ndim() != idx.len() {
+        return type_error(format!(
+            "dynamic_update_slice start_indices must have length equal to the rank of operand, \
+             got indices {} for operand shape {}.",
+            avals_tuple(idx),
+            shape_str(x)
+        ));
+    }
+    if x.shape().iter().zip(u.shape()).any(|(a, b)| b > a) {
+        return type_error(format!(
+            "dynamic_update_slice update shape must be smaller than operand shape, got update \
+             shape {} for operand shape {}.",
+            shape_str(u),
+            shape_str(x)
+        ));
+    }
+    if idx.iter().any(|i| i.ndim() != 0) {
+        return type_error(format!(
+            "start_indices arguments to dynamic_update_slice must be scalars, got indices {}",
+            avals_tuple(idx)
+        ));
+    }
+    if x.dtype() != u.dtype() && !x.dtype().is_extended() && !u.dtype().is_extended() {
+        return type_error(format!(
+            "lax.dynamic_update_slice requires arguments to have the same dtypes, got {}, {}.",
+            x.dtype(),
+            u.dtype()
+        ));
+    }
+    check_indices("dynamic_update_slice", "", idx)?;
+    let weak = inputs.iter().all(|a| a.weak_type());
+    Ok(vec![x.with_weak_type(weak)])
+}
+
+fn dus_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    _: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let (x, u, idx) = (inputs[0], inputs[1], &inputs[2..]);
+    if x.dtype() != u.dtype() {
+        return type_error(format!(
+            "dynamic_update_slice of {} into {} is not implemented",
+            u.dtype(),
+            x.dtype()
+        ));
+    }
+    let start = clamped_starts(idx, x.shape(), u.shape())?;
+    let (xs, us) = (strides(x.shape()), strides(u.shape()));
+    let ushape = u.shape();
+    Ok(vec![assemble_any(&[x, u], &out[0], |i| {
+        let inside = i
+            .iter()
+            .zip(&start)
+            .zip(ushape)
+            .all(|((&a, &s), &n)| a >= s && a < s + n);
+        if inside {
+            (1, flat(i.iter().zip(&start).map(|(a, s)| a - s), &us))
+        } else {
+            (0, flat(i.iter().copied(), &xs))
+        }
+    })])
+}
+
+pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive = Primitive {
+    name: "dynamic_update_slice",
+    arity: None,
+    shape_rule: dus_shape_rule,
+    impl_rule: dus_impl,
+};
+
+fn concatenate_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let dim = super::structural::param_int(params, prim.name, "dimension")?;
+    let Some(first) = inputs.first() else {
+        return type_error("concatenate expects at least one operand, got 0.".into());
+    };
+    let shapes = || {
+        inputs
+            .iter()
+            .map(|a| shape_str(a))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if inputs.iter().any(|a| a.ndim() != first.ndim()) {
+        return type_error(format!(
+            "Cannot concatenate arrays with different numbers of dimensions: got {}.",
+            shapes()
+        ));
+    }
+    let Some(d) = usize::try_from(dim).ok().filter(|&d| d < first.ndim()) else {
+        return type_error(format!(
+            "concatenate dimension out of bounds: dimension {dim} for shapes {}.",
+            shapes()
+        ));
+    };
+    let rest = |a: &ShapedArray| {
+        let mut s = a.shape().to_vec();
+        s.remove(d);
+        s
+    };
+    if inputs.iter().any(|a| rest(a) != rest(first)) {
+        return type_error(format!(
+            "Cannot concatenate arrays with shapes that differ in dimensions other than the one \
+             being concatenated: concatenating along dimension {d} for shapes {}.",
+            shapes()
+        ));
+    }
+    if inputs.iter().any(|a| a.dtype() != first.dtype()) && !first.dtype().is_extended() {
+        let names: Vec<String> = inputs.iter().map(|a| a.dtype().to_string()).collect();
+        return type_error(format!(
+            "lax.concatenate requires arguments to have the same dtypes, got {}. (Tip: \
+             jnp.concatenate is a similar function that does automatic type promotion on \
+             inputs).",
+            names.join(", ")
+        ));
+    }
+    let mut shape = first.shape().to_vec();
+    shape[d] = inputs
+        .iter()
+        .try_fold(0usize, |n, a| {
+            n.checked_mul(1).and_then(|n| n.checked_add(a.shape()[d]))
+        })
+        .ok_or_else(|| crate::array::invalid("concatenate", "size overflow"))?;
+    if crate::array::checked_size(&shape).is_none() {
+        return Err(crate::array::invalid("concatenate", "size overflow"));
+    }
+    let weak = inputs.iter().all(|a| a.weak_type());
+    Ok(vec![ShapedArray::new(&shape, first.dtype(), weak)])
+}
+
+fn concatenate_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let d = super::structural::param_int(params, prim.name, "dimension")? as usize;
+    if inputs.iter().any(|a| a.dtype() != out[0].dtype()) {
+        return type_error("concatenate of mixed key dtypes is not implemented".into());
+    }
+    // Where each operand starts along `d`, and its strides.
+    let mut starts = Vec::with_capacity(inputs.len());
+    let mut at = 0;
+    for a in inputs {
+        starts.push(at);
+        at += a.shape()[d];
+    }
+    let st: Vec<Vec<usize>> = inputs.iter().map(|a| strides(a.shape())).collect();
+    Ok(vec![assemble_any(inputs, &out[0], |i| {
+        let k = starts.partition_point(|&s| s <= i[d]).saturating_sub(1);
+        // Skip empty operands that start at the same offset.
+        let k = (k..inputs.len())
+            .find(|&k| i[d] < starts[k] + inputs[k].shape()[d])
+            .unwrap_or(k);
+        let j = i
+            .iter()
+            .enumerate()
+            .map(|(m, &v)| if m == d { v - starts[k] } else { v });
+        (k, flat(j, &st[k]))
+    })])
+}
+
+pub(crate) static CONCATENATE: Primitive = Primitive {
+    name: "concatenate",
+    arity: None,
+    shape_rule: concatenate_shape_rule,
+    impl_rule: concatenate_impl,
+};
+
+fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
+    match params.require(prim, "padding_config")? {
+        Param::Padding(v) => Ok(v.clone()),
+        _ => Err(crate::array::invalid(
+            "pad.padding_config",
+            "not a tuple of (low, high, interior) tuples",
+        )),
+    }
+}
+
+fn pad_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Vec<ShapedArray>, Error> {
+    let (x, v) = (inputs[0], inputs[1]);
+    let cfg = padding_config(params, prim.name)?;
+    let cfg_str = Param::Padding(cfg.clone()).to_string();
+    if v.ndim() != 0 {
+        return value_error(format!(
+            "padding_value must be a scalar; got np.shape(padding_value)={}",
+            shape_str(v)
+        ));
+    }
+    if cfg.len() != x.ndim() {
+        return value_error(format!(
+            "length of padding_config must equal the number of axes of operand, got \
+             padding_config {cfg_str} for operand shape {}",
+            shape_str(x)
+        ));
+    }
+    if cfg.iter().any(|&(_, _, i)| i < 0) {
+        return value_error(format!(
+            "interior padding in padding_config must be nonnegative, got padding_config \
+             {cfg_str}"
+        ));
+    }
+    let mut result = Vec::with_capacity(x.ndim());
+    for (&(l, h, i), &d) in cfg.iter().zip(x.shape()) {
+        let d = i128::try_from(d).unwrap_or(i128::MAX);
+        let dilated = if d == 0 {
+            0
+        } else {
+            1 + (i128::from(i) + 1) * (d - 1)
+        };
+        result.push(i128::from(l) + i128::from(h) + dilated);
+    }
+    if result.iter().any(|&d| d < 0) {
+        let items: Vec<i64> = result
+            .iter()
+            .map(|&d| d.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
+            .collect();
+        return value_error(format!(
+            "Dimension size after padding is not at least 0, got result shape {}, for \
+             padding_config {cfg_str} and operand shape {}",
+            py_ints(&items),
+            shape_str(x)
+        ));
+    }
+    let shape: Vec<usize> = result
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<_, _>>()
+        .map_err(|_| crate::array::invalid("pad", "size overflow"))?;
+    if crate::array::checked_size(&shape).is_none() {
+        return Err(crate::array::invalid("pad", "size overflow"));
+    }
+    if x.dtype() != v.dtype() {
+        return type_error(format!(
+            "pad operand and padding_value must be same dtype: got {} and {}.",
+            x.dtype(),
+            v.dtype()
+        ));
+    }
+    Ok(vec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        x.weak_type() && v.weak_type(),
+    )])
+}
+
+fn pad_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Vec<Array>, Error> {
+    let x = inputs[0];
+    super::structural::check_alloc(&out[0])?;
+    let cfg = padding_config(params, prim.name)?;
+    let st = strides(x.shape());
+    let shape = x.shape();
+    Ok(vec![assemble_any(inputs, &out[0], |i| {
+        let mut j = 0;
+        for (k, (&o, &(lo, _, interior))) in i.iter().zip(&cfg).enumerate() {
+            // i128: `lo` and `interior` may be any i64.
+            let pos = o as i128 - i128::from(lo);
+            let step = i128::from(interior) + 1;
+            if pos < 0 || pos % step != 0 || pos / step >= shape[k] as i128 {
+                return (1, 0);
+            }
+            j += (pos / step) as usize * st[k];
+        }
+        (0, j)
+    })])
+}
+
+pub(crate) static PAD: Primitive = Primitive {
+    name: "pad",
+    arity: Some(2),
+    shape_rule: pad_shape_rule,
+    impl_rule: pad_impl,
+};
