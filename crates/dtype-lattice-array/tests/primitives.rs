@@ -80,11 +80,14 @@ fn lax_refuses_mixed_dtypes_and_shapes_with_its_messages() {
         "lax.add requires arguments to have the same dtypes, got int32, float32. (Tip: jnp.add \
          is a similar function that does automatic type promotion on inputs)."
     );
+    // Size-1 dimensions broadcast (lax's implicit broadcasting); other sizes do not.
     let z = Array::from_vec(vec![1i32, 2]);
-    let e = bind1("add", &[&x, &z], &Params::new()).unwrap_err();
+    assert_eq!(bind1("add", &[&x, &z], &Params::new()).unwrap().shape(), &[2]);
+    let w = Array::from_vec(vec![1i32, 2, 3]);
+    let e = bind1("add", &[&w, &z], &Params::new()).unwrap_err();
     assert_eq!(
         e.message(),
-        "add got incompatible shapes for broadcasting: (1,), (2,)."
+        "add got incompatible shapes for broadcasting: (3,), (2,)."
     );
     let e = bind1("add", &[&x], &Params::new()).unwrap_err();
     assert_eq!(e.exception(), Some(Exception::TypeError));

@@ -1113,11 +1113,17 @@ pub(super) fn dot_params(
     rhs_batch: &[i64],
     dtype: DType,
 ) -> Result<Params, Error> {
-    let _ = (lhs_contract, rhs_contract, lhs_batch, rhs_batch, dtype);
-    Err(Error::refused(
-        Exception::NotImplementedError,
-        "dot_general is not implemented yet",
-    ))
+    let dn = Param::DotDimensionNumbers {
+        lhs_contracting: lhs_contract.to_vec(),
+        rhs_contracting: rhs_contract.to_vec(),
+        lhs_batch: lhs_batch.to_vec(),
+        rhs_batch: rhs_batch.to_vec(),
+    };
+    Ok(Params::new()
+        .with("dimension_numbers", dn)
+        .with("out_sharding", Param::None)
+        .with("precision", Param::None)
+        .with("preferred_element_type", Param::DType(dtype)))
 }
 
 /// `lax.reshape(x, shape)`.
