@@ -37,7 +37,9 @@ fn bench(c: &mut Criterion) {
     g.sample_size(20);
     let a32 = Array::from_bytes(DType::Float32, &[1 << 24], &src).unwrap();
     let b32 = Array::from_bytes(DType::Float32, &[1 << 24], &input_seeded(1 << 24, 7)).unwrap();
-    g.bench_function("add_f32_2e24", |b| b.iter(|| jnp::add(black_box(&a32), &b32).unwrap()));
+    g.bench_function("add_f32_2e24", |b| {
+        b.iter(|| jnp::add(black_box(&a32), &b32).unwrap())
+    });
     for (name, dtype) in [
         ("add_bf16_2e24", DType::BFloat16),
         ("add_f8e4m3fn_2e24", DType::Float8E4M3Fn),
@@ -49,7 +51,9 @@ fn bench(c: &mut Criterion) {
         Array::from_vec(vec![1.5f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
         Array::from_vec(vec![0.5f32; 8]),
     );
-    g.bench_function("add_f32_8", |b| b.iter(|| jnp::add(black_box(&s), &t).unwrap()));
+    g.bench_function("add_f32_8", |b| {
+        b.iter(|| jnp::add(black_box(&s), &t).unwrap())
+    });
     let m1 = Array::from_bytes(DType::Float32, &[1024, 1024], &src[..4 << 20]).unwrap();
     let m2 = Array::from_bytes(DType::Float32, &[1024, 1024], &src[4 << 20..8 << 20]).unwrap();
     g.bench_function("matmul_f32_1024", |b| {

@@ -82,7 +82,10 @@ fn lax_refuses_mixed_dtypes_and_shapes_with_its_messages() {
     );
     // Size-1 dimensions broadcast (lax's implicit broadcasting); other sizes do not.
     let z = Array::from_vec(vec![1i32, 2]);
-    assert_eq!(bind1("add", &[&x, &z], &Params::new()).unwrap().shape(), &[2]);
+    assert_eq!(
+        bind1("add", &[&x, &z], &Params::new()).unwrap().shape(),
+        &[2]
+    );
     let w = Array::from_vec(vec![1i32, 2, 3]);
     let e = bind1("add", &[&w, &z], &Params::new()).unwrap_err();
     assert_eq!(

@@ -31,10 +31,15 @@ fn lax2(name: &str, x: &Array, y: &Array) -> Result<Array, Error> {
     lax(name, &[x, y], Params::new())
 }
 
-/// A constant of `x`'s dtype (strong), shape `()`, broadcast to `x`'s shape.
-fn constant_like(x: &Array, v: Value) -> Result<Array, Error> {
-    let c = scalar_array(v, x.dtype(), false)?;
-    broadcast_to(c, x.shape())
+/// `_constant_like(x, v)`: a 0-d constant of `x`'s dtype, strongly typed (a NumPy scalar).
+fn strong_const(x: &Array, v: Value) -> Result<Array, Error> {
+    scalar_array(v, x.dtype(), false)
+}
+
+/// `lax._const(x, v)`, or a Python scalar meeting `x` in `jnp`'s promotion: a 0-d constant of
+/// `x`'s dtype, weak when `x` is.
+fn const_like(x: &Array, v: Value) -> Result<Array, Error> {
+    scalar_array(v, x.dtype(), x.weak_type())
 }
 
 /// `lax.convert_element_type(x, dtype)` (strong), or `x` itself when nothing changes.
@@ -52,7 +57,12 @@ fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
 /// `select_n(which, *cases)`: `cases[which]` elementwise (`jnp.where(c, x, y)` is
 /// `select_n(c, y, x)`).
 fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> {
-    lax("select_n", &[c, on_false, on_true], Params::new())
+    // `jnp`'s `_where` broadcasts the three first (select_n wants one shape).
+    let shape = broadcast_shapes(&[c.shape(), on_true.shape(), on_false.shape()])?;
+    let c = broadcast_to(c.clone(), &shape)?;
+    let t = broadcast_to(on_true.clone(), &shape)?;
+    let f = broadcast_to(on_false.clone(), &shape)?;
+    lax("select_n", &[&c, &f, &t], Params::new())
 }
 
 /// `x != 0` as bool (`jnp`'s `_to_bool`), `x` itself when already bool.
@@ -60,7 +70,7 @@ fn to_bool(x: &Array) -> Result<Array, Error> {
     if x.dtype() == DType::Bool {
         return Ok(x.clone());
     }
-    lax2("ne", x, &constant_like(x, Value::Int(0))?)
+    lax2("ne", x, &const_like(x, Value::Int(0))?)
 }
 
 fn one<'a>(x: impl Into<ArrayLike<'a>>, family: Family) -> Result<Array, Error> {
@@ -152,8 +162,9 @@ pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
             "log2 of complex arrays is not implemented yet",
         ));
     }
-    let two = constant_like(&x, Value::Float(2.0))?;
-    lax2("div", &lax1("log", &x)?, &lax1("log", &two)?)
+    let log_x = lax1("log", &x)?;
+    let two = strong_const(&x, Value::Float(2.0))?;
+    lax2("div", &log_x, &lax1("log", &two)?)
 }
 
 /// `jnp.true_divide(x, y)` (`jnp.divide`, `/`): integers divide as the default float.
@@ -196,13 +207,9 @@ pub fn floor_divide<'a>(
         Kind::SignedInt => {
             let q = lax2("div", &x, &y)?;
             let signs_differ = lax2("ne", &lax1("sign", &x)?, &lax1("sign", &y)?)?;
-            let rem_nonzero = lax2(
-                "ne",
-                &lax2("rem", &x, &y)?,
-                &constant_like(&x, Value::Int(0))?,
-            )?;
+            let rem_nonzero = lax2("ne", &lax2("rem", &x, &y)?, &const_like(&x, Value::Int(0))?)?;
             let fix = lax2("and", &signs_differ, &rem_nonzero)?;
-            let q1 = lax2("sub", &q, &constant_like(&q, Value::Int(1))?)?;
+            let q1 = lax2("sub", &q, &const_like(&q, Value::Int(1))?)?;
             select(&fix, &q1, &q)
         }
         Kind::Complex => Err(Error::refused(
@@ -215,7 +222,7 @@ pub fn floor_divide<'a>(
 
 /// `jnp`'s `_float_divmod`: the floored quotient and the remainder with the divisor's sign.
 fn float_divmod(x: &Array, y: &Array) -> Result<(Array, Array), Error> {
-    let zero = constant_like(x, Value::Float(0.0))?;
+    let zero = const_like(x, Value::Float(0.0))?;
     let m = lax2("rem", x, y)?;
     let y_zero = lax2("eq", y, &zero)?;
     let corrected = select(&y_zero, x, &lax2("sub", x, &m)?)?;
@@ -226,7 +233,7 @@ fn float_divmod(x: &Array, y: &Array) -> Result<(Array, Array), Error> {
         &lax2("ne", &lax1("sign", y)?, &lax1("sign", &m)?)?,
     )?;
     let m = select(&ind, &lax2("add", &m, y)?, &m)?;
-    let one = constant_like(&div, Value::Float(1.0))?;
+    let one = const_like(&div, Value::Float(1.0))?;
     let div = select(&ind, &lax2("sub", &div, &one)?, &div)?;
     let rounded = lax(
         "round",
@@ -246,9 +253,9 @@ pub fn remainder<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
-    let zero = constant_like(&x, Value::Int(0))?;
+    let zero = strong_const(&x, Value::Int(0))?;
     if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
-        let ones = constant_like(&y, Value::Int(1))?;
+        let ones = const_like(&y, Value::Int(1))?;
         y = select(&lax2("eq", &y, &zero)?, &ones, &y)?;
     }
     let m = lax2("rem", &x, &y)?;
@@ -277,7 +284,8 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         _ => None,
     };
     if let Some(n) = exponent.and_then(|n| i64::try_from(n).ok()) {
-        let x = one(x, Family::Numeric)?;
+        // Not jitted: a Python int base converts by wrapping, without jit's OverflowError.
+        let x = super::promote_unchecked(Family::Numeric, &x)?;
         return lax("integer_pow", &[&x], Params::new().with("y", Param::Int(n)));
     }
     let (a, b) = two(Some(Op::Power), Family::Numeric, x, y.clone())?;
@@ -299,7 +307,8 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
 
 /// The value of a 0-d integer array (`operator.index`).
 fn int_scalar(a: &Array) -> Option<i128> {
-    if !matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
+    // operator.index refuses ml_dtypes' narrow integers too.
+    if !matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) || a.dtype().bits() < 8 {
         return None;
     }
     let v = a.astype(DType::Int64).ok()?.to_vec::<i64>().ok()?;
@@ -313,10 +322,11 @@ fn int_scalar(a: &Array) -> Option<i128> {
 
 /// `jnp`'s `_pow_int_int`: six rounds of square-and-multiply.
 fn pow_int_int(mut x: Array, mut y: Array) -> Result<Array, Error> {
-    let zero = constant_like(&y, Value::Int(0))?;
-    let one = constant_like(&y, Value::Int(1))?;
-    let zero_x = constant_like(&x, Value::Int(0))?;
-    let one_x = constant_like(&x, Value::Int(1))?;
+    promote_integer(x.dtype())?;
+    let zero = strong_const(&y, Value::Int(0))?;
+    let one = strong_const(&y, Value::Int(1))?;
+    let zero_x = strong_const(&x, Value::Int(0))?;
+    let one_x = strong_const(&x, Value::Int(1))?;
     let base_zero = lax2("and", &lax2("eq", &x, &zero_x)?, &lax2("ne", &y, &zero)?)?;
     let mut acc = select(&base_zero, &zero_x, &one_x)?;
     for _ in 0..6 {
@@ -358,12 +368,6 @@ macro_rules! binary_plain {
 }
 
 binary_plain! {
-    /// `jnp.logical_and(x, y)`.
-    logical_and => Some(Op::LogicalAnd), Any, |x, y| lax2("and", &to_bool(&x)?, &to_bool(&y)?);
-    /// `jnp.logical_or(x, y)`.
-    logical_or => Some(Op::LogicalAnd), Any, |x, y| lax2("or", &to_bool(&x)?, &to_bool(&y)?);
-    /// `jnp.logical_xor(x, y)`.
-    logical_xor => Some(Op::LogicalAnd), Any, |x, y| lax2("xor", &to_bool(&x)?, &to_bool(&y)?);
     /// `jnp.bitwise_and(x, y)` (`&`).
     bitwise_and => Some(Op::BitwiseAnd), Any, |x, y| lax2("and", &x, &y);
     /// `jnp.bitwise_or(x, y)` (`|`).
@@ -381,6 +385,36 @@ binary_plain! {
         };
         lax2(name, &x, &y)
     };
+}
+
+macro_rules! logical {
+    ($($(#[$doc:meta])* $name:ident => $prim:literal;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// The result is weak only when both operands are Python scalars (as JAX answers).
+        ///
+        /// # Errors
+        ///
+        /// Promotion refusals, shapes that do not broadcast.
+        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            let (x, y) = (x.into(), y.into());
+            // Python bools are never weak.
+            let weak = |a: &ArrayLike<'_>| matches!(a, ArrayLike::Scalar(v) if !matches!(v, Value::Bool(_)));
+            let scalars = weak(&x) && weak(&y);
+            let (x, y) = two(Some(Op::LogicalAnd), Family::Any, x, y)?;
+            let r = lax2($prim, &to_bool(&x)?, &to_bool(&y)?)?;
+            Ok(if r.weak_type() == scalars { r } else { r.with_weak_type(scalars) })
+        }
+    )*};
+}
+
+logical! {
+    /// `jnp.logical_and(x, y)`.
+    logical_and => "and";
+    /// `jnp.logical_or(x, y)`.
+    logical_or => "or";
+    /// `jnp.logical_xor(x, y)`.
+    logical_xor => "xor";
 }
 
 /// `jnp.positive(x)` (`+x`): `x` promoted.
@@ -447,6 +481,13 @@ pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 /// The primitive's `TypeError` (keys).
 pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     let x = arraylike(x)?;
+    if x.dtype() == DType::Bool && !is_numpy(&rules()) {
+        // jnp.round asks finfo(bool) for its largest value.
+        return Err(Error::refused(
+            Exception::ValueError,
+            "data type <class 'numpy.bool'> not inexact",
+        ));
+    }
     if matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
         return Ok(x);
     }
@@ -477,7 +518,7 @@ pub fn trunc<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
     }
-    let neg = lax2("lt", &x, &constant_like(&x, Value::Int(0))?)?;
+    let neg = lax2("lt", &x, &const_like(&x, Value::Int(0))?)?;
     select(&neg, &ceil(&x)?, &floor(&x)?)
 }
 
@@ -527,13 +568,13 @@ pub fn isinf<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     let x = arraylike(x)?;
     match x.dtype().kind() {
         Kind::Float => {
-            let inf = constant_like(&x, Value::Float(f64::INFINITY))?;
+            let inf = strong_const(&x, Value::Float(f64::INFINITY))?;
             lax2("eq", &lax1("abs", &x)?, &inf)
         }
         Kind::Complex => {
             let re = lax1("real", &x)?;
             let im = lax1("imag", &x)?;
-            let inf = constant_like(&re, Value::Float(f64::INFINITY))?;
+            let inf = strong_const(&re, Value::Float(f64::INFINITY))?;
             lax2(
                 "or",
                 &lax2("eq", &lax1("abs", &re)?, &inf)?,
@@ -616,7 +657,7 @@ pub fn astype<'a>(x: impl Into<ArrayLike<'a>>, dtype: DType) -> Result<Array, Er
     };
     let mut x = arraylike(x)?;
     if x.dtype().kind() == Kind::Complex && dtype == DType::Bool {
-        x = lax2("ne", &x, &constant_like(&x, Value::Int(0))?)?;
+        x = lax2("ne", &x, &const_like(&x, Value::Int(0))?)?;
     }
     convert(&x, dtype)
 }
@@ -677,10 +718,17 @@ fn axes_param(axes: &[usize]) -> Param {
 
 /// `jnp`'s `_promote_integer_dtype`: booleans and narrow integers sum as the default
 /// integer (unsigned: the default unsigned).
-fn promote_integer(d: DType) -> DType {
+fn promote_integer(d: DType) -> Result<DType, Error> {
+    if matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt) && d.bits() < 8 {
+        // np.iinfo does not know ml_dtypes' narrow integers.
+        return Err(Error::refused(
+            Exception::ValueError,
+            "Invalid integer data type 'V'.",
+        ));
+    }
     let rules = rules();
     let int = default_int(&rules);
-    match d.kind() {
+    Ok(match d.kind() {
         Kind::Bool => int,
         Kind::SignedInt if d.bits() < int.bits() => int,
         Kind::UnsignedInt if d.bits() < int.bits() => {
@@ -691,7 +739,7 @@ fn promote_integer(d: DType) -> DType {
             }
         }
         _ => d,
-    }
+    })
 }
 
 /// Float16 and bfloat16 reductions accumulate in float32 (`_upcast_f16`).
@@ -785,7 +833,7 @@ fn reduction(r: &Reduction<'_>, x: Array, axes: &Axes, keepdims: bool) -> Result
 /// Axes out of range (`ValueError`), key arrays (`TypeError`).
 pub fn sum<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
     let x = one(x, Family::Numeric)?;
-    let result = promote_integer(x.dtype());
+    let result = promote_integer(x.dtype())?;
     let comp = upcast_f16(result);
     reduction(
         &Reduction {
@@ -809,7 +857,7 @@ pub fn sum<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 /// As [`sum`].
 pub fn prod<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
     let x = one(x, Family::Numeric)?;
-    let result = promote_integer(x.dtype());
+    let result = promote_integer(x.dtype())?;
     let comp = upcast_f16(result);
     reduction(
         &Reduction {
@@ -950,7 +998,13 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
         &axes,
         keepdims,
     )?;
-    let n = constant_like(&total, Value::Float(count as f64))?;
+    // The count in the computation dtype (an int2 mean divides by a wrapped count, as JAX).
+    let count = if matches!(comp.kind(), Kind::SignedInt | Kind::UnsignedInt) {
+        Value::Int(count as i128)
+    } else {
+        Value::Float(count as f64)
+    };
+    let n = strong_const(&total, count)?;
     convert(&lax2("div", &total, &n)?, result)
 }
 
@@ -1015,7 +1069,7 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         ravel(&x)?
     };
     let result = if x.dtype() == DType::Bool {
-        promote_integer(DType::Bool)
+        promote_integer(DType::Bool)?
     } else {
         x.dtype()
     };
@@ -1064,17 +1118,6 @@ pub fn matmul<'a>(
     } else {
         b.clone()
     };
-    let k_a = a2.shape()[a2.ndim() - 1];
-    let k_b = b2.shape()[b2.ndim() - 2];
-    if k_a != k_b {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!(
-                "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc \
-                 signature (n?,k),(k,m?)->(n?,m?) (size {k_b} is different from {k_a})"
-            ),
-        ));
-    }
     // Broadcast the batch dimensions.
     let batch_a = &a2.shape()[..a2.ndim() - 2];
     let batch_b = &b2.shape()[..b2.ndim() - 2];

@@ -165,6 +165,14 @@ impl ArrayLike<'_> {
     }
 
     /// As an array of `dtype` (weak or not), shape unchanged.
+    fn shape(&self) -> &[usize] {
+        match self {
+            ArrayLike::Array(a) => a.shape(),
+            ArrayLike::Owned(a) => a.shape(),
+            ArrayLike::Scalar(_) | ArrayLike::Failed(_) => &[],
+        }
+    }
+
     pub(crate) fn to_array(&self, dtype: DType, weak: bool) -> Result<Array, Error> {
         let a = match self {
             ArrayLike::Array(a) => (*a).clone(),
@@ -213,6 +221,8 @@ pub(crate) fn encode_value(
         // A Python int converted to a narrower integer dtype wraps (XLA's convert; the
         // promotion rules have already refused ints outside the default integer's range).
         (Kind::SignedInt | Kind::UnsignedInt, Value::Int(_)) => v,
+        // Floats are rounded by the converter below (NaN to float4 included), not here.
+        (Kind::Float, Value::Float(_)) => v,
         _ => v.cast(dtype)?,
     };
     let component = |x: f64, out: &mut [u8], t: DType| {
@@ -307,20 +317,22 @@ pub(crate) fn family_dtype(rules: &Rules, family: Family, dtype: DType) -> DType
     let numpy = is_numpy(rules);
     let x64 = rules.options().x64 || numpy;
     match (family, dtype.kind()) {
-        (Family::Inexact, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt) => {
-            if numpy {
-                match dtype.bits() {
-                    1 | 8 => DType::Float16,
-                    16 => DType::Float32,
-                    _ => DType::Float64,
-                }
-            } else if x64 {
-                DType::Float64
-            } else {
-                DType::Float32
+        (Family::Inexact, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt) if numpy => {
+            match dtype.bits() {
+                1 | 8 => DType::Float16,
+                16 => DType::Float32,
+                _ => DType::Float64,
             }
         }
-        (Family::Numeric, Kind::Bool) if !numpy => default_int(rules),
+        // JAX's to_inexact_dtype: 64-bit integers become float64 (with x64), the others
+        // float32; int2 and uint2 stay as they are (and the primitive refuses them).
+        (Family::Inexact, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt) => match dtype.bits() {
+            2 => dtype,
+            64 if x64 => DType::Float64,
+            _ => DType::Float32,
+        },
+        // to_numeric_dtype: bool becomes int32, with x64 too.
+        (Family::Numeric, Kind::Bool) if !numpy => DType::Int32,
         _ => dtype,
     }
 }
@@ -355,13 +367,49 @@ pub(crate) fn promote_family(
     family: Family,
     args: &[ArrayLike<'_>],
 ) -> Result<Vec<Array>, Error> {
+    // jnp's promote_shapes comes first: operands of different ranks (0-d ones aside) must
+    // broadcast (NumPy's ValueError), and get leading dimensions of size 1; the primitive
+    // then broadcasts dimensions of size 1 itself (or refuses with lax's TypeError).
+    let shapes: Vec<&[usize]> = args.iter().map(ArrayLike::shape).collect();
+    let ranks: Vec<usize> = shapes
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| s.len())
+        .collect();
+    let rank_differ = ranks.windows(2).any(|w| w[0] != w[1]);
+    let rank = if rank_differ {
+        broadcast_shapes(&shapes)?.len()
+    } else {
+        0
+    };
     let arrays = promote_only(op, family, args)?;
-    let shapes: Vec<&[usize]> = arrays.iter().map(Array::shape).collect();
-    let shape = broadcast_shapes(&shapes)?;
+    if !rank_differ {
+        return Ok(arrays);
+    }
     arrays
         .into_iter()
-        .map(|a| broadcast_to(a, &shape))
+        .map(|a| {
+            if a.ndim() == rank {
+                return Ok(a);
+            }
+            let mut shape = vec![1usize; rank - a.ndim()];
+            shape.extend_from_slice(a.shape());
+            broadcast_to(a, &shape)
+        })
         .collect()
+}
+
+/// One operand promoted into `family` alone, without the checks of jitted functions (a
+/// Python int out of the default integer's range wraps, as `lax.convert_element_type`
+/// outside `jit` converts it).
+pub(crate) fn promote_unchecked(family: Family, x: &ArrayLike<'_>) -> Result<Array, Error> {
+    if let ArrayLike::Failed(e) = x {
+        return Err((**e).clone());
+    }
+    let rules = rules();
+    let p = rules.promoted(&[x.operand()])?;
+    let dtype = family_dtype(&rules, family, p.dtype);
+    x.to_array(dtype, p.weak_type && !is_numpy(&rules))
 }
 
 /// The operands promoted together into `family` (with `op`'s checks), shapes unchanged.

@@ -1,8 +1,8 @@
 //! `jax.numpy`'s shape functions and friends: `reshape`, `transpose`, `concatenate`,
 //! `stack`, indexing by slices, `clip`, `dot`, each binding the `lax` primitives JAX binds.
 
-use dtype_lattice::error::Exception;
 use dtype_lattice::Error;
+use dtype_lattice::error::Exception;
 
 use super::functions::{dot_params, lax};
 use super::{ArrayLike, Family, promote_family, promote_only};
@@ -89,7 +89,10 @@ fn py_isizes(v: &[isize]) -> String {
         [one] => format!("({one},)"),
         _ => format!(
             "({})",
-            v.iter().map(isize::to_string).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(isize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -123,7 +126,11 @@ pub fn transpose<'a>(x: impl Into<ArrayLike<'a>>, axes: Option<&[isize]>) -> Res
                 .collect::<Result<_, _>>()?
         }
     };
-    lax("transpose", &[&x], Params::new().with("permutation", ints(&perm)))
+    lax(
+        "transpose",
+        &[&x],
+        Params::new().with("permutation", ints(&perm)),
+    )
 }
 
 /// `jnp.concatenate(arrays, axis)`: promoted together, joined along `axis`.
@@ -309,11 +316,18 @@ pub fn index(x: &Array, indices: &[Index]) -> Result<Array, Error> {
         let params = Params::new()
             .with("limit_indices", ints(&limit))
             .with("start_indices", ints(&start))
-            .with("strides", if strided { ints(&strides) } else { Param::None });
+            .with(
+                "strides",
+                if strided { ints(&strides) } else { Param::None },
+            );
         out = lax("slice", &[&out], params)?;
     }
     if !reversed.is_empty() {
-        out = lax("rev", &[&out], Params::new().with("dimensions", ints(&reversed)))?;
+        out = lax(
+            "rev",
+            &[&out],
+            Params::new().with("dimensions", ints(&reversed)),
+        )?;
     }
     if !squeezed.is_empty() {
         out = lax(

@@ -120,4 +120,3 @@ macro_rules! complex_arith {
     )*};
 }
 complex_arith!(f32, f64);
-

@@ -763,10 +763,7 @@ fn shape_rule<const OP: u8>(
 
 /// `lax`'s broadcasting rule for n-ary elementwise primitives: 0-d operands go with any
 /// shape; the others must have one rank, and each dimension one size or 1.
-pub(crate) fn broadcasting_shape(
-    name: &str,
-    inputs: &[&ShapedArray],
-) -> Result<Vec<usize>, Error> {
+pub(crate) fn broadcasting_shape(name: &str, inputs: &[&ShapedArray]) -> Result<Vec<usize>, Error> {
     let shapes: Vec<&[usize]> = inputs
         .iter()
         .map(|a| a.shape())
@@ -823,7 +820,10 @@ pub(crate) fn broadcast_operands(inputs: &[&Array], shape: &[usize]) -> Result<V
                 (0..shape.len() as i64).collect()
             };
             let params = Params::new()
-                .with("shape", Param::Ints(shape.iter().map(|&d| d as i64).collect()))
+                .with(
+                    "shape",
+                    Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+                )
                 .with("broadcast_dimensions", Param::Ints(dims))
                 .with("sharding", Param::None);
             super::bind1(&super::BROADCAST_IN_DIM, &[a], &params)

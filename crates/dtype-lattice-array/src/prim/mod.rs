@@ -18,12 +18,12 @@ mod convert;
 mod dot;
 mod elem_arith;
 pub(crate) mod elementwise;
-pub(crate) mod random;
+mod iota;
 pub(crate) mod lanes;
 mod math;
-mod select;
-mod iota;
+pub(crate) mod random;
 mod reduce;
+mod select;
 mod slicing;
 mod structural;
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Writes tests/fixtures/eval/known_divergences.txt from a divergence dump of
+tests/eval_conformance.rs (run it with EVAL_DIVERGENCES=FILE): each disagreeing case,
+classified by cause. A case no class explains stops the script: fix it instead of pinning it.
+
+    EVAL_DIVERGENCES=/tmp/div.txt cargo test -p dtype-lattice-cli --test eval_conformance
+    python3 tools/pin_eval_divergences.py /tmp/div.txt
+"""
+import os
+import re
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CLASSES = [
+    ("sinh-cosh", lambda f, l, w: l.split()[0] in ("sinh", "cosh"),
+     "XLA's float sinh/cosh are built on its own exp approximation (beyond 2 ULP of the true "
+     "value); not reproduced"),
+    ("complex", lambda f, l, w: not f.startswith("numpy") and re.search(r"complex|j\)|j,|j\]", l),
+     "complex arithmetic and transcendentals: XLA's formulas (overflow, signed zeros, FMA) "
+     "differ from num_complex beyond 2 ULP"),
+    ("xla-cannot", lambda f, l, w: "JaxRuntimeError" in w,
+     "XLA's CPU backend cannot compile this op on int2/uint2 (JaxRuntimeError); we compute a "
+     "value"),
+    ("e8m0", lambda f, l, w: "float8_e8m0fnu" in l,
+     "float8_e8m0fnu arithmetic corners (no zero, one NaN) not yet matched"),
+    ("subnormal", lambda f, l, w: re.search(r"e-4[0-9]|e-3[89]|e-32[0-9]|e-308", l),
+     "subnormals: XLA flushes denormals per operation (some transcendentals, rem and pow keep "
+     "them); our flushing differs here"),
+    ("tanh", lambda f, l, w: l.split()[0] == "tanh",
+     "XLA's float32 tanh approximation saturates to +-1 for |x| >= 7.9"),
+    ("narrow-shift", lambda f, l, w: l.split()[0] in ("left_shift", "right_shift")
+     and re.search(r"uint?[24]", l),
+     "XLA shifts int2/int4 values by out-of-range amounts as LLVM's narrow integers do "
+     "(undefined)"),
+    ("bool-arith", lambda f, l, w: re.match(r"(true_divide|multiply) bool", l),
+     "XLA rewrites arithmetic on booleans converted to float as selects (0 * inf is 0)"),
+    ("jit-overflow", lambda f, l, w: l.startswith("isfinite 2147483648"),
+     "jnp.isfinite takes a Python int beyond int32 without jit's OverflowError"),
+    ("numpy", lambda f, l, w: f.startswith("numpy"),
+     "numpy: NumPy 2 ufunc loop selection, casting and denormal corners not modelled"),
+]
+
+
+def main():
+    rows, unexplained = [], []
+    for raw in open(sys.argv[1], encoding="utf-8"):
+        f, line, why = raw.rstrip("\n").split("\t", 2)
+        for name, test, reason in CLASSES:
+            if test(f, line, why):
+                rows.append(f"{f}\t{line}\t{name}: {reason}")
+                break
+        else:
+            unexplained.append(raw)
+    if unexplained:
+        sys.exit("unexplained divergences:\n" + "".join(unexplained[:20]))
+    out = os.path.join(REPO, "tests", "fixtures", "eval", "known_divergences.txt")
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write("# eval cases that do not agree with JAX/NumPy yet: FILE<TAB>LINE<TAB>CLASS: "
+                 "REASON\n# written by tools/pin_eval_divergences.py; the test fails when one "
+                 "starts agreeing\n")
+        fh.write("\n".join(sorted(rows)) + "\n")
+    print(f"pinned {len(rows)} cases in {os.path.relpath(out, REPO)}")
+
+
+if __name__ == "__main__":
+    main()
