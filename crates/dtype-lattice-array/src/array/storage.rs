@@ -20,6 +20,83 @@ pub(crate) enum Storage {
 /// A storage word: `u8`, `u16`, `u32`, `u64` or `u128` (sealed).
 pub trait Word: sealed::Words + bytemuck::Pod + Default + Send + Sync + 'static {}
 
+/// Large buffers freed by arrays, kept for the next large result: a fresh buffer of tens of
+/// megabytes costs a page fault per 4 KiB on first write (NumPy avoids that with huge pages,
+/// which safe Rust cannot ask for), a recycled one is already mapped. At most
+/// [`POOL_BUFFERS`] buffers per word width, each of at least [`POOL_MIN_BYTES`].
+pub(crate) mod pool {
+    use std::sync::Mutex;
+
+    /// The smallest buffer worth keeping.
+    pub(crate) const POOL_MIN_BYTES: usize = 1 << 22;
+    /// How many buffers of one word width are kept.
+    pub(crate) const POOL_BUFFERS: usize = 4;
+
+    /// The pool of one word width.
+    pub(crate) trait Pooled: Sized + Copy + Default + 'static {
+        fn pool() -> &'static Mutex<Vec<Vec<Self>>>;
+    }
+
+    macro_rules! pooled {
+        ($($t:ty),*) => {$(
+            impl Pooled for $t {
+                fn pool() -> &'static Mutex<Vec<Vec<$t>>> {
+                    static POOL: Mutex<Vec<Vec<$t>>> = Mutex::new(Vec::new());
+                    &POOL
+                }
+            }
+        )*};
+    }
+    pooled!(u8, u16, u32, u64, u128);
+
+    /// Keeps `v` for reuse if it is large and the pool has room.
+    pub(crate) fn recycle<W: Pooled>(v: Vec<W>) {
+        if v.capacity() * size_of::<W>() < POOL_MIN_BYTES {
+            return;
+        }
+        if let Ok(mut p) = W::pool().lock()
+            && p.len() < POOL_BUFFERS
+        {
+            p.push(v);
+        }
+    }
+
+    /// A vector of `n` default words, reusing a pooled buffer of a fitting size if any.
+    pub(crate) fn zeroed<W: Pooled>(n: usize) -> Vec<W> {
+        if n * size_of::<W>() >= POOL_MIN_BYTES
+            && let Ok(mut p) = W::pool().lock()
+            && let Some(i) = p
+                .iter()
+                .position(|v| v.capacity() >= n && v.capacity() <= 2 * n)
+        {
+            let mut v = p.swap_remove(i);
+            drop(p);
+            v.clear();
+            v.resize(n, W::default());
+            return v;
+        }
+        vec![W::default(); n]
+    }
+}
+
+impl Drop for Storage {
+    /// The last owner of a large buffer gives it to [`pool`].
+    fn drop(&mut self) {
+        fn give<W: pool::Pooled>(a: &mut Arc<Vec<W>>) {
+            if let Some(v) = Arc::get_mut(a) {
+                pool::recycle(std::mem::take(v));
+            }
+        }
+        match self {
+            Storage::W8(a) => give(a),
+            Storage::W16(a) => give(a),
+            Storage::W32(a) => give(a),
+            Storage::W64(a) => give(a),
+            Storage::W128(a) => give(a),
+        }
+    }
+}
+
 // `Words` is sealed: outside the crate it cannot be named, so `Storage` in its signatures is
 // unreachable there, whatever the lint infers from `Word` being public.
 #[allow(private_interfaces)]

@@ -165,6 +165,14 @@ impl ArrayLike<'_> {
     }
 
     /// As an array of `dtype` (weak or not), shape unchanged.
+    fn as_array(&self) -> Option<&Array> {
+        match self {
+            ArrayLike::Array(a) => Some(a),
+            ArrayLike::Owned(a) => Some(a),
+            _ => None,
+        }
+    }
+
     fn shape(&self) -> &[usize] {
         match self {
             ArrayLike::Array(a) => a.shape(),
@@ -439,7 +447,18 @@ fn binary<'a>(
     x: impl Into<ArrayLike<'a>>,
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
-    let args = promote_and_broadcast(op, &[x.into(), y.into()])?;
+    let (x, y) = (x.into(), y.into());
+    // Two arrays of one dtype, weak type and shape promote to themselves.
+    if let (Some(a), Some(b)) = (x.as_array(), y.as_array())
+        && a.dtype() == b.dtype()
+        && a.weak_type() == b.weak_type()
+        && a.shape() == b.shape()
+        && !a.dtype().is_extended()
+        && a.dtype() != DType::Bool
+    {
+        return prim::bind1(prim, &[a, b], &Params::new());
+    }
+    let args = promote_and_broadcast(op, &[x, y])?;
     let prim = match on_bool {
         Some(p) if args[0].dtype() == DType::Bool => p,
         _ => prim,

@@ -1074,6 +1074,11 @@ fn impl_rule<const OP: u8>(
         inputs
     };
     let x = inputs[0];
+    if let [a, b] = inputs
+        && let Some(data) = super::fast::binary(op, a, b, aval)
+    {
+        return Ok(vec![Array::from_parts(aval.clone(), data)]);
+    }
     let identity = op == Op::IntegerPow && matches!(params.get("y"), Some(Param::Int(1)));
     let data = if identity {
         // integer_pow[y=1] lowers to its operand: the same bits.
@@ -1089,6 +1094,20 @@ fn impl_rule<const OP: u8>(
         })
     };
     Ok(vec![Array::from_parts(aval.clone(), data)])
+}
+
+/// The generic kernel of a binary operation (what [`super::fast`] must agree with).
+pub(crate) fn generic_binary(
+    op: Op,
+    x: &Array,
+    y: &Array,
+    aval: &ShapedArray,
+) -> Result<Array, Error> {
+    let params = Params::new();
+    let data = with_lane!(x.dtype(), T => kernel::<T>(op, &[x, y], &params, aval)?, {
+        return Err(not_implemented(op, x.dtype()));
+    });
+    Ok(Array::from_parts(aval.clone(), data))
 }
 
 /// `jnp.less` & co. on complex operands, as `jax.numpy` computes them: lexicographic on

@@ -18,6 +18,7 @@ mod convert;
 mod dot;
 mod elem_arith;
 pub(crate) mod elementwise;
+mod fast;
 mod iota;
 pub(crate) mod lanes;
 mod math;
