@@ -59,24 +59,16 @@ fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
         MAX => {
             if a.is_nan() || b.is_nan() {
                 f32::NAN
-            } else if a > b {
+            } else if a > b || (a == b && !a.is_sign_negative()) {
                 a
-            } else if b > a {
-                b
-            } else if a.is_sign_negative() {
-                b
             } else {
-                a
+                b
             }
         }
         _ => {
             if a.is_nan() || b.is_nan() {
                 f32::NAN
-            } else if a < b {
-                a
-            } else if b < a {
-                b
-            } else if a.is_sign_negative() {
+            } else if a < b || (a == b && a.is_sign_negative()) {
                 a
             } else {
                 b
