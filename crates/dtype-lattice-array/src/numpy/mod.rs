@@ -455,6 +455,8 @@ fn binary<'a>(
         && a.shape() == b.shape()
         && !a.dtype().is_extended()
         && a.dtype() != DType::Bool
+        && a.dtype().kind() != Kind::Complex
+        && (a.dtype().bits() < 64 || rules().options().x64 || is_numpy(&rules()))
     {
         return prim::bind1(prim, &[a, b], &Params::new());
     }
