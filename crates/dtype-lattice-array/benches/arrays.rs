@@ -60,6 +60,9 @@ fn bench(c: &mut Criterion) {
         b.iter(|| jnp::matmul(black_box(&m1), &m2).unwrap())
     });
     g.bench_function("astype_f32_f8e4m3fn_2e24", |b| {
+        b.iter(|| black_box(&a32).astype(DType::Float8E4M3Fn).unwrap())
+    });
+    g.bench_function("convert_to_vec_f32_f8e4m3fn_2e24", |b| {
         b.iter(|| convert_to_vec(DType::Float32, black_box(&src), DType::Float8E4M3Fn).unwrap())
     });
     g.bench_function("astype_f32_bf16_2e24", |b| {

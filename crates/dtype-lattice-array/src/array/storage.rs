@@ -164,11 +164,11 @@ impl Storage {
         n: usize,
         fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
     ) -> Result<Storage, E> {
-        fn build<W: Word, E>(
+        fn build<W: Word + pool::Pooled, E>(
             n: usize,
             fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
         ) -> Result<Storage, E> {
-            let mut v = vec![W::default(); n];
+            let mut v = pool::zeroed::<W>(n);
             fill(bytemuck::cast_slice_mut(&mut v))?;
             Ok(W::into_storage(v))
         }
