@@ -139,7 +139,7 @@ pub(crate) fn real_f64(f: Fn1, x: f64) -> f64 {
         Fn1::Cbrt => x.cbrt(),
         Fn1::Erf => erf(x),
         Fn1::Erfc => erfc(x),
-        // (erf_inv_f64's series loop does not end on NaN or on values below ~1e-300.)
+        // NaN stays NaN; below 1e-150 erfinv is its first-order term.
         Fn1::ErfInv if x.is_nan() => x,
         Fn1::ErfInv if x.abs() < 1e-150 => x * (std::f64::consts::PI.sqrt() / 2.0),
         Fn1::ErfInv => crate::random::erfinv::erf_inv_f64(x),

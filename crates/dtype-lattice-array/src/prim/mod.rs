@@ -21,7 +21,7 @@ pub(crate) mod elementwise;
 mod fast;
 mod iota;
 pub(crate) mod lanes;
-mod math;
+pub(crate) mod math;
 pub(crate) mod random;
 mod reduce;
 mod select;

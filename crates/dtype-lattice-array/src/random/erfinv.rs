@@ -87,59 +87,8 @@ fn giles_f64(a: f64) -> f64 {
 
 const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
-/// erf(x) for |x| <= 3 by its Maclaurin series (alternating; ~14 correct digits at 3).
-fn erf_series(x: f64) -> f64 {
-    let x2 = x * x;
-    let mut term = x;
-    let mut sum = x;
-    let mut n = 0.0;
-    loop {
-        n += 1.0;
-        term *= -x2 / n;
-        let t = term / (2.0 * n + 1.0);
-        sum += t;
-        if t.abs() < 1e-17 * sum.abs() {
-            break;
-        }
-    }
-    sum * TWO_OVER_SQRT_PI
-}
-
-/// erfc(x) for x >= 0.5 by its continued fraction (modified Lentz).
-fn erfc_cf(x: f64) -> f64 {
-    // erfc(x) = exp(-x²)/sqrt(pi) * 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + ...)))))
-    let tiny = 1e-300;
-    let mut f = x;
-    let mut c = x;
-    let mut d = 0.0;
-    for k in 1..500 {
-        let a = k as f64 / 2.0;
-        d = x + a * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = x + a / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        let delta = c * d;
-        f *= delta;
-        if (delta - 1.0).abs() < 1e-16 {
-            break;
-        }
-    }
-    (-x * x).exp() / (f * std::f64::consts::PI.sqrt())
-}
-
-/// erfc(x) for x >= 0.
-fn erfc_pos(x: f64) -> f64 {
-    if x < 2.0 {
-        1.0 - erf_series(x)
-    } else {
-        erfc_cf(x)
-    }
-}
+// erf and erfc in float64: the crate's one implementation, the `erf`/`erfc` primitives'.
+use crate::prim::math::{erf, erfc};
 
 /// erfinv for float64, `-1 < x < 1`; ±inf at ±1.
 pub(crate) fn erf_inv_f64(x: f64) -> f64 {
@@ -159,9 +108,9 @@ pub(crate) fn erf_inv_f64(x: f64) -> f64 {
         // Newton on erf(y) = a for small y, on ln erfc(y) = ln(1 - a) near 1 (1 - a is exact
         // there), where erf's residual would be lost to rounding.
         let dy = if a < 0.5 {
-            (erf_series(y) - a) / (TWO_OVER_SQRT_PI * (-y * y).exp())
+            (erf(y) - a) / (TWO_OVER_SQRT_PI * (-y * y).exp())
         } else {
-            let e = erfc_pos(y);
+            let e = erfc(y);
             (e.ln() - (1.0 - a).ln()) / (-TWO_OVER_SQRT_PI * (-y * y).exp() / e)
         };
         y -= dy;
@@ -181,15 +130,11 @@ mod tests {
         for &y in &[
             1e-8, 0.001, 0.1, 0.5, 0.9, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 5.8,
         ] {
-            let x = if y < 2.0 {
-                erf_series(y)
-            } else {
-                1.0 - erfc_cf(y)
-            };
+            let x = erf(y);
             if x < 1.0 {
                 // Round trip through the rounded x: erfc(erfinv(x)) == 1 - x.
                 let back = erf_inv_f64(x);
-                let (q, e) = (1.0 - x, erfc_pos(back));
+                let (q, e) = (1.0 - x, erfc(back));
                 assert!(
                     ((e - q) / q).abs() < 1e-12,
                     "{y}: erfc({back}) = {e} != {q}"
@@ -204,7 +149,7 @@ mod tests {
         }
         assert_eq!(erf_inv_f64(0.0), 0.0);
         assert_eq!(erf_inv_f32(1.0), f32::INFINITY);
-        assert!((erfc_pos(1.0) - 0.157_299_207_050_285_13).abs() < 1e-15);
-        assert!((erfc_cf(3.0) - 2.209_049_699_858_544e-5).abs() < 1e-19);
+        assert!((erfc(1.0) - 0.157_299_207_050_285_13).abs() < 1e-15);
+        assert!((erfc(3.0) - 2.209_049_699_858_544e-5).abs() < 1e-19);
     }
 }
