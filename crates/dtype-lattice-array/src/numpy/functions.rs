@@ -775,31 +775,91 @@ fn keep_dims(r: Array, axes: &[usize], ndim: usize) -> Result<Array, Error> {
     lax("reshape", &[&r], params)
 }
 
-/// How `jnp`'s `_reduction` runs one reduction.
-struct Reduction<'n> {
+/// How `jnp`'s `_reduction` runs one reduction: one row per function.
+struct Reduction {
     /// The `jnp` name (for messages).
-    name: &'n str,
+    name: &'static str,
     /// The primitive, and the one for booleans.
-    prims: (&'n str, &'n str),
+    prims: (&'static str, &'static str),
     /// Whether an empty reduction has a value.
     has_identity: bool,
-    /// The result dtype.
-    result: DType,
-    /// The dtype it accumulates in.
-    computation: DType,
+    /// sum/prod's dtype rules (narrow integers widened, float16/bfloat16 accumulated in
+    /// float32), or the operand's dtype kept.
+    promote: bool,
     /// Whether the primitive takes `out_sharding`.
     sharding: bool,
 }
 
-/// A reduction as `jnp`'s `_reduction` runs it.
-fn reduction(r: &Reduction<'_>, x: Array, axes: &Axes, keepdims: bool) -> Result<Array, Error> {
+const SUM: Reduction = Reduction {
+    name: "sum",
+    prims: ("reduce_sum", "reduce_or"),
+    has_identity: true,
+    promote: true,
+    sharding: true,
+};
+const PROD: Reduction = Reduction {
+    name: "prod",
+    prims: ("reduce_prod", "reduce_and"),
+    has_identity: true,
+    promote: true,
+    sharding: true,
+};
+const MAX: Reduction = Reduction {
+    name: "max",
+    prims: ("reduce_max", "reduce_max"),
+    has_identity: false,
+    promote: false,
+    sharding: false,
+};
+const MIN: Reduction = Reduction {
+    name: "min",
+    prims: ("reduce_min", "reduce_min"),
+    has_identity: false,
+    promote: false,
+    sharding: false,
+};
+const ALL: Reduction = Reduction {
+    name: "all",
+    prims: ("reduce_and", "reduce_and"),
+    has_identity: true,
+    promote: false,
+    sharding: false,
+};
+const ANY: Reduction = Reduction {
+    name: "any",
+    prims: ("reduce_or", "reduce_or"),
+    has_identity: true,
+    promote: false,
+    sharding: false,
+};
+
+/// `r` of `x` with its row's dtype rules.
+fn reduce(r: &Reduction, x: Array, axes: &Axes, keepdims: bool) -> Result<Array, Error> {
+    let (result, computation) = if r.promote {
+        let result = promote_integer(x.dtype())?;
+        (result, upcast_f16(result))
+    } else {
+        (x.dtype(), x.dtype())
+    };
+    reduction(r, x, axes, keepdims, result, computation)
+}
+
+/// A reduction as `jnp`'s `_reduction` runs it, into `result_dtype`, accumulating in
+/// `computation`.
+fn reduction(
+    r: &Reduction,
+    x: Array,
+    axes: &Axes,
+    keepdims: bool,
+    result_dtype: DType,
+    computation: DType,
+) -> Result<Array, Error> {
     let Reduction {
         name,
         prims: (prim, bool_prim),
         has_identity,
-        result: result_dtype,
-        computation,
         sharding: with_sharding,
+        ..
     } = *r;
     let dims = reduction_axes(axes, x.ndim())?;
     if !has_identity && dims.iter().any(|&d| x.shape()[d] == 0) {
@@ -832,22 +892,7 @@ fn reduction(r: &Reduction<'_>, x: Array, axes: &Axes, keepdims: bool) -> Result
 ///
 /// Axes out of range (`ValueError`), key arrays (`TypeError`).
 pub fn sum<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
-    let x = one(x, Family::Numeric)?;
-    let result = promote_integer(x.dtype())?;
-    let comp = upcast_f16(result);
-    reduction(
-        &Reduction {
-            name: "sum",
-            prims: ("reduce_sum", "reduce_or"),
-            has_identity: true,
-            result,
-            computation: comp,
-            sharding: true,
-        },
-        x,
-        &axes,
-        keepdims,
-    )
+    reduce(&SUM, one(x, Family::Numeric)?, &axes, keepdims)
 }
 
 /// `jnp.prod(x, axis, keepdims=...)`, with [`sum`]'s dtype rules.
@@ -856,22 +901,7 @@ pub fn sum<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 ///
 /// As [`sum`].
 pub fn prod<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
-    let x = one(x, Family::Numeric)?;
-    let result = promote_integer(x.dtype())?;
-    let comp = upcast_f16(result);
-    reduction(
-        &Reduction {
-            name: "prod",
-            prims: ("reduce_prod", "reduce_and"),
-            has_identity: true,
-            result,
-            computation: comp,
-            sharding: true,
-        },
-        x,
-        &axes,
-        keepdims,
-    )
+    reduce(&PROD, one(x, Family::Numeric)?, &axes, keepdims)
 }
 
 /// `jnp.max(x, axis, keepdims=...)` (NaN propagates).
@@ -880,21 +910,7 @@ pub fn prod<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
 ///
 /// `ValueError` for an empty reduction (no identity), axes out of range.
 pub fn max<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
-    let x = arraylike(x)?;
-    let d = x.dtype();
-    reduction(
-        &Reduction {
-            name: "max",
-            prims: ("reduce_max", "reduce_max"),
-            has_identity: false,
-            result: d,
-            computation: d,
-            sharding: false,
-        },
-        x,
-        &axes,
-        keepdims,
-    )
+    reduce(&MAX, arraylike(x)?, &axes, keepdims)
 }
 
 /// `jnp.min(x, axis, keepdims=...)` (NaN propagates).
@@ -903,21 +919,7 @@ pub fn max<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 ///
 /// As [`max`].
 pub fn min<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
-    let x = arraylike(x)?;
-    let d = x.dtype();
-    reduction(
-        &Reduction {
-            name: "min",
-            prims: ("reduce_min", "reduce_min"),
-            has_identity: false,
-            result: d,
-            computation: d,
-            sharding: false,
-        },
-        x,
-        &axes,
-        keepdims,
-    )
+    reduce(&MIN, arraylike(x)?, &axes, keepdims)
 }
 
 /// `jnp.all(x, axis, keepdims=...)`.
@@ -926,20 +928,7 @@ pub fn min<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 ///
 /// Axes out of range.
 pub fn all<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
-    let x = to_bool_cast(&arraylike(x)?)?;
-    reduction(
-        &Reduction {
-            name: "all",
-            prims: ("reduce_and", "reduce_and"),
-            has_identity: true,
-            result: DType::Bool,
-            computation: DType::Bool,
-            sharding: false,
-        },
-        x,
-        &axes,
-        keepdims,
-    )
+    reduce(&ALL, to_bool_cast(&arraylike(x)?)?, &axes, keepdims)
 }
 
 /// `jnp.any(x, axis, keepdims=...)`.
@@ -948,20 +937,7 @@ pub fn all<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 ///
 /// Axes out of range.
 pub fn any<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
-    let x = to_bool_cast(&arraylike(x)?)?;
-    reduction(
-        &Reduction {
-            name: "any",
-            prims: ("reduce_or", "reduce_or"),
-            has_identity: true,
-            result: DType::Bool,
-            computation: DType::Bool,
-            sharding: false,
-        },
-        x,
-        &axes,
-        keepdims,
-    )
+    reduce(&ANY, to_bool_cast(&arraylike(x)?)?, &axes, keepdims)
 }
 
 /// `jnp`'s `_cast_to_bool`: `convert_element_type(x, bool)`.
@@ -985,19 +961,7 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
     let comp = upcast_f16(result);
     let dims = reduction_axes(&axes, x.ndim())?;
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
-    let total = reduction(
-        &Reduction {
-            name: "sum",
-            prims: ("reduce_sum", "reduce_or"),
-            has_identity: true,
-            result: comp,
-            computation: comp,
-            sharding: true,
-        },
-        x,
-        &axes,
-        keepdims,
-    )?;
+    let total = reduction(&SUM, x, &axes, keepdims, comp, comp)?;
     // The count in the computation dtype (an int2 mean divides by a wrapped count, as JAX).
     let count = if matches!(comp.kind(), Kind::SignedInt | Kind::UnsignedInt) {
         Value::Int(count as i128)
