@@ -75,6 +75,15 @@ impl ShapedArray {
         }
     }
 
+    /// The same shape (shared), with this dtype and weak type.
+    pub(crate) fn retyped(&self, dtype: DType, weak_type: bool) -> ShapedArray {
+        ShapedArray {
+            shape: self.shape.clone(),
+            dtype,
+            weak_type,
+        }
+    }
+
     /// The dimensions, row-major.
     pub fn shape(&self) -> &[usize] {
         &self.shape
@@ -107,6 +116,13 @@ impl fmt::Display for ShapedArray {
         let dims: Vec<String> = self.shape.iter().map(usize::to_string).collect();
         write!(f, "{}[{}]", jaxpr_dtype_name(self.dtype), dims.join(","))
     }
+}
+
+/// Whether two shapes are equal, compared inline (shapes are short; a `memcmp` call costs
+/// more than the comparison in the binds of small arrays).
+#[inline]
+pub(crate) fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// The short dtype names of jaxprs (`f32`, `i8`, `u4`, `bf16`, `c64`, `bool`, `f8_e4m3fn`).

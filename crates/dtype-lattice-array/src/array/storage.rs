@@ -20,21 +20,37 @@ pub(crate) enum Storage {
 /// A storage word: `u8`, `u16`, `u32`, `u64` or `u128` (sealed).
 pub trait Word: sealed::Words + bytemuck::Pod + Default + Send + Sync + 'static {}
 
-/// Large buffers freed by arrays, kept for the next large result: a fresh buffer of tens of
-/// megabytes costs a page fault per 4 KiB on first write (NumPy avoids that with huge pages,
-/// which safe Rust cannot ask for), a recycled one is already mapped. At most
-/// [`POOL_BUFFERS`] buffers per word width, each of at least [`POOL_MIN_BYTES`].
+/// Buffers freed by arrays, kept for the next result.
+///
+/// - Large buffers (at least [`POOL_MIN_BYTES`](pool::POOL_MIN_BYTES), at most
+///   [`POOL_BUFFERS`](pool::POOL_BUFFERS) per word width, shared by all threads): a fresh
+///   buffer of tens of megabytes costs a page fault per 4 KiB on first write (NumPy avoids that
+///   with huge pages, which safe Rust cannot ask for), a recycled one is already mapped.
+/// - Small buffers (at most [`SMALL_BYTES`](pool::SMALL_BYTES), at most
+///   [`SMALL_BUFFERS`](pool::SMALL_BUFFERS) per word width and thread) are kept whole, the
+///   shared vector with its words: an operation on a few elements then allocates nothing (NumPy
+///   keeps a cache of small data blocks for the same reason).
 pub(crate) mod pool {
-    use std::sync::Mutex;
+    use std::cell::RefCell;
+    use std::sync::{Arc, LazyLock, Mutex};
 
     /// The smallest buffer worth keeping.
     pub(crate) const POOL_MIN_BYTES: usize = 1 << 22;
     /// How many buffers of one word width are kept.
     pub(crate) const POOL_BUFFERS: usize = 4;
+    /// The largest small buffer kept.
+    pub(crate) const SMALL_BYTES: usize = 1 << 10;
+    /// How many small buffers of one word width a thread keeps.
+    pub(crate) const SMALL_BUFFERS: usize = 32;
 
-    /// The pool of one word width.
+    /// The pools of one word width.
     pub(crate) trait Pooled: Sized + Copy + Default + 'static {
+        /// The large buffers.
         fn pool() -> &'static Mutex<Vec<Vec<Self>>>;
+        /// This thread's small buffers (each unshared).
+        fn with_small<R>(f: impl FnOnce(&mut Vec<Arc<Vec<Self>>>) -> R) -> Option<R>;
+        /// A shared empty vector, put in place of a small buffer taken for the cache.
+        fn empty() -> Arc<Vec<Self>>;
     }
 
     macro_rules! pooled {
@@ -43,6 +59,16 @@ pub(crate) mod pool {
                 fn pool() -> &'static Mutex<Vec<Vec<$t>>> {
                     static POOL: Mutex<Vec<Vec<$t>>> = Mutex::new(Vec::new());
                     &POOL
+                }
+                fn with_small<R>(f: impl FnOnce(&mut Vec<Arc<Vec<$t>>>) -> R) -> Option<R> {
+                    thread_local! {
+                        static SMALL: RefCell<Vec<Arc<Vec<$t>>>> = const { RefCell::new(Vec::new()) };
+                    }
+                    SMALL.try_with(|c| c.try_borrow_mut().ok().map(|mut c| f(&mut c))).ok().flatten()
+                }
+                fn empty() -> Arc<Vec<$t>> {
+                    static EMPTY: LazyLock<Arc<Vec<$t>>> = LazyLock::new(|| Arc::new(Vec::new()));
+                    EMPTY.clone()
                 }
             }
         )*};
@@ -59,6 +85,51 @@ pub(crate) mod pool {
         {
             p.push(v);
         }
+    }
+
+    /// Keeps the unshared `*a` for reuse if it is small and this thread's cache has room
+    /// (leaving a shared empty vector in its place), else its words if they are large.
+    pub(crate) fn give<W: Pooled>(a: &mut Arc<Vec<W>>) {
+        let Some(v) = Arc::get_mut(a) else {
+            return;
+        };
+        let cap = v.capacity();
+        if cap == 0 {
+            return;
+        }
+        if cap * size_of::<W>() <= SMALL_BYTES {
+            W::with_small(|c| {
+                if c.len() < SMALL_BUFFERS {
+                    c.push(std::mem::replace(a, W::empty()));
+                }
+            });
+        } else {
+            recycle(std::mem::take(v));
+        }
+    }
+
+    /// `n` words written by `fill` (given them zeroed), in a shared vector: a cached one when
+    /// `n` is small, else [`zeroed`]'s.
+    pub(crate) fn shared<W: Pooled, E>(
+        n: usize,
+        fill: impl FnOnce(&mut [W]) -> Result<(), E>,
+    ) -> Result<Arc<Vec<W>>, E> {
+        if n * size_of::<W>() <= SMALL_BYTES
+            && let Some(mut a) = W::with_small(|c| {
+                let i = c.iter().rposition(|a| a.capacity() >= n)?;
+                Some(c.swap_remove(i))
+            })
+            .flatten()
+            && let Some(v) = Arc::get_mut(&mut a)
+        {
+            v.clear();
+            v.resize(n, W::default());
+            fill(v)?;
+            return Ok(a);
+        }
+        let mut v = zeroed::<W>(n);
+        fill(&mut v)?;
+        Ok(Arc::new(v))
     }
 
     /// A vector of `n` default words, reusing a pooled buffer of a fitting size if any.
@@ -80,19 +151,14 @@ pub(crate) mod pool {
 }
 
 impl Drop for Storage {
-    /// The last owner of a large buffer gives it to [`pool`].
+    /// The last owner of a buffer gives it to [`pool`].
     fn drop(&mut self) {
-        fn give<W: pool::Pooled>(a: &mut Arc<Vec<W>>) {
-            if let Some(v) = Arc::get_mut(a) {
-                pool::recycle(std::mem::take(v));
-            }
-        }
         match self {
-            Storage::W8(a) => give(a),
-            Storage::W16(a) => give(a),
-            Storage::W32(a) => give(a),
-            Storage::W64(a) => give(a),
-            Storage::W128(a) => give(a),
+            Storage::W8(a) => pool::give(a),
+            Storage::W16(a) => pool::give(a),
+            Storage::W32(a) => pool::give(a),
+            Storage::W64(a) => pool::give(a),
+            Storage::W128(a) => pool::give(a),
         }
     }
 }
@@ -107,6 +173,8 @@ pub(crate) mod sealed {
     pub trait Words: Sized {
         /// Wraps a vector of these words.
         fn into_storage(v: Vec<Self>) -> Storage;
+        /// Wraps a shared vector of these words.
+        fn into_shared_storage(v: std::sync::Arc<Vec<Self>>) -> Storage;
         /// The words, if the storage holds this width.
         fn view(s: &Storage) -> Option<&[Self]>;
     }
@@ -121,6 +189,9 @@ macro_rules! words {
         impl Words for $t {
             fn into_storage(v: Vec<Self>) -> Storage {
                 Storage::$v(Arc::new(v))
+            }
+            fn into_shared_storage(v: Arc<Vec<Self>>) -> Storage {
+                Storage::$v(v)
             }
             fn view(s: &Storage) -> Option<&[Self]> {
                 match s {
@@ -168,9 +239,8 @@ impl Storage {
             n: usize,
             fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
         ) -> Result<Storage, E> {
-            let mut v = pool::zeroed::<W>(n);
-            fill(bytemuck::cast_slice_mut(&mut v))?;
-            Ok(W::into_storage(v))
+            let a = pool::shared::<W, E>(n, |v| fill(bytemuck::cast_slice_mut(v)))?;
+            Ok(W::into_shared_storage(a))
         }
         match width {
             1 => build::<u8, E>(n, fill),

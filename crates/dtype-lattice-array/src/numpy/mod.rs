@@ -452,7 +452,7 @@ fn binary<'a>(
     if let (Some(a), Some(b)) = (x.as_array(), y.as_array())
         && a.dtype() == b.dtype()
         && a.weak_type() == b.weak_type()
-        && a.shape() == b.shape()
+        && crate::array::same_shape(a.shape(), b.shape())
         && !a.dtype().is_extended()
         && a.dtype() != DType::Bool
         && a.dtype().kind() != Kind::Complex

@@ -3,6 +3,7 @@
 //! ml_dtypes when the NumPy rules are in force ([`crate::numpy::semantics`]); `new_dtype` and
 //! `weak_type` are its parameters, as in JAX.
 
+use super::{Avals, Outputs};
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
@@ -13,7 +14,7 @@ fn shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let new_dtype = match params.require(prim.name, "new_dtype")? {
         Param::DType(d) => *d,
@@ -35,7 +36,11 @@ fn shape_rule(
         ));
     }
     let weak = matches!(params.get("weak_type"), Some(Param::Bool(true)));
-    Ok(vec![ShapedArray::new(x.shape(), new_dtype, weak)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        x.shape(),
+        new_dtype,
+        weak
+    )])
 }
 
 fn impl_rule(
@@ -43,11 +48,14 @@ fn impl_rule(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let aval = out[0].clone();
     if aval.dtype() == x.dtype() {
-        return Ok(vec![Array::from_parts(aval, x.storage().clone())]);
+        return Ok(smallvec::smallvec![Array::from_parts(
+            aval,
+            x.storage().clone()
+        )]);
     }
     let (width, words) = layout(aval.dtype());
     let data = Storage::filled(width, aval.size() * words, |bytes| {
@@ -65,7 +73,7 @@ fn impl_rule(
             reason: e.to_string(),
         })
     })?;
-    Ok(vec![Array::from_parts(aval, data)])
+    Ok(smallvec::smallvec![Array::from_parts(aval, data)])
 }
 
 pub(crate) static CONVERT_ELEMENT_TYPE: Primitive = Primitive {

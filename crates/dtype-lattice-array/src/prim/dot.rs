@@ -16,6 +16,7 @@
 //! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
 //! another order than XLA's and agree with it to rounding.
 
+use super::{Avals, Outputs};
 use dtype_lattice::{DType, Error, Kind};
 
 use super::elem_arith::ElemArith as Arith;
@@ -79,7 +80,7 @@ fn shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let (l, r) = (inputs[0], inputs[1]);
     let Dims { lc, rc, lb, rb } = dims(params, prim.name)?;
     let ok = |v: &[i64], n: usize| v.iter().all(|&d| d >= 0 && (d as u64) < n as u64);
@@ -217,7 +218,7 @@ fn shape_rule(
             }
         ));
     }
-    Ok(vec![ShapedArray::new(
+    Ok(smallvec::smallvec![ShapedArray::new(
         &shape,
         out,
         l.weak_type() && r.weak_type(),
@@ -347,9 +348,14 @@ fn impl_rule(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let aval = &out[0];
     super::structural::check_alloc(aval)?;
+    if aval.shape().contains(&0) {
+        // No element to compute (the contraction may still be huge).
+        let empty = Array::from_bytes(aval.dtype(), aval.shape(), &[])?;
+        return Ok(smallvec::smallvec![empty.with_weak_type(aval.weak_type())]);
+    }
     let natural = if type_properties(inputs[0].dtype()) >= type_properties(inputs[1].dtype()) {
         inputs[0].dtype()
     } else {
@@ -403,7 +409,7 @@ fn impl_rule(
     } else {
         result.astype(aval.dtype())?
     };
-    Ok(vec![result.with_weak_type(aval.weak_type())])
+    Ok(smallvec::smallvec![result.with_weak_type(aval.weak_type())])
 }
 
 pub(crate) static DOT_GENERAL: Primitive = Primitive {

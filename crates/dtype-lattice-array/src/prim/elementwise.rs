@@ -25,6 +25,7 @@
 //! complex `atan2`; complex transcendentals are `num_complex`'s formulas, which differ from
 //! XLA's at infinities and by a few ulps elsewhere (listed in `tests/lax_elementwise.rs`).
 
+use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 use num_complex::Complex;
@@ -310,15 +311,33 @@ impl Arith for bool {
     }
 }
 
+/// `r`, the IEEE result of a binary operation on `a` and `b`, with x86's choice among NaN
+/// operands made explicit: the first NaN operand, quieted (`a + a` quiets `a`). LLVM commutes
+/// float addition and multiplication, so the hardware's own choice would depend on codegen
+/// (XLA's results show the first operand's NaN: float8_e3m4 `add(+NaN, -NaN)` is +NaN).
+macro_rules! nan_first {
+    ($a:expr, $b:expr, $r:expr) => {{
+        let (a, b) = ($a, $b);
+        if a.is_nan() {
+            a + a
+        } else if b.is_nan() {
+            b + b
+        } else {
+            $r
+        }
+    }};
+}
+pub(crate) use nan_first;
+
 /// IEEE arithmetic at the lane's precision; `max`/`min` propagate NaN (XLA's semantics).
 macro_rules! float_arith {
     ($($t:ty, $f1:expr, $wide:ty);*) => {$(
         impl Arith for $t {
             type Real = $t;
             type Cplx = Complex<$t>;
-            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
-            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
-            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn add(self, o: Self) -> Self { nan_first!(self, o, self + o) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { nan_first!(self, o, self - o) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { nan_first!(self, o, self * o) }
             #[inline(always)] fn max(self, o: Self) -> Self {
                 if self.is_nan() || o.is_nan() { <$t>::NAN } else if self > o { self } else if o > self { o } else if self.is_sign_negative() { o } else { self }
             }
@@ -334,7 +353,7 @@ macro_rules! float_arith {
             fn conj(self) -> Complex<$t> { Complex::new(self, 0.0) }
             fn one() -> Self { 1.0 }
             fn ln2() -> Self { std::f64::consts::LN_2 as $t }
-            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)] fn div(self, o: Self) -> Self { nan_first!(self, o, self / o) }
             #[inline(always)] fn rem(self, o: Self) -> Self { self % o }
             fn pow(self, o: Self) -> Self { (<$wide>::from(self).powf(<$wide>::from(o))) as $t }
             fn atan2(self, o: Self) -> Self { (<$wide>::from(self).atan2(<$wide>::from(o))) as $t }
@@ -687,7 +706,7 @@ fn shape_rule<const OP: u8>(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let op = Op::of(OP);
     let first = inputs[0];
     let accept = op.accept();
@@ -746,7 +765,6 @@ fn shape_rule<const OP: u8>(
     if op == Op::Round {
         rounding_method(params)?;
     }
-    let shape = broadcasting_shape(prim.name, inputs)?;
     let weak = inputs.iter().all(|a| a.weak_type());
     let d = first.dtype();
     let (dtype, weak) = match op.out() {
@@ -758,7 +776,16 @@ fn shape_rule<const OP: u8>(
         Out::Complex if d == DType::Float64 => (DType::Complex128, weak),
         Out::Complex => (DType::Complex64, weak),
     };
-    Ok(vec![ShapedArray::new(&shape, dtype, weak)])
+    // The common case, operands of one shape, shares the first operand's shape.
+    let same = inputs
+        .iter()
+        .all(|a| crate::array::same_shape(a.shape(), first.shape()));
+    let out = if same {
+        first.retyped(dtype, weak)
+    } else {
+        ShapedArray::new(&broadcasting_shape(prim.name, inputs)?, dtype, weak)
+    };
+    Ok(smallvec::smallvec![out])
 }
 
 /// `lax`'s broadcasting rule for n-ary elementwise primitives: 0-d operands go with any
@@ -807,7 +834,7 @@ pub(crate) fn broadcasting_shape(name: &str, inputs: &[&ShapedArray]) -> Result<
 
 /// The operands broadcast to `shape` (`lax`'s implicit broadcasting of 0-d operands and
 /// dimensions of size 1), sharing the ones already of that shape.
-pub(crate) fn broadcast_operands(inputs: &[&Array], shape: &[usize]) -> Result<Vec<Array>, Error> {
+pub(crate) fn broadcast_operands(inputs: &[&Array], shape: &[usize]) -> Result<Outputs, Error> {
     inputs
         .iter()
         .map(|a| {
@@ -1063,11 +1090,14 @@ fn impl_rule<const OP: u8>(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let op = Op::of(OP);
     let aval = &out[0];
     let owned;
-    let inputs: &[&Array] = if inputs.iter().any(|a| a.shape() != aval.shape()) {
+    let inputs: &[&Array] = if inputs
+        .iter()
+        .any(|a| !crate::array::same_shape(a.shape(), aval.shape()))
+    {
         owned = broadcast_operands(inputs, aval.shape())?;
         &owned.iter().collect::<Vec<_>>()
     } else {
@@ -1077,7 +1107,7 @@ fn impl_rule<const OP: u8>(
     if let [a, b] = inputs
         && let Some(data) = super::fast::binary(op, a, b, aval)
     {
-        return Ok(vec![Array::from_parts(aval.clone(), data)]);
+        return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
     }
     let identity = op == Op::IntegerPow && matches!(params.get("y"), Some(Param::Int(1)));
     let data = if identity {
@@ -1093,7 +1123,7 @@ fn impl_rule<const OP: u8>(
             ));
         })
     };
-    Ok(vec![Array::from_parts(aval.clone(), data)])
+    Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
 }
 
 /// The generic kernel of a binary operation (what [`super::fast`] must agree with).

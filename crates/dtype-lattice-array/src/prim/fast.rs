@@ -53,9 +53,9 @@ fn code(op: Op) -> u8 {
 #[inline(always)]
 fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
     match OP {
-        ADD => a + b,
-        SUB => a - b,
-        MUL => a * b,
+        ADD => super::elementwise::nan_first!(a, b, a + b),
+        SUB => super::elementwise::nan_first!(a, b, a - b),
+        MUL => super::elementwise::nan_first!(a, b, a * b),
         MAX => {
             if a.is_nan() || b.is_nan() {
                 f32::NAN
@@ -88,35 +88,40 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
     x: &[W],
     y: &[W],
     f: impl Fn(W, W) -> O + Sync,
-) -> Vec<O> {
+) -> Arc<Vec<O>> {
     let n = x.len().min(y.len());
-    let mut out = crate::array::storage::pool::zeroed::<O>(n);
     let threads = if n < PARALLEL_MIN { 1 } else { threads() };
-    if threads < 2 {
-        for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
-            *o = f(a, b);
+    let filled = crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, |out| {
+        if threads < 2 {
+            for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+                *o = f(a, b);
+            }
+            return Ok(());
         }
-        return out;
-    }
-    let chunk = n.div_ceil(threads);
-    std::thread::scope(|s| {
-        for ((o, a), b) in out
-            .chunks_mut(chunk)
-            .zip(x.chunks(chunk))
-            .zip(y.chunks(chunk))
-        {
-            let f = &f;
-            s.spawn(move || {
-                for ((o, &a), &b) in o.iter_mut().zip(a).zip(b) {
-                    *o = f(a, b);
-                }
-            });
-        }
+        let chunk = n.div_ceil(threads);
+        std::thread::scope(|s| {
+            for ((o, a), b) in out
+                .chunks_mut(chunk)
+                .zip(x.chunks(chunk))
+                .zip(y.chunks(chunk))
+            {
+                let f = &f;
+                s.spawn(move || {
+                    for ((o, &a), &b) in o.iter_mut().zip(a).zip(b) {
+                        *o = f(a, b);
+                    }
+                });
+            }
+        });
+        Ok(())
     });
-    out
+    match filled {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
 }
 
-fn f32_loop<const OP: u8>(a: &[u32], b: &[u32]) -> Vec<u32> {
+fn f32_loop<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
     zip_par(a, b, |a, b| {
         let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
         flush(r).to_bits()
@@ -125,7 +130,7 @@ fn f32_loop<const OP: u8>(a: &[u32], b: &[u32]) -> Vec<u32> {
 
 /// bfloat16 in float32 and back, rounding to nearest even; NaN keeps its sign with the
 /// canonical payload.
-fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Vec<u16> {
+fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Arc<Vec<u16>> {
     zip_par(a, b, |a, b| {
         let a = flush(f32::from_bits(u32::from(a) << 16));
         let b = flush(f32::from_bits(u32::from(b) << 16));
@@ -144,8 +149,8 @@ fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Vec<u16> {
 /// kernel must do it.
 pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<Storage> {
     if !matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Max | Op::Min)
-        || x.shape() != out.shape()
-        || y.shape() != out.shape()
+        || !crate::array::same_shape(x.shape(), out.shape())
+        || !crate::array::same_shape(y.shape(), out.shape())
         || x.dtype() != y.dtype()
         || out.dtype() != x.dtype()
     {
@@ -160,7 +165,7 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
                 MAX => f32_loop::<MAX>(a, b),
                 _ => f32_loop::<MIN>(a, b),
             };
-            Some(Storage::W32(Arc::new(v)))
+            Some(Storage::W32(v))
         }
         (Storage::W16(a), Storage::W16(b)) if x.dtype() == DType::BFloat16 => {
             let v = match code(op) {
@@ -170,14 +175,14 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
                 MAX => bf16_loop::<MAX>(a, b),
                 _ => bf16_loop::<MIN>(a, b),
             };
-            Some(Storage::W16(Arc::new(v)))
+            Some(Storage::W16(v))
         }
         (Storage::W8(a), Storage::W8(b))
             if x.dtype().kind() == Kind::Float && x.dtype().bits() == 8 =>
         {
             let table = table(op, x.dtype())?;
             let v = zip_par(a, b, |a, b| table[(usize::from(a) << 8) | usize::from(b)]);
-            Some(Storage::W8(Arc::new(v)))
+            Some(Storage::W8(v))
         }
         _ => None,
     }

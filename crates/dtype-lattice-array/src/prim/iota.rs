@@ -2,6 +2,7 @@
 //! `convert_element_type` converts an int64 (integers wrap, floats round to nearest even).
 //! Parameters `dimension`, `dtype`, `shape`, `sharding`.
 
+use super::{Avals, Outputs};
 use dtype_lattice::{DType, Error, Kind};
 
 use super::structural::{param_int, param_ints, py_ints, type_error, value_error};
@@ -19,7 +20,7 @@ fn shape_rule(
     prim: &'static Primitive,
     _: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let dtype = dtype_param(params, prim.name)?;
     let shape = param_ints(params, prim.name, "shape")?;
     let dim = param_int(params, prim.name, "dimension")?;
@@ -55,7 +56,7 @@ fn shape_rule(
             format!("{} has too many elements", py_shape(&shape)),
         ));
     }
-    Ok(vec![ShapedArray::new(&shape, dtype, false)])
+    Ok(smallvec::smallvec![ShapedArray::new(&shape, dtype, false)])
 }
 
 fn iota_values(
@@ -83,8 +84,8 @@ fn impl_one(
     _: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
-    Ok(vec![iota_values(prim, params, out)?])
+) -> Result<Outputs, Error> {
+    Ok(smallvec::smallvec![iota_values(prim, params, out)?])
 }
 
 pub(crate) static IOTA: Primitive = Primitive {

@@ -39,6 +39,12 @@ use dtype_lattice::{DType, Error};
 
 use crate::array::{Array, ShapedArray};
 
+/// A primitive's output abstract values (nearly always one, kept inline).
+pub type Avals = smallvec::SmallVec<[ShapedArray; 1]>;
+
+/// A primitive's output arrays (nearly always one, kept inline).
+pub type Outputs = smallvec::SmallVec<[Array; 1]>;
+
 /// One parameter value of a primitive (as jaxprs print them).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -197,12 +203,11 @@ fn bad_param(prim: &str, name: &str, why: &str) -> Error {
 }
 
 /// The shape/dtype rule: output abstract values from the inputs' and the parameters.
-pub type ShapeRule =
-    fn(&'static Primitive, &[&ShapedArray], &Params) -> Result<Vec<ShapedArray>, Error>;
+pub type ShapeRule = fn(&'static Primitive, &[&ShapedArray], &Params) -> Result<Avals, Error>;
 
 /// The CPU implementation: outputs (of the avals the shape rule gave) from the inputs.
 pub type ImplRule =
-    fn(&'static Primitive, &[&Array], &Params, &[ShapedArray]) -> Result<Vec<Array>, Error>;
+    fn(&'static Primitive, &[&Array], &Params, &[ShapedArray]) -> Result<Outputs, Error>;
 
 /// A primitive: its name, number of operands, and rules.
 pub struct Primitive {
@@ -238,7 +243,7 @@ impl Primitive {
         &'static self,
         inputs: &[&ShapedArray],
         params: &Params,
-    ) -> Result<Vec<ShapedArray>, Error> {
+    ) -> Result<Avals, Error> {
         if let Some(n) = self.arity
             && inputs.len() != n
         {
@@ -374,9 +379,22 @@ pub fn bind(
     prim: &'static Primitive,
     inputs: &[&Array],
     params: &Params,
-) -> Result<Vec<Array>, Error> {
-    let avals: Vec<&ShapedArray> = inputs.iter().map(|a| a.aval()).collect();
-    let out = prim.abstract_eval(&avals, params)?;
+) -> Result<Outputs, Error> {
+    // Up to four operands' avals on the stack (binds of small arrays are allocation-bound).
+    let out = match inputs {
+        [] => prim.abstract_eval(&[], params)?,
+        [first, ..] if inputs.len() <= 4 => {
+            let mut avals = [first.aval(); 4];
+            for (slot, a) in avals.iter_mut().zip(inputs) {
+                *slot = a.aval();
+            }
+            prim.abstract_eval(&avals[..inputs.len()], params)?
+        }
+        _ => {
+            let avals: Vec<&ShapedArray> = inputs.iter().map(|a| a.aval()).collect();
+            prim.abstract_eval(&avals, params)?
+        }
+    };
     (prim.impl_rule)(prim, inputs, params, &out)
 }
 

@@ -39,6 +39,7 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
 use dtype_lattice::key::KeyImpl;
 use dtype_lattice::{DType, Error};
@@ -97,10 +98,14 @@ fn seed_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let k = impl_param(prim.name, params)?;
     // JAX stages any operand dtype; the implementation checks it.
-    Ok(vec![ShapedArray::new(inputs[0].shape(), k.dtype(), false)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        inputs[0].shape(),
+        k.dtype(),
+        false
+    )])
 }
 
 fn seed_impl(
@@ -108,7 +113,7 @@ fn seed_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let seeds = inputs[0];
     let k = impl_param(prim.name, params)?;
     let dtype = seeds.dtype();
@@ -140,7 +145,7 @@ fn seed_impl(
         words.push(if wide { (v >> 32) as u32 } else { 0 });
         words.push(v as u32);
     }
-    Ok(vec![keys_array(&out[0], words)])
+    Ok(smallvec::smallvec![keys_array(&out[0], words)])
 }
 
 /// `random_seed[impl]`: keys from integer seeds (`jax.random.key`), one per seed.
@@ -157,12 +162,16 @@ fn split_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let keys = inputs[0];
     key_operand(prim.name, keys)?;
     let shape = params.usizes(prim.name, "shape")?;
     let out: Vec<usize> = keys.shape().iter().chain(&shape).copied().collect();
-    Ok(vec![ShapedArray::new(&out, keys.dtype(), false)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &out,
+        keys.dtype(),
+        false
+    )])
 }
 
 fn split_impl(
@@ -170,7 +179,7 @@ fn split_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let keys = inputs[0];
     implemented(keys.dtype())?;
     let shape = params.usizes(prim.name, "shape")?;
@@ -183,7 +192,7 @@ fn split_impl(
     for i in 0..keys.size() {
         data.extend_from_slice(rng.split(&key_at(words, i), &shape)?.key_data());
     }
-    Ok(vec![keys_array(&out[0], data)])
+    Ok(smallvec::smallvec![keys_array(&out[0], data)])
 }
 
 /// `random_split[shape]`: `shape` new keys under each key (`jax.random.split`).
@@ -200,11 +209,15 @@ fn fold_in_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     _: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let (keys, msgs) = (inputs[0], inputs[1]);
     key_operand(prim.name, keys)?;
     let shape = broadcasting_shape(prim.name, keys.shape(), msgs.shape())?;
-    Ok(vec![ShapedArray::new(&shape, keys.dtype(), false)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        keys.dtype(),
+        false
+    )])
 }
 
 /// `lax.broadcasting_shape_rule` for two operands: equal ranks, each dimension equal or 1.
@@ -258,7 +271,7 @@ fn fold_in_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let (keys, msgs) = (inputs[0], inputs[1]);
     implemented(keys.dtype())?;
     // threefry_fold_in: jnp.asarray(data, dtype='uint32'), then Threefry at (0, data).
@@ -275,7 +288,7 @@ fn fold_in_impl(
         let k = key_at(words, ki(i));
         data.extend_from_slice(&threefry2x32(k.data(), [0, msg[mi(i)]]));
     }
-    Ok(vec![keys_array(&out[0], data)])
+    Ok(smallvec::smallvec![keys_array(&out[0], data)])
 }
 
 /// `random_fold_in`: keys with messages folded in (`jax.random.fold_in`), broadcast.
@@ -303,7 +316,7 @@ fn bits_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let keys = inputs[0];
     key_operand(prim.name, keys)?;
     let width = bit_width(prim.name, params)?;
@@ -316,7 +329,7 @@ fn bits_shape_rule(
         _ => DType::UInt64.canonicalize(crate::numpy::rules().options().x64),
     };
     let out: Vec<usize> = keys.shape().iter().chain(&shape).copied().collect();
-    Ok(vec![ShapedArray::new(&out, dtype, false)])
+    Ok(smallvec::smallvec![ShapedArray::new(&out, dtype, false)])
 }
 
 fn bits_impl(
@@ -324,7 +337,7 @@ fn bits_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let keys = inputs[0];
     implemented(keys.dtype())?;
     let width = bit_width(prim.name, params)?;
@@ -353,7 +366,7 @@ fn bits_impl(
         }
     }
     let (width, _) = crate::array::layout(out[0].dtype());
-    Ok(vec![Array::from_parts(
+    Ok(smallvec::smallvec![Array::from_parts(
         out[0].clone(),
         Storage::from_bytes(width, &bytes),
     )])
@@ -373,7 +386,7 @@ fn wrap_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let data = inputs[0];
     let k = impl_param(prim.name, params)?;
     let refuse = |why: String| {
@@ -400,7 +413,11 @@ fn wrap_shape_rule(
             data.dtype()
         ));
     }
-    Ok(vec![ShapedArray::new(lead, k.dtype(), false)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        lead,
+        k.dtype(),
+        false
+    )])
 }
 
 fn share_impl(
@@ -408,9 +425,9 @@ fn share_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     // Key data and keys are the same u32 words.
-    Ok(vec![Array::from_parts(
+    Ok(smallvec::smallvec![Array::from_parts(
         out[0].clone(),
         inputs[0].storage().clone(),
     )])
@@ -429,11 +446,15 @@ fn unwrap_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     _: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let keys = inputs[0];
     let k = key_operand(prim.name, keys)?;
     let shape: Vec<usize> = keys.shape().iter().copied().chain([k.key_words]).collect();
-    Ok(vec![ShapedArray::new(&shape, DType::UInt32, false)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        DType::UInt32,
+        false
+    )])
 }
 
 /// `random_unwrap`: keys as their `uint32` key data (`jax.random.key_data`).

@@ -24,6 +24,7 @@
 //! and float4 formats compute `max`/`min` and `argmax`/`argmin` in float32 (exact), and their
 //! sums and products in float32 rounded back to the format at every step.
 
+use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 use half::{bf16, f16};
@@ -208,7 +209,7 @@ fn via_stand_in(
     params: &Params,
     out: &ShapedArray,
     compares: bool,
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let Some(wide) = stand_in(x.dtype(), compares) else {
         return Err(not_implemented(prim, x.dtype()));
     };
@@ -230,7 +231,7 @@ fn via_stand_in(
             _ => v,
         };
         let filled = Array::from_shape_vec(out.shape(), vec![v; out.size()])?;
-        return Ok(vec![
+        return Ok(smallvec::smallvec![
             filled.astype(out.dtype())?.with_weak_type(out.weak_type()),
         ]);
     }
@@ -244,7 +245,7 @@ fn via_stand_in(
     } else {
         y.astype(out.dtype())?
     };
-    Ok(vec![y.with_weak_type(out.weak_type())])
+    Ok(smallvec::smallvec![y.with_weak_type(out.weak_type())])
 }
 
 fn not_implemented(prim: &Primitive, dtype: DType) -> Error {
@@ -394,7 +395,7 @@ fn reduce_shape_rule<const OP: u8>(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let op = Red::of(OP);
     let x = inputs[0];
     let axes = axes_param(params, prim.name)?;
@@ -446,7 +447,11 @@ fn reduce_shape_rule<const OP: u8>(
         kept = (0..x.ndim()).filter(|i| !ok.contains(i)).collect();
     }
     let shape: Vec<usize> = kept.iter().map(|&i| x.shape()[i]).collect();
-    Ok(vec![ShapedArray::new(&shape, x.dtype(), weak)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        weak
+    )])
 }
 
 /// The reduced axes, normalised (negative ones of `reduce_and`/`reduce_or` counted from the
@@ -463,7 +468,7 @@ fn reduce_impl<const OP: u8>(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let op = Red::of(OP);
     let x = inputs[0];
     let axes = norm_axes(x, &axes_param(params, prim.name)?);
@@ -471,11 +476,11 @@ fn reduce_impl<const OP: u8>(
     super::structural::check_alloc(&out[0])?;
     let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes), {
         if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
-            return Ok(vec![minifloat_kernel(op, x, &axes, None, &out[0])?]);
+            return Ok(smallvec::smallvec![minifloat_kernel(op, x, &axes, None, &out[0])?]);
         }
         return via_stand_in(prim, x, params, &out[0], matches!(op, Red::Max | Red::Min));
     });
-    Ok(vec![Array::from_parts(out[0].clone(), data)])
+    Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
 }
 
 macro_rules! reductions {
@@ -502,7 +507,7 @@ fn argminmax_shape_rule<const MAX: bool>(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let axes = axes_param(params, prim.name)?;
     let axis = match axes.as_slice() {
@@ -545,7 +550,11 @@ fn argminmax_shape_rule<const MAX: bool>(
     }
     let mut shape = x.shape().to_vec();
     shape.remove(ax);
-    Ok(vec![ShapedArray::new(&shape, index_dtype, false)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        index_dtype,
+        false
+    )])
 }
 
 fn argminmax_kernel<T: Reducible>(max: bool, x: &Array, axis: usize, n_out: usize) -> Vec<i64> {
@@ -581,7 +590,7 @@ fn argminmax_impl<const MAX: bool>(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let axis = norm_axes(x, &axes_param(params, prim.name)?)[0];
     let n_out = out[0].size();
@@ -589,7 +598,7 @@ fn argminmax_impl<const MAX: bool>(
         return via_stand_in(prim, x, params, &out[0], true);
     });
     let a = Array::from_shape_vec(out[0].shape(), idx)?.astype(out[0].dtype())?;
-    Ok(vec![a])
+    Ok(smallvec::smallvec![a])
 }
 
 pub(crate) static ARGMAX: Primitive = Primitive {
@@ -610,7 +619,7 @@ fn cum_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let axis = param_int(params, prim.name, "axis")?;
     if axis < 0 {
@@ -623,7 +632,7 @@ fn cum_shape_rule(
         ));
     }
     number_check(prim.name, x.dtype())?;
-    Ok(vec![(*x).clone()])
+    Ok(smallvec::smallvec![(*x).clone()])
 }
 
 /// The block length of XLA's CPU rewrite of long cumulative reductions.
@@ -775,7 +784,7 @@ fn cum_impl<const OP: u8>(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let op = Red::of(OP);
     let x = inputs[0];
     let axis = param_int(params, prim.name, "axis")? as usize;
@@ -783,11 +792,11 @@ fn cum_impl<const OP: u8>(
     let data = with_element!(x.dtype(), T => cum_kernel::<T>(op, x, axis, reverse), {
         if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
             let y = minifloat_kernel(op, x, &[], Some((axis, reverse)), &out[0])?;
-            return Ok(vec![y]);
+            return Ok(smallvec::smallvec![y]);
         }
         return via_stand_in(prim, x, params, &out[0], matches!(op, Red::Max | Red::Min));
     });
-    Ok(vec![Array::from_parts(out[0].clone(), data)])
+    Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
 }
 
 macro_rules! cumulative {

@@ -8,6 +8,7 @@
 //! - `bitcast_convert_type[new_dtype]`: the elements' bit patterns, little-endian; a narrower
 //!   type adds a trailing dimension, a wider one consumes it (bits of sub-byte types count).
 
+use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 
@@ -24,7 +25,7 @@ fn select_shape_rule(
     _: &'static Primitive,
     inputs: &[&ShapedArray],
     _: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let Some((which, cases)) = inputs.split_first() else {
         return Err(type_error(
             "select_n() missing required argument: 'which'".into(),
@@ -62,7 +63,11 @@ fn select_shape_rule(
         ));
     }
     let weak = cases.iter().all(|c| c.weak_type());
-    Ok(vec![ShapedArray::new(first.shape(), first.dtype(), weak)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        first.shape(),
+        first.dtype(),
+        weak
+    )])
 }
 
 /// The predicate's values as case indices, clamped to the cases.
@@ -95,7 +100,7 @@ fn select_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let aval = &out[0];
     let (which, cases) = inputs
         .split_first()
@@ -129,9 +134,12 @@ fn select_impl(
         // XLA moves bfloat16 and the 8-bit floats through float32: NaN payloads become
         // canonical (keeping the sign).
         let v = f32::load_raw(&y);
-        return Ok(vec![Array::from_parts(aval.clone(), f32::store_raw(d, v))]);
+        return Ok(smallvec::smallvec![Array::from_parts(
+            aval.clone(),
+            f32::store_raw(d, v)
+        )]);
     }
-    Ok(vec![y])
+    Ok(smallvec::smallvec![y])
 }
 
 pub(crate) static SELECT_N: Primitive = Primitive {
@@ -145,7 +153,7 @@ fn clamp_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     _: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let (lo, x, hi) = (inputs[0], inputs[1], inputs[2]);
     for (what, b) in [("min", lo), ("max", hi)] {
         if !b.shape().is_empty() && b.shape() != x.shape() {
@@ -164,7 +172,11 @@ fn clamp_shape_rule(
     }
     check_same_dtypes("clamp", None, inputs)?;
     let weak = inputs.iter().all(|a| a.weak_type());
-    Ok(vec![ShapedArray::new(x.shape(), x.dtype(), weak)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        x.shape(),
+        x.dtype(),
+        weak
+    )])
 }
 
 fn clamp_kernel<T: Arith>(inputs: &[&Array], out: &ShapedArray) -> Storage {
@@ -185,7 +197,7 @@ fn clamp_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let aval = &out[0];
     let d = inputs[1].dtype();
     let data = with_lane!(d, T => clamp_kernel::<T>(inputs, aval), {
@@ -194,7 +206,7 @@ fn clamp_impl(
             format!("{} of {d} arrays is not implemented", prim.name),
         ));
     });
-    Ok(vec![Array::from_parts(aval.clone(), data)])
+    Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
 }
 
 pub(crate) static CLAMP: Primitive = Primitive {
@@ -220,7 +232,7 @@ fn bitcast_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let new = new_dtype(prim.name, params)?;
     let old = x.dtype();
@@ -260,7 +272,7 @@ fn bitcast_shape_rule(
             np_dtype_repr(new)
         )));
     }
-    Ok(vec![ShapedArray::new(&shape, new, false)])
+    Ok(smallvec::smallvec![ShapedArray::new(&shape, new, false)])
 }
 
 /// NumPy's `repr` of a dtype: `dtype('int8')`, `dtype(int4)` for ml_dtypes' types.
@@ -280,7 +292,7 @@ fn bitcast_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let aval = &out[0];
     let (old, new) = (x.dtype(), aval.dtype());
@@ -312,7 +324,7 @@ fn bitcast_impl(
         }
         Ok::<(), Error>(())
     })?;
-    Ok(vec![Array::from_parts(aval.clone(), data)])
+    Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
 }
 
 fn bit_mask(bits: u32) -> u128 {

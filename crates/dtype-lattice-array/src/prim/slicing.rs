@@ -3,6 +3,7 @@
 //! `concatenate` (any number of operands) and `pad` (negative low/high padding crops; interior
 //! padding between elements). Shape rules and refusals are `jax.lax`'s.
 
+use super::{Avals, Outputs};
 use dtype_lattice::{DType, Error, Kind};
 
 use super::structural::{
@@ -20,7 +21,7 @@ fn slice_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let start = param_ints(params, prim.name, "start_indices")?;
     let limit = param_ints(params, prim.name, "limit_indices")?;
@@ -80,7 +81,11 @@ fn slice_shape_rule(
         Some(_) => return type_error("slice strides must be a tuple or None".into()),
     };
     let Some(st) = strides else {
-        return Ok(vec![ShapedArray::new(&diff, x.dtype(), x.weak_type())]);
+        return Ok(smallvec::smallvec![ShapedArray::new(
+            &diff,
+            x.dtype(),
+            x.weak_type()
+        )]);
     };
     if st.iter().any(|&s| s < 0) {
         return type_error(format!(
@@ -109,7 +114,11 @@ fn slice_shape_rule(
         .zip(&st)
         .map(|(&d, &s)| if d == 0 { 0 } else { (d - 1) / s as usize + 1 })
         .collect();
-    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        x.weak_type()
+    )])
 }
 
 fn slice_impl(
@@ -117,7 +126,7 @@ fn slice_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let start = params.usizes(prim.name, "start_indices")?;
     let step = match params.get("strides") {
@@ -125,7 +134,7 @@ fn slice_impl(
         _ => vec![1; x.ndim()],
     };
     let st = strides(x.shape());
-    Ok(vec![assemble_any(&[x], &out[0], |idx| {
+    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |idx| {
         let j = idx
             .iter()
             .zip(&start)
@@ -178,7 +187,7 @@ fn dynamic_slice_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let Some((&x, idx)) = inputs.split_first() else {
         return type_error(
             "dynamic_slice() missing 1 required positional argument: 'operand'".into(),
@@ -216,7 +225,11 @@ fn dynamic_slice_shape_rule(
     }
     check_indices("dynamic_slice", ":", idx)?;
     let shape: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
-    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        x.weak_type()
+    )])
 }
 
 /// The value of a 0-d integer array as `i128` (any integer dtype).
@@ -244,11 +257,11 @@ fn dynamic_slice_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let (x, idx) = (inputs[0], &inputs[1..]);
     let start = clamped_starts(idx, x.shape(), out[0].shape())?;
     let st = strides(x.shape());
-    Ok(vec![assemble_any(&[x], &out[0], |i| {
+    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |i| {
         (0, flat(i.iter().zip(&start).map(|(a, b)| a + b), &st))
     })])
 }
@@ -264,7 +277,7 @@ fn dus_shape_rule(
     _: &'static Primitive,
     inputs: &[&ShapedArray],
     _: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let [x, u, idx @ ..] = inputs else {
         return type_error(
             "dynamic_update_slice() missing required positional arguments: 'operand', 'update'"
@@ -310,7 +323,7 @@ fn dus_shape_rule(
     }
     check_indices("dynamic_update_slice", "", idx)?;
     let weak = inputs.iter().all(|a| a.weak_type());
-    Ok(vec![x.with_weak_type(weak)])
+    Ok(smallvec::smallvec![x.with_weak_type(weak)])
 }
 
 fn dus_impl(
@@ -318,7 +331,7 @@ fn dus_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let (x, u, idx) = (inputs[0], inputs[1], &inputs[2..]);
     if x.dtype() != u.dtype() {
         return type_error(format!(
@@ -330,7 +343,7 @@ fn dus_impl(
     let start = clamped_starts(idx, x.shape(), u.shape())?;
     let (xs, us) = (strides(x.shape()), strides(u.shape()));
     let ushape = u.shape();
-    Ok(vec![assemble_any(&[x, u], &out[0], |i| {
+    Ok(smallvec::smallvec![assemble_any(&[x, u], &out[0], |i| {
         let inside = i
             .iter()
             .zip(&start)
@@ -355,7 +368,7 @@ fn concatenate_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let dim = super::structural::param_int(params, prim.name, "dimension")?;
     let Some(first) = inputs.first() else {
         return type_error("concatenate expects at least one operand, got 0.".into());
@@ -411,7 +424,11 @@ fn concatenate_shape_rule(
         return Err(crate::array::invalid("concatenate", "size overflow"));
     }
     let weak = inputs.iter().all(|a| a.weak_type());
-    Ok(vec![ShapedArray::new(&shape, first.dtype(), weak)])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        first.dtype(),
+        weak
+    )])
 }
 
 fn concatenate_impl(
@@ -419,7 +436,7 @@ fn concatenate_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let d = super::structural::param_int(params, prim.name, "dimension")? as usize;
     if inputs.iter().any(|a| a.dtype() != out[0].dtype()) {
         return type_error("concatenate of mixed key dtypes is not implemented".into());
@@ -432,7 +449,7 @@ fn concatenate_impl(
         at += a.shape()[d];
     }
     let st: Vec<Vec<usize>> = inputs.iter().map(|a| strides(a.shape())).collect();
-    Ok(vec![assemble_any(inputs, &out[0], |i| {
+    Ok(smallvec::smallvec![assemble_any(inputs, &out[0], |i| {
         let k = starts.partition_point(|&s| s <= i[d]).saturating_sub(1);
         // Skip empty operands that start at the same offset.
         let k = (k..inputs.len())
@@ -467,7 +484,7 @@ fn pad_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let (x, v) = (inputs[0], inputs[1]);
     let cfg = padding_config(params, prim.name)?;
     let cfg_str = Param::Padding(cfg.clone()).to_string();
@@ -527,7 +544,7 @@ fn pad_shape_rule(
             v.dtype()
         ));
     }
-    Ok(vec![ShapedArray::new(
+    Ok(smallvec::smallvec![ShapedArray::new(
         &shape,
         x.dtype(),
         x.weak_type() && v.weak_type(),
@@ -539,13 +556,13 @@ fn pad_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     super::structural::check_alloc(&out[0])?;
     let cfg = padding_config(params, prim.name)?;
     let st = strides(x.shape());
     let shape = x.shape();
-    Ok(vec![assemble_any(inputs, &out[0], |i| {
+    Ok(smallvec::smallvec![assemble_any(inputs, &out[0], |i| {
         let mut j = 0;
         for (k, (&o, &(lo, _, interior))) in i.iter().zip(&cfg).enumerate() {
             // i128: `lo` and `interior` may be any i64.

@@ -3,6 +3,7 @@
 //! `transpose`, `squeeze`, `rev`; [`expand_dims`] binds `broadcast_in_dim` as JAX does). The
 //! slicing family is in `slicing.rs`, on the same kernels ([`assemble_any`]).
 
+use super::{Avals, Outputs};
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
@@ -194,7 +195,7 @@ fn broadcast_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let shape = params.usizes(prim.name, "shape")?;
     let dims = params.usizes(prim.name, "broadcast_dimensions")?;
@@ -226,7 +227,11 @@ fn broadcast_shape_rule(
             ));
         }
     }
-    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        x.weak_type()
+    )])
 }
 
 fn broadcast_impl(
@@ -234,7 +239,7 @@ fn broadcast_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let dims = params.usizes(prim.name, "broadcast_dimensions")?;
     let out_shape = out[0].shape();
@@ -255,7 +260,7 @@ fn broadcast_impl(
         }
         j
     });
-    Ok(vec![Array::from_parts(out[0].clone(), data)])
+    Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
 }
 
 pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive {
@@ -269,7 +274,7 @@ fn reshape_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let new_sizes = params.usizes(prim.name, "new_sizes")?;
     if crate::array::checked_size(&new_sizes) != Some(x.size()) {
@@ -285,7 +290,11 @@ fn reshape_shape_rule(
             ),
         ));
     }
-    Ok(vec![ShapedArray::new(&new_sizes, x.dtype(), x.weak_type())])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &new_sizes,
+        x.dtype(),
+        x.weak_type()
+    )])
 }
 
 fn reshape_impl(
@@ -293,9 +302,9 @@ fn reshape_impl(
     inputs: &[&Array],
     _: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     // Row-major elements stay in order: the words are shared.
-    Ok(vec![Array::from_parts(
+    Ok(smallvec::smallvec![Array::from_parts(
         out[0].clone(),
         inputs[0].storage().clone(),
     )])
@@ -312,7 +321,7 @@ fn transpose_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let perm = param_ints(params, prim.name, "permutation")?;
     let mut sorted = perm.clone();
@@ -330,7 +339,11 @@ fn transpose_shape_rule(
         .zip(&perm)
         .map(|(_, &p)| x.shape()[p as usize])
         .collect();
-    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        x.weak_type()
+    )])
 }
 
 fn transpose_impl(
@@ -338,12 +351,12 @@ fn transpose_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let perm = params.usizes(prim.name, "permutation")?;
     let st = strides(x.shape());
     let step: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
-    Ok(vec![assemble_any(&[x], &out[0], |idx| {
+    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |idx| {
         (0, flat(idx.iter().copied(), &step))
     })])
 }
@@ -359,7 +372,7 @@ fn squeeze_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let dims = param_ints(params, prim.name, "dimensions")?;
     if !distinct(&dims) {
@@ -383,7 +396,11 @@ fn squeeze_shape_rule(
         .filter(|i| !ok.contains(i))
         .map(|i| x.shape()[i])
         .collect();
-    Ok(vec![ShapedArray::new(&shape, x.dtype(), x.weak_type())])
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        x.dtype(),
+        x.weak_type()
+    )])
 }
 
 pub(crate) static SQUEEZE: Primitive = Primitive {
@@ -397,7 +414,7 @@ fn rev_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
     params: &Params,
-) -> Result<Vec<ShapedArray>, Error> {
+) -> Result<Avals, Error> {
     let x = inputs[0];
     let dims = param_ints(params, prim.name, "dimensions")?;
     if dims.iter().any(|&d| d < 0) {
@@ -420,7 +437,7 @@ fn rev_shape_rule(
             x.ndim()
         ));
     }
-    Ok(vec![x.clone()])
+    Ok(smallvec::smallvec![x.clone()])
 }
 
 fn rev_impl(
@@ -428,12 +445,12 @@ fn rev_impl(
     inputs: &[&Array],
     params: &Params,
     out: &[ShapedArray],
-) -> Result<Vec<Array>, Error> {
+) -> Result<Outputs, Error> {
     let x = inputs[0];
     let dims = params.usizes(prim.name, "dimensions")?;
     let st = strides(x.shape());
     let shape = x.shape();
-    Ok(vec![assemble_any(&[x], &out[0], |idx| {
+    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |idx| {
         let j = idx.iter().enumerate().map(|(k, &i)| {
             if dims.contains(&k) {
                 shape[k] - 1 - i
