@@ -24,7 +24,7 @@ use super::elementwise::with_element;
 use super::reduce::{Red, Reducible};
 use super::structural::{TRANSPOSE, distinct, type_error};
 use super::{Param, Params, Primitive, bind1};
-use crate::array::{Array, Element, ShapedArray};
+use crate::array::{Array, Element, ShapedArray, Storage};
 
 /// The four lists of `dimension_numbers`.
 struct Dims {
@@ -278,26 +278,38 @@ fn generic_kernel<T: Reducible + Element>(
     out
 }
 
-/// float32/float64 products through matrixmultiply.
-fn fast_kernel<T>(a: &[T], b: &[T], (bs, m, k, n): (usize, usize, usize, usize)) -> Vec<T>
+/// float32/float64 products through matrixmultiply, into a pooled buffer (a fresh one of
+/// megabytes would cost a page fault per 4 KiB).
+fn fast_kernel<T>(
+    shape: &[usize],
+    a: &[T],
+    b: &[T],
+    (bs, m, k, n): (usize, usize, usize, usize),
+) -> Result<Array, Error>
 where
-    T: ndarray::LinalgScalar,
+    T: ndarray::LinalgScalar + Element + bytemuck::Pod,
 {
-    let mut out = vec![T::zero(); bs * m * n];
-    for batch in 0..bs {
-        let (Ok(x), Ok(y), Ok(mut z)) = (
-            ndarray::ArrayView2::from_shape((m, k), &a[batch * m * k..(batch + 1) * m * k]),
-            ndarray::ArrayView2::from_shape((k, n), &b[batch * k * n..(batch + 1) * k * n]),
-            ndarray::ArrayViewMut2::from_shape(
-                (m, n),
-                &mut out[batch * m * n..(batch + 1) * m * n],
-            ),
-        ) else {
-            continue;
-        };
-        ndarray::linalg::general_mat_mul(T::one(), &x, &y, T::zero(), &mut z);
-    }
-    out
+    let data = Storage::filled(size_of::<T>(), bs * m * n, |bytes| {
+        let out: &mut [T] = bytemuck::cast_slice_mut(bytes);
+        for batch in 0..bs {
+            let (Ok(x), Ok(y), Ok(mut z)) = (
+                ndarray::ArrayView2::from_shape((m, k), &a[batch * m * k..(batch + 1) * m * k]),
+                ndarray::ArrayView2::from_shape((k, n), &b[batch * k * n..(batch + 1) * k * n]),
+                ndarray::ArrayViewMut2::from_shape(
+                    (m, n),
+                    &mut out[batch * m * n..(batch + 1) * m * n],
+                ),
+            ) else {
+                return Err(crate::array::invalid("dot_general", "operands do not fit"));
+            };
+            ndarray::linalg::general_mat_mul(T::one(), &x, &y, T::zero(), &mut z);
+        }
+        Ok(())
+    })?;
+    Ok(Array::from_parts(
+        ShapedArray::new(shape, T::DTYPE, false),
+        data,
+    ))
 }
 
 /// A product of a dtype without a Rust element type, its operands already in
@@ -391,14 +403,8 @@ fn impl_rule(
     let (l, r) = (permuted(&l, &lp)?, permuted(&r, &rp)?);
     let shape = aval.shape();
     let result = match dt {
-        DType::Float32 => Array::from_shape_vec(
-            shape,
-            fast_kernel(l.as_slice::<f32>()?, r.as_slice::<f32>()?, dims4),
-        )?,
-        DType::Float64 => Array::from_shape_vec(
-            shape,
-            fast_kernel(l.as_slice::<f64>()?, r.as_slice::<f64>()?, dims4),
-        )?,
+        DType::Float32 => fast_kernel(shape, l.as_slice::<f32>()?, r.as_slice::<f32>()?, dims4)?,
+        DType::Float64 => fast_kernel(shape, l.as_slice::<f64>()?, r.as_slice::<f64>()?, dims4)?,
         _ => with_element!(dt, T => Array::from_shape_vec(
             shape,
             generic_kernel::<T>(&l.to_vec::<T>()?, &r.to_vec::<T>()?, dims4),

@@ -93,9 +93,7 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
     let threads = if n < PARALLEL_MIN { 1 } else { threads() };
     let filled = crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, |out| {
         if threads < 2 {
-            for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
-                *o = f(a, b);
-            }
+            super::simd::zip_into(x, y, out, &f);
             return Ok(());
         }
         let chunk = n.div_ceil(threads);
@@ -106,11 +104,7 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
                 .zip(y.chunks(chunk))
             {
                 let f = &f;
-                s.spawn(move || {
-                    for ((o, &a), &b) in o.iter_mut().zip(a).zip(b) {
-                        *o = f(a, b);
-                    }
-                });
+                s.spawn(move || super::simd::zip_into(a, b, o, f));
             }
         });
         Ok(())
@@ -181,7 +175,10 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
             if x.dtype().kind() == Kind::Float && x.dtype().bits() == 8 =>
         {
             let table = table(op, x.dtype())?;
-            let v = zip_par(a, b, |a, b| table[(usize::from(a) << 8) | usize::from(b)]);
+            let table: &[u8; 1 << 16] = table.as_slice().try_into().ok()?;
+            let v = zip_par(a, b, |a, b| {
+                table[usize::from(u16::from(a) << 8 | u16::from(b))]
+            });
             Some(Storage::W8(v))
         }
         _ => None,

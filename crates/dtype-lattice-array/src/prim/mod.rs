@@ -25,6 +25,8 @@ pub(crate) mod math;
 pub(crate) mod random;
 mod reduce;
 mod select;
+#[allow(unsafe_code)]
+mod simd;
 mod slicing;
 mod structural;
 
