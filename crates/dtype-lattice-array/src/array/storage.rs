@@ -108,10 +108,13 @@ pub(crate) mod pool {
         }
     }
 
-    /// `n` words written by `fill` (given them zeroed), in a shared vector: a cached one when
-    /// `n` is small, else [`zeroed`]'s.
+    /// `n` words written by `fill`, in a shared vector: a cached one when `n` is small, else
+    /// a pooled or fresh one. With `zero`, `fill` is given zeroed words; without, a recycled
+    /// buffer keeps its old words (for a `fill` that writes every word: clearing tens of
+    /// megabytes first costs a pass over memory).
     pub(crate) fn shared<W: Pooled, E>(
         n: usize,
+        zero: bool,
         fill: impl FnOnce(&mut [W]) -> Result<(), E>,
     ) -> Result<Arc<Vec<W>>, E> {
         if n * size_of::<W>() <= SMALL_BYTES
@@ -127,26 +130,42 @@ pub(crate) mod pool {
             fill(v)?;
             return Ok(a);
         }
-        let mut v = zeroed::<W>(n);
+        let mut v = if zero { zeroed::<W>(n) } else { reused::<W>(n) };
         fill(&mut v)?;
         Ok(Arc::new(v))
     }
 
     /// A vector of `n` default words, reusing a pooled buffer of a fitting size if any.
     pub(crate) fn zeroed<W: Pooled>(n: usize) -> Vec<W> {
-        if n * size_of::<W>() >= POOL_MIN_BYTES
-            && let Ok(mut p) = W::pool().lock()
-            && let Some(i) = p
-                .iter()
-                .position(|v| v.capacity() >= n && v.capacity() <= 2 * n)
-        {
-            let mut v = p.swap_remove(i);
-            drop(p);
-            v.clear();
-            v.resize(n, W::default());
-            return v;
+        match pooled::<W>(n) {
+            Some(mut v) => {
+                v.fill(W::default());
+                v
+            }
+            None => vec![W::default(); n],
         }
-        vec![W::default(); n]
+    }
+
+    /// A vector of `n` words: a pooled buffer of a fitting size with whatever words it held
+    /// (any bit pattern is a valid word), else a fresh zeroed one.
+    pub(crate) fn reused<W: Pooled>(n: usize) -> Vec<W> {
+        pooled::<W>(n).unwrap_or_else(|| vec![W::default(); n])
+    }
+
+    /// A pooled buffer of `n` words of a fitting size, if any, with whatever words it held.
+    fn pooled<W: Pooled>(n: usize) -> Option<Vec<W>> {
+        if n * size_of::<W>() < POOL_MIN_BYTES {
+            return None;
+        }
+        let mut p = W::pool().lock().ok()?;
+        let i = p
+            .iter()
+            .position(|v| v.capacity() >= n && v.capacity() <= 2 * n)?;
+        let mut v = p.swap_remove(i);
+        drop(p);
+        v.truncate(n);
+        v.resize(n, W::default());
+        Some(v)
     }
 }
 
@@ -235,19 +254,39 @@ impl Storage {
         n: usize,
         fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
     ) -> Result<Storage, E> {
-        fn build<W: Word + pool::Pooled, E>(
+        Storage::build(width, n, true, fill)
+    }
+
+    /// [`Storage::filled`] for a `fill` that writes every byte: the words it is given may hold
+    /// a recycled buffer's old values instead of zeros.
+    pub(crate) fn overwritten<E>(
+        width: usize,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Storage, E> {
+        Storage::build(width, n, false, fill)
+    }
+
+    fn build<E>(
+        width: usize,
+        n: usize,
+        zero: bool,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Storage, E> {
+        fn words<W: Word + pool::Pooled, E>(
             n: usize,
+            zero: bool,
             fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
         ) -> Result<Storage, E> {
-            let a = pool::shared::<W, E>(n, |v| fill(bytemuck::cast_slice_mut(v)))?;
+            let a = pool::shared::<W, E>(n, zero, |v| fill(bytemuck::cast_slice_mut(v)))?;
             Ok(W::into_shared_storage(a))
         }
         match width {
-            1 => build::<u8, E>(n, fill),
-            2 => build::<u16, E>(n, fill),
-            4 => build::<u32, E>(n, fill),
-            8 => build::<u64, E>(n, fill),
-            _ => build::<u128, E>(n, fill),
+            1 => words::<u8, E>(n, zero, fill),
+            2 => words::<u16, E>(n, zero, fill),
+            4 => words::<u32, E>(n, zero, fill),
+            8 => words::<u64, E>(n, zero, fill),
+            _ => words::<u128, E>(n, zero, fill),
         }
     }
 

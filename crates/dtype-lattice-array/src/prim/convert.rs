@@ -58,7 +58,8 @@ fn impl_rule(
         )]);
     }
     let (width, words) = layout(aval.dtype());
-    let data = Storage::filled(width, aval.size() * words, |bytes| {
+    // The conversion writes every byte.
+    let data = Storage::overwritten(width, aval.size() * words, |bytes| {
         crate::convert::convert_with(
             crate::numpy::semantics(),
             x.dtype(),

@@ -289,7 +289,8 @@ fn fast_kernel<T>(
 where
     T: ndarray::LinalgScalar + Element + bytemuck::Pod,
 {
-    let data = Storage::filled(size_of::<T>(), bs * m * n, |bytes| {
+    // beta = 0: the product does not read the output first.
+    let data = Storage::overwritten(size_of::<T>(), bs * m * n, |bytes| {
         let out: &mut [T] = bytemuck::cast_slice_mut(bytes);
         for batch in 0..bs {
             let (Ok(x), Ok(y), Ok(mut z)) = (

@@ -91,24 +91,25 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
 ) -> Arc<Vec<O>> {
     let n = x.len().min(y.len());
     let threads = if n < PARALLEL_MIN { 1 } else { threads() };
-    let filled = crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, |out| {
-        if threads < 2 {
-            super::simd::zip_into(x, y, out, &f);
-            return Ok(());
-        }
-        let chunk = n.div_ceil(threads);
-        std::thread::scope(|s| {
-            for ((o, a), b) in out
-                .chunks_mut(chunk)
-                .zip(x.chunks(chunk))
-                .zip(y.chunks(chunk))
-            {
-                let f = &f;
-                s.spawn(move || super::simd::zip_into(a, b, o, f));
+    let filled =
+        crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, false, |out| {
+            if threads < 2 {
+                super::simd::zip_into(x, y, out, &f);
+                return Ok(());
             }
+            let chunk = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                for ((o, a), b) in out
+                    .chunks_mut(chunk)
+                    .zip(x.chunks(chunk))
+                    .zip(y.chunks(chunk))
+                {
+                    let f = &f;
+                    s.spawn(move || super::simd::zip_into(a, b, o, f));
+                }
+            });
+            Ok(())
         });
-        Ok(())
-    });
     match filled {
         Ok(v) => v,
         Err(never) => match never {},
