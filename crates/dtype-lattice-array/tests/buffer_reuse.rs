@@ -39,7 +39,7 @@ fn elementwise_and_conversions_into_recycled_buffers_are_exact() {
     // Small arrays: the per-thread cache.
     for _ in 0..100 {
         poison(5, 8);
-        let s = jnp::add(&Array::from_vec(vec![1.0f32, 2.0, 3.0]), 1.0).unwrap();
+        let s = jnp::add(Array::from_vec(vec![1.0f32, 2.0, 3.0]), 1.0).unwrap();
         assert_eq!(s.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 4.0]);
     }
 }
