@@ -14,6 +14,7 @@
 
 pub mod array;
 pub mod convert;
+pub mod core;
 pub mod npy;
 pub mod numpy;
 pub mod prim;

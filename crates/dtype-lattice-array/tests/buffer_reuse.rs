@@ -34,7 +34,11 @@ fn elementwise_and_conversions_into_recycled_buffers_are_exact() {
     let want: Vec<f32> = (0..n).map(|i| 2.0 * (i % 97) as f32).collect();
     assert_eq!(y.to_vec::<f32>().unwrap(), want);
     poison(n, 4);
-    let bf = x.astype(DType::BFloat16).unwrap().astype(DType::Float32).unwrap();
+    let bf = x
+        .astype(DType::BFloat16)
+        .unwrap()
+        .astype(DType::Float32)
+        .unwrap();
     assert_eq!(bf.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
     // Small arrays: the per-thread cache.
     for _ in 0..100 {

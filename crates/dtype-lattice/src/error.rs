@@ -82,6 +82,10 @@ exceptions! {
     InvalidArgumentError,
     /// TensorFlow's `NotFoundError`.
     NotFoundError,
+    /// JAX's `jax.errors.ConcretizationTypeError`: a concrete value asked of a traced one.
+    ConcretizationTypeError,
+    /// JAX's `jax.errors.UnexpectedTracerError`: a tracer used after its transformation ended.
+    UnexpectedTracerError,
 }
 
 impl std::fmt::Display for Exception {

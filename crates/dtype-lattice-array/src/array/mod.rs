@@ -150,7 +150,22 @@ pub fn jaxpr_dtype_name(dtype: DType) -> String {
 #[derive(Clone)]
 pub struct Array {
     aval: ShapedArray,
-    data: Storage,
+    data: Data,
+}
+
+/// What an array holds: its elements, or (inside a transformation) a tracer standing for them.
+#[derive(Clone)]
+enum Data {
+    Concrete(Storage),
+    Traced(crate::core::Tracer),
+}
+
+/// The storage of a traced array: none (kernels only ever see concrete arrays: every trace
+/// but evaluation intercepts a primitive before its implementation runs).
+fn no_storage() -> &'static Storage {
+    static EMPTY: std::sync::LazyLock<Storage> =
+        std::sync::LazyLock::new(|| Storage::W8(Arc::new(Vec::new())));
+    &EMPTY
 }
 
 /// Unusable input to an array function.
@@ -186,7 +201,53 @@ impl Array {
     /// An array from its abstract value and words (the caller checked the length).
     pub(crate) fn from_parts(aval: ShapedArray, data: Storage) -> Array {
         debug_assert_eq!(data.len(), aval.size() * layout(aval.dtype).1);
-        Array { aval, data }
+        Array {
+            aval,
+            data: Data::Concrete(data),
+        }
+    }
+
+    /// A traced array: `tracer` standing for an array of `aval` inside a transformation.
+    pub(crate) fn from_tracer(aval: ShapedArray, tracer: crate::core::Tracer) -> Array {
+        Array {
+            aval,
+            data: Data::Traced(tracer),
+        }
+    }
+
+    /// The identity of the data (equal for clones of one array).
+    pub(crate) fn identity(&self) -> usize {
+        match &self.data {
+            Data::Concrete(s) => s.bytes().as_ptr() as usize,
+            Data::Traced(t) => std::sync::Arc::as_ptr(&t.payload).cast::<()>() as usize,
+        }
+    }
+
+    /// The tracer, if this array is one (inside `jit`, `jvp`, `grad`, `vmap`...).
+    pub(crate) fn tracer(&self) -> Option<&crate::core::Tracer> {
+        match &self.data {
+            Data::Traced(t) => Some(t),
+            Data::Concrete(_) => None,
+        }
+    }
+
+    /// Whether the array holds its elements (not a tracer of a transformation).
+    ///
+    /// ```
+    /// use dtype_lattice_array::Array;
+    /// assert!(Array::scalar(1.0f32).is_concrete());
+    /// ```
+    pub fn is_concrete(&self) -> bool {
+        matches!(self.data, Data::Concrete(_))
+    }
+
+    /// This array, or the concrete value a tracer knows (a `jvp` tracer's primal outside
+    /// `jit`), else JAX's `ConcretizationTypeError`.
+    pub(crate) fn concrete(&self) -> Result<std::borrow::Cow<'_, Array>, Error> {
+        match &self.data {
+            Data::Concrete(_) => Ok(std::borrow::Cow::Borrowed(self)),
+            Data::Traced(t) => t.concrete(self).map(std::borrow::Cow::Owned),
+        }
     }
 
     /// A one-dimensional array of the elements.
@@ -292,22 +353,28 @@ impl Array {
         self.aval.ndim()
     }
 
-    /// The elements' little-endian bytes, row-major (NumPy's buffer layout).
+    /// The elements' little-endian bytes, row-major (NumPy's buffer layout); none for a
+    /// tracer (inside a transformation: [`Array::to_vec`] says why instead).
     pub fn as_bytes(&self) -> &[u8] {
-        self.data.bytes()
+        self.storage().bytes()
     }
 
     /// The elements as a typed slice, when `T` is the array's element type.
     ///
     /// # Errors
     ///
-    /// `InvalidArgument` when the array's dtype is not `T`'s.
+    /// `InvalidArgument` when the array's dtype is not `T`'s; JAX's `ConcretizationTypeError`
+    /// for a tracer.
     pub fn as_slice<T: Element + bytemuck::Pod>(&self) -> Result<&[T], Error>
     where
         T::Word: bytemuck::Pod,
     {
         self.check_element::<T>()?;
-        let words = T::Word::view(&self.data).ok_or_else(|| invalid("dtype", "storage width"))?;
+        if let Data::Traced(t) = &self.data {
+            return Err(t.concretization_error(self));
+        }
+        let words =
+            T::Word::view(self.storage()).ok_or_else(|| invalid("dtype", "storage width"))?;
         Ok(bytemuck::cast_slice(words))
     }
 
@@ -315,10 +382,13 @@ impl Array {
     ///
     /// # Errors
     ///
-    /// `InvalidArgument` when the array's dtype is not `T`'s (convert first with `astype`).
+    /// `InvalidArgument` when the array's dtype is not `T`'s (convert first with `astype`);
+    /// JAX's `ConcretizationTypeError` for a tracer without a concrete value (inside `jit`).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, Error> {
         self.check_element::<T>()?;
-        let words = T::Word::view(&self.data).ok_or_else(|| invalid("dtype", "storage width"))?;
+        let this = self.concrete()?;
+        let words =
+            T::Word::view(this.storage()).ok_or_else(|| invalid("dtype", "storage width"))?;
         Ok(words.iter().map(|&w| T::from_word(w)).collect())
     }
 
@@ -364,7 +434,10 @@ impl Array {
 
     /// The storage.
     pub(crate) fn storage(&self) -> &Storage {
-        &self.data
+        match &self.data {
+            Data::Concrete(s) => s,
+            Data::Traced(_) => no_storage(),
+        }
     }
 }
 
@@ -379,7 +452,7 @@ impl Array {
     /// assert_eq!(x.element(2), None);
     /// ```
     pub fn element(&self, i: usize) -> Option<crate::repr::Scalar> {
-        (i < self.size()).then(|| self.scalar_at(i))
+        (i < self.size() && self.is_concrete()).then(|| self.scalar_at(i))
     }
 
     fn scalar_at(&self, i: usize) -> crate::repr::Scalar {
@@ -425,6 +498,9 @@ impl fmt::Display for Array {
     /// assert_eq!(Array::scalar(3i32).with_weak_type(true).to_string(), "Array(3, dtype=int32, weak_type=True)");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Data::Traced(t) = &self.data {
+            return write!(f, "Traced<{}>with<{}>", self.aval, t.trace_name());
+        }
         let text = crate::repr::jax_repr(
             self.dtype(),
             self.shape(),

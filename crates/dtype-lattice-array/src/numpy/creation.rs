@@ -177,6 +177,15 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array, E
         return Err(too_large(&[usize::MAX]));
     }
     let n = n as usize;
+    if [start, step]
+        .iter()
+        .all(|v| v.fract() == 0.0 && v.abs() < 2f64.powi(53))
+        && !dtype.is_extended()
+        && dtype != DType::Bool
+    {
+        // As jnp.arange builds it from integers: `iota`, scaled and shifted (staged as such).
+        return arange_iota(start, step, n, dtype);
+    }
     let integral = matches!(dtype.kind(), Kind::SignedInt | Kind::UnsignedInt);
     let values: Vec<Value> = (0..n)
         .map(|i| {
@@ -189,6 +198,29 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array, E
         })
         .collect();
     array(&values, &[n], dtype)
+}
+
+/// `start + step * iota(n)`, leaving out a zero start and a unit step.
+fn arange_iota(start: f64, step: f64, n: usize, dtype: DType) -> Result<Array, Error> {
+    use crate::prim::{Param, Params};
+    let iota = crate::prim::by_name("iota").ok_or_else(|| too_large(&[n]))?;
+    let params = Params::new()
+        .with("dimension", Param::Int(0))
+        .with("dtype", Param::DType(dtype))
+        .with("shape", Param::Ints(vec![n as i64]))
+        .with("sharding", Param::None);
+    let mut x = crate::prim::bind(iota, &[], &params)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| too_large(&[n]))?;
+    let konst = |v: f64| crate::core::jaxpr::scalar(v, dtype);
+    if step != 1.0 {
+        x = crate::prim::lax::mul(&konst(step)?, &x)?;
+    }
+    if start != 0.0 || step != 1.0 {
+        x = crate::prim::lax::add(&konst(start)?, &x)?;
+    }
+    Ok(x)
 }
 
 /// `jnp.linspace(start, stop, num, dtype)` (endpoint included), computed as NumPy computes it

@@ -82,4 +82,5 @@ pub(crate) static CONVERT_ELEMENT_TYPE: Primitive = Primitive {
     arity: Some(1),
     shape_rule,
     impl_rule,
+    jvp: Some(super::ad::convert_jvp),
 };

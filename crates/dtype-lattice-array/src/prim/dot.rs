@@ -424,4 +424,5 @@ pub(crate) static DOT_GENERAL: Primitive = Primitive {
     arity: Some(2),
     shape_rule,
     impl_rule,
+    jvp: Some(super::ad::dot_general_jvp),
 };

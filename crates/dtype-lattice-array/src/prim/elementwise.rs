@@ -504,7 +504,7 @@ macro_rules! ops {
         impl Op {
             const ALL: &'static [Op] = &[$(Op::$op,)*];
             /// The operation of a const-generic rule's discriminant.
-            const fn of(code: u8) -> Op {
+            pub(crate) const fn of(code: u8) -> Op {
                 Op::ALL[code as usize]
             }
             fn accept(self) -> Accept {
@@ -525,6 +525,7 @@ macro_rules! ops {
                 arity: Some($arity),
                 shape_rule: shape_rule::<{ Op::$op as u8 }>,
                 impl_rule: impl_rule::<{ Op::$op as u8 }>,
+                jvp: Some(super::ad::elementwise_jvp::<{ Op::$op as u8 }>),
             };
         )*
     };

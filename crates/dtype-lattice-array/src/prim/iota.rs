@@ -93,4 +93,5 @@ pub(crate) static IOTA: Primitive = Primitive {
     arity: Some(0),
     shape_rule,
     impl_rule: impl_one,
+    jvp: Some(super::ad::zero_jvp),
 };

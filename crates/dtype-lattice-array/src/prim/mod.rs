@@ -14,6 +14,7 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+pub(crate) mod ad;
 mod convert;
 mod dot;
 mod elem_arith;
@@ -21,6 +22,7 @@ pub(crate) mod elementwise;
 mod fast;
 mod iota;
 pub(crate) mod lanes;
+pub(crate) mod lax;
 pub(crate) mod math;
 pub(crate) mod random;
 mod reduce;
@@ -78,6 +80,10 @@ pub enum Param {
         /// The batch dimensions of the right operand.
         rhs_batch: Vec<i64>,
     },
+    /// A call primitive's closed jaxpr (`jit[jaxpr={ lambda ... }]`).
+    Jaxpr(std::sync::Arc<crate::core::ClosedJaxpr>),
+    /// A name (`jit[name=f]`).
+    Name(String),
 }
 
 impl fmt::Display for Param {
@@ -104,6 +110,8 @@ impl fmt::Display for Param {
                     _ => write!(f, "({})", items.join(", ")),
                 }
             }
+            Param::Jaxpr(j) => write!(f, "{j}"),
+            Param::Name(n) => f.write_str(n),
             Param::DotDimensionNumbers {
                 lhs_contracting,
                 rhs_contracting,
@@ -155,6 +163,11 @@ impl Params {
     /// A parameter by name.
     pub fn get(&self, name: &str) -> Option<&Param> {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// The parameters, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Param)> {
+        self.0.iter().map(|(n, v)| (*n, v))
     }
 
     /// Whether there are none.
@@ -219,6 +232,8 @@ pub struct Primitive {
     pub arity: Option<usize>,
     pub(crate) shape_rule: ShapeRule,
     pub(crate) impl_rule: ImplRule,
+    /// The JVP rule ([`ad`]), if the primitive is differentiable.
+    pub(crate) jvp: Option<ad::JvpRule>,
 }
 
 impl fmt::Debug for Primitive {
@@ -234,6 +249,13 @@ impl fmt::Display for Primitive {
 }
 
 impl Primitive {
+    /// Whether jaxprs print this parameter ([`HIDDEN_PARAMS`]).
+    pub(crate) fn shows_param(&self, name: &str, value: &Param) -> bool {
+        !HIDDEN_PARAMS.iter().any(|&(prim, param, when)| {
+            prim == self.name && param == name && when.is_none_or(|w| w == value)
+        })
+    }
+
     /// The output abstract values for these inputs and parameters (`jax.eval_shape` of one
     /// primitive).
     ///
@@ -262,8 +284,24 @@ impl Primitive {
     }
 }
 
+/// Parameters JAX's jaxpr printer leaves out: `(primitive, parameter, when)` (`None`: always;
+/// else when the parameter has this value). `broadcast_in_dim`'s shape is the output's.
+const HIDDEN_PARAMS: &[(&str, &str, Option<&Param>)] = &[
+    ("dot_general", "precision", Some(&Param::None)),
+    ("dot_general", "out_sharding", Some(&Param::None)),
+    ("convert_element_type", "sharding", Some(&Param::None)),
+    ("broadcast_in_dim", "shape", None),
+    ("broadcast_in_dim", "sharding", Some(&Param::None)),
+    (
+        "broadcast_in_dim",
+        "broadcast_dimensions",
+        Some(&Param::Ints(Vec::new())),
+    ),
+];
+
 /// Every primitive, one row each.
 pub static PRIMITIVES: &[&Primitive] = &[
+    &crate::core::JIT_PRIMITIVE,
     &elementwise::ADD,
     &elementwise::SUB,
     &elementwise::MUL,
@@ -382,6 +420,10 @@ pub fn bind(
     inputs: &[&Array],
     params: &Params,
 ) -> Result<Outputs, Error> {
+    if let Some(trace) = crate::core::current() {
+        return trace.process_primitive(prim, inputs, params);
+    }
+    crate::core::check_concrete(inputs)?;
     // Up to four operands' avals on the stack (binds of small arrays are allocation-bound).
     let out = match inputs {
         [] => prim.abstract_eval(&[], params)?,

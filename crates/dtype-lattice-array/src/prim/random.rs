@@ -154,6 +154,7 @@ pub(crate) static RANDOM_SEED: Primitive = Primitive {
     arity: Some(1),
     shape_rule: seed_shape_rule,
     impl_rule: seed_impl,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 // random_split -----------------------------------------------------------------------------
@@ -201,6 +202,7 @@ pub(crate) static RANDOM_SPLIT: Primitive = Primitive {
     arity: Some(1),
     shape_rule: split_shape_rule,
     impl_rule: split_impl,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 // random_fold_in ---------------------------------------------------------------------------
@@ -297,6 +299,7 @@ pub(crate) static RANDOM_FOLD_IN: Primitive = Primitive {
     arity: Some(2),
     shape_rule: fold_in_shape_rule,
     impl_rule: fold_in_impl,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 // random_bits ------------------------------------------------------------------------------
@@ -378,6 +381,7 @@ pub(crate) static RANDOM_BITS: Primitive = Primitive {
     arity: Some(1),
     shape_rule: bits_shape_rule,
     impl_rule: bits_impl,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 // random_wrap / random_unwrap ------------------------------------------------------------
@@ -440,6 +444,7 @@ pub(crate) static RANDOM_WRAP: Primitive = Primitive {
     arity: Some(1),
     shape_rule: wrap_shape_rule,
     impl_rule: share_impl,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 fn unwrap_shape_rule(
@@ -463,6 +468,7 @@ pub(crate) static RANDOM_UNWRAP: Primitive = Primitive {
     arity: Some(1),
     shape_rule: unwrap_shape_rule,
     impl_rule: share_impl,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 #[cfg(test)]

@@ -490,6 +490,7 @@ macro_rules! reductions {
             arity: Some(1),
             shape_rule: reduce_shape_rule::<{ Red::$op as u8 }>,
             impl_rule: reduce_impl::<{ Red::$op as u8 }>,
+            jvp: Some(super::ad::reduce_jvp),
         };
     )*};
 }
@@ -606,6 +607,7 @@ pub(crate) static ARGMAX: Primitive = Primitive {
     arity: Some(1),
     shape_rule: argminmax_shape_rule::<true>,
     impl_rule: argminmax_impl::<true>,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 pub(crate) static ARGMIN: Primitive = Primitive {
@@ -613,6 +615,7 @@ pub(crate) static ARGMIN: Primitive = Primitive {
     arity: Some(1),
     shape_rule: argminmax_shape_rule::<false>,
     impl_rule: argminmax_impl::<false>,
+    jvp: Some(super::ad::zero_jvp),
 };
 
 fn cum_shape_rule(
@@ -806,6 +809,7 @@ macro_rules! cumulative {
             arity: Some(1),
             shape_rule: cum_shape_rule,
             impl_rule: cum_impl::<{ Red::$op as u8 }>,
+            jvp: Some(super::ad::reduce_jvp),
         };
     )*};
 }

@@ -147,6 +147,7 @@ pub(crate) static SELECT_N: Primitive = Primitive {
     arity: None,
     shape_rule: select_shape_rule,
     impl_rule: select_impl,
+    jvp: Some(super::ad::multilinear_jvp),
 };
 
 fn clamp_shape_rule(
@@ -214,6 +215,7 @@ pub(crate) static CLAMP: Primitive = Primitive {
     arity: Some(3),
     shape_rule: clamp_shape_rule,
     impl_rule: clamp_impl,
+    jvp: None,
 };
 
 /// `dtypes.itemsize_bits`: the bits of one element (8 for bool).
@@ -336,4 +338,5 @@ pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive {
     arity: Some(1),
     shape_rule: bitcast_shape_rule,
     impl_rule: bitcast_impl,
+    jvp: Some(super::ad::zero_jvp),
 };

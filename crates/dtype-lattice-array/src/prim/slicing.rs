@@ -149,6 +149,7 @@ pub(crate) static SLICE: Primitive = Primitive {
     arity: Some(1),
     shape_rule: slice_shape_rule,
     impl_rule: slice_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 /// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
@@ -271,6 +272,7 @@ pub(crate) static DYNAMIC_SLICE: Primitive = Primitive {
     arity: None,
     shape_rule: dynamic_slice_shape_rule,
     impl_rule: dynamic_slice_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 fn dus_shape_rule(
@@ -362,6 +364,7 @@ pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive = Primitive {
     arity: None,
     shape_rule: dus_shape_rule,
     impl_rule: dus_impl,
+    jvp: None,
 };
 
 fn concatenate_shape_rule(
@@ -468,6 +471,7 @@ pub(crate) static CONCATENATE: Primitive = Primitive {
     arity: None,
     shape_rule: concatenate_shape_rule,
     impl_rule: concatenate_impl,
+    jvp: Some(super::ad::multilinear_jvp),
 };
 
 fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
@@ -582,4 +586,5 @@ pub(crate) static PAD: Primitive = Primitive {
     arity: Some(2),
     shape_rule: pad_shape_rule,
     impl_rule: pad_impl,
+    jvp: Some(super::ad::linear_jvp),
 };

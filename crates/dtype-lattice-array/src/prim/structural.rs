@@ -268,6 +268,7 @@ pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive {
     arity: Some(1),
     shape_rule: broadcast_shape_rule,
     impl_rule: broadcast_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 fn reshape_shape_rule(
@@ -315,6 +316,7 @@ pub(crate) static RESHAPE: Primitive = Primitive {
     arity: Some(1),
     shape_rule: reshape_shape_rule,
     impl_rule: reshape_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 fn transpose_shape_rule(
@@ -366,6 +368,7 @@ pub(crate) static TRANSPOSE: Primitive = Primitive {
     arity: Some(1),
     shape_rule: transpose_shape_rule,
     impl_rule: transpose_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 fn squeeze_shape_rule(
@@ -408,6 +411,7 @@ pub(crate) static SQUEEZE: Primitive = Primitive {
     arity: Some(1),
     shape_rule: squeeze_shape_rule,
     impl_rule: reshape_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 fn rev_shape_rule(
@@ -467,6 +471,7 @@ pub(crate) static REV: Primitive = Primitive {
     arity: Some(1),
     shape_rule: rev_shape_rule,
     impl_rule: rev_impl,
+    jvp: Some(super::ad::linear_jvp),
 };
 
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count

@@ -1,0 +1,215 @@
+//! Forward-mode differentiation (JAX's `JVPTrace`): each tracer carries a primal and a
+//! tangent (`None`: a symbolic zero); a primitive's JVP rule, bound in the parent trace,
+//! computes both.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use dtype_lattice::Error;
+use dtype_lattice::error::Exception;
+
+use super::pytree::Pytree;
+use super::stage::{inline_call, is_call};
+use super::{Payload, Trace, TraceTag, Tracer, check_alive, current, with_trace};
+use crate::array::Array;
+use crate::prim::{Outputs, Params, Primitive};
+
+/// A JVP tracer's primal and tangent (`None`: zero).
+pub(crate) struct Dual {
+    primal: Array,
+    tangent: Option<Array>,
+}
+
+impl Payload for Dual {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn concrete(&self) -> Option<Array> {
+        Some(self.primal.clone())
+    }
+}
+
+pub(crate) struct JvpTrace {
+    tag: Arc<TraceTag>,
+    parent: Option<Arc<dyn Trace>>,
+}
+
+impl JvpTrace {
+    fn unpack(&self, x: &Array) -> (Array, Option<Array>) {
+        match x.tracer().and_then(|t| t.payload_of::<Dual>(&self.tag)) {
+            Some(d) => (d.primal.clone(), d.tangent.clone()),
+            None => (x.clone(), None),
+        }
+    }
+
+    fn pack(&self, primal: Array, tangent: Option<Array>) -> Array {
+        match tangent {
+            None => primal,
+            Some(t) => {
+                let aval = primal.aval().clone();
+                Array::from_tracer(
+                    aval,
+                    Tracer::new(
+                        &self.tag,
+                        Dual {
+                            primal,
+                            tangent: Some(t),
+                        },
+                    ),
+                )
+            }
+        }
+    }
+}
+
+impl Trace for JvpTrace {
+    fn process_primitive(
+        &self,
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error> {
+        check_alive(inputs)?;
+        if is_call(prim) {
+            return inline_call(params, inputs);
+        }
+        let (primals, tangents): (Vec<Array>, Vec<Option<Array>>) =
+            inputs.iter().map(|x| self.unpack(x)).unzip();
+        if tangents.iter().all(Option::is_none) {
+            let refs: Vec<&Array> = primals.iter().collect();
+            return with_trace(self.parent.clone(), || {
+                crate::prim::bind(prim, &refs, params)
+            });
+        }
+        let rule = prim.jvp.ok_or_else(|| {
+            Error::refused(
+                Exception::NotImplementedError,
+                format!("Differentiation rule for '{}' not implemented", prim.name),
+            )
+        })?;
+        let (outs, touts) = with_trace(self.parent.clone(), || {
+            rule(prim, &primals, &tangents, params)
+        })?;
+        Ok(outs
+            .into_iter()
+            .zip(touts.into_iter().chain(std::iter::repeat(None)))
+            .map(|(o, t)| self.pack(o, t))
+            .collect())
+    }
+}
+
+/// Output tangents (`None`: zero).
+pub(crate) type Tangents = Vec<Option<Array>>;
+
+/// Runs `f` on JVP tracers of `primals` and `tangents` (flattened leaves), returning the
+/// output leaves' primals and tangents (`None`: zero).
+fn jvp_leaves<I, O, F>(f: F, primals: &I, tangents: &I) -> Result<(O, Vec<Array>, Tangents), Error>
+where
+    I: Pytree,
+    O: Pytree,
+    F: FnOnce(I) -> Result<O, Error>,
+{
+    let (ps, ts) = (primals.leaves(), tangents.leaves());
+    if ps.len() != ts.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "primal and tangent arguments to jax.jvp must have the same tree structure",
+        ));
+    }
+    for (p, t) in ps.iter().zip(&ts) {
+        if p.shape() != t.shape() || p.dtype() != t.dtype() {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "primal and tangent arguments to jax.jvp do not match; dtypes must be \
+                     equal, or in case of int/bool primal dtype the tangent dtype must be \
+                     float0.Got primal dtype {} and so expected tangent dtype {}, but got \
+                     tangent dtype {} instead.",
+                    p.dtype(),
+                    p.dtype(),
+                    t.dtype()
+                ),
+            ));
+        }
+    }
+    let trace = Arc::new(JvpTrace {
+        tag: TraceTag::new("JVPTracer", "jvp"),
+        parent: current(),
+    });
+    let inputs: Vec<Array> = ps
+        .into_iter()
+        .zip(ts)
+        .map(|(p, t)| trace.pack(p, Some(t)))
+        .collect();
+    let input = primals.rebuild(&mut inputs.into_iter())?;
+    let as_trace: Arc<dyn Trace> = trace.clone();
+    let out = with_trace(Some(as_trace), || f(input));
+    let result = out.map(|out| {
+        let (p, t): (Vec<Array>, Vec<Option<Array>>) =
+            out.leaves().iter().map(|x| trace.unpack(x)).unzip();
+        (out, p, t)
+    });
+    trace.tag.kill();
+    result
+}
+
+/// `jax.jvp(f, primals, tangents)`: `f`'s outputs and their directional derivatives along
+/// `tangents` (a pytree of `primals`' structure, shapes and dtypes).
+///
+/// ```
+/// use dtype_lattice_array::{Array, core::jvp, numpy as jnp};
+/// let x = Array::scalar(2.0f32);
+/// let (y, dy) = jvp(|x: Array| jnp::multiply(&x, &x), &x, &Array::scalar(1.0f32))?;
+/// assert_eq!((y.to_vec::<f32>()?, dy.to_vec::<f32>()?), (vec![4.0], vec![4.0]));
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `TypeError` for tangents that do not match the primals; `NotImplementedError` for a
+/// primitive without a JVP rule; whatever `f` returns.
+pub fn jvp<I, O, F>(f: F, primals: &I, tangents: &I) -> Result<(O, O), Error>
+where
+    I: Pytree,
+    O: Pytree,
+    F: FnOnce(I) -> Result<O, Error>,
+{
+    let (out, p, t) = jvp_leaves(f, primals, tangents)?;
+    let t: Vec<Array> = p
+        .iter()
+        .zip(t)
+        .map(|(p, t)| match t {
+            Some(t) => Ok(t),
+            None => zeros_like(p),
+        })
+        .collect::<Result<_, Error>>()?;
+    Ok((
+        out.rebuild(&mut p.into_iter())?,
+        out.rebuild(&mut t.into_iter())?,
+    ))
+}
+
+/// The tangent leaves of `f` at `primals` along `tangents`, `None` where the output does not
+/// depend on the inputs (for transformations built on JVP).
+///
+/// # Errors
+///
+/// As [`jvp`].
+pub fn linearize_jvp<I, O, F>(
+    f: F,
+    primals: &I,
+    tangents: &I,
+) -> Result<(Vec<Array>, Vec<Option<Array>>), Error>
+where
+    I: Pytree,
+    O: Pytree,
+    F: FnOnce(I) -> Result<O, Error>,
+{
+    jvp_leaves(f, primals, tangents).map(|(_, p, t)| (p, t))
+}
+
+/// Zeros of `x`'s aval (strong), under the current trace.
+pub(crate) fn zeros_like(x: &Array) -> Result<Array, Error> {
+    let zero = super::jaxpr::scalar(0.0, x.dtype())?;
+    crate::prim::lax::broadcast_to(&zero, x.shape())
+}

@@ -1,0 +1,366 @@
+//! Staging (JAX's `DynamicJaxprTrace`, with omnistaging): every primitive bound while the
+//! staging trace is current becomes an equation, whether or not it depends on the
+//! arguments; [`make_jaxpr`] returns the jaxpr, [`jit`] traces once per input signature and
+//! calls the cached jaxpr through the `jit` call primitive.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use dtype_lattice::Error;
+use dtype_lattice::error::Exception;
+
+use super::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var, eqn_text};
+use super::pytree::Pytree;
+use super::{Payload, Trace, TraceTag, Tracer, check_alive, with_trace};
+use crate::array::{Array, ShapedArray};
+use crate::prim::{Avals, Outputs, Param, Params, Primitive};
+
+/// A staged variable, and the equation that made it (for `ConcretizationTypeError`).
+struct Staged {
+    var: Var,
+    origin: Option<Arc<Eqn>>,
+}
+
+impl Payload for Staged {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn origin(&self) -> Option<String> {
+        self.origin.as_deref().map(eqn_text)
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    next: u32,
+    eqns: Vec<Eqn>,
+    constvars: Vec<Var>,
+    consts: Vec<Array>,
+    /// Constants already captured, by the identity of their data.
+    captured: HashMap<usize, Var>,
+}
+
+impl Builder {
+    fn var(&mut self, aval: ShapedArray) -> Var {
+        self.next += 1;
+        Var {
+            id: self.next,
+            aval,
+        }
+    }
+}
+
+pub(crate) struct Staging {
+    tag: Arc<TraceTag>,
+    state: Mutex<Builder>,
+}
+
+impl Staging {
+    fn new(purpose: &'static str) -> Arc<Staging> {
+        Arc::new(Staging {
+            tag: TraceTag::new("DynamicJaxprTracer", purpose),
+            state: Mutex::new(Builder::default()),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Builder> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn tracer(&self, var: Var, origin: Option<Arc<Eqn>>) -> Array {
+        let aval = var.aval.clone();
+        Array::from_tracer(aval, Tracer::new(&self.tag, Staged { var, origin }))
+    }
+
+    /// `x` as an atom of this jaxpr: its own variable, a literal (a concrete scalar), or a
+    /// captured constant (any other array, including tracers of enclosing transformations).
+    fn atom(&self, x: &Array) -> Atom {
+        if let Some(s) = x.tracer().and_then(|t| t.payload_of::<Staged>(&self.tag)) {
+            return Atom::Var(s.var.clone());
+        }
+        if x.is_concrete() && x.ndim() == 0 && !x.dtype().is_extended() {
+            return Atom::Literal(x.clone());
+        }
+        let mut b = self.lock();
+        let key = x.identity();
+        if let Some(v) = b.captured.get(&key) {
+            return Atom::Var(v.clone());
+        }
+        let v = b.var(x.aval().clone());
+        b.constvars.push(v.clone());
+        b.consts.push(x.clone());
+        b.captured.insert(key, v.clone());
+        Atom::Var(v)
+    }
+
+    /// The closed jaxpr of `invars` to `outs`.
+    fn finish(&self, invars: Vec<Var>, outs: &[Array]) -> ClosedJaxpr {
+        let outvars: Vec<Atom> = outs.iter().map(|x| self.atom(x)).collect();
+        let mut b = self.lock();
+        ClosedJaxpr {
+            jaxpr: Jaxpr {
+                constvars: std::mem::take(&mut b.constvars),
+                invars,
+                eqns: std::mem::take(&mut b.eqns),
+                outvars,
+            },
+            consts: std::mem::take(&mut b.consts),
+        }
+    }
+}
+
+impl Trace for Staging {
+    fn process_primitive(
+        &self,
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error> {
+        check_alive(inputs)?;
+        let atoms: Vec<Atom> = inputs.iter().map(|x| self.atom(x)).collect();
+        let avals: Vec<&ShapedArray> = inputs.iter().map(|x| x.aval()).collect();
+        let out: Avals = prim.abstract_eval(&avals, params)?;
+        let mut b = self.lock();
+        let outputs: Vec<Var> = out.into_iter().map(|a| b.var(a)).collect();
+        let eqn = Eqn {
+            prim,
+            inputs: atoms,
+            params: params.clone(),
+            outputs: outputs.clone(),
+        };
+        let origin = Arc::new(eqn.clone());
+        b.eqns.push(eqn);
+        drop(b);
+        Ok(outputs
+            .into_iter()
+            .map(|v| self.tracer(v, Some(origin.clone())))
+            .collect())
+    }
+}
+
+/// Traces `f` on arguments of `args`' avals into a closed jaxpr, and the traced output
+/// (whose structure rebuilds outputs).
+fn trace<I, O, F>(f: &F, args: &I, purpose: &'static str) -> Result<(ClosedJaxpr, O), Error>
+where
+    I: Pytree,
+    O: Pytree,
+    F: Fn(I) -> Result<O, Error>,
+{
+    let staging = Staging::new(purpose);
+    let leaves = args.leaves();
+    let invars: Vec<Var> = {
+        let mut b = staging.lock();
+        leaves.iter().map(|x| b.var(x.aval().clone())).collect()
+    };
+    let tracers: Vec<Array> = invars
+        .iter()
+        .map(|v| staging.tracer(v.clone(), None))
+        .collect();
+    let input = args.rebuild(&mut tracers.into_iter())?;
+    let trace: Arc<dyn Trace> = staging.clone();
+    let out = with_trace(Some(trace), || f(input));
+    let result = out.map(|out| {
+        let closed = staging.finish(invars, &out.leaves());
+        (closed, out)
+    });
+    staging.tag.kill();
+    result
+}
+
+/// `jax.make_jaxpr(f)(*args)`: the jaxpr of `f` traced on arguments of `args`' shapes,
+/// dtypes and weak types. Every primitive is staged, including those on constants
+/// (omnistaging).
+///
+/// ```
+/// use dtype_lattice_array::{Array, core::make_jaxpr, numpy as jnp};
+/// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0]);
+/// let j = make_jaxpr(|x: Array| jnp::add(jnp::multiply(jnp::sin(&x)?, 2.0)?, 1), &x)?;
+/// assert_eq!(
+///     j.to_string(),
+///     "{ lambda ; a:f32[3]. let\n    b:f32[3] = sin a\n    c:f32[3] = mul b 2.0:f32[]\n    \
+///      d:f32[3] = add c 1.0:f32[]\n  in (d,) }"
+/// );
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// Whatever `f` returns, and JAX's `ConcretizationTypeError` when `f` asks a traced value for
+/// its elements.
+pub fn make_jaxpr<I, O, F>(f: F, args: &I) -> Result<ClosedJaxpr, Error>
+where
+    I: Pytree,
+    O: Pytree,
+    F: Fn(I) -> Result<O, Error>,
+{
+    trace(&f, args, "make_jaxpr").map(|(j, _)| j)
+}
+
+/// The `jit` call primitive: applies the closed jaxpr of its `jaxpr` parameter.
+pub(crate) static JIT: Primitive = Primitive {
+    name: "jit",
+    arity: None,
+    shape_rule: jit_shape_rule,
+    impl_rule: jit_impl_rule,
+    jvp: None,
+};
+
+fn closed_param<'a>(prim: &str, params: &'a Params) -> Result<&'a Arc<ClosedJaxpr>, Error> {
+    match params.get("jaxpr") {
+        Some(Param::Jaxpr(j)) => Ok(j),
+        _ => Err(Error::refused(
+            Exception::TypeError,
+            format!("{prim}() missing required keyword argument: 'jaxpr'"),
+        )),
+    }
+}
+
+fn jit_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let j = closed_param(prim.name, params)?;
+    let ins = &j.jaxpr.invars;
+    if inputs.len() != ins.len()
+        || inputs
+            .iter()
+            .zip(ins)
+            .any(|(a, v)| a.shape() != v.aval.shape() || a.dtype() != v.aval.dtype())
+    {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "jit: arguments do not match the jaxpr's inputs",
+        ));
+    }
+    Ok(j.jaxpr.out_avals().into_iter().collect())
+}
+
+fn jit_impl_rule(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    _out: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let j = closed_param(prim.name, params)?;
+    let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
+    Ok(j.call(&args)?.into_iter().collect())
+}
+
+/// Whether `prim` is a call primitive (its jaxpr parameter is applied to its operands).
+pub(crate) fn is_call(prim: &'static Primitive) -> bool {
+    std::ptr::eq(prim, &JIT)
+}
+
+/// Applies a call primitive's jaxpr to `inputs` under the current trace (inlining it).
+pub(crate) fn inline_call(params: &Params, inputs: &[&Array]) -> Result<Outputs, Error> {
+    let j = closed_param("jit", params)?;
+    let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
+    Ok(j.call(&args)?.into_iter().collect())
+}
+
+type Cache = HashMap<Vec<ShapedArray>, (Arc<ClosedJaxpr>, Arc<dyn Any + Send + Sync>)>;
+
+/// A jitted function ([`jit`]): traced once per input signature (shapes, dtypes and weak
+/// types of the arguments' leaves), the jaxpr cached and applied through the `jit` call
+/// primitive.
+pub struct Jit<F> {
+    f: F,
+    name: String,
+    cache: Mutex<Cache>,
+}
+
+/// `jax.jit(f)`: `f` staged once per input signature and applied as a jaxpr.
+///
+/// ```
+/// use dtype_lattice_array::{Array, core::jit, numpy as jnp};
+/// let f = jit(|x: Array| jnp::multiply(&x, jnp::add(1, 1)?));
+/// let y: Array = f.call(&Array::scalar(3i32))?;
+/// assert_eq!(y.to_vec::<i32>()?, [6]);
+/// assert_eq!(f.traces(), 1);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+pub fn jit<F>(f: F) -> Jit<F> {
+    Jit {
+        f,
+        name: "<lambda>".to_string(),
+        cache: Mutex::new(HashMap::new()),
+    }
+}
+
+impl<F> Jit<F> {
+    /// The same function under another name (printed in `jit[name=...]`).
+    #[must_use]
+    pub fn named(mut self, name: &str) -> Jit<F> {
+        self.name = name.to_string();
+        self
+    }
+
+    /// How many signatures have been traced.
+    pub fn traces(&self) -> usize {
+        self.cache.lock().map_or(0, |c| c.len())
+    }
+
+    /// The closed jaxpr for these arguments (traced now if not cached).
+    ///
+    /// # Errors
+    ///
+    /// As [`Jit::call`].
+    pub fn lower<I, O>(&self, args: &I) -> Result<Arc<ClosedJaxpr>, Error>
+    where
+        I: Pytree,
+        O: Pytree + Send + Sync + 'static,
+        F: Fn(I) -> Result<O, Error>,
+    {
+        self.entry::<I, O>(args).map(|(j, _)| j)
+    }
+
+    fn entry<I, O>(&self, args: &I) -> Result<(Arc<ClosedJaxpr>, Arc<dyn Any + Send + Sync>), Error>
+    where
+        I: Pytree,
+        O: Pytree + Send + Sync + 'static,
+        F: Fn(I) -> Result<O, Error>,
+    {
+        let key: Vec<ShapedArray> = args.leaves().iter().map(|x| x.aval().clone()).collect();
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        let (closed, template) = trace(&self.f, args, "jit")?;
+        let entry: (Arc<ClosedJaxpr>, Arc<dyn Any + Send + Sync>) =
+            (Arc::new(closed), Arc::new(template));
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(key, entry.clone());
+        }
+        Ok(entry)
+    }
+
+    /// Applies the function: traced on the first call with this signature, then the cached
+    /// jaxpr applied (under an enclosing transformation, through it).
+    ///
+    /// # Errors
+    ///
+    /// Whatever `f` returns when traced; JAX's `ConcretizationTypeError` when it asks a traced
+    /// value for its elements.
+    pub fn call<I, O>(&self, args: &I) -> Result<O, Error>
+    where
+        I: Pytree,
+        O: Pytree + Send + Sync + 'static,
+        F: Fn(I) -> Result<O, Error>,
+    {
+        let (closed, template) = self.entry::<I, O>(args)?;
+        let leaves = args.leaves();
+        let refs: Vec<&Array> = leaves.iter().collect();
+        let params = Params::new()
+            .with("name", Param::Name(self.name.clone()))
+            .with("jaxpr", Param::Jaxpr(closed));
+        let outs = crate::prim::bind(&JIT, &refs, &params)?;
+        let template = template.downcast_ref::<O>().ok_or_else(|| {
+            Error::refused(
+                Exception::TypeError,
+                "jit: the output type changed between calls",
+            )
+        })?;
+        template.rebuild(&mut outs.into_iter())
+    }
+}

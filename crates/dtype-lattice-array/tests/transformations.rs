@@ -1,0 +1,330 @@
+//! The transformation corpus of tools/gen_transform_fixtures.py, each function written here a
+//! second time under the same name: `jit` and `jvp` values against JAX 0.10's, and the printed
+//! jaxprs of the functions whose Rust and Python are written with the same primitives.
+
+use std::path::PathBuf;
+
+use dtype_lattice::{DType, Error};
+use dtype_lattice_array::core::{jit, jvp, make_jaxpr};
+use dtype_lattice_array::numpy::{self as jnp, Axes};
+use dtype_lattice_array::prim::{self, Params};
+use dtype_lattice_array::{Array, ShapedArray};
+use serde_json::Value;
+
+type F = fn(Vec<Array>) -> Result<Array, Error>;
+
+fn lax(name: &str, args: &[&Array]) -> Result<Array, Error> {
+    let p = prim::by_name(name).expect("a primitive");
+    Ok(prim::bind(p, args, &Params::new())?[0].clone())
+}
+
+fn weak_i32(v: i32) -> Array {
+    Array::scalar(v).with_weak_type(true)
+}
+
+fn select_tril(x: &Array) -> Result<Array, Error> {
+    let rows = jnp::arange(0.0, x.shape()[0] as f64, 1.0, DType::Int32)?;
+    let rows = prim::expand_dims(&rows, &[1])?;
+    let cols = jnp::arange(0.0, x.shape()[1] as f64, 1.0, DType::Int32)?;
+    let mask = jnp::greater(&rows, &cols)?;
+    let zeros = jnp::zeros(x.shape(), x.dtype())?;
+    lax("select_n", &[&mask, &zeros, x])
+}
+
+/// The corpus, by name (the same functions as the generator's `CORPUS`).
+fn corpus(name: &str) -> Option<F> {
+    Some(match name {
+        "sin_mul_add" => |a| jnp::add(jnp::multiply(jnp::sin(&a[0])?, 2.0)?, 1),
+        "omnistaging_add" => |a| jnp::multiply(&a[0], lax("add", &[&weak_i32(1), &weak_i32(1)])?),
+        "select_tril" => |a| select_tril(&a[0]),
+        "poly" => |a| {
+            let x = &a[0];
+            let cube = jnp::multiply(jnp::multiply(x, x)?, x)?;
+            jnp::add(jnp::subtract(cube, jnp::multiply(2, x)?)?, 1)
+        },
+        "exp_log" => |a| {
+            let x = &a[0];
+            let e = jnp::log1p(jnp::exp(jnp::negative(jnp::abs(x)?)?)?)?;
+            jnp::add(e, jnp::maximum(x, 0)?)
+        },
+        "tanh_logistic" => |a| jnp::multiply(jnp::tanh(&a[0])?, lax("logistic", &[&a[0]])?),
+        "matmul_bias" => |a| jnp::tanh(jnp::add(jnp::matmul(&a[0], &a[1])?, 1.0)?),
+        "sum_mean" => |a| {
+            let x = &a[0];
+            let s = jnp::sum(jnp::multiply(x, x)?, Axes::All, false)?;
+            jnp::add(
+                jnp::divide(s, x.size() as i64)?,
+                jnp::mean(x, Axes::All, false)?,
+            )
+        },
+        "mixed_dtypes" => |a| jnp::add(&a[0], &a[1]),
+        "weak_scalar" => |a| jnp::add(jnp::multiply(&a[0], 3)?, 0.5),
+        "sqrt_div" => |a| {
+            let (x, y) = (&a[0], &a[1]);
+            let n = jnp::sqrt(jnp::add(jnp::multiply(x, x)?, 1.0)?)?;
+            jnp::divide(n, jnp::add(jnp::multiply(y, y)?, 2.0)?)
+        },
+        "reduce_max" => |a| jnp::max(&a[0], Axes::Some(vec![1]), false),
+        "where_relu" => |a| {
+            let x = &a[0];
+            jnp::r#where(jnp::greater(x, 0)?, x, jnp::multiply(0.1, x)?)
+        },
+        "broadcast_add" => |a| jnp::add(&a[0], &a[1]),
+        "cos_square" => |a| {
+            let x = &a[0];
+            jnp::add(jnp::power(jnp::cos(x)?, 2)?, jnp::square(jnp::sin(x)?)?)
+        },
+        _ => return None,
+    })
+}
+
+/// The functions whose jaxpr must print exactly as JAX's (the others reach the same values
+/// through other equations: `jnp.where` is a nested `jit` in JAX, `jnp.sum` converts first).
+const SAME_JAXPR: &[&str] = &[
+    "sin_mul_add",
+    "select_tril",
+    "poly",
+    "exp_log",
+    "tanh_logistic",
+    "matmul_bias",
+    "weak_scalar",
+    "sqrt_div",
+    "broadcast_add",
+    "mixed_dtypes",
+];
+
+fn fixture() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/transformations/corpus.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the corpus fixture")).expect("JSON")
+}
+
+fn dtype(name: &str) -> DType {
+    name.parse().expect("a dtype")
+}
+
+/// Argument `i` of a case: element k is ((7k + 3i) mod 11) / 4 - 1.3, converted.
+fn argument(spec: &Value, i: usize) -> Array {
+    let d = dtype(spec[0].as_str().unwrap());
+    let shape: Vec<usize> = spec[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    let n: usize = shape.iter().product();
+    let vals: Vec<f64> = (0..n)
+        .map(|k| ((k * 7 + 3 * i) % 11) as f64 / 4.0 - 1.3)
+        .collect();
+    Array::from_shape_vec(&shape, vals)
+        .unwrap()
+        .astype(d)
+        .unwrap()
+}
+
+fn check_values(name: &str, what: &str, got: &Array, want: &Value) {
+    if want["dtype"] == "float0" {
+        let zeros = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+        assert!(zeros.iter().all(|&v| v == 0.0), "{name} {what}: {got}");
+        return;
+    }
+    assert_eq!(
+        got.dtype(),
+        dtype(want["dtype"].as_str().unwrap()),
+        "{name} {what}"
+    );
+    let shape: Vec<usize> = want["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(got.shape(), shape.as_slice(), "{name} {what}");
+    let tol = match got.dtype() {
+        DType::BFloat16 | DType::Float16 => 1e-2,
+        _ => 1e-5,
+    };
+    let vals = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+    for (g, w) in vals.iter().zip(want["values"].as_array().unwrap()) {
+        let w = w.as_f64().unwrap();
+        assert!(
+            (g - w).abs() <= tol * w.abs().max(1.0),
+            "{name} {what}: got {got}, want {:?}",
+            want["values"]
+        );
+    }
+}
+
+#[test]
+fn the_corpus_agrees_with_jax() {
+    let fixture = fixture();
+    let cases = fixture["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 15);
+    let mut same_text = 0;
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let f = corpus(name).unwrap_or_else(|| panic!("{name} is not in the Rust corpus"));
+        let args: Vec<Array> = case["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| argument(s, i))
+            .collect();
+        // jit: traced once, applied twice.
+        let jitted = jit(f);
+        let out: Array = jitted.call(&args).unwrap();
+        let again: Array = jitted.call(&args).unwrap();
+        assert_eq!(jitted.traces(), 1, "{name}");
+        assert_eq!(out.as_bytes(), again.as_bytes(), "{name}");
+        check_values(name, "jit", &out, &case["jit"]);
+        // Eager evaluation gives the same bits as jit.
+        assert_eq!(
+            f(args.clone()).unwrap().as_bytes(),
+            out.as_bytes(),
+            "{name} eager"
+        );
+        // jvp along ones (zeros for integer inputs: JAX's float0).
+        let tangents: Vec<Array> = args
+            .iter()
+            .map(|a| {
+                let one = if matches!(
+                    a.dtype().kind(),
+                    dtype_lattice::Kind::SignedInt | dtype_lattice::Kind::UnsignedInt
+                ) {
+                    0.0
+                } else {
+                    1.0
+                };
+                jnp::full(a.shape(), dtype_lattice::Value::Float(one), a.dtype()).unwrap()
+            })
+            .collect();
+        let (p, t) = jvp(f, &args, &tangents).unwrap();
+        check_values(name, "jvp primal", &p, &case["jvp"][0]);
+        check_values(name, "jvp tangent", &t, &case["jvp"][1]);
+        // The jaxpr: equations always typecheck; the text is JAX's for most.
+        let j = make_jaxpr(f, &args).unwrap();
+        j.jaxpr().typecheck().unwrap();
+        if SAME_JAXPR.contains(&name) {
+            assert_eq!(j.to_string(), case["jaxpr"].as_str().unwrap(), "{name}");
+            let eqns: Vec<(String, Vec<String>)> = j
+                .jaxpr()
+                .eqns()
+                .iter()
+                .map(|e| {
+                    let outs = e.outputs().iter().map(|v| v.aval().to_string()).collect();
+                    (e.primitive().name.to_string(), outs)
+                })
+                .collect();
+            let want: Vec<(String, Vec<String>)> = case["eqns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    let outs = e["outputs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|o| o.as_str().unwrap().to_string())
+                        .collect();
+                    (e["primitive"].as_str().unwrap().to_string(), outs)
+                })
+                .collect();
+            assert_eq!(eqns, want, "{name}");
+            same_text += 1;
+        }
+    }
+    assert_eq!(same_text, SAME_JAXPR.len());
+}
+
+/// The omnistaging note: under `jit` everything is staged, constants included.
+#[test]
+fn omnistaging_stages_operations_on_constants() {
+    let f = |x: Array| jnp::multiply(&x, lax("add", &[&weak_i32(1), &weak_i32(1)])?);
+    let j = make_jaxpr(f, &Array::scalar(3i32)).unwrap();
+    let text = j.to_string();
+    assert!(text.contains("add 1:i32[] 1:i32[]"), "{text}");
+    let g = jit(f);
+    let y: Array = g.call(&Array::scalar(3i32)).unwrap();
+    assert_eq!(y.to_vec::<i32>().unwrap(), [6]);
+}
+
+/// A value computed from a traced one cannot become a shape: JAX's ConcretizationTypeError,
+/// naming the equation that made it a tracer.
+#[test]
+fn concretizing_a_traced_value_is_refused_with_its_origin() {
+    let f = |x: Array| -> Result<Array, Error> {
+        let dims = Array::from_vec(x.shape().iter().map(|&d| d as i32).collect::<Vec<_>>());
+        let n = jnp::prod(&dims, Axes::All, false)?;
+        let n = n.to_vec::<i32>()?[0] as usize;
+        jnp::zeros(&[n], DType::Float32)
+    };
+    let x = jnp::ones(&[2, 3], DType::Float32).unwrap();
+    // Eagerly, the shape is concrete.
+    assert_eq!(f(x.clone()).unwrap().shape(), [6]);
+    let e = jit(f).call::<Array, Array>(&x).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("ConcretizationTypeError: Abstract tracer value"),
+        "{text}"
+    );
+    assert!(
+        text.contains("operation a:i32[] = reduce_prod[axes=(0,)"),
+        "{text}"
+    );
+    // Under jvp, primals stay concrete: value-dependent Rust control flow works.
+    let (y, _) = jvp(f, &x, &jnp::ones(&[2, 3], DType::Float32).unwrap()).unwrap();
+    assert_eq!(y.shape(), [6]);
+}
+
+/// A tracer kept past its transformation raises UnexpectedTracerError when used.
+#[test]
+fn an_escaped_tracer_is_refused() {
+    let leaked = std::sync::Mutex::new(None);
+    let f = |x: Array| -> Result<Array, Error> {
+        *leaked.lock().unwrap() = Some(jnp::multiply(&x, 2.0)?);
+        Ok(x)
+    };
+    let _: Array = jit(f).call(&Array::scalar(1.0f32)).unwrap();
+    let t = leaked.lock().unwrap().clone().unwrap();
+    let e = jnp::add(&t, 1.0).unwrap_err().to_string();
+    assert!(
+        e.starts_with("UnexpectedTracerError: Encountered an unexpected tracer"),
+        "{e}"
+    );
+    assert!(
+        e.contains("float32[] wrapped in a DynamicJaxprTracer"),
+        "{e}"
+    );
+    assert!(t.to_vec::<f32>().is_err());
+}
+
+/// Nested transformations: jvp of jit, jit of jvp, jvp of jvp.
+#[test]
+fn transformations_compose() {
+    let x = Array::from_vec(vec![0.5f32, 1.0, 2.0]);
+    let ones = jnp::ones(&[3], DType::Float32).unwrap();
+    let f = |x: Array| jnp::multiply(jnp::sin(&x)?, &x);
+    let (_, d1) = jvp(f, &x, &ones).unwrap();
+    let g = jit(f);
+    let (_, d2) = jvp(|x: Array| g.call::<Array, Array>(&x), &x, &ones).unwrap();
+    assert_eq!(d1.as_bytes(), d2.as_bytes());
+    let h = jit(|x: Array| {
+        let ones = jnp::ones(&[3], DType::Float32)?;
+        jvp(f, &x, &ones).map(|(_, t)| t)
+    });
+    let d3: Array = h.call(&x).unwrap();
+    assert_eq!(d1.to_vec::<f32>().unwrap(), d3.to_vec::<f32>().unwrap());
+    // Second derivative of sin(x)·x: 2cos(x) − x·sin(x).
+    let d2f = |x: Array| {
+        let ones = jnp::ones(&[3], DType::Float32)?;
+        jvp(f, &x, &ones).map(|(_, t)| t)
+    };
+    let (_, dd) = jvp(d2f, &x, &ones).unwrap();
+    for (v, x) in dd.to_vec::<f32>().unwrap().iter().zip([0.5f32, 1.0, 2.0]) {
+        let want = 2.0 * x.cos() - x * x.sin();
+        assert!((v - want).abs() < 1e-5, "{v} vs {want}");
+    }
+    let avals: Vec<ShapedArray> = make_jaxpr(d2f, &x).unwrap().jaxpr().out_avals();
+    assert_eq!(avals[0].to_string(), "f32[3]");
+}
