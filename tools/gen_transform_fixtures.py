@@ -88,7 +88,18 @@ def main():
             else np.zeros(a.shape, dtype=jax.dtypes.float0)
             for a in args
         ]
-        primal, tangent = jax.jvp(f, tuple(args), tuple(tangents))
+        jvp_primal, tangent = jax.jvp(f, tuple(args), tuple(tangents))
+        # grad of the sum of the output (in float32) with respect to every inexact argument.
+        diff = [i for i, a in enumerate(args) if jnp.issubdtype(a.dtype, jnp.inexact)]
+        grads = []
+        if diff and jnp.issubdtype(jnp.asarray(out).dtype, jnp.inexact):
+            g = jax.grad(
+                lambda *a: jnp.sum(f(*a)).astype(jnp.float32), argnums=tuple(diff)
+            )(*args)
+            grads = [out_record(x) for x in g]
+        # vjp with a cotangent of ones.
+        primal, pullback = jax.vjp(f, *args)
+        vjp_cts = pullback(jnp.ones_like(primal))
         cases.append(
             {
                 "name": name,
@@ -96,7 +107,9 @@ def main():
                 "jaxpr": str(closed),
                 "eqns": eqns,
                 "jit": out_record(out),
-                "jvp": [out_record(primal), out_record(tangent)],
+                "jvp": [out_record(jvp_primal), out_record(tangent)],
+                "grad": grads,
+                "vjp": [out_record(c) for c in vjp_cts],
             }
         )
     header = {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::core::{jit, jvp, make_jaxpr};
+use dtype_lattice_array::core::{grad, jit, jvp, make_jaxpr, vjp};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
 use dtype_lattice_array::prim::{self, Params};
 use dtype_lattice_array::{Array, ShapedArray};
@@ -202,6 +202,24 @@ fn the_corpus_agrees_with_jax() {
         let (p, t) = jvp(f, &args, &tangents).unwrap();
         check_values(name, "jvp primal", &p, &case["jvp"][0]);
         check_values(name, "jvp tangent", &t, &case["jvp"][1]);
+        // vjp with a cotangent of ones; grad of the output's sum (in float32).
+        let (y, pullback) = vjp(f, &args).unwrap();
+        let ones = jnp::full(y.shape(), dtype_lattice::Value::Float(1.0), y.dtype()).unwrap();
+        let cts = pullback(&ones).unwrap();
+        for (i, c) in cts.iter().enumerate() {
+            check_values(name, &format!("vjp {i}"), c, &case["vjp"][i]);
+        }
+        let want_grads = case["grad"].as_array().unwrap();
+        if !want_grads.is_empty() {
+            let g = grad(
+                |a: Vec<Array>| jnp::sum(f(a)?, Axes::All, false)?.astype(DType::Float32),
+                &args,
+            )
+            .unwrap();
+            for (i, w) in want_grads.iter().enumerate() {
+                check_values(name, &format!("grad {i}"), &g[i], w);
+            }
+        }
         // The jaxpr: equations always typecheck; the text is JAX's for most.
         let j = make_jaxpr(f, &args).unwrap();
         j.jaxpr().typecheck().unwrap();

@@ -35,14 +35,26 @@ pub(crate) struct JvpTrace {
 }
 
 impl JvpTrace {
-    fn unpack(&self, x: &Array) -> (Array, Option<Array>) {
+    pub(crate) fn new(parent: Option<Arc<dyn Trace>>) -> JvpTrace {
+        JvpTrace {
+            tag: TraceTag::new("JVPTracer", "jvp"),
+            parent,
+        }
+    }
+
+    /// Ends the transformation.
+    pub(crate) fn kill(&self) {
+        self.tag.kill();
+    }
+
+    pub(crate) fn unpack(&self, x: &Array) -> (Array, Option<Array>) {
         match x.tracer().and_then(|t| t.payload_of::<Dual>(&self.tag)) {
             Some(d) => (d.primal.clone(), d.tangent.clone()),
             None => (x.clone(), None),
         }
     }
 
-    fn pack(&self, primal: Array, tangent: Option<Array>) -> Array {
+    pub(crate) fn pack(&self, primal: Array, tangent: Option<Array>) -> Array {
         match tangent {
             None => primal,
             Some(t) => {
@@ -132,10 +144,7 @@ where
             ));
         }
     }
-    let trace = Arc::new(JvpTrace {
-        tag: TraceTag::new("JVPTracer", "jvp"),
-        parent: current(),
-    });
+    let trace = Arc::new(JvpTrace::new(current()));
     let inputs: Vec<Array> = ps
         .into_iter()
         .zip(ts)
@@ -210,6 +219,11 @@ where
 
 /// Zeros of `x`'s aval (strong), under the current trace.
 pub(crate) fn zeros_like(x: &Array) -> Result<Array, Error> {
-    let zero = super::jaxpr::scalar(0.0, x.dtype())?;
-    crate::prim::lax::broadcast_to(&zero, x.shape())
+    zeros(x.aval())
+}
+
+/// Zeros of `aval` (strong), under the current trace.
+pub(crate) fn zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
+    let zero = super::jaxpr::scalar(0.0, aval.dtype())?;
+    crate::prim::lax::broadcast_to(&zero, aval.shape())
 }

@@ -32,6 +32,7 @@ pub mod jaxpr;
 mod jvp;
 pub mod pytree;
 mod stage;
+mod vjp;
 
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub(crate) use jvp::zeros_like as jvp_zeros_like;
@@ -39,6 +40,7 @@ pub use jvp::{jvp, linearize_jvp};
 pub use pytree::Pytree;
 pub(crate) use stage::JIT as JIT_PRIMITIVE;
 pub use stage::{Jit, jit, make_jaxpr};
+pub use vjp::{Linearized, grad, linearize, value_and_grad, vjp};
 
 /// The identity of one trace (one application of a transformation), shared by its tracers.
 pub(crate) struct TraceTag {

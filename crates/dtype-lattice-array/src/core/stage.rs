@@ -54,6 +54,10 @@ impl Builder {
 pub(crate) struct Staging {
     tag: Arc<TraceTag>,
     state: Mutex<Builder>,
+    /// Partial evaluation (JAX's `JaxprTrace`): primitives without an input of this trace run
+    /// in this parent trace instead of being staged (`None` here: staged, as omnistaging
+    /// stages everything).
+    partial: Option<Option<Arc<dyn Trace>>>,
 }
 
 impl Staging {
@@ -61,7 +65,35 @@ impl Staging {
         Arc::new(Staging {
             tag: TraceTag::new("DynamicJaxprTracer", purpose),
             state: Mutex::new(Builder::default()),
+            partial: None,
         })
+    }
+
+    /// A partial evaluator: known values computed in `parent`, the rest staged.
+    pub(crate) fn partial(parent: Option<Arc<dyn Trace>>) -> Arc<Staging> {
+        Arc::new(Staging {
+            tag: TraceTag::new("JaxprTracer", "linearize"),
+            state: Mutex::new(Builder::default()),
+            partial: Some(parent),
+        })
+    }
+
+    pub(crate) fn tag(&self) -> &Arc<TraceTag> {
+        &self.tag
+    }
+
+    /// A new input variable of `aval` and its tracer.
+    pub(crate) fn input(&self, aval: ShapedArray) -> (Var, Array) {
+        let v = self.lock().var(aval);
+        let t = self.tracer(v.clone(), None);
+        (v, t)
+    }
+
+    /// Whether `x` is one of this trace's tracers.
+    pub(crate) fn owns(&self, x: &Array) -> bool {
+        x.tracer()
+            .and_then(|t| t.payload_of::<Staged>(&self.tag))
+            .is_some()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Builder> {
@@ -95,7 +127,7 @@ impl Staging {
     }
 
     /// The closed jaxpr of `invars` to `outs`.
-    fn finish(&self, invars: Vec<Var>, outs: &[Array]) -> ClosedJaxpr {
+    pub(crate) fn finish(&self, invars: Vec<Var>, outs: &[Array]) -> ClosedJaxpr {
         let outvars: Vec<Atom> = outs.iter().map(|x| self.atom(x)).collect();
         let mut b = self.lock();
         ClosedJaxpr {
@@ -118,6 +150,15 @@ impl Trace for Staging {
         params: &Params,
     ) -> Result<Outputs, Error> {
         check_alive(inputs)?;
+        if let Some(parent) = &self.partial
+            && !inputs.iter().any(|x| self.owns(x))
+        {
+            return with_trace(parent.clone(), || crate::prim::bind(prim, inputs, params));
+        }
+        if self.partial.is_some() && is_call(prim) {
+            // Inlined, so that the linear jaxpr holds transposable primitives only.
+            return inline_call(params, inputs);
+        }
         let atoms: Vec<Atom> = inputs.iter().map(|x| self.atom(x)).collect();
         let avals: Vec<&ShapedArray> = inputs.iter().map(|x| x.aval()).collect();
         let out: Avals = prim.abstract_eval(&avals, params)?;
@@ -204,6 +245,7 @@ pub(crate) static JIT: Primitive = Primitive {
     shape_rule: jit_shape_rule,
     impl_rule: jit_impl_rule,
     jvp: None,
+    transpose: None,
 };
 
 fn closed_param<'a>(prim: &str, params: &'a Params) -> Result<&'a Arc<ClosedJaxpr>, Error> {

@@ -83,4 +83,5 @@ pub(crate) static CONVERT_ELEMENT_TYPE: Primitive = Primitive {
     shape_rule,
     impl_rule,
     jvp: Some(super::ad::convert_jvp),
+    transpose: Some(super::transpose::convert_transpose),
 };

@@ -425,4 +425,5 @@ pub(crate) static DOT_GENERAL: Primitive = Primitive {
     shape_rule,
     impl_rule,
     jvp: Some(super::ad::dot_general_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };

@@ -526,6 +526,7 @@ macro_rules! ops {
                 shape_rule: shape_rule::<{ Op::$op as u8 }>,
                 impl_rule: impl_rule::<{ Op::$op as u8 }>,
                 jvp: Some(super::ad::elementwise_jvp::<{ Op::$op as u8 }>),
+                transpose: Some(super::transpose::elementwise_transpose::<{ Op::$op as u8 }>),
             };
         )*
     };

@@ -94,4 +94,5 @@ pub(crate) static IOTA: Primitive = Primitive {
     shape_rule,
     impl_rule: impl_one,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };

@@ -19,6 +19,10 @@ fn bin(p: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
 pub(crate) fn add(x: &Array, y: &Array) -> Result<Array, Error> {
     bin(&ew::ADD, x, y)
 }
+/// `x + y` accumulating cotangents (JAX's `add_any`).
+pub(crate) fn add_any(x: &Array, y: &Array) -> Result<Array, Error> {
+    bin(&ew::ADD, x, y)
+}
 /// `x - y`.
 pub(crate) fn sub(x: &Array, y: &Array) -> Result<Array, Error> {
     bin(&ew::SUB, x, y)

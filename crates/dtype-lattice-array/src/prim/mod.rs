@@ -31,6 +31,7 @@ mod select;
 mod simd;
 mod slicing;
 mod structural;
+pub mod transpose;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 pub(crate) use structural::BROADCAST_IN_DIM;
@@ -234,6 +235,8 @@ pub struct Primitive {
     pub(crate) impl_rule: ImplRule,
     /// The JVP rule ([`ad`]), if the primitive is differentiable.
     pub(crate) jvp: Option<ad::JvpRule>,
+    /// The transpose rule ([`transpose`]), if the primitive is linear in some operand.
+    pub(crate) transpose: Option<transpose::TransposeRule>,
 }
 
 impl fmt::Debug for Primitive {

@@ -155,6 +155,7 @@ pub(crate) static RANDOM_SEED: Primitive = Primitive {
     shape_rule: seed_shape_rule,
     impl_rule: seed_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 // random_split -----------------------------------------------------------------------------
@@ -203,6 +204,7 @@ pub(crate) static RANDOM_SPLIT: Primitive = Primitive {
     shape_rule: split_shape_rule,
     impl_rule: split_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 // random_fold_in ---------------------------------------------------------------------------
@@ -300,6 +302,7 @@ pub(crate) static RANDOM_FOLD_IN: Primitive = Primitive {
     shape_rule: fold_in_shape_rule,
     impl_rule: fold_in_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 // random_bits ------------------------------------------------------------------------------
@@ -382,6 +385,7 @@ pub(crate) static RANDOM_BITS: Primitive = Primitive {
     shape_rule: bits_shape_rule,
     impl_rule: bits_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 // random_wrap / random_unwrap ------------------------------------------------------------
@@ -445,6 +449,7 @@ pub(crate) static RANDOM_WRAP: Primitive = Primitive {
     shape_rule: wrap_shape_rule,
     impl_rule: share_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 fn unwrap_shape_rule(
@@ -469,6 +474,7 @@ pub(crate) static RANDOM_UNWRAP: Primitive = Primitive {
     shape_rule: unwrap_shape_rule,
     impl_rule: share_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 #[cfg(test)]

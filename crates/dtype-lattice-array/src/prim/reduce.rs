@@ -491,6 +491,7 @@ macro_rules! reductions {
             shape_rule: reduce_shape_rule::<{ Red::$op as u8 }>,
             impl_rule: reduce_impl::<{ Red::$op as u8 }>,
             jvp: Some(super::ad::reduce_jvp),
+            transpose: Some(super::transpose::structural_transpose),
         };
     )*};
 }
@@ -608,6 +609,7 @@ pub(crate) static ARGMAX: Primitive = Primitive {
     shape_rule: argminmax_shape_rule::<true>,
     impl_rule: argminmax_impl::<true>,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 pub(crate) static ARGMIN: Primitive = Primitive {
@@ -616,6 +618,7 @@ pub(crate) static ARGMIN: Primitive = Primitive {
     shape_rule: argminmax_shape_rule::<false>,
     impl_rule: argminmax_impl::<false>,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };
 
 fn cum_shape_rule(
@@ -810,6 +813,7 @@ macro_rules! cumulative {
             shape_rule: cum_shape_rule,
             impl_rule: cum_impl::<{ Red::$op as u8 }>,
             jvp: Some(super::ad::reduce_jvp),
+            transpose: Some(super::transpose::structural_transpose),
         };
     )*};
 }

@@ -148,6 +148,7 @@ pub(crate) static SELECT_N: Primitive = Primitive {
     shape_rule: select_shape_rule,
     impl_rule: select_impl,
     jvp: Some(super::ad::multilinear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 fn clamp_shape_rule(
@@ -216,6 +217,7 @@ pub(crate) static CLAMP: Primitive = Primitive {
     shape_rule: clamp_shape_rule,
     impl_rule: clamp_impl,
     jvp: None,
+    transpose: None,
 };
 
 /// `dtypes.itemsize_bits`: the bits of one element (8 for bool).
@@ -339,4 +341,5 @@ pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive {
     shape_rule: bitcast_shape_rule,
     impl_rule: bitcast_impl,
     jvp: Some(super::ad::zero_jvp),
+    transpose: None,
 };

@@ -150,6 +150,7 @@ pub(crate) static SLICE: Primitive = Primitive {
     shape_rule: slice_shape_rule,
     impl_rule: slice_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 /// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
@@ -273,6 +274,7 @@ pub(crate) static DYNAMIC_SLICE: Primitive = Primitive {
     shape_rule: dynamic_slice_shape_rule,
     impl_rule: dynamic_slice_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: None,
 };
 
 fn dus_shape_rule(
@@ -365,6 +367,7 @@ pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive = Primitive {
     shape_rule: dus_shape_rule,
     impl_rule: dus_impl,
     jvp: None,
+    transpose: None,
 };
 
 fn concatenate_shape_rule(
@@ -472,6 +475,7 @@ pub(crate) static CONCATENATE: Primitive = Primitive {
     shape_rule: concatenate_shape_rule,
     impl_rule: concatenate_impl,
     jvp: Some(super::ad::multilinear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
@@ -587,4 +591,5 @@ pub(crate) static PAD: Primitive = Primitive {
     shape_rule: pad_shape_rule,
     impl_rule: pad_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };

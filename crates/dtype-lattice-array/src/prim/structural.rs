@@ -269,6 +269,7 @@ pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive {
     shape_rule: broadcast_shape_rule,
     impl_rule: broadcast_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 fn reshape_shape_rule(
@@ -317,6 +318,7 @@ pub(crate) static RESHAPE: Primitive = Primitive {
     shape_rule: reshape_shape_rule,
     impl_rule: reshape_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 fn transpose_shape_rule(
@@ -369,6 +371,7 @@ pub(crate) static TRANSPOSE: Primitive = Primitive {
     shape_rule: transpose_shape_rule,
     impl_rule: transpose_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 fn squeeze_shape_rule(
@@ -412,6 +415,7 @@ pub(crate) static SQUEEZE: Primitive = Primitive {
     shape_rule: squeeze_shape_rule,
     impl_rule: reshape_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 fn rev_shape_rule(
@@ -472,6 +476,7 @@ pub(crate) static REV: Primitive = Primitive {
     shape_rule: rev_shape_rule,
     impl_rule: rev_impl,
     jvp: Some(super::ad::linear_jvp),
+    transpose: Some(super::transpose::structural_transpose),
 };
 
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
