@@ -346,3 +346,68 @@ fn transformations_compose() {
     let avals: Vec<ShapedArray> = make_jaxpr(d2f, &x).unwrap().jaxpr().out_avals();
     assert_eq!(avals[0].to_string(), "f32[3]");
 }
+
+/// The custom-derivatives note: `f(x) = 2x` with a custom derivative of 3, through grad, jit
+/// and their compositions; value-dependent control flow inside the function and its rule works
+/// wherever primals are concrete, and is refused under jit.
+#[test]
+fn custom_jvp_rules_survive_every_composition() {
+    use dtype_lattice_array::core::{CustomJvp, value_and_grad};
+    let f = std::sync::Arc::new(CustomJvp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
+    ));
+    let one = Array::scalar(1.0f32);
+    let g = grad(|x: Array| f.call(&x), &one).unwrap();
+    assert_eq!(g.to_vec::<f32>().unwrap(), [3.0]);
+    // The function itself is 2x.
+    assert_eq!(f.call(&one).unwrap().to_vec::<f32>().unwrap(), [2.0]);
+    // grad of jit: the staged custom_jvp_call keeps the rule.
+    let jf = {
+        let f = f.clone();
+        jit(move |x: Array| f.call(&x))
+    };
+    let g = grad(|x: Array| jf.call::<Array, Array>(&x), &one).unwrap();
+    assert_eq!(g.to_vec::<f32>().unwrap(), [3.0]);
+    let text = make_jaxpr(|x: Array| f.call(&x), &one).unwrap().to_string();
+    assert!(text.contains("custom_jvp_call["), "{text}");
+    // jit of grad.
+    let jg = {
+        let f = f.clone();
+        jit(move |x: Array| grad(|x: Array| f.call(&x), &x))
+    };
+    assert_eq!(
+        jg.call::<Array, Array>(&one)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        [3.0]
+    );
+    // Value-dependent control flow: |x| with a custom derivative sign(x)·2.
+    let h = CustomJvp::new(
+        |x: Array| {
+            if x.to_vec::<f32>()?[0] > 0.0 {
+                Ok(x)
+            } else {
+                jnp::negative(&x)
+            }
+        },
+        |x: Array, t: Array| {
+            let s = if x.to_vec::<f32>()?[0] > 0.0 {
+                2.0
+            } else {
+                -2.0
+            };
+            Ok((jnp::abs(&x)?, jnp::multiply(s, &t)?))
+        },
+    );
+    let (v, g) = value_and_grad(|x: Array| h.call(&x), &Array::scalar(-3.0f32)).unwrap();
+    assert_eq!(
+        (v.to_vec::<f32>().unwrap(), g.to_vec::<f32>().unwrap()),
+        (vec![3.0], vec![-2.0])
+    );
+    let e = jit(|x: Array| h.call(&x))
+        .call::<Array, Array>(&one)
+        .unwrap_err();
+    assert!(e.to_string().starts_with("ConcretizationTypeError"), "{e}");
+}

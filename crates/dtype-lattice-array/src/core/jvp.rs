@@ -108,6 +108,30 @@ impl Trace for JvpTrace {
             .map(|(o, t)| self.pack(o, t))
             .collect())
     }
+
+    fn process_custom_jvp(
+        &self,
+        rule: &super::RuleRef,
+        args: &[Array],
+    ) -> Result<Vec<Array>, Error> {
+        let refs: Vec<&Array> = args.iter().collect();
+        check_alive(&refs)?;
+        let (primals, tangents): (Vec<Array>, Vec<Option<Array>>) =
+            args.iter().map(|x| self.unpack(x)).unzip();
+        if tangents.iter().all(Option::is_none) {
+            return with_trace(self.parent.clone(), || {
+                super::custom::dispatch(rule, &primals)
+            });
+        }
+        let (outs, touts) = with_trace(self.parent.clone(), || {
+            super::custom::apply_rule(rule, &primals, &tangents)
+        })?;
+        Ok(outs
+            .into_iter()
+            .zip(touts)
+            .map(|(o, t)| self.pack(o, Some(t)))
+            .collect())
+    }
 }
 
 /// Output tangents (`None`: zero).

@@ -28,12 +28,15 @@ use dtype_lattice::error::Exception;
 use crate::array::Array;
 use crate::prim::{Outputs, Params, Primitive};
 
+mod custom;
 pub mod jaxpr;
 mod jvp;
 pub mod pytree;
 mod stage;
 mod vjp;
 
+pub(crate) use custom::CUSTOM_JVP_CALL;
+pub use custom::{CustomJvp, RuleRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub(crate) use jvp::zeros_like as jvp_zeros_like;
 pub use jvp::{jvp, linearize_jvp};
@@ -183,6 +186,11 @@ pub(crate) trait Trace: Send + Sync {
         inputs: &[&Array],
         params: &Params,
     ) -> Result<Outputs, Error>;
+
+    /// Applies a `custom_jvp` function (default: traced through, the rule unused).
+    fn process_custom_jvp(&self, rule: &RuleRef, args: &[Array]) -> Result<Vec<Array>, Error> {
+        rule.0.call(args.to_vec())
+    }
 }
 
 thread_local! {

@@ -159,6 +159,11 @@ impl Trace for Staging {
             // Inlined, so that the linear jaxpr holds transposable primitives only.
             return inline_call(params, inputs);
         }
+        // A call whose jaxpr closes over traced values takes them as leading operands.
+        let (params, hoisted) = closure_convert(params);
+        let params = &params;
+        let all: Vec<&Array> = hoisted.iter().chain(inputs.iter().copied()).collect();
+        let inputs = all.as_slice();
         let atoms: Vec<Atom> = inputs.iter().map(|x| self.atom(x)).collect();
         let avals: Vec<&ShapedArray> = inputs.iter().map(|x| x.aval()).collect();
         let out: Avals = prim.abstract_eval(&avals, params)?;
@@ -178,11 +183,68 @@ impl Trace for Staging {
             .map(|v| self.tracer(v, Some(origin.clone())))
             .collect())
     }
+
+    fn process_custom_jvp(
+        &self,
+        rule: &super::RuleRef,
+        args: &[Array],
+    ) -> Result<Vec<Array>, Error> {
+        match &self.partial {
+            Some(parent) if !args.iter().any(|x| self.owns(x)) => {
+                with_trace(parent.clone(), || super::custom::dispatch(rule, args))
+            }
+            Some(_) => rule.0.call(args.to_vec()),
+            None => super::custom::stage(rule, args),
+        }
+    }
+}
+
+/// `params` with any call jaxpr's traced constants turned into leading inputs (JAX's closure
+/// conversion), and those constants; `num_consts` counts them.
+fn closure_convert(params: &Params) -> (Params, Vec<Array>) {
+    let Some(Param::Jaxpr(j)) = params.get("jaxpr").or_else(|| params.get("call_jaxpr")) else {
+        return (params.clone(), Vec::new());
+    };
+    if j.consts.iter().all(Array::is_concrete) {
+        return (params.clone(), Vec::new());
+    }
+    let mut jaxpr = j.jaxpr.clone();
+    let (mut constvars, mut consts, mut invars, mut hoisted) = (vec![], vec![], vec![], vec![]);
+    for (v, c) in jaxpr.constvars.iter().zip(&j.consts) {
+        if c.is_concrete() {
+            constvars.push(v.clone());
+            consts.push(c.clone());
+        } else {
+            invars.push(v.clone());
+            hoisted.push(c.clone());
+        }
+    }
+    invars.extend(jaxpr.invars);
+    jaxpr.constvars = constvars;
+    jaxpr.invars = invars;
+    let converted = Param::Jaxpr(Arc::new(ClosedJaxpr { jaxpr, consts }));
+    let before = match params.get("num_consts") {
+        Some(Param::Int(n)) => *n,
+        _ => 0,
+    };
+    let mut out = Params::new();
+    for (n, v) in params.iter() {
+        match n {
+            "jaxpr" | "call_jaxpr" => out = out.with(n, converted.clone()),
+            "num_consts" => out = out.with(n, Param::Int(before + hoisted.len() as i64)),
+            _ => out = out.with(n, v.clone()),
+        }
+    }
+    (out, hoisted)
 }
 
 /// Traces `f` on arguments of `args`' avals into a closed jaxpr, and the traced output
 /// (whose structure rebuilds outputs).
-fn trace<I, O, F>(f: &F, args: &I, purpose: &'static str) -> Result<(ClosedJaxpr, O), Error>
+pub(crate) fn trace<I, O, F>(
+    f: &F,
+    args: &I,
+    purpose: &'static str,
+) -> Result<(ClosedJaxpr, O), Error>
 where
     I: Pytree,
     O: Pytree,

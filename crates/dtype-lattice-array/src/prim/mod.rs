@@ -85,6 +85,8 @@ pub enum Param {
     Jaxpr(std::sync::Arc<crate::core::ClosedJaxpr>),
     /// A name (`jit[name=f]`).
     Name(String),
+    /// A `custom_jvp` function's rule (`custom_jvp_call[jvp=...]`).
+    CustomJvp(crate::core::RuleRef),
 }
 
 impl fmt::Display for Param {
@@ -113,6 +115,7 @@ impl fmt::Display for Param {
             }
             Param::Jaxpr(j) => write!(f, "{j}"),
             Param::Name(n) => f.write_str(n),
+            Param::CustomJvp(_) => f.write_str("<custom jvp rule>"),
             Param::DotDimensionNumbers {
                 lhs_contracting,
                 rhs_contracting,
@@ -305,6 +308,7 @@ const HIDDEN_PARAMS: &[(&str, &str, Option<&Param>)] = &[
 /// Every primitive, one row each.
 pub static PRIMITIVES: &[&Primitive] = &[
     &crate::core::JIT_PRIMITIVE,
+    &crate::core::CUSTOM_JVP_CALL,
     &elementwise::ADD,
     &elementwise::SUB,
     &elementwise::MUL,
