@@ -411,3 +411,50 @@ fn custom_jvp_rules_survive_every_composition() {
         .unwrap_err();
     assert!(e.to_string().starts_with("ConcretizationTypeError"), "{e}");
 }
+
+/// custom_vjp: grad and vjp call the backward pass (also through jit); jvp is refused with
+/// JAX's message; the note's clip_gradient.
+#[test]
+fn custom_vjp_backward_passes_run_under_grad_only() {
+    use dtype_lattice_array::core::CustomVjp;
+    // sin with a backward pass of 10·cos(x)·g (as in the generator's check of JAX: 5.403023).
+    let f = std::sync::Arc::new(CustomVjp::new(
+        |x: Array| jnp::sin(&x),
+        |x: Array| Ok((jnp::sin(&x)?, jnp::cos(&x)?)),
+        |c: Array, g: Array| jnp::multiply(jnp::multiply(&c, &g)?, 10.0),
+    ));
+    let one = Array::scalar(1.0f32);
+    let g = grad(|x: Array| f.call(&x), &one).unwrap();
+    assert!(
+        (g.to_vec::<f32>().unwrap()[0] - 5.403023).abs() < 1e-6,
+        "{g}"
+    );
+    let jf = {
+        let f = f.clone();
+        jit(move |x: Array| f.call(&x))
+    };
+    let g2 = grad(|x: Array| jf.call::<Array, Array>(&x), &one).unwrap();
+    assert_eq!(g.as_bytes(), g2.as_bytes());
+    let text = make_jaxpr(|x: Array| f.call(&x), &one).unwrap().to_string();
+    assert!(text.contains("custom_vjp_call["), "{text}");
+    let e = jvp(|x: Array| f.call(&x), &one, &one).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+    );
+    // clip_gradient(x, bound = 1): the gradient of 5·clip(x) is clipped to 1.
+    let bound = 1.0;
+    let clip = CustomVjp::new(
+        |x: Array| Ok(x),
+        |x: Array| Ok((x, ())),
+        move |_: (), g: Array| jnp::clip(&g, Some((-bound).into()), Some(bound.into())),
+    );
+    let g = grad(
+        |x: Array| jnp::multiply(clip.call(&x)?, 5.0),
+        &Array::scalar(2.0f32),
+    )
+    .unwrap();
+    assert_eq!(g.to_vec::<f32>().unwrap(), [1.0]);
+    // Evaluated, the function is the identity.
+    assert_eq!(clip.call(&one).unwrap().to_vec::<f32>().unwrap(), [1.0]);
+}

@@ -219,18 +219,22 @@ pub(crate) static CUSTOM_JVP_CALL: Primitive = Primitive {
     transpose: None,
 };
 
-fn parts(params: &Params) -> Result<(&Arc<ClosedJaxpr>, &RuleRef, usize), Error> {
-    match (
-        params.get("call_jaxpr"),
-        params.get("jvp"),
-        params.get("num_consts"),
-    ) {
-        (Some(Param::Jaxpr(j)), Some(Param::CustomJvp(r)), Some(Param::Int(n))) => {
-            Ok((j, r, *n as usize))
-        }
+fn parts(params: &Params) -> Result<(&RuleRef, usize), Error> {
+    match (params.get("jvp"), params.get("num_consts")) {
+        (Some(Param::CustomJvp(r)), Some(Param::Int(n))) => Ok((r, *n as usize)),
         _ => Err(Error::refused(
             Exception::TypeError,
             "custom_jvp_call() needs call_jaxpr, jvp and num_consts",
+        )),
+    }
+}
+
+fn call_jaxpr(params: &Params) -> Result<&Arc<ClosedJaxpr>, Error> {
+    match params.get("call_jaxpr") {
+        Some(Param::Jaxpr(j)) => Ok(j),
+        _ => Err(Error::refused(
+            Exception::TypeError,
+            "missing required keyword argument: 'call_jaxpr'",
         )),
     }
 }
@@ -240,7 +244,7 @@ fn call_shape_rule(
     _inputs: &[&ShapedArray],
     params: &Params,
 ) -> Result<Avals, Error> {
-    let (j, _, _) = parts(params)?;
+    let j = call_jaxpr(params)?;
     Ok(j.jaxpr.out_avals().into_iter().collect())
 }
 
@@ -250,7 +254,7 @@ fn call_impl_rule(
     params: &Params,
     _out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
-    let (j, _, _) = parts(params)?;
+    let j = call_jaxpr(params)?;
     let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
     Ok(j.call(&args)?.into_iter().collect())
 }
@@ -261,7 +265,322 @@ fn call_jvp_rule(
     tangents: &[Option<Array>],
     params: &Params,
 ) -> Result<(Outputs, Vec<Option<Array>>), Error> {
-    let (_, rule, n) = parts(params)?;
+    let (rule, n) = parts(params)?;
     let (p, t) = apply_rule(rule, &primals[n..], &tangents[n..])?;
     Ok((p.into_iter().collect(), t.into_iter().map(Some).collect()))
+}
+
+/// A `custom_vjp` function over flattened leaves: the function, its forward pass (outputs
+/// and residuals) and its backward pass (input cotangents from residuals and output
+/// cotangents).
+pub(crate) trait CustomVjpRule: Send + Sync {
+    fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error>;
+    fn fwd(&self, args: Vec<Array>) -> Result<(Vec<Array>, Vec<Array>), Error>;
+    fn bwd(&self, res: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>, Error>;
+}
+
+/// A [`CustomVjp`]'s passes as a primitive parameter (`fwd=... bwd=...`).
+#[derive(Clone)]
+pub struct VjpRef(pub(crate) Arc<dyn CustomVjpRule>);
+
+impl fmt::Debug for VjpRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<custom vjp rule>")
+    }
+}
+
+impl PartialEq for VjpRef {
+    fn eq(&self, other: &VjpRef) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// `jax.custom_vjp`: `f` with a forward pass `fwd(x) -> (f(x), residuals)` and a backward pass
+/// `bwd(residuals, output cotangent) -> input cotangent` (JEP 2026 and 4008). `grad` and `vjp`
+/// call `bwd`; `jvp` is refused with JAX's `TypeError`. Arguments that must not be
+/// differentiated (JAX's `nondiff_argnums`) are captured by the closures; `bwd` answers zero
+/// for an input by returning zeros.
+///
+/// ```
+/// use dtype_lattice_array::{Array, core::{CustomVjp, grad}, numpy as jnp};
+/// // clip_gradient from the custom-derivatives note, with bound 1.
+/// let clip = CustomVjp::new(
+///     |x: Array| Ok(x),
+///     |x: Array| Ok((x, ())),
+///     |_: (), g: Array| jnp::clip(&g, Some((-1.0).into()), Some(1.0.into())),
+/// );
+/// let g = grad(|x: Array| jnp::multiply(clip.call(&x)?, 5.0), &Array::scalar(2.0f32))?;
+/// assert_eq!(g.to_vec::<f32>()?, [1.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+pub struct CustomVjp<I, O, R> {
+    inner: Arc<VjpInner<I, O, R>>,
+}
+
+type Fwd<I, O, R> = dyn Fn(I) -> Result<(O, R), Error> + Send + Sync;
+type Bwd<I, O, R> = dyn Fn(R, O) -> Result<I, Error> + Send + Sync;
+
+struct VjpInner<I, O, R> {
+    f: Box<Fun<I, O>>,
+    fwd: Box<Fwd<I, O, R>>,
+    bwd: Box<Bwd<I, O, R>>,
+    /// The structures of the last call: arguments, outputs, residuals.
+    input: Mutex<Option<I>>,
+    output: Mutex<Option<O>>,
+    residual: Mutex<Option<R>>,
+}
+
+fn stored<T: Clone>(m: &Mutex<Option<T>>, what: &str) -> Result<T, Error> {
+    m.lock()
+        .ok()
+        .and_then(|v| v.clone())
+        .ok_or_else(|| Error::refused(Exception::TypeError, format!("custom_vjp: no {what} yet")))
+}
+
+fn store<T>(m: &Mutex<Option<T>>, v: T) {
+    if let Ok(mut g) = m.lock() {
+        *g = Some(v);
+    }
+}
+
+impl<I, O, R> CustomVjp<I, O, R>
+where
+    I: Pytree + Clone + Send + Sync + 'static,
+    O: Pytree + Clone + Send + Sync + 'static,
+    R: Pytree + Clone + Send + Sync + 'static,
+{
+    /// `f` with the forward pass `fwd` and the backward pass `bwd`.
+    pub fn new(
+        f: impl Fn(I) -> Result<O, Error> + Send + Sync + 'static,
+        fwd: impl Fn(I) -> Result<(O, R), Error> + Send + Sync + 'static,
+        bwd: impl Fn(R, O) -> Result<I, Error> + Send + Sync + 'static,
+    ) -> CustomVjp<I, O, R> {
+        CustomVjp {
+            inner: Arc::new(VjpInner {
+                f: Box::new(f),
+                fwd: Box::new(fwd),
+                bwd: Box::new(bwd),
+                input: Mutex::new(None),
+                output: Mutex::new(None),
+                residual: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Applies the function (through whatever transformations are current).
+    ///
+    /// # Errors
+    ///
+    /// Whatever the function or its passes return; JAX's `TypeError` under `jvp`.
+    pub fn call(&self, args: &I) -> Result<O, Error> {
+        if current().is_none() {
+            return (self.inner.f)(args.clone());
+        }
+        store(&self.inner.input, args.clone());
+        let rule: Arc<dyn CustomVjpRule> = self.inner.clone();
+        let outs = dispatch_vjp(&VjpRef(rule), &args.leaves())?;
+        stored(&self.inner.output, "output")?.rebuild(&mut outs.into_iter())
+    }
+}
+
+impl<I, O, R> CustomVjpRule for VjpInner<I, O, R>
+where
+    I: Pytree + Clone + Send + Sync,
+    O: Pytree + Clone + Send + Sync,
+    R: Pytree + Clone + Send + Sync,
+{
+    fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
+        let args = stored(&self.input, "arguments")?.rebuild(&mut args.into_iter())?;
+        let out = (self.f)(args)?;
+        let leaves = out.leaves();
+        store(&self.output, out);
+        Ok(leaves)
+    }
+
+    fn fwd(&self, args: Vec<Array>) -> Result<(Vec<Array>, Vec<Array>), Error> {
+        let args = stored(&self.input, "arguments")?.rebuild(&mut args.into_iter())?;
+        let (out, res) = (self.fwd)(args)?;
+        let (o, r) = (out.leaves(), res.leaves());
+        store(&self.output, out);
+        store(&self.residual, res);
+        Ok((o, r))
+    }
+
+    fn bwd(&self, res: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>, Error> {
+        let res = stored(&self.residual, "residuals")?.rebuild(&mut res.into_iter())?;
+        let cts = stored(&self.output, "output")?.rebuild(&mut cts.into_iter())?;
+        Ok((self.bwd)(res, cts)?.leaves())
+    }
+}
+
+/// Applies a custom-VJP function under the current trace.
+pub(crate) fn dispatch_vjp(rule: &VjpRef, args: &[Array]) -> Result<Vec<Array>, Error> {
+    match current() {
+        None => rule.0.call(args.to_vec()),
+        Some(trace) => trace.process_custom_vjp(rule, args),
+    }
+}
+
+/// The staged form: `custom_vjp_call[bwd=... call_jaxpr={...} fwd=... num_consts=0
+/// symbolic_zeros=False]`.
+pub(crate) fn stage_vjp(rule: &VjpRef, args: &[Array]) -> Result<Vec<Array>, Error> {
+    let f = |xs: Vec<Array>| rule.0.call(xs);
+    let (closed, _) = super::stage::trace(&f, &args.to_vec(), "custom_vjp")?;
+    let params = Params::new()
+        .with("call_jaxpr", Param::Jaxpr(Arc::new(closed)))
+        .with("fwd", Param::CustomVjp(rule.clone()))
+        .with("num_consts", Param::Int(0))
+        .with("symbolic_zeros", Param::Bool(false));
+    let refs: Vec<&Array> = args.iter().collect();
+    Ok(crate::prim::bind(&CUSTOM_VJP_CALL, &refs, &params)?.into_vec())
+}
+
+/// The JVP of a custom-VJP function: the forward pass on the primals, and `custom_lin` on the
+/// tangents (transposable into the backward pass, and nothing else).
+pub(crate) fn vjp_jvp(
+    rule: &VjpRef,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+) -> Result<(Vec<Array>, Vec<Array>), Error> {
+    let (outs, res) = rule.0.fwd(primals.to_vec())?;
+    let t = primals
+        .iter()
+        .zip(tangents)
+        .map(|(p, t)| match t {
+            Some(t) => Ok(t.clone()),
+            None => zeros_like(p),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let params = Params::new()
+        .with("bwd", Param::CustomVjp(rule.clone()))
+        .with("num_res", Param::Int(res.len() as i64))
+        .with(
+            "out_avals",
+            Param::Avals(outs.iter().map(|o| o.aval().clone()).collect()),
+        );
+    let inputs: Vec<&Array> = res.iter().chain(&t).collect();
+    let touts = crate::prim::bind(&CUSTOM_LIN, &inputs, &params)?.into_vec();
+    Ok((outs, touts))
+}
+
+/// The `custom_vjp_call` primitive: applies `call_jaxpr`; its JVP is the forward pass and
+/// `custom_lin`.
+pub(crate) static CUSTOM_VJP_CALL: Primitive = Primitive {
+    name: "custom_vjp_call",
+    arity: None,
+    shape_rule: call_shape_rule,
+    impl_rule: call_impl_rule,
+    jvp: Some(vjp_call_jvp_rule),
+    transpose: None,
+};
+
+fn vjp_call_jvp_rule(
+    _prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let (rule, n) = match (params.get("fwd"), params.get("num_consts")) {
+        (Some(Param::CustomVjp(r)), Some(Param::Int(n))) => (r, *n as usize),
+        _ => {
+            return Err(Error::refused(
+                Exception::TypeError,
+                "custom_vjp_call() needs fwd",
+            ));
+        }
+    };
+    let (p, t) = vjp_jvp(rule, &primals[n..], &tangents[n..])?;
+    Ok((p.into_iter().collect(), t.into_iter().map(Some).collect()))
+}
+
+/// `custom_lin`: the linear stand-in for a custom-VJP function's tangent map. It has only a
+/// transpose rule (the backward pass); evaluating it means forward-mode differentiation was
+/// asked of a custom-VJP function, which JAX refuses.
+pub(crate) static CUSTOM_LIN: Primitive = Primitive {
+    name: "custom_lin",
+    arity: None,
+    shape_rule: lin_shape_rule,
+    impl_rule: lin_impl_rule,
+    jvp: None,
+    transpose: Some(lin_transpose_rule),
+};
+
+fn lin_shape_rule(
+    _prim: &'static Primitive,
+    _inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    match params.get("out_avals") {
+        Some(Param::Avals(a)) => Ok(a.iter().cloned().collect()),
+        _ => Err(Error::refused(
+            Exception::TypeError,
+            "custom_lin() needs out_avals",
+        )),
+    }
+}
+
+fn lin_impl_rule(
+    _prim: &'static Primitive,
+    _inputs: &[&Array],
+    _params: &Params,
+    _out: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    Err(Error::refused(
+        Exception::TypeError,
+        "can't apply forward-mode autodiff (jvp) to a custom_vjp function.",
+    ))
+}
+
+fn lin_transpose_rule(
+    _prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[crate::prim::transpose::Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    use crate::prim::transpose::Lin;
+    let (rule, n) = match (
+        params.get("bwd"),
+        params.get("num_res"),
+        params.get("out_avals"),
+    ) {
+        (Some(Param::CustomVjp(r)), Some(Param::Int(n)), Some(Param::Avals(_))) => (r, *n as usize),
+        _ => {
+            return Err(Error::refused(
+                Exception::TypeError,
+                "custom_lin() needs bwd",
+            ));
+        }
+    };
+    let res = ins[..n]
+        .iter()
+        .map(|l| match l {
+            Lin::Known(x) => Ok(x.clone()),
+            Lin::Linear(_) => Err(Error::refused(
+                Exception::TypeError,
+                "custom_vjp: a residual depends on the differentiated input",
+            )),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let avals = match params.get("out_avals") {
+        Some(Param::Avals(a)) => a,
+        _ => unreachable_avals()?,
+    };
+    let cts = cts
+        .iter()
+        .zip(avals)
+        .map(|(c, a)| match c {
+            Some(c) => Ok(c.clone()),
+            None => super::jvp::zeros(a),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut out: Vec<Option<Array>> = vec![None; n];
+    out.extend(rule.0.bwd(res, cts)?.into_iter().map(Some));
+    Ok(out)
+}
+
+fn unreachable_avals() -> Result<&'static Vec<ShapedArray>, Error> {
+    Err(Error::refused(
+        Exception::TypeError,
+        "custom_lin() needs out_avals",
+    ))
 }

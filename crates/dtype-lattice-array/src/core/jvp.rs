@@ -132,6 +132,30 @@ impl Trace for JvpTrace {
             .map(|(o, t)| self.pack(o, Some(t)))
             .collect())
     }
+
+    fn process_custom_vjp(
+        &self,
+        rule: &super::VjpRef,
+        args: &[Array],
+    ) -> Result<Vec<Array>, Error> {
+        let refs: Vec<&Array> = args.iter().collect();
+        check_alive(&refs)?;
+        let (primals, tangents): (Vec<Array>, Vec<Option<Array>>) =
+            args.iter().map(|x| self.unpack(x)).unzip();
+        if tangents.iter().all(Option::is_none) {
+            return with_trace(self.parent.clone(), || {
+                super::custom::dispatch_vjp(rule, &primals)
+            });
+        }
+        let (outs, touts) = with_trace(self.parent.clone(), || {
+            super::custom::vjp_jvp(rule, &primals, &tangents)
+        })?;
+        Ok(outs
+            .into_iter()
+            .zip(touts)
+            .map(|(o, t)| self.pack(o, Some(t)))
+            .collect())
+    }
 }
 
 /// Output tangents (`None`: zero).

@@ -35,8 +35,8 @@ pub mod pytree;
 mod stage;
 mod vjp;
 
-pub(crate) use custom::CUSTOM_JVP_CALL;
-pub use custom::{CustomJvp, RuleRef};
+pub(crate) use custom::{CUSTOM_JVP_CALL, CUSTOM_LIN, CUSTOM_VJP_CALL};
+pub use custom::{CustomJvp, CustomVjp, RuleRef, VjpRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub(crate) use jvp::zeros_like as jvp_zeros_like;
 pub use jvp::{jvp, linearize_jvp};
@@ -189,6 +189,11 @@ pub(crate) trait Trace: Send + Sync {
 
     /// Applies a `custom_jvp` function (default: traced through, the rule unused).
     fn process_custom_jvp(&self, rule: &RuleRef, args: &[Array]) -> Result<Vec<Array>, Error> {
+        rule.0.call(args.to_vec())
+    }
+
+    /// Applies a `custom_vjp` function (default: traced through, the passes unused).
+    fn process_custom_vjp(&self, rule: &VjpRef, args: &[Array]) -> Result<Vec<Array>, Error> {
         rule.0.call(args.to_vec())
     }
 }

@@ -197,6 +197,20 @@ impl Trace for Staging {
             None => super::custom::stage(rule, args),
         }
     }
+
+    fn process_custom_vjp(
+        &self,
+        rule: &super::VjpRef,
+        args: &[Array],
+    ) -> Result<Vec<Array>, Error> {
+        match &self.partial {
+            Some(parent) if !args.iter().any(|x| self.owns(x)) => {
+                with_trace(parent.clone(), || super::custom::dispatch_vjp(rule, args))
+            }
+            Some(_) => rule.0.call(args.to_vec()),
+            None => super::custom::stage_vjp(rule, args),
+        }
+    }
 }
 
 /// `params` with any call jaxpr's traced constants turned into leading inputs (JAX's closure

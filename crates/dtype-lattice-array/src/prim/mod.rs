@@ -87,6 +87,10 @@ pub enum Param {
     Name(String),
     /// A `custom_jvp` function's rule (`custom_jvp_call[jvp=...]`).
     CustomJvp(crate::core::RuleRef),
+    /// A `custom_vjp` function's passes (`custom_vjp_call[fwd=...]`, `custom_lin[bwd=...]`).
+    CustomVjp(crate::core::VjpRef),
+    /// Abstract values (`custom_lin[out_avals=(f32[3],)]`).
+    Avals(Vec<crate::array::ShapedArray>),
 }
 
 impl fmt::Display for Param {
@@ -116,6 +120,14 @@ impl fmt::Display for Param {
             Param::Jaxpr(j) => write!(f, "{j}"),
             Param::Name(n) => f.write_str(n),
             Param::CustomJvp(_) => f.write_str("<custom jvp rule>"),
+            Param::CustomVjp(_) => f.write_str("<custom vjp rule>"),
+            Param::Avals(a) => {
+                let items: Vec<String> = a.iter().map(ToString::to_string).collect();
+                match items.as_slice() {
+                    [one] => write!(f, "({one},)"),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
             Param::DotDimensionNumbers {
                 lhs_contracting,
                 rhs_contracting,
@@ -309,6 +321,8 @@ const HIDDEN_PARAMS: &[(&str, &str, Option<&Param>)] = &[
 pub static PRIMITIVES: &[&Primitive] = &[
     &crate::core::JIT_PRIMITIVE,
     &crate::core::CUSTOM_JVP_CALL,
+    &crate::core::CUSTOM_VJP_CALL,
+    &crate::core::CUSTOM_LIN,
     &elementwise::ADD,
     &elementwise::SUB,
     &elementwise::MUL,
