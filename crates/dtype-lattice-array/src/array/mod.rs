@@ -99,9 +99,13 @@ impl ShapedArray {
         self.weak_type
     }
 
-    /// The number of elements.
+    /// The number of elements (0 when a dimension is 0, whatever the others; saturating at
+    /// `usize::MAX` for shapes no memory holds).
     pub fn size(&self) -> usize {
-        self.shape.iter().product()
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        checked_size(&self.shape).unwrap_or(usize::MAX)
     }
 
     /// The number of dimensions.

@@ -802,7 +802,7 @@ const PROD: Reduction = Reduction {
     prims: ("reduce_prod", "reduce_and"),
     has_identity: true,
     promote: true,
-    sharding: true,
+    sharding: false,
 };
 const MAX: Reduction = Reduction {
     name: "max",

@@ -119,7 +119,12 @@ fn assemble<W: Word>(
     words: usize,
     mut pick: impl FnMut(&[usize]) -> (usize, usize),
 ) -> Storage {
-    let n: usize = out_shape.iter().product();
+    // An empty result may have other dimensions whose product overflows.
+    let n: usize = if out_shape.contains(&0) {
+        0
+    } else {
+        out_shape.iter().product()
+    };
     let mut out = Vec::with_capacity(n * words);
     for_each_index(out_shape, |idx| {
         let (s, j) = pick(idx);
