@@ -45,6 +45,8 @@ CORPUS = {
     "where_relu": (lambda x: jnp.where(x > 0, x, 0.1 * x), [("float32", (6,))]),
     "broadcast_add": (lambda x, y: x + y, [("float32", (2, 1)), ("float32", (3,))]),
     "cos_square": (lambda x: jnp.cos(x) ** 2 + jnp.square(jnp.sin(x)), [("float32", (3,))]),
+    "sin_times_x": (lambda x: jnp.sin(x) * x, [("float32", ())]),
+    "tanh_poly": (lambda x: jnp.tanh(x * x + 1.0) * 3.0, [("float32", ())]),
 }
 
 
@@ -97,6 +99,15 @@ def main():
                 lambda *a: jnp.sum(f(*a)).astype(jnp.float32), argnums=tuple(diff)
             )(*args)
             grads = [out_record(x) for x in g]
+        # The jaxpr of grad itself, for scalar functions of one scalar.
+        grad_jaxpr = None
+        if (
+            len(args) == 1
+            and args[0].shape == ()
+            and jnp.issubdtype(args[0].dtype, jnp.inexact)
+            and jnp.asarray(out).shape == ()
+        ):
+            grad_jaxpr = str(jax.make_jaxpr(jax.grad(f))(*args))
         # vjp with a cotangent of ones.
         primal, pullback = jax.vjp(f, *args)
         vjp_cts = pullback(jnp.ones_like(primal))
@@ -109,6 +120,7 @@ def main():
                 "jit": out_record(out),
                 "jvp": [out_record(jvp_primal), out_record(tangent)],
                 "grad": grads,
+                "grad_jaxpr": grad_jaxpr,
                 "vjp": [out_record(c) for c in vjp_cts],
             }
         )

@@ -70,6 +70,11 @@ fn corpus(name: &str) -> Option<F> {
             jnp::r#where(jnp::greater(x, 0)?, x, jnp::multiply(0.1, x)?)
         },
         "broadcast_add" => |a| jnp::add(&a[0], &a[1]),
+        "sin_times_x" => |a| jnp::multiply(jnp::sin(&a[0])?, &a[0]),
+        "tanh_poly" => |a| {
+            let x = &a[0];
+            jnp::multiply(jnp::tanh(jnp::add(jnp::multiply(x, x)?, 1.0)?)?, 3.0)
+        },
         "cos_square" => |a| {
             let x = &a[0];
             jnp::add(jnp::power(jnp::cos(x)?, 2)?, jnp::square(jnp::sin(x)?)?)
@@ -91,6 +96,8 @@ const SAME_JAXPR: &[&str] = &[
     "sqrt_div",
     "broadcast_add",
     "mixed_dtypes",
+    "sin_times_x",
+    "tanh_poly",
 ];
 
 fn fixture() -> Value {
@@ -159,8 +166,9 @@ fn check_values(name: &str, what: &str, got: &Array, want: &Value) {
 fn the_corpus_agrees_with_jax() {
     let fixture = fixture();
     let cases = fixture["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 15);
+    assert_eq!(cases.len(), 17);
     let mut same_text = 0;
+    let mut grad_texts = 0;
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let f = corpus(name).unwrap_or_else(|| panic!("{name} is not in the Rust corpus"));
@@ -220,6 +228,13 @@ fn the_corpus_agrees_with_jax() {
                 check_values(name, &format!("grad {i}"), &g[i], w);
             }
         }
+        // grad's own jaxpr (scalar functions): JVP, partial evaluation and transposition
+        // produce JAX's equations in JAX's order.
+        if let Some(want) = case["grad_jaxpr"].as_str() {
+            let g = make_jaxpr(|x: Array| grad(|x: Array| f(vec![x]), &x), &args[0]).unwrap();
+            assert_eq!(g.to_string(), want, "{name} grad jaxpr");
+            grad_texts += 1;
+        }
         // The jaxpr: equations always typecheck; the text is JAX's for most.
         let j = make_jaxpr(f, &args).unwrap();
         j.jaxpr().typecheck().unwrap();
@@ -253,6 +268,7 @@ fn the_corpus_agrees_with_jax() {
         }
     }
     assert_eq!(same_text, SAME_JAXPR.len());
+    assert_eq!(grad_texts, 2);
 }
 
 /// The omnistaging note: under `jit` everything is staged, constants included.

@@ -317,8 +317,20 @@ fn param_text(value: &Param, indent: usize) -> String {
     }
 }
 
-fn pp_eqn(eqn: &Eqn, names: &mut Names, indent: usize) -> String {
-    let outs = join(eqn.outputs.iter().map(|v| names.binder(v)), " ");
+fn pp_eqn(
+    eqn: &Eqn,
+    names: &mut Names,
+    indent: usize,
+    used: Option<&std::collections::HashSet<u32>>,
+) -> String {
+    // Outputs nothing reads print as `_` (JAX's drop variables).
+    let outs = join(
+        eqn.outputs.iter().map(|v| match used {
+            Some(u) if !u.contains(&v.id) => format!("_:{}", v.aval),
+            _ => names.binder(v),
+        }),
+        " ",
+    );
     let args = join(eqn.inputs.iter().map(|a| names.atom(a)), " ");
     // Sorted by name, as JAX prints them (a call's name first).
     let mut params: Vec<(String, &Param)> = eqn
@@ -364,10 +376,16 @@ fn pp_jaxpr(j: &Jaxpr, indent: usize) -> String {
     let consts = join(j.constvars.iter().map(|v| names.binder(v)), " ");
     let ins = join(j.invars.iter().map(|v| names.binder(v)), " ");
     let head = format!("{{ lambda {consts}; {ins}. let");
+    let mut used = std::collections::HashSet::new();
+    for a in j.eqns.iter().flat_map(|e| &e.inputs).chain(&j.outvars) {
+        if let Atom::Var(v) = a {
+            used.insert(v.id);
+        }
+    }
     let eqns: Vec<String> = j
         .eqns
         .iter()
-        .map(|e| pp_eqn(e, &mut names, indent + 4))
+        .map(|e| pp_eqn(e, &mut names, indent + 4, Some(&used)))
         .collect();
     let outs: Vec<String> = j.outvars.iter().map(|a| names.atom(a)).collect();
     let outs = match outs.as_slice() {
@@ -377,11 +395,10 @@ fn pp_jaxpr(j: &Jaxpr, indent: usize) -> String {
     if eqns.is_empty() {
         return format!("{head}  in {outs} }}");
     }
-    if let [one] = eqns.as_slice() {
-        let flat = format!("{head} {one} in {outs} }}");
-        if indent + flat.len() <= WIDTH && !flat.contains('\n') {
-            return flat;
-        }
+    // One line, equations separated by `; `, when it fits.
+    let flat = format!("{head} {} in {outs} }}", eqns.join("; "));
+    if indent + flat.len() <= WIDTH && !flat.contains('\n') {
+        return flat;
     }
     let mut s = head;
     for e in &eqns {
@@ -411,7 +428,7 @@ pub(crate) fn eqn_text(eqn: &Eqn) -> String {
     for v in &eqn.outputs {
         names.of(v);
     }
-    pp_eqn(eqn, &mut names, 0)
+    pp_eqn(eqn, &mut names, 0, None)
 }
 
 /// A scalar constant of `dtype` holding `value` (for rules: `2` in the derivative of

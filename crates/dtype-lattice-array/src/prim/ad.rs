@@ -31,7 +31,7 @@ fn primal_out(
 /// `t` summed with `u` (either may be zero).
 fn plus(t: Option<Array>, u: Option<Array>) -> Result<Option<Array>, Error> {
     Ok(match (t, u) {
-        (Some(a), Some(b)) => Some(lax::add(&a, &b)?),
+        (Some(a), Some(b)) => Some(lax::add_any(&a, &b)?),
         (a, None) => a,
         (None, b) => b,
     })
@@ -93,14 +93,14 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
         return Ok((out, vec![None]));
     }
     let t = match op {
-        Op::Add => plus(t0, t1)?,
+        Op::Add | Op::AddAny => plus(t0, t1)?,
         Op::Sub => plus(t0, t1.map(|t| lax::neg(&t)).transpose()?)?,
         Op::Mul => {
+            // As JAX: mul(xdot, y) + mul(x, ydot).
             let x1 = second()?;
-            plus(
-                scale(&t0, || Ok(x1.clone()))?,
-                scale(&t1, || Ok(x.clone()))?,
-            )?
+            let a = scale(&t0, || Ok(x1.clone()))?;
+            let b = t1.map(|t| lax::mul(x, &t)).transpose()?;
+            plus(a, b)?
         }
         Op::Div => {
             let x1 = second()?;

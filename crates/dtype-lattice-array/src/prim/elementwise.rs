@@ -534,6 +534,7 @@ macro_rules! ops {
 
 ops! {
     ADD = "add", 2, Add, NUM, Same, Some("add");
+    ADD_ANY = "add_any", 2, AddAny, NUM, Same, None;
     SUB = "sub", 2, Sub, NUM, Same, Some("subtract");
     MUL = "mul", 2, Mul, NUM, Same, Some("multiply");
     MAX = "max", 2, Max, ANY, Same, Some("maximum");
@@ -1006,7 +1007,7 @@ fn kernel<T: Arith>(
     }
     let y = T::load(inputs[1]);
     Ok(match op {
-        Op::Add => same(zip(&x, &y, T::add)),
+        Op::Add | Op::AddAny => same(zip(&x, &y, T::add)),
         Op::Sub => same(zip(&x, &y, T::sub)),
         Op::Mul => same(zip(&x, &y, T::mul)),
         Op::Div => same(zip(&x, &y, T::div)),

@@ -42,7 +42,7 @@ const MIN: u8 = 4;
 /// The operation as a constant (one loop per operation, no branch on it inside).
 fn code(op: Op) -> u8 {
     match op {
-        Op::Add => ADD,
+        Op::Add | Op::AddAny => ADD,
         Op::Sub => SUB,
         Op::Mul => MUL,
         Op::Max => MAX,
@@ -143,8 +143,10 @@ fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Arc<Vec<u16>> {
 /// The fast result of `op` on `x` and `y` (one shape, one dtype), or `None` where the generic
 /// kernel must do it.
 pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<Storage> {
-    if !matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Max | Op::Min)
-        || !crate::array::same_shape(x.shape(), out.shape())
+    if !matches!(
+        op,
+        Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Max | Op::Min
+    ) || !crate::array::same_shape(x.shape(), out.shape())
         || !crate::array::same_shape(y.shape(), out.shape())
         || x.dtype() != y.dtype()
         || out.dtype() != x.dtype()

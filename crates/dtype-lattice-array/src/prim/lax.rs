@@ -21,7 +21,7 @@ pub(crate) fn add(x: &Array, y: &Array) -> Result<Array, Error> {
 }
 /// `x + y` accumulating cotangents (JAX's `add_any`).
 pub(crate) fn add_any(x: &Array, y: &Array) -> Result<Array, Error> {
-    bin(&ew::ADD, x, y)
+    bin(&ew::ADD_ANY, x, y)
 }
 /// `x - y`.
 pub(crate) fn sub(x: &Array, y: &Array) -> Result<Array, Error> {

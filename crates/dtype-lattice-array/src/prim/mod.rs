@@ -324,6 +324,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &crate::core::CUSTOM_VJP_CALL,
     &crate::core::CUSTOM_LIN,
     &elementwise::ADD,
+    &elementwise::ADD_ANY,
     &elementwise::SUB,
     &elementwise::MUL,
     &elementwise::MAX,

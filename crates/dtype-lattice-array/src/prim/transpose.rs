@@ -144,15 +144,21 @@ pub(crate) fn elementwise_transpose<const OP: u8>(
             .collect::<Result<Vec<_>, Error>>()
     };
     match Op::of(OP) {
-        Op::Add => each(&|_, a| unbroadcast(&ct, a)),
+        Op::Add | Op::AddAny => each(&|_, a| unbroadcast(&ct, a)),
         Op::Sub => each(&|i, a| {
             let c = if i == 0 { ct.clone() } else { lax::neg(&ct)? };
             unbroadcast(&c, a)
         }),
         Op::Neg => each(&|_, a| unbroadcast(&lax::neg(&ct)?, a)),
+        // As JAX: `mul(ct, y)` for a linear first operand, `mul(x, ct)` for the second.
         Op::Mul => each(&|i, a| {
             let other = ins[1 - i].known()?;
-            unbroadcast(&lax::mul(&ct, other)?, a)
+            let c = if i == 0 {
+                lax::mul(&ct, other)?
+            } else {
+                lax::mul(other, &ct)?
+            };
+            unbroadcast(&c, a)
         }),
         Op::Div => each(&|i, a| {
             if i != 0 {
