@@ -1,5 +1,6 @@
 //! JAX's transformation core over the primitives of [`crate::prim`]: traces (interpreters),
-//! tracers, jaxprs, staging (`make_jaxpr`, `jit`) and forward-mode differentiation (`jvp`).
+//! tracers, jaxprs, staging (`make_jaxpr`, `jit`), forward- and reverse-mode differentiation
+//! (`jvp`, `linearize`, `vjp`, `grad`) and batching (`vmap`).
 //!
 //! The design is JAX's "stackless" core (`jax/_src/core.py`): one *current trace* per thread
 //! (none: evaluation). [`crate::prim::bind`] hands every primitive application to the current
@@ -28,12 +29,14 @@ use dtype_lattice::error::Exception;
 use crate::array::Array;
 use crate::prim::{Outputs, Params, Primitive};
 
+mod batching;
 pub mod jaxpr;
 mod jvp;
 pub mod pytree;
 mod stage;
 mod vjp;
 
+pub use batching::{MapAxes, Vmap, vmap};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub(crate) use jvp::zeros_like as jvp_zeros_like;
 pub use jvp::{jvp, linearize_jvp};
