@@ -694,10 +694,58 @@ const FUNCTIONS: &[(&str, Unary)] = &[
         jnp::r#where(jnp::greater(x, 0)?, x, jnp::negative(x)?)
     }),
     ("expand", |x| prim::expand_dims(x, &[0, -1])),
+    ("matmul_shared_rhs", |x| {
+        jnp::matmul(
+            x,
+            jnp::reshape(jnp::arange(0.0, 12.0, 1.0, DType::Float32)?, &[3, 4])?,
+        )
+    }),
+    ("matmul_shared_lhs", |x| {
+        jnp::matmul(
+            jnp::reshape(jnp::arange(0.0, 8.0, 1.0, DType::Float32)?, &[4, 2])?,
+            x,
+        )
+    }),
+    ("batched_matmul", |x| {
+        let x3 = jnp::reshape(x, &[1, 2, 3])?;
+        jnp::matmul(&x3, jnp::transpose(&x3, Some(&[0, 2, 1]))?)
+    }),
+    ("where_shared_mask", |x| {
+        let mask = Array::from_shape_vec(&[2, 3], vec![true, false, true, true, false, false])?;
+        jnp::r#where(mask, x, 0.5f32)
+    }),
+    ("clamp_shared_bounds", |x| {
+        let lo = Array::from_shape_vec(&[2, 3], vec![-1.0f32, 0.0, -2.0, 0.5, -3.0, 1.0])?;
+        lax("clamp", &[&lo, x, &Array::scalar(2.0f32)], Params::new())
+    }),
+    ("dynamic_slice", |x| {
+        dynamic_slice(x, &[&Array::scalar(1i32), &Array::scalar(1i32)], &[1, 2])
+    }),
+    ("dynamic_update_slice", |x| {
+        let u = Array::from_shape_vec(&[1, 2], vec![9.0f32, 8.0])?;
+        dynamic_update_slice(x, &u, &[&Array::scalar(0i32), &Array::scalar(2i32)])
+    }),
+    ("argmin_cummax", |x| {
+        let am = lax(
+            "argmin",
+            &[x],
+            Params::new()
+                .with("axes", ints(&[0]))
+                .with("index_dtype", Param::DType(DType::Int32)),
+        )?;
+        let cm = lax(
+            "cummax",
+            &[x],
+            Params::new()
+                .with("axis", Param::Int(0))
+                .with("reverse", Param::Bool(false)),
+        )?;
+        jnp::add(cm, jnp::astype(am, DType::Float32)?)
+    }),
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(128))]
 
     /// `vmap(f)(xs)` is `f` of each example, stacked (along the out axis).
     #[test]
