@@ -3,9 +3,14 @@ here and once in crates/dtype-lattice-array/tests/transformations.rs under the s
 through real JAX 0.10 (x64 off): the text of `jax.make_jaxpr` and its equations (primitive and
 output avals), the values of `jit` and of `jvp` along a tangent of ones.
 
+A second corpus, VMAP, exercises jax.vmap (each case also written in the same test file):
+in_axes/out_axes including None and axis 1, pytree outputs, nested vmap, vmap composed with
+grad, jvp and jit, the structural, slicing, reduction and PRNG primitives under vmap, and
+vmap's ValueErrors (VMAP_ERRORS).
+
 Run with the venv of tools/requirements-jax.txt:
     tools/.venv-jax/bin/python tools/gen_transform_fixtures.py
-Writes tests/fixtures/transformations/corpus.json.
+Writes tests/fixtures/transformations/corpus.json and tests/fixtures/transformations/vmap.json.
 """
 
 import os
@@ -74,7 +79,203 @@ def aval_text(v):
     return str(v.aval.str_short(short_dtypes=True))
 
 
+def vmap_arg(spec, i):
+    """A vmap case's argument: ("keys", seed, n) is jax.random.split(jax.random.key(seed), n);
+    ("mod", dtype, shape, m) has element k = (7k + 3i) mod m; else as arg()."""
+    if spec[0] == "keys":
+        return jax.random.split(jax.random.key(spec[1]), spec[2])
+    if spec[0] == "key":
+        return jax.random.key(spec[1])
+    if spec[0] == "mod":
+        _, dtype, shape, m = spec
+        n = int(np.prod(shape)) if shape else 1
+        vals = [(k * 7 + 3 * i) % m for k in range(n)]
+        return jnp.asarray(np.array(vals).reshape(shape), dtype=dtype)
+    return arg(spec, i)
+
+
+def vmap_spec_json(spec):
+    if spec[0] in ("keys", "key"):
+        return list(spec)
+    if spec[0] == "mod":
+        return ["mod", spec[1], list(spec[2]), spec[3]]
+    return [spec[0], list(spec[1])]
+
+
+def leaf_record(x):
+    if jnp.issubdtype(getattr(x, "dtype", np.float32), jax.dtypes.prng_key):
+        return {"key_data": out_record(jax.random.key_data(x))}
+    if jnp.asarray(x).dtype == jnp.bool_:
+        x = jnp.asarray(x)
+        return {"dtype": "bool", "shape": list(x.shape),
+                "values": [float(v) for v in np.asarray(x, dtype=np.float64).ravel()]}
+    return out_record(x)
+
+
+def _softmax(z):
+    e = jnp.exp(z)
+    return e / jnp.sum(e)
+
+
+def _structural(x):
+    flat = jnp.transpose(x).reshape(-1)
+    return jnp.concatenate([lax.rev(x, (0,)).reshape(-1), flat])
+
+
+# name -> (function of the arguments, argument specs). The function applies jax.vmap itself
+# (with in_axes/out_axes, nested, composed); the Rust twin in tests/transformations.rs does the
+# same with core::vmap. Outputs are pytrees; their leaves are recorded in order.
+VMAP = {
+    "vmap_sin_mul_add": (jax.vmap(lambda x: jnp.sin(x) * 2.0 + 1), [("float32", (4, 3))]),
+    "vmap_in_axis1": (jax.vmap(lambda x: jnp.sum(x * x), in_axes=1), [("float32", (2, 5))]),
+    "vmap_out_axis1": (jax.vmap(lambda x: jnp.cumsum(x) * 2, out_axes=1), [("float32", (3, 4))]),
+    "vmap_shared_matmul": (jax.vmap(lambda x, w: x @ w, in_axes=(0, None)),
+                           [("float32", (5, 3)), ("float32", (3, 2))]),
+    "vmap_matmul_both": (jax.vmap(lambda a, b: a @ b),
+                         [("float32", (4, 2, 3)), ("float32", (4, 3, 5))]),
+    "vmap_matmul_axes": (jax.vmap(lambda a, b: a @ b, in_axes=(1, 1)),
+                         [("float32", (2, 4, 3)), ("float32", (3, 4))]),
+    "vmap_out_none": (jax.vmap(lambda x, y: (x + 1, y * 2), in_axes=(0, None), out_axes=(0, None)),
+                      [("float32", (3, 2)), ("float32", (2,))]),
+    "vmap_broadcast_out": (jax.vmap(lambda x, y: (jnp.sum(x), y * 2.0), in_axes=(0, None),
+                                    out_axes=(0, 1)),
+                           [("float32", (3, 2)), ("float32", (2,))]),
+    "vmap_nested": (jax.vmap(jax.vmap(lambda x, y: x * y + jnp.max(x), in_axes=(0, None)),
+                             in_axes=(None, 0)),
+                    [("float32", (3, 5)), ("float32", (4, 5))]),
+    "vmap_grad": (jax.vmap(jax.grad(lambda x: jnp.sum(jnp.tanh(x) ** 2))), [("float32", (4, 3))]),
+    "grad_vmap": (jax.grad(lambda x: jnp.sum(jax.vmap(lambda r: jnp.sin(r) * jnp.sum(r * r))(x))),
+                  [("float32", (3, 4))]),
+    "vmap_jvp": (jax.vmap(lambda x: jax.jvp(lambda z: jnp.sin(z) * z, (x,), (jnp.ones_like(x),))[1]),
+                 [("float32", (3, 4))]),
+    "jvp_vmap": (lambda x: jax.jvp(jax.vmap(lambda z: jnp.sin(z) * jnp.sum(z)), (x,),
+                                   (jnp.ones_like(x),)),
+                 [("float32", (3, 4))]),
+    "vmap_jit": (jax.vmap(jax.jit(_softmax)), [("float32", (3, 4))]),
+    "jit_vmap": (jax.jit(jax.vmap(_softmax)), [("float32", (3, 4))]),
+    "vmap_where": (jax.vmap(lambda x, y: jnp.where(x > 0, x, y), in_axes=(0, None)),
+                   [("float32", (4, 3)), ("float32", (3,))]),
+    "vmap_structural": (jax.vmap(_structural, in_axes=1), [("float32", (2, 5, 3))]),
+    "vmap_pad_value": (jax.vmap(lambda x, v: lax.pad(x, v, [(1, 2, 1)])),
+                       [("float32", (3, 4)), ("float32", (3,))]),
+    "vmap_pad": (jax.vmap(lambda x, v: lax.pad(x, v, [(2, 0, 1), (-1, 1, 0)]), in_axes=(2, None)),
+                 [("float32", (3, 4, 2)), ("float32", ())]),
+    "vmap_dynamic_slice": (jax.vmap(lambda x, i: lax.dynamic_slice(x, (i,), (2,))),
+                           [("float32", (4, 6)), ("mod", "int32", (4,), 6)]),
+    "vmap_dynamic_update_slice": (jax.vmap(lambda x, u, i: lax.dynamic_update_slice(x, u, (i,))),
+                                  [("float32", (4, 6)), ("float32", (4, 2)),
+                                   ("mod", "int32", (4,), 6)]),
+    "vmap_dynamic_slice_shared": (jax.vmap(lambda x: lax.dynamic_slice(x, (1, 0), (2, 2)),
+                                           in_axes=1),
+                                  [("float32", (3, 4, 2))]),
+    "vmap_dus_shared": (jax.vmap(lambda x, u: lax.dynamic_update_slice(x, u, (1,)),
+                                 in_axes=(0, None)),
+                        [("float32", (3, 5)), ("float32", (2,))]),
+    "vmap_clamp": (jax.vmap(lambda lo, x: lax.clamp(lo, x, np.float32(1.0))),
+                   [("float32", (4,)), ("float32", (4, 3))]),
+    "vmap_argmax_cumsum": (jax.vmap(lambda x: (lax.argmax(x, 1, jnp.int32), lax.cumsum(x, 0)),
+                                    in_axes=1),
+                           [("float32", (3, 4, 5))]),
+    "vmap_reduce_out1": (jax.vmap(lambda x: jnp.max(x, axis=0), in_axes=1, out_axes=1),
+                         [("float32", (4, 3, 2))]),
+    "vmap_iota_add": (jax.vmap(lambda x: x + jnp.arange(3.0, dtype=jnp.float32)),
+                      [("float32", (2, 3))]),
+    "vmap_bitcast": (jax.vmap(lambda x: lax.bitcast_convert_type(x, jnp.int32) + x.astype(jnp.int32)),
+                     [("float32", (3, 2))]),
+    "vmap_bitcast_last": (jax.vmap(lambda x: lax.bitcast_convert_type(x, jnp.uint16), in_axes=1),
+                          [("float32", (2, 3))]),
+    "vmap_concatenate": (jax.vmap(lambda x, y: jnp.concatenate([x, y, x]), in_axes=(0, None)),
+                         [("float32", (3, 2)), ("float32", (4,))]),
+    "vmap_dot_vec": (jax.vmap(lambda x, y: jnp.dot(x, y), in_axes=(1, 0)),
+                     [("float32", (3, 4)), ("float32", (4, 3))]),
+    "vmap_select_scalar_which": (jax.vmap(lambda c, x: lax.select_n(c > 0, -x, x)),
+                                 [("float32", (4,)), ("float32", (4, 3))]),
+    "vmap_reshape_squeeze": (jax.vmap(lambda x: lax.squeeze(lax.expand_dims(jnp.reshape(x, (1, 6)), (2,)),
+                                                            (0, 2)) + 1, in_axes=2),
+                             [("float32", (2, 3, 4))]),
+    "vmap_broadcast_in_dim": (jax.vmap(lambda x: lax.broadcast_in_dim(x, (2, 3), (1,))),
+                              [("float32", (4, 3))]),
+    "vmap_strided_slice": (jax.vmap(lambda x: x[1::2]), [("float32", (3, 6))]),
+    "vmap_all": (jax.vmap(lambda x: jnp.all(x > 0, axis=1), in_axes=2), [("float32", (2, 3, 4))]),
+    "vmap_keys_bits": (jax.vmap(lambda k: jax.random.bits(k, (3,))), [("keys", 0, 4)]),
+    "vmap_keys_normal": (jax.vmap(lambda k: jax.random.normal(k, (2, 3))), [("keys", 1, 3)]),
+    "vmap_keys_uniform": (jax.vmap(lambda k: jax.random.uniform(k, (5,), minval=-2.0, maxval=2.0)),
+                          [("keys", 2, 3)]),
+    "vmap_keys_split_fold": (jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, 7), 2)),
+                             [("keys", 3, 3)]),
+    "vmap_keys_bernoulli": (jax.vmap(lambda k: jax.random.bernoulli(k, 0.3, (4,))), [("keys", 4, 3)]),
+    "vmap_fold_in_data": (jax.vmap(lambda k, d: jax.random.key_data(jax.random.fold_in(k, d)),
+                                   in_axes=(None, 0)),
+                          [("key", 5), ("mod", "uint32", (4,), 1000)]),
+    "jit_vmap_keys_normal": (jax.jit(jax.vmap(lambda k: jax.random.normal(k, (3,)))),
+                             [("keys", 6, 2)]),
+}
+
+
+class Anon:
+    """A function JAX reads no signature from: it names the arguments args[i] in its messages,
+    as the Rust messages name the leaves."""
+
+    __signature__ = "unknown"
+
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self, *a):
+        return self.f(*a)
+
+
+# name -> (function, argument specs): vmap's ValueErrors.
+VMAP_ERRORS = {
+    "inconsistent_sizes": (jax.vmap(Anon(lambda x, y: x + y)),
+                           [("float32", (3,)), ("float32", (4,))]),
+    "inconsistent_most": (jax.vmap(Anon(lambda x, y, z: x + y + z)),
+                          [("float32", (3,)), ("float32", (3,)), ("float32", (4, 2))]),
+    "rank_too_small": (jax.vmap(Anon(lambda x: x), in_axes=1), [("float32", (3,))]),
+    "no_mapped_axis": (jax.vmap(Anon(lambda x: x), in_axes=None), [("float32", (3,))]),
+    "out_axes_none": (jax.vmap(Anon(lambda x: x), out_axes=None), [("float32", (3,))]),
+    "out_axis_out_of_range": (jax.vmap(Anon(lambda x: x), out_axes=2), [("float32", (3,))]),
+}
+
+
+def vmap_cases():
+    cases = []
+    for name, (f, specs) in VMAP.items():
+        args = [vmap_arg(s, i) for i, s in enumerate(specs)]
+        out = f(*args)
+        cases.append({
+            "name": name,
+            "args": [vmap_spec_json(s) for s in specs],
+            "outputs": [leaf_record(x) for x in jax.tree_util.tree_leaves(out)],
+        })
+    for name, (f, specs) in VMAP_ERRORS.items():
+        args = [vmap_arg(s, i) for i, s in enumerate(specs)]
+        try:
+            f(*args)
+        except ValueError as e:
+            cases.append({
+                "name": name,
+                "args": [vmap_spec_json(s) for s in specs],
+                "error": {"exception": "ValueError", "message": str(e)},
+            })
+        else:
+            raise AssertionError(f"{name} did not fail")
+    return cases
+
+
 def main():
+    vcases = vmap_cases()
+    header = {
+        "generator": "tools/gen_transform_fixtures.py",
+        "versions": {"jax": jax.__version__, "numpy": np.__version__},
+        "notes": "arguments: element k of argument i is ((7k + 3i) mod 11) / 4 - 1.3, converted; "
+                 "[\"mod\", dtype, shape, m]: (7k + 3i) mod m; [\"keys\", seed, n]: "
+                 "jax.random.split(jax.random.key(seed), n); [\"key\", seed]: jax.random.key(seed). "
+                 "Outputs: the leaves of the output pytree (keys as their key_data).",
+    }
+    path = os.path.join(ROOT, "tests", "fixtures", "transformations", "vmap.json")
+    write_fixture(path, header, vcases)
+    print(f"{path}: {len(vcases)} cases")
     cases = []
     for name, (f, specs) in CORPUS.items():
         args = [arg(s, i) for i, s in enumerate(specs)]

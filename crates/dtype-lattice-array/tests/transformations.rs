@@ -474,3 +474,53 @@ fn custom_vjp_backward_passes_run_under_grad_only() {
     // Evaluated, the function is the identity.
     assert_eq!(clip.call(&one).unwrap().to_vec::<f32>().unwrap(), [1.0]);
 }
+
+/// The custom-derivatives note's vmap/grad compositions: the custom derivative 3 in every
+/// order (`vmap(custom_jvp_call(f, f_jvp)) == custom_jvp_call(vmap(f), vmap(f_jvp))`).
+#[test]
+fn custom_jvp_under_vmap_in_every_order() {
+    use dtype_lattice_array::core::{CustomJvp, CustomVjp, vmap};
+    let f = CustomJvp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
+    );
+    let ones = jnp::ones(&[4], DType::Float32).unwrap();
+    // vmap(grad(f))(ones(4))
+    let a: Array = vmap(|x: Array| grad(|x: Array| f.call(&x), &x))
+        .call(&ones)
+        .unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), [3.0; 4]);
+    // grad(lambda x: vmap(f)(x).sum())(ones(4))
+    let b = grad(
+        |x: Array| {
+            let y: Array = vmap(|x: Array| f.call(&x)).call(&x)?;
+            jnp::sum(&y, Axes::All, false)
+        },
+        &ones,
+    )
+    .unwrap();
+    assert_eq!(b.to_vec::<f32>().unwrap(), [3.0; 4]);
+    // vmap of f itself is 2x.
+    let c: Array = vmap(|x: Array| f.call(&x)).call(&ones).unwrap();
+    assert_eq!(c.to_vec::<f32>().unwrap(), [2.0; 4]);
+    // custom_vjp under vmap: the backward pass mapped, an unmapped input's cotangent summed.
+    let scale = CustomVjp::new(
+        |(x, w): (Array, Array)| jnp::multiply(&x, &w),
+        |(x, w): (Array, Array)| Ok((jnp::multiply(&x, &w)?, (x, w))),
+        |(x, w): (Array, Array), g: Array| Ok((jnp::multiply(&g, &w)?, jnp::multiply(&g, &x)?)),
+    );
+    let w = Array::scalar(5.0f32);
+    let xs = Array::from_vec(vec![1.0f32, 2.0, 3.0]);
+    let (gx, gw) = grad(
+        |(xs, w): (Array, Array)| {
+            let y: Array = vmap(|(x, w): (Array, Array)| scale.call(&(x, w)))
+                .in_axes([Some(0), None])
+                .call(&(xs, w))?;
+            jnp::sum(&y, Axes::All, false)
+        },
+        &(xs, w),
+    )
+    .unwrap();
+    assert_eq!(gx.to_vec::<f32>().unwrap(), [5.0; 3]);
+    assert_eq!(gw.to_vec::<f32>().unwrap(), [6.0]);
+}

@@ -217,6 +217,7 @@ pub(crate) static CUSTOM_JVP_CALL: Primitive = Primitive {
     impl_rule: call_impl_rule,
     jvp: Some(call_jvp_rule),
     transpose: None,
+    batch: Some(jvp_call_batch_rule),
 };
 
 fn parts(params: &Params) -> Result<(&RuleRef, usize), Error> {
@@ -472,6 +473,7 @@ pub(crate) static CUSTOM_VJP_CALL: Primitive = Primitive {
     impl_rule: call_impl_rule,
     jvp: Some(vjp_call_jvp_rule),
     transpose: None,
+    batch: Some(vjp_call_batch_rule),
 };
 
 fn vjp_call_jvp_rule(
@@ -503,6 +505,9 @@ pub(crate) static CUSTOM_LIN: Primitive = Primitive {
     impl_rule: lin_impl_rule,
     jvp: None,
     transpose: Some(lin_transpose_rule),
+    // Only ever staged into a linear jaxpr and transposed (its backward pass traces under
+    // any enclosing vmap).
+    batch: None,
 };
 
 fn lin_shape_rule(
@@ -582,5 +587,143 @@ fn unreachable_avals() -> Result<&'static Vec<ShapedArray>, Error> {
     Err(Error::refused(
         Exception::TypeError,
         "custom_lin() needs out_avals",
+    ))
+}
+
+/// Every leaf mapped along its axis, outputs along axis 0.
+fn mapped(dims: &[Option<usize>]) -> super::MapAxes {
+    super::MapAxes::Leaves(dims.to_vec())
+}
+
+/// A custom-JVP function under `vmap`: the function and its rule mapped over `dims`.
+struct BatchedJvp {
+    inner: RuleRef,
+    dims: Vec<Option<usize>>,
+}
+
+impl CustomJvpRule for BatchedJvp {
+    fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
+        super::vmap(|xs: Vec<Array>| self.inner.0.call(xs))
+            .in_axes(mapped(&self.dims))
+            .out_axes(super::MapAxes::All(Some(0)))
+            .call(&args)
+    }
+
+    fn jvp(
+        &self,
+        primals: Vec<Array>,
+        tangents: Vec<Array>,
+    ) -> Result<(Vec<Array>, Vec<Array>), Error> {
+        let dims: Vec<Option<usize>> = self.dims.iter().chain(&self.dims).copied().collect();
+        super::vmap(|(p, t): (Vec<Array>, Vec<Array>)| self.inner.0.jvp(p, t))
+            .in_axes(mapped(&dims))
+            .out_axes(super::MapAxes::All(Some(0)))
+            .call(&(primals, tangents))
+    }
+}
+
+pub(crate) fn batched_jvp(rule: &RuleRef, dims: Vec<Option<usize>>) -> RuleRef {
+    RuleRef(Arc::new(BatchedJvp {
+        inner: rule.clone(),
+        dims,
+    }))
+}
+
+/// A custom-VJP function under `vmap`: the function and both passes mapped; the backward
+/// pass's cotangents summed over the batch for inputs that were not mapped, moved back to
+/// their axis for the others.
+struct BatchedVjp {
+    inner: VjpRef,
+    dims: Vec<Option<usize>>,
+    residuals: Mutex<usize>,
+}
+
+impl CustomVjpRule for BatchedVjp {
+    fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
+        super::vmap(|xs: Vec<Array>| self.inner.0.call(xs))
+            .in_axes(mapped(&self.dims))
+            .out_axes(super::MapAxes::All(Some(0)))
+            .call(&args)
+    }
+
+    fn fwd(&self, args: Vec<Array>) -> Result<(Vec<Array>, Vec<Array>), Error> {
+        let (outs, res): (Vec<Array>, Vec<Array>) =
+            super::vmap(|xs: Vec<Array>| self.inner.0.fwd(xs))
+                .in_axes(mapped(&self.dims))
+                .out_axes(super::MapAxes::All(Some(0)))
+                .call(&args)?;
+        if let Ok(mut n) = self.residuals.lock() {
+            *n = res.len();
+        }
+        Ok((outs, res))
+    }
+
+    fn bwd(&self, res: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>, Error> {
+        let cts_in: Vec<Array> =
+            super::vmap(|(r, c): (Vec<Array>, Vec<Array>)| self.inner.0.bwd(r, c))
+                .in_axes(super::MapAxes::All(Some(0)))
+                .out_axes(super::MapAxes::All(Some(0)))
+                .call(&(res, cts))?;
+        cts_in
+            .into_iter()
+            .zip(&self.dims)
+            .map(|(c, d)| match d {
+                None => crate::numpy::sum(&c, crate::numpy::Axes::Some(vec![0]), false),
+                Some(0) => Ok(c),
+                Some(d) => crate::prim::batching::moveaxis(&c, 0, *d),
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn batched_vjp(rule: &VjpRef, dims: Vec<Option<usize>>) -> VjpRef {
+    VjpRef(Arc::new(BatchedVjp {
+        inner: rule.clone(),
+        dims,
+        residuals: Mutex::new(0),
+    }))
+}
+
+/// The batching rule of `custom_jvp_call` (a staged custom-JVP function under `vmap`).
+fn jvp_call_batch_rule(
+    _prim: &'static Primitive,
+    _size: usize,
+    vals: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::prim::batching::BatchDims), Error> {
+    let (rule, n) = parts(params)?;
+    let batched = batched_jvp(rule, dims[n..].to_vec());
+    let outs = dispatch(&batched, &vals[n..])?;
+    let k = outs.len();
+    Ok((
+        outs.into_iter().collect(),
+        vec![Some(0); k].into_iter().collect(),
+    ))
+}
+
+/// The batching rule of `custom_vjp_call`.
+fn vjp_call_batch_rule(
+    _prim: &'static Primitive,
+    _size: usize,
+    vals: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::prim::batching::BatchDims), Error> {
+    let (rule, n) = match (params.get("fwd"), params.get("num_consts")) {
+        (Some(Param::CustomVjp(r)), Some(Param::Int(n))) => (r, *n as usize),
+        _ => {
+            return Err(Error::refused(
+                Exception::TypeError,
+                "custom_vjp_call() needs fwd",
+            ));
+        }
+    };
+    let batched = batched_vjp(rule, dims[n..].to_vec());
+    let outs = dispatch_vjp(&batched, &vals[n..])?;
+    let k = outs.len();
+    Ok((
+        outs.into_iter().collect(),
+        vec![Some(0); k].into_iter().collect(),
     ))
 }

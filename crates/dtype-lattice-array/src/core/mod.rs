@@ -1,5 +1,6 @@
 //! JAX's transformation core over the primitives of [`crate::prim`]: traces (interpreters),
-//! tracers, jaxprs, staging (`make_jaxpr`, `jit`) and forward-mode differentiation (`jvp`).
+//! tracers, jaxprs, staging (`make_jaxpr`, `jit`), forward- and reverse-mode differentiation
+//! (`jvp`, `linearize`, `vjp`, `grad`) and batching (`vmap`).
 //!
 //! The design is JAX's "stackless" core (`jax/_src/core.py`): one *current trace* per thread
 //! (none: evaluation). [`crate::prim::bind`] hands every primitive application to the current
@@ -28,6 +29,7 @@ use dtype_lattice::error::Exception;
 use crate::array::Array;
 use crate::prim::{Outputs, Params, Primitive};
 
+mod batching;
 mod custom;
 pub mod jaxpr;
 mod jvp;
@@ -35,6 +37,7 @@ pub mod pytree;
 mod stage;
 mod vjp;
 
+pub use batching::{MapAxes, Vmap, vmap};
 pub(crate) use custom::{CUSTOM_JVP_CALL, CUSTOM_LIN, CUSTOM_VJP_CALL};
 pub use custom::{CustomJvp, CustomVjp, RuleRef, VjpRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};

@@ -322,6 +322,9 @@ pub(crate) static JIT: Primitive = Primitive {
     impl_rule: jit_impl_rule,
     jvp: None,
     transpose: None,
+    // A call primitive: every trace that transforms it (JVP, batching, partial evaluation)
+    // inlines its jaxpr instead.
+    batch: None,
 };
 
 fn closed_param<'a>(prim: &str, params: &'a Params) -> Result<&'a Arc<ClosedJaxpr>, Error> {

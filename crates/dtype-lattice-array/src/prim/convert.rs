@@ -84,4 +84,5 @@ pub(crate) static CONVERT_ELEMENT_TYPE: Primitive = Primitive {
     impl_rule,
     jvp: Some(super::ad::convert_jvp),
     transpose: Some(super::transpose::convert_transpose),
+    batch: Some(super::batching::vectorized),
 };

@@ -426,4 +426,5 @@ pub(crate) static DOT_GENERAL: Primitive = Primitive {
     impl_rule,
     jvp: Some(super::ad::dot_general_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::dot_general),
 };

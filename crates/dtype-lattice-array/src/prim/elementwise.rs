@@ -527,6 +527,7 @@ macro_rules! ops {
                 impl_rule: impl_rule::<{ Op::$op as u8 }>,
                 jvp: Some(super::ad::elementwise_jvp::<{ Op::$op as u8 }>),
                 transpose: Some(super::transpose::elementwise_transpose::<{ Op::$op as u8 }>),
+                batch: Some(super::batching::elementwise),
             };
         )*
     };

@@ -95,4 +95,6 @@ pub(crate) static IOTA: Primitive = Primitive {
     impl_rule: impl_one,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    // No operands, so never batched: a batching trace binds it in its parent.
+    batch: None,
 };

@@ -2,7 +2,7 @@
 //! its shape/dtype rule (output [`ShapedArray`]s from input ones and the parameters) and its
 //! CPU implementation, all registered in one table ([`PRIMITIVES`]). Every array operation
 //! goes through [`bind`], so that an interpreter can later stage or differentiate any of them
-//! (the JVP, transpose and batching rules join the same definitions).
+//! (the JVP, transpose and batching rules are in the same definitions).
 //!
 //! ```
 //! use dtype_lattice_array::prim::{self, Params};
@@ -15,6 +15,7 @@
 //! ```
 
 pub(crate) mod ad;
+pub(crate) mod batching;
 mod convert;
 mod dot;
 mod elem_arith;
@@ -186,6 +187,17 @@ impl Params {
         self.0.iter().map(|(n, v)| (*n, v))
     }
 
+    /// With `name` set to `value`: replaced in place if present, else appended (for rules
+    /// that adjust a primitive's parameters).
+    #[must_use]
+    pub(crate) fn set(mut self, name: &'static str, value: Param) -> Params {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((name, value)),
+        }
+        self
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -252,6 +264,9 @@ pub struct Primitive {
     pub(crate) jvp: Option<ad::JvpRule>,
     /// The transpose rule ([`transpose`]), if the primitive is linear in some operand.
     pub(crate) transpose: Option<transpose::TransposeRule>,
+    /// The batching rule (`batching`), for `vmap`: every primitive has one but `iota` (no
+    /// operands) and the `jit` call primitive (inlined by the batching trace).
+    pub(crate) batch: Option<batching::BatchRule>,
 }
 
 impl fmt::Debug for Primitive {

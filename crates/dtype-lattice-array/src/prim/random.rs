@@ -156,6 +156,7 @@ pub(crate) static RANDOM_SEED: Primitive = Primitive {
     impl_rule: seed_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::vectorized),
 };
 
 // random_split -----------------------------------------------------------------------------
@@ -205,6 +206,7 @@ pub(crate) static RANDOM_SPLIT: Primitive = Primitive {
     impl_rule: split_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::vectorized),
 };
 
 // random_fold_in ---------------------------------------------------------------------------
@@ -303,6 +305,7 @@ pub(crate) static RANDOM_FOLD_IN: Primitive = Primitive {
     impl_rule: fold_in_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::random_fold_in),
 };
 
 // random_bits ------------------------------------------------------------------------------
@@ -386,6 +389,7 @@ pub(crate) static RANDOM_BITS: Primitive = Primitive {
     impl_rule: bits_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::vectorized),
 };
 
 // random_wrap / random_unwrap ------------------------------------------------------------
@@ -450,6 +454,7 @@ pub(crate) static RANDOM_WRAP: Primitive = Primitive {
     impl_rule: share_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::random_wrap),
 };
 
 fn unwrap_shape_rule(
@@ -475,6 +480,7 @@ pub(crate) static RANDOM_UNWRAP: Primitive = Primitive {
     impl_rule: share_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::vectorized),
 };
 
 #[cfg(test)]

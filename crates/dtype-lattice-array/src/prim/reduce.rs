@@ -492,6 +492,7 @@ macro_rules! reductions {
             impl_rule: reduce_impl::<{ Red::$op as u8 }>,
             jvp: Some(super::ad::reduce_jvp),
             transpose: Some(super::transpose::structural_transpose),
+            batch: Some(super::batching::reducer),
         };
     )*};
 }
@@ -610,6 +611,7 @@ pub(crate) static ARGMAX: Primitive = Primitive {
     impl_rule: argminmax_impl::<true>,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::reducer),
 };
 
 pub(crate) static ARGMIN: Primitive = Primitive {
@@ -619,6 +621,7 @@ pub(crate) static ARGMIN: Primitive = Primitive {
     impl_rule: argminmax_impl::<false>,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::reducer),
 };
 
 fn cum_shape_rule(
@@ -814,6 +817,7 @@ macro_rules! cumulative {
             impl_rule: cum_impl::<{ Red::$op as u8 }>,
             jvp: Some(super::ad::reduce_jvp),
             transpose: Some(super::transpose::structural_transpose),
+            batch: Some(super::batching::scan),
         };
     )*};
 }

@@ -149,6 +149,7 @@ pub(crate) static SELECT_N: Primitive = Primitive {
     impl_rule: select_impl,
     jvp: Some(super::ad::multilinear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::select_n),
 };
 
 fn clamp_shape_rule(
@@ -218,6 +219,7 @@ pub(crate) static CLAMP: Primitive = Primitive {
     impl_rule: clamp_impl,
     jvp: None,
     transpose: None,
+    batch: Some(super::batching::clamp),
 };
 
 /// `dtypes.itemsize_bits`: the bits of one element (8 for bool).
@@ -342,4 +344,5 @@ pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive {
     impl_rule: bitcast_impl,
     jvp: Some(super::ad::zero_jvp),
     transpose: None,
+    batch: Some(super::batching::bitcast),
 };

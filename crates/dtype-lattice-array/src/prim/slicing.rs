@@ -151,6 +151,7 @@ pub(crate) static SLICE: Primitive = Primitive {
     impl_rule: slice_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::slice),
 };
 
 /// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
@@ -275,6 +276,7 @@ pub(crate) static DYNAMIC_SLICE: Primitive = Primitive {
     impl_rule: dynamic_slice_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: None,
+    batch: Some(super::batching::dynamic_slice),
 };
 
 fn dus_shape_rule(
@@ -368,6 +370,7 @@ pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive = Primitive {
     impl_rule: dus_impl,
     jvp: None,
     transpose: None,
+    batch: Some(super::batching::dynamic_update_slice),
 };
 
 fn concatenate_shape_rule(
@@ -476,6 +479,7 @@ pub(crate) static CONCATENATE: Primitive = Primitive {
     impl_rule: concatenate_impl,
     jvp: Some(super::ad::multilinear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::concatenate),
 };
 
 fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
@@ -592,4 +596,5 @@ pub(crate) static PAD: Primitive = Primitive {
     impl_rule: pad_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::pad),
 };

@@ -275,6 +275,7 @@ pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive {
     impl_rule: broadcast_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::broadcast_in_dim),
 };
 
 fn reshape_shape_rule(
@@ -324,6 +325,7 @@ pub(crate) static RESHAPE: Primitive = Primitive {
     impl_rule: reshape_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::reshape),
 };
 
 fn transpose_shape_rule(
@@ -377,6 +379,7 @@ pub(crate) static TRANSPOSE: Primitive = Primitive {
     impl_rule: transpose_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::transpose),
 };
 
 fn squeeze_shape_rule(
@@ -421,6 +424,7 @@ pub(crate) static SQUEEZE: Primitive = Primitive {
     impl_rule: reshape_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::squeeze),
 };
 
 fn rev_shape_rule(
@@ -482,6 +486,7 @@ pub(crate) static REV: Primitive = Primitive {
     impl_rule: rev_impl,
     jvp: Some(super::ad::linear_jvp),
     transpose: Some(super::transpose::structural_transpose),
+    batch: Some(super::batching::rev),
 };
 
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count

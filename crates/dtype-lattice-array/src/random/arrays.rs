@@ -7,9 +7,17 @@
 //! the seed's width (`key`), the default `bits` width and the canonical sample dtypes.
 //!
 //! As in `jax.random`, every function but [`key_data`] takes a single key (shape `()`;
-//! batched keys are refused with JAX's `ValueError`: map the primitives over them instead),
+//! batched keys are refused with JAX's `ValueError`: [`crate::core::vmap`] over them instead),
 //! and a `uint32` array of key data is accepted as a legacy (raw) key, wrapped as threefry2x32
 //! and, for [`split`] and [`fold_in`], returned as raw key data again.
+//!
+//! Every function traces: under a transformation (`jit`, `vmap`, ...) the key is a tracer and
+//! `uniform`, `normal` and `bernoulli` bind `random_bits` and the `lax` primitives JAX stages
+//! for them (`shift_right_logical`, `or`, `bitcast_convert_type`, `sub`, `mul`, `add`, `max`,
+//! `erf_inv`, `lt`), which compute the same values as the eager kernels, bit for bit but for
+//! one case: XLA fuses `floats * (maxval - minval) + minval` into one rounding where the
+//! primitives round twice, so a traced `uniform` over a span that is not a power of two may
+//! differ from the eager one in the last place. `randint` needs a concrete key.
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::key::THREEFRY2X32;
@@ -58,6 +66,12 @@ fn check_key(name: &str, key: &Array, allow_batched: bool) -> Result<(Array, boo
 /// A single key for the samplers (threefry2x32 only).
 fn single_key(name: &str, key: &Array) -> Result<Key, Error> {
     let (keys, _) = check_key(name, key, false)?;
+    if !keys.is_concrete() {
+        return Err(Error::refused(
+            Exception::NotImplementedError,
+            format!("{name} of a traced key (under jit, vmap, grad...) is not implemented"),
+        ));
+    }
     super::implemented(keys.dtype())?;
     match keys.as_bytes() {
         &[a0, a1, a2, a3, b0, b1, b2, b3] => Ok(Key::from_data([
@@ -69,6 +83,81 @@ fn single_key(name: &str, key: &Array) -> Result<Key, Error> {
             "not a single threefry2x32 key",
         )),
     }
+}
+
+/// `uniform`'s values as JAX stages them (`_uniform`): `random_bits` of the key, the top
+/// mantissa bits under the exponent of 1.0, minus 1, scaled and shifted into `[minval,
+/// maxval)`, then `max(minval, ·)`; for a traced key.
+fn traced_uniform(
+    name: &str,
+    key: &Array,
+    shape: &[usize],
+    dtype: DType,
+    minval: f64,
+    maxval: f64,
+) -> Result<Array, Error> {
+    let (keys, _) = check_key(name, key, false)?;
+    super::output_size(shape)?;
+    let (uint, nmant): (DType, u32) = match dtype {
+        DType::Float16 => (DType::UInt16, 10),
+        DType::BFloat16 => (DType::UInt16, 7),
+        DType::Float32 => (DType::UInt32, 23),
+        _ => (DType::UInt64, 52),
+    };
+    let nbits = uint.bits();
+    let rng_bits = if nmant < 8 { 8 } else { nbits };
+    let params = Params::new()
+        .with("bit_width", Param::Int(i64::from(rng_bits)))
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        );
+    let mut bits = bind(&RANDOM_BITS, &[&keys], &params)?;
+    if rng_bits != nbits {
+        bits = convert(&bits, uint)?;
+    }
+    let uint_scalar = |v: u64| match uint {
+        DType::UInt16 => Array::scalar(v as u16),
+        DType::UInt32 => Array::scalar(v as u32),
+        _ => Array::scalar(v),
+    };
+    let lax_bin = |name: &str, x: &Array, y: &Array| {
+        bind(
+            prim::by_name(name).ok_or_else(no_lt)?,
+            &[x, y],
+            &Params::new(),
+        )
+    };
+    let shifted = lax_bin(
+        "shift_right_logical",
+        &bits,
+        &uint_scalar(u64::from(rng_bits - nmant)),
+    )?;
+    let exponent_bits = nbits - nmant - 1;
+    let one_bits = ((1u64 << (exponent_bits - 1)) - 1) << nmant;
+    let float_bits = lax_bin("or", &shifted, &uint_scalar(one_bits))?;
+    let floats = bind(
+        prim::by_name("bitcast_convert_type").ok_or_else(no_lt)?,
+        &[&float_bits],
+        &Params::new().with("new_dtype", Param::DType(dtype)),
+    )?;
+    let konst = |v: f64| crate::core::jaxpr::scalar(v, dtype);
+    let floats = prim::lax::sub(&floats, &konst(1.0)?)?;
+    let (lo, hi) = (konst(minval)?, konst(maxval)?);
+    let scaled = prim::lax::add(&prim::lax::mul(&floats, &prim::lax::sub(&hi, &lo)?)?, &lo)?;
+    lax_bin("max", &lo, &scaled)
+}
+
+fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
+    let p = Params::new()
+        .with("new_dtype", Param::DType(dtype))
+        .with("weak_type", Param::Bool(false))
+        .with("sharding", Param::None);
+    bind(&crate::prim::CONVERT_ELEMENT_TYPE, &[x], &p)
+}
+
+fn no_lt() -> Error {
+    Error::refused(Exception::NotImplementedError, "a lax primitive is missing")
 }
 
 /// The result of a key function, unwrapped again when the key came in raw.
@@ -263,6 +352,10 @@ pub fn uniform(
     minval: f64,
     maxval: f64,
 ) -> Result<Array, Error> {
+    if !key.is_concrete() {
+        let dtype = rng().float_dtype("uniform", "a float dtype", dtype)?;
+        return traced_uniform("uniform", key, shape, dtype, minval, maxval);
+    }
     let k = single_key("uniform", key)?;
     sample_array(rng().uniform(&k, shape, dtype, minval, maxval)?)
 }
@@ -274,6 +367,19 @@ pub fn uniform(
 /// JAX's `ValueError` for a batched key or a dtype that is not a float dtype; the errors of
 /// [`Random::normal`].
 pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
+    if !key.is_concrete() {
+        let dtype = rng().float_dtype("normal", "a float or complex dtype", dtype)?;
+        let lo = match dtype {
+            DType::Float16 => half::f16::from_bits(half::f16::NEG_ONE.to_bits() - 1).to_f64(),
+            DType::BFloat16 => half::bf16::from_bits(half::bf16::NEG_ONE.to_bits() - 1).to_f64(),
+            DType::Float32 => f64::from(f32::from_bits((-1.0f32).to_bits() - 1)),
+            _ => f64::from_bits((-1.0f64).to_bits() - 1),
+        };
+        let u = traced_uniform("normal", key, shape, dtype, lo, 1.0)?;
+        let e = prim::lax::unary("erf_inv", &u)?;
+        let sqrt2 = crate::core::jaxpr::scalar(std::f64::consts::SQRT_2, dtype)?;
+        return prim::lax::mul(&sqrt2, &e);
+    }
     let k = single_key("normal", key)?;
     sample_array(rng().normal(&k, shape, dtype)?)
 }
@@ -284,6 +390,20 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error
 ///
 /// JAX's `ValueError` for a batched key; the errors of [`Random::bernoulli`].
 pub fn bernoulli(key: &Array, p: f64, shape: &[usize]) -> Result<Array, Error> {
+    if !key.is_concrete() {
+        let dtype = if x64() {
+            DType::Float64
+        } else {
+            DType::Float32
+        };
+        let u = traced_uniform("bernoulli", key, shape, dtype, 0.0, 1.0)?;
+        let p = crate::core::jaxpr::scalar(p, dtype)?;
+        return bind(
+            prim::by_name("lt").ok_or_else(no_lt)?,
+            &[&u, &p],
+            &Params::new(),
+        );
+    }
     let k = single_key("bernoulli", key)?;
     sample_array(rng().bernoulli(&k, shape, p)?)
 }

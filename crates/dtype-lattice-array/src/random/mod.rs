@@ -10,8 +10,9 @@
 //!   `random_bits`, `random_wrap`, `random_unwrap` in [`crate::prim`]), so that they can be
 //!   staged and batched like any other primitive; x64 follows the rules in force
 //!   ([`crate::numpy::rules`]). The samplers (`uniform`, `normal`, `bernoulli`, `randint`)
-//!   compute with the struct API's kernels directly: they are not yet expressed as
-//!   `random_bits` followed by `lax` primitives, as JAX stages them.
+//!   compute a concrete key's values with the struct API's kernels directly; a traced key
+//!   (under `jit`, `vmap`...) makes `uniform`, `normal` and `bernoulli` bind `random_bits`
+//!   followed by the `lax` primitives JAX stages for them (`randint` needs a concrete key).
 //! - **the struct API** (what the CLI's `random` command uses): [`Random`] (x64 and threads
 //!   as explicit options) with [`Key`], [`KeyArray`], [`Sample`] and [`Values`], plus
 //!   streaming ([`BitsWriter`], [`Random::bits_into`]) for outputs larger than memory.

@@ -293,7 +293,7 @@ impl Random {
         })
     }
 
-    fn float_dtype(&self, fun: &str, what: &str, dtype: DType) -> Result<DType, Error> {
+    pub(super) fn float_dtype(&self, fun: &str, what: &str, dtype: DType) -> Result<DType, Error> {
         let dtype = self.canonical(dtype);
         match dtype.kind() {
             Kind::Float => {}
