@@ -16,6 +16,8 @@ Output (relative to --out-dir, default <repo>/tests/fixtures):
     numpy/ml_dtypes_result_type.json    np.result_type(*args): every operand alone, every
                                         ordered pair with at least one ml_dtypes operand, and
                                         seeded random lists of 1 to 5 operands
+    numpy/ml_dtypes_casts.json          np.can_cast(a, b, "safe") and np.zeros(2, a).astype(b),
+                                        every ordered pair of the 34 dtypes
     numpy/ml_dtypes_ufunc_loops.json    ufunc.resolve_dtypes(...): the loop (input and output
                                         dtypes) NumPy picks for each ufunc eval uses, on every
                                         operand combination with an ml_dtypes operand; the
@@ -121,6 +123,19 @@ def promote_types_cases(ctx, names):
             for a in names for b in names]
 
 
+def cast_cases(ctx, names):
+    np = ctx.np
+    cases = []
+    for a in names:
+        for b in names:
+            case = {"operands": [a, b],
+                    "safe": bool(np.can_cast(ctx.dtype(a), ctx.dtype(b), "safe"))}
+            case.update(answer(lambda a=a, b=b: str(
+                np.zeros((2,), dtype=ctx.dtype(a)).astype(ctx.dtype(b)).dtype)))
+            cases.append(case)
+    return cases
+
+
 def result_type_case(ctx, ops):
     np = ctx.np
     return dict({"operands": list(ops)},
@@ -204,6 +219,7 @@ def builtin_answers(ctx):
     pairs = BUILTIN + PY_TYPES
     return {
         "promote_types": promote_types_cases(ctx, BUILTIN),
+        "casts": cast_cases(ctx, BUILTIN),
         "result_type": [result_type_case(ctx, [a, b]) for a in pairs for b in pairs],
         "ufunc_loops": [loop_case(ctx, u, ops) for u, ops in loop_operand_lists(BUILTIN)]
         + [loop_case(ctx, u, [a], True) for u in REDUCE for a in BUILTIN],
@@ -248,6 +264,15 @@ def main():
     write_fixture(os.path.join(out, "ml_dtypes_promote_types.json"),
                   header(ctx, "np.promote_types(a, b)", notes), cases)
     print(f"ml_dtypes_promote_types.json: {len(cases)} cases")
+
+    cases = cast_cases(ctx, DTYPES)
+    notes = dict(operands, cases=f"every ordered pair of the {len(DTYPES)} dtypes",
+                 safe='np.can_cast(np.dtype(a), np.dtype(b), "safe")',
+                 dtype="np.zeros((2,), dtype=a).astype(b).dtype, or the error astype raises")
+    write_fixture(os.path.join(out, "ml_dtypes_casts.json"),
+                  header(ctx, "np.can_cast(a, b, 'safe'); np.zeros(2, a).astype(b)", notes),
+                  cases)
+    print(f"ml_dtypes_casts.json: {len(cases)} cases")
 
     singles = DTYPES + ZERO_D + PY_TYPES + LITERALS
     cases = [result_type_case(ctx, [a]) for a in ML + [z for z in ZERO_D if has_ml([z])]]

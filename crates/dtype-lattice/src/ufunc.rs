@@ -1,4 +1,4 @@
-//! NumPy's ufuncs as data, for the types ml_dtypes adds to NumPy: each ufunc's loops (its
+//! NumPy's ufuncs and casts as data, for the types ml_dtypes adds to NumPy: each ufunc's loops (its
 //! `ufunc.types`, over the model's dtypes) and which of ml_dtypes' types register a loop of
 //! their own, and the loop NumPy 2 picks when an operand has one of those types.
 //!
@@ -206,6 +206,38 @@ pub fn is_ml_dtype(dtype: DType) -> bool {
     numpy::is_ml(dtype)
 }
 
+/// `np.can_cast(from, to, "safe")` in NumPy with ml_dtypes (`false` for a dtype NumPy does
+/// not have). ml_dtypes' safe casts form no order: float8_e4m3 and float8_e4m3fn cast safely
+/// into each other.
+///
+/// ```
+/// use dtype_lattice::DType::*;
+/// use dtype_lattice::ufunc::can_cast_safely;
+/// assert!(can_cast_safely(Int8, BFloat16) && can_cast_safely(BFloat16, Float32));
+/// assert!(can_cast_safely(Float8E4M3, Float8E4M3Fn) && can_cast_safely(Float8E4M3Fn, Float8E4M3));
+/// assert!(!can_cast_safely(Int16, BFloat16));
+/// ```
+pub fn can_cast_safely(from: DType, to: DType) -> bool {
+    numpy::knows(from) && numpy::knows(to) && numpy::can_cast_safely(from, to)
+}
+
+/// Whether NumPy with ml_dtypes converts an array of `from` to `to` at all (`x.astype(to)`,
+/// unsafe casting): ml_dtypes registers no cast between some of its types.
+///
+/// ```
+/// use dtype_lattice::DType::*;
+/// assert!(dtype_lattice::ufunc::astype(Int4, Int8).is_ok());
+/// assert!(dtype_lattice::ufunc::astype(Int4, UInt4).is_err());
+/// ```
+///
+/// # Errors
+///
+/// NumPy's `TypeError` (`Cannot cast array data from dtype(int4) to dtype(uint4) according
+/// to the rule 'unsafe'`) for those pairs.
+pub fn astype(from: DType, to: DType) -> Result<(), Error> {
+    numpy::astype(from, to)
+}
+
 /// The dtype of one of NumPy's one-character type codes.
 fn code_dtype(c: char) -> DType {
     match c {
@@ -276,14 +308,29 @@ impl Ufunc {
     /// The loop NumPy 2 with ml_dtypes runs for `operands` (arrays, 0-d arrays, Python
     /// scalars, as [`Operand`]s) when one of them has one of ml_dtypes' types; `None` when
     /// every operand has one of NumPy's own dtypes (NumPy then promotes them first:
-    /// [`crate::Rules::op_result`]). Python ints are not checked against the loop here.
+    /// [`crate::Rules::op_result`]). Python ints going into one of NumPy's integer loops must
+    /// fit it, as NEP 50 says.
     ///
     /// # Errors
     ///
     /// NumPy's `TypeError` when no loop takes the operands (`ufunc 'bitwise_and' not
-    /// supported for the input types, …`) or for the wrong number of operands;
-    /// `UnsupportedOperand` for an operand NumPy cannot have (a weak array, a key dtype).
+    /// supported for the input types, …`) or for the wrong number of operands; its
+    /// `OverflowError` for a Python int out of an integer loop's range, `power`'s `ValueError`
+    /// for a negative integer exponent in one; `UnsupportedOperand` for an operand NumPy
+    /// cannot have (a weak array, a key dtype).
     pub fn resolve(&self, operands: &[Operand]) -> Result<Option<Loop>, Error> {
+        let l = self.select(operands)?;
+        if let Some(l) = &l {
+            numpy::check_python_ints(operands, &l.inputs)?;
+            if self.name == "power" {
+                numpy::check_negative_power(operands, l.inputs[0])?;
+            }
+        }
+        Ok(l)
+    }
+
+    /// [`Ufunc::resolve`] without the checks of values.
+    fn select(&self, operands: &[Operand]) -> Result<Option<Loop>, Error> {
         let parts = operands
             .iter()
             .map(|op| numpy::classify("numpy", op, numpy::knows))

@@ -10,7 +10,7 @@ mod common;
 use common::{
     MessageCheck, assert_all_agree, check, check_result_type_file, class, load, parse_ops,
 };
-use dtype_lattice::ufunc::numpy_ufunc;
+use dtype_lattice::ufunc::{astype, can_cast_safely, numpy_ufunc};
 use dtype_lattice::{DType, Op, Rules};
 use serde::Deserialize;
 
@@ -44,6 +44,47 @@ fn promote_types_of_every_pair_agrees() {
         f.cases.len(),
         &failures,
     );
+}
+
+#[derive(Deserialize)]
+struct CastCase {
+    operands: Vec<String>,
+    safe: bool,
+    #[serde(default)]
+    error: Option<common::ErrorCase>,
+}
+
+#[derive(Deserialize)]
+struct CastFixture {
+    cases: Vec<CastCase>,
+}
+
+/// Every pair's safe cast (ml_dtypes' registered casts are data in the numpy rule set) and
+/// whether `astype` converts at all.
+#[test]
+fn casts_agree() {
+    let path = common::fixture_path("numpy/ml_dtypes_casts.json");
+    let f: CastFixture = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    for c in &f.cases {
+        let (a, b): (DType, DType) = (
+            c.operands[0].parse().unwrap(),
+            c.operands[1].parse().unwrap(),
+        );
+        if can_cast_safely(a, b) != c.safe {
+            failures.push(format!("{a} -> {b}: safe is {}", c.safe));
+        }
+        let got = astype(a, b).map_err(|e| (class(&e).to_string(), e.message()));
+        let want = c
+            .error
+            .as_ref()
+            .map(|e| (e.kind.clone(), e.message.clone()));
+        if got.err() != want {
+            failures.push(format!("{a}.astype({b}): want {want:?}"));
+        }
+    }
+    assert_eq!(f.cases.len(), 34 * 34);
+    assert_all_agree("numpy/ml_dtypes_casts.json", f.cases.len(), &failures);
 }
 
 #[test]

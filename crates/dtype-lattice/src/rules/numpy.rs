@@ -172,6 +172,58 @@ const ML_SAFE_CASTS: &[(DType, &[&[DType]])] = &[
     (Complex32, &[&[Complex64, Complex128, BComplex32]]),
 ];
 
+/// The casts ml_dtypes registers no function for: `x.astype(to)` raises NumPy's `TypeError`
+/// (from → the dtypes it cannot cast to at all).
+const ML_NO_CASTS: &[(DType, &[DType])] = &[
+    (Float8E3M4, &[Float8E8M0Fnu]),
+    (Float8E4M3, &[Float8E8M0Fnu]),
+    (Float8E4M3B11Fnuz, &[Float8E8M0Fnu]),
+    (Float8E4M3Fn, &[Float8E8M0Fnu]),
+    (Float8E4M3Fnuz, &[Float8E8M0Fnu]),
+    (Float8E5M2, &[Float8E8M0Fnu]),
+    (Float8E5M2Fnuz, &[Float8E8M0Fnu]),
+    (Float6E2M3Fn, &[Float8E8M0Fnu, Int4, UInt4]),
+    (Float6E3M2Fn, &[Float8E8M0Fnu]),
+    (Float4E2M1Fn, &[Float8E8M0Fnu]),
+    (
+        Float8E8M0Fnu,
+        &[
+            Float8E3M4,
+            Float8E4M3,
+            Float8E4M3B11Fnuz,
+            Float8E4M3Fn,
+            Float8E4M3Fnuz,
+            Float8E5M2,
+            Float8E5M2Fnuz,
+            Float6E2M3Fn,
+            Float6E3M2Fn,
+            Float4E2M1Fn,
+            Int1,
+            UInt1,
+            Int2,
+            UInt2,
+            Int4,
+            UInt4,
+            BComplex32,
+            Complex32,
+        ],
+    ),
+    (Int1, &[Float8E8M0Fnu, UInt1, UInt2, UInt4]),
+    (UInt1, &[Float8E8M0Fnu, Int1, Int2, Int4]),
+    (Int2, &[Float8E8M0Fnu, Int1, UInt1, UInt2, UInt4]),
+    (UInt2, &[Float8E8M0Fnu, Int1, UInt1, Int2, Int4]),
+    (
+        Int4,
+        &[Float6E2M3Fn, Float8E8M0Fnu, Int1, UInt1, Int2, UInt2, UInt4],
+    ),
+    (
+        UInt4,
+        &[Float6E2M3Fn, Float8E8M0Fnu, Int1, UInt1, Int2, UInt2, Int4],
+    ),
+    (BComplex32, &[Float8E8M0Fnu]),
+    (Complex32, &[Float8E8M0Fnu]),
+];
+
 /// NumPy's builtin dtypes of each scalar kind, smallest first (`_npy_smallest_type_of_kind_table`
 /// and `_npy_next_larger_type_table`): the fallback search of a legacy user DType whose kind
 /// is one of these (longdouble left out: no search in these rules reaches it).
@@ -347,6 +399,24 @@ pub(crate) fn can_cast_safely(from: DType, to: DType) -> bool {
         .iter()
         .find(|(f, _)| *f == from)
         .is_some_and(|(_, groups)| groups.iter().any(|g| g.contains(&to)))
+}
+
+/// `x.astype(to)` for an array of `from` in NumPy with ml_dtypes: refused where ml_dtypes
+/// registers no cast function.
+pub(crate) fn astype(from: DType, to: DType) -> Result<(), Error> {
+    if ML_NO_CASTS
+        .iter()
+        .any(|(f, tos)| *f == from && tos.contains(&to))
+    {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Cannot cast array data from dtype({from}) to dtype({to}) according to the rule \
+                 'unsafe'"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// NumPy's `__common_dtype__` of the DType `cls` with `other` (a dtype, or the abstract DType
@@ -724,10 +794,6 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
     if let Some(u) = crate::ufunc::numpy_ufunc(op.name())
         && let Some(l) = u.resolve(operands)?
     {
-        check_python_ints(operands, &l.inputs)?;
-        if op == Op::Power {
-            check_negative_power(operands, l.inputs[0])?;
-        }
         return Ok(Promotion {
             dtype: l.output,
             weak_type: false,
