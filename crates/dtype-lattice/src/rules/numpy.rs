@@ -815,7 +815,7 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
 /// The rule set's row in the registry.
 pub(crate) static DEF: RuleSetDef = RuleSetDef::new(
     &["numpy", "np", "cupy", "dask"],
-    "NumPy >= 2 (NEP 50); CuPy and Dask follow it",
+    "NumPy >= 2 (NEP 50) with ml_dtypes; CuPy and Dask follow it",
     (
         |_, a, b| promote_types(a, b),
         |_, ops| result_type(ops),
