@@ -14,7 +14,7 @@ that library's interpreter, with NPY_* and ARRAY_API_STRICT_* variables
 removed from the environment so that every library runs with its defaults.
 
 Output (relative to --out-dir, default <repo>/tests/fixtures):
-    numpy/result_type.json, numpy/op_<op>.json                numpy 2.x (NEP 50)
+    numpy/result_type.json, numpy/op_<op>.json                numpy 2.x (NEP 50) with ml_dtypes
     numpy-legacy/result_type.json, numpy-legacy/op_<op>.json  numpy 1.26 (value-based casting)
     numpy/min_scalar_type.json                                numpy 1.26 np.min_scalar_type
     array-api/result_type.json, array-api/op_<op>.json        array-api-strict
@@ -174,6 +174,14 @@ class NumpyCtx:
         if (lib == "numpy2") != (major >= 2):
             raise SystemExit(f"{lib}: got numpy {np.__version__}")
         self.mode = {}
+        self.ml_dtypes = None
+        if lib == "numpy2":
+            # NumPy 2 with ml_dtypes imported (`--rules numpy` models both): bfloat16 is
+            # ml_dtypes' type. Importing it changes no answer among NumPy's own dtypes
+            # (tools/gen_numpy_ml_dtypes_fixtures.py checks that).
+            import ml_dtypes
+            self.ml_dtypes = ml_dtypes
+            self.mode = {"ml_dtypes": True}
         if lib == "numpy1":
             state = np._get_promotion_state()
             if state != "legacy":
@@ -181,7 +189,10 @@ class NumpyCtx:
             self.mode = {"promotion_state": state}
 
     def versions(self):
-        return {"python": platform.python_version(), "numpy": self.np.__version__}
+        v = {"python": platform.python_version(), "numpy": self.np.__version__}
+        if self.ml_dtypes is not None:
+            v["ml_dtypes"] = self.ml_dtypes.__version__
+        return v
 
     def dtype(self, name):
         return self.np.dtype(name)
@@ -328,7 +339,9 @@ def operand_notes(ctx):
             "DTYPE": "np.zeros((2,), dtype=DTYPE)",
             "DTYPE(VALUE)": "np.array(VALUE, dtype=DTYPE), 0-d",
             "unavailable_dtypes": ("bfloat16 is not a NumPy dtype: operands using it are error "
-                                   "cases with what np.dtype('bfloat16') raises"),
+                                   "cases with what np.dtype('bfloat16') raises"
+                                   if ctx.lib == "numpy1" else
+                                   "none: ml_dtypes is imported, bfloat16 is its type"),
             "extra_dtypes": ("NumPy's longdouble/clongdouble, object, string and datetime "
                              "dtypes are not used"),
         }

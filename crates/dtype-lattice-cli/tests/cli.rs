@@ -272,10 +272,10 @@ fn op_and_diff() {
     let (code, _, err) = run(&["promote", "--op", "plus", "int8"]);
     assert_eq!(code, 2);
     assert!(err.contains("valid ops: add, subtract"), "{err}");
-    let (code, _, err) = run(&["promote", "--rules", "numpy", "bfloat16", "int8"]);
+    let (code, _, err) = run(&["promote", "--rules", "numpy-legacy", "bfloat16", "int8"]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("rules numpy cannot represent the operand bfloat16"),
+        err.contains("rules numpy-legacy cannot represent the operand bfloat16"),
         "{err}"
     );
 

@@ -150,19 +150,6 @@ fn agrees(expected: &Value, got: &Value, approximate: bool) -> Result<(), String
     Ok(())
 }
 
-/// The dtypes NumPy knows only through ml_dtypes.
-const ML_DTYPES: &[&str] = &["bfloat16", "float8_", "float6_", "float4_", "int4", "int2"];
-
-/// A class of cases set aside as a whole, with its reason: `numpy` rules model NumPy 2's own
-/// promotion, not the casts and ufunc loops ml_dtypes registers for its types, so NumPy-mode
-/// cases with an ml_dtypes operand are set aside (counted exactly below).
-fn set_aside(file: &str, line: &str) -> bool {
-    file.starts_with("numpy_") && ML_DTYPES.iter().any(|d| line.contains(d))
-}
-
-/// How many cases [`set_aside`] sets aside (a change in the fixtures must update it).
-const SET_ASIDE: usize = 3091;
-
 /// The pinned divergences: `FILE<TAB>LINE<TAB>REASON` per line (`#` comments).
 fn known_divergences() -> BTreeMap<(String, String), String> {
     let path = fixtures_dir().join("known_divergences.txt");
@@ -190,7 +177,6 @@ fn every_eval_case_agrees_with_jax_or_numpy() {
     files.sort();
     assert!(!files.is_empty(), "expected the eval fixture files");
     let mut total = 0;
-    let mut aside = 0;
     let mut failures: Vec<String> = Vec::new();
     let mut by_function: BTreeMap<String, usize> = BTreeMap::new();
     let mut fixed: Vec<String> = Vec::new();
@@ -218,10 +204,6 @@ fn every_eval_case_agrees_with_jax_or_numpy() {
             let line = case["line"].as_str().unwrap();
             let function = line.split_whitespace().next().unwrap_or("");
             let approx = approximate.contains(function);
-            if set_aside(&name, line) {
-                aside += 1;
-                continue;
-            }
             let key = (name.clone(), line.to_string());
             let pinned = known.contains_key(&key);
             seen.insert(key);
@@ -235,7 +217,6 @@ fn every_eval_case_agrees_with_jax_or_numpy() {
             }
         }
     }
-    assert_eq!(aside, SET_ASIDE, "the set-aside class changed size");
     let stale: Vec<_> = known.keys().filter(|k| !seen.contains(*k)).collect();
     if !failures.is_empty() {
         let dump = std::env::var("EVAL_DIVERGENCES").ok();

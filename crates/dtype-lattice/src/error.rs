@@ -64,6 +64,9 @@ exceptions! {
     TypePromotionError,
     /// Python's `TypeError`.
     TypeError,
+    /// NumPy's `numpy.exceptions.DTypePromotionError` (a `TypeError`): DTypes without a
+    /// common DType (ml_dtypes' types with most of NumPy's own).
+    DTypePromotionError,
     /// Python's `ValueError`.
     ValueError,
     /// Python's `OverflowError`.

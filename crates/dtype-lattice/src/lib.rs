@@ -35,6 +35,7 @@ pub mod ops;
 pub mod rules;
 pub mod table;
 pub mod toolkit;
+pub mod ufunc;
 
 pub use dtype::{DType, DTypeInfo, FloatFormat, Kind, Repr};
 pub use error::Error;

@@ -130,7 +130,8 @@ proptest! {
 /// NumPy-style type codes never read otherwise than NumPy reads them
 /// (`tests/fixtures/numpy/dtype_codes.json`, from `tools/gen_numpy_dtype_codes.py`): a code
 /// that parses is the dtype NumPy reads; one NumPy maps elsewhere (`f16` is float128) or refuses (`c64`) is refused,
-/// but for the model's spellings of dtypes NumPy lacks (`c4` complex32, `bf16` bfloat16).
+/// but for the model's spellings of ml_dtypes' types, which have no NumPy type code (`c4`
+/// complex32, `bf16` bfloat16).
 #[test]
 fn type_codes_follow_numpy() {
     #[derive(serde::Deserialize)]
@@ -147,7 +148,6 @@ fn type_codes_follow_numpy() {
         "/../../tests/fixtures/numpy/dtype_codes.json"
     );
     let f: File = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let numpy_dtypes = dtype_lattice::Rules::numpy().dtypes();
     let mut own = Vec::new();
     for c in &f.cases {
         let ours = c.code.parse::<DType>();
@@ -161,7 +161,7 @@ fn type_codes_follow_numpy() {
             (Some(_), Err(_)) | (None, Err(_)) => {}
             (None, Ok(got)) => {
                 assert!(
-                    c.dtype.is_none() && !numpy_dtypes.contains(got),
+                    c.dtype.is_none() && matches!(got, DType::Complex32 | DType::BFloat16),
                     "{}: NumPy reads {:?}, we read {got}",
                     c.code,
                     c.dtype

@@ -3,7 +3,7 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
-use common::{MessageCheck, NUMPY_BFLOAT16, check_op_files};
+use common::{MessageCheck, check_op_files};
 use dtype_lattice::{Op, Rules};
 
 #[test]
@@ -36,12 +36,5 @@ fn jax_lax_ops_agree_with_jax() {
 
 #[test]
 fn numpy_ops_agree_with_numpy_2() {
-    check_op_files(
-        "numpy",
-        "",
-        Rules::numpy(),
-        &[],
-        MessageCheck::Exact,
-        &[(NUMPY_BFLOAT16, 35)],
-    );
+    check_op_files("numpy", "", Rules::numpy(), &[], MessageCheck::Exact, &[]);
 }

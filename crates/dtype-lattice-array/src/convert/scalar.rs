@@ -354,8 +354,10 @@ pub fn int_to_float(sem: Semantics, v: i128, src_bits: u32, dst: &Layout) -> u64
 ///   infinite here, so ±6.0 become the bounds.
 /// - NumPy: truncation toward zero, exact where NumPy's cast is defined (the truncated value in
 ///   range). Elsewhere C leaves the result undefined; this module then wraps the truncated value
-///   modulo `2^bits` (what ml_dtypes' sub-byte integers and NumPy on x86 give for moderately
-///   out-of-range values), with NaN → 0 and magnitudes beyond 2^127 saturated first.
+///   modulo `2^bits` (what NumPy on x86 gives for moderately out-of-range values), with NaN → 0
+///   and magnitudes beyond 2^127 saturated first. Into ml_dtypes' sub-byte integers the cast is
+///   ml_dtypes' own and defined: NaN, ±inf and values outside int32's range are 0, the others
+///   truncated and wrapped.
 fn float_to_int(sem: Semantics, raw: u64, l: &Layout, min: i128, max: i128, bits: u32) -> u64 {
     let x = l.decode(raw);
     match sem {
@@ -366,6 +368,13 @@ fn float_to_int(sem: Semantics, raw: u64, l: &Layout, min: i128, max: i128, bits
                 x
             };
             ints::wrap(ints::saturate(x, min, max), bits)
+        }
+        Semantics::NumPy if bits < 8 => {
+            if x.is_finite() && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&x) {
+                ints::wrap(x as i128, bits)
+            } else {
+                0
+            }
         }
         Semantics::NumPy => ints::wrap(x as i128, bits),
     }

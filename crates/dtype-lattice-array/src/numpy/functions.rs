@@ -6,7 +6,7 @@ use dtype_lattice::error::{Exception, Reason};
 use dtype_lattice::{DType, Error, Kind, Op, Value};
 
 use super::{
-    ArrayLike, Family, broadcast_shapes, broadcast_to, default_int, is_numpy, promote_family,
+    ArrayLike, Family, broadcast_shapes, broadcast_to, default_int, is_numpy, ml, promote_family,
     promote_only, rules, scalar_array,
 };
 use crate::array::Array;
@@ -91,7 +91,7 @@ fn two<'a>(
 }
 
 /// `x` as an array without promotion (`ensure_arraylike`): Python scalars become weak arrays.
-fn arraylike<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+pub(super) fn arraylike<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     one(x, Family::Any)
 }
 
@@ -113,6 +113,10 @@ macro_rules! unary_inexact {
         ///
         /// JAX's `TypeError` for a dtype the primitive does not accept (keys).
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            let x = x.into();
+            if let Some(r) = ml::through_loop(stringify!($name), std::slice::from_ref(&x), |v, _| $name(ml::one(v))) {
+                return r;
+            }
             lax1($prim, &one(x, Family::Inexact)?)
         }
     )*};
@@ -155,6 +159,10 @@ unary_inexact! {
 ///
 /// As [`log`].
 pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("log2", std::slice::from_ref(&x), |v, _| log2(ml::one(v))) {
+        return r;
+    }
     let x = one(x, Family::Inexact)?;
     if x.dtype().kind() == Kind::Complex {
         return Err(Error::refused(
@@ -176,6 +184,13 @@ pub fn true_divide<'a>(
     x: impl Into<ArrayLike<'a>>,
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
+    let (x, y) = (x.into(), y.into());
+    if let Some(r) = ml::through_loop("true_divide", &[x.clone(), y.clone()], |v, _| {
+        let (a, b) = ml::two(v);
+        true_divide(a, b)
+    }) {
+        return r;
+    }
     let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
     lax2("div", &x, &y)
 }
@@ -201,7 +216,28 @@ pub fn floor_divide<'a>(
     x: impl Into<ArrayLike<'a>>,
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
+    let (x, y) = (x.into(), y.into());
+    if let Some(r) = ml::through_loop("floor_divide", &[x.clone(), y.clone()], |v, _| {
+        let (a, b) = ml::two(v);
+        floor_divide(a, b)
+    }) {
+        return r;
+    }
     let (x, y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
+    let integer = matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt);
+    let q = floor_divide_promoted(&x, &y)?;
+    if integer && is_numpy(&rules()) {
+        // NumPy's integer loops give 0 for a zero divisor (with a warning).
+        let zero = const_like(&y, Value::Int(0))?;
+        let zeros = const_like(&q, Value::Int(0))?;
+        return select(&lax2("eq", &y, &zero)?, &zeros, &q);
+    }
+    Ok(q)
+}
+
+/// `floor_divide` of two operands of one dtype.
+fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error> {
+    let (x, y) = (x.clone(), y.clone());
     match x.dtype().kind() {
         Kind::UnsignedInt => lax2("div", &x, &y),
         Kind::SignedInt => {
@@ -252,6 +288,13 @@ pub fn remainder<'a>(
     x: impl Into<ArrayLike<'a>>,
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
+    let (x, y) = (x.into(), y.into());
+    if let Some(r) = ml::through_loop("remainder", &[x.clone(), y.clone()], |v, _| {
+        let (a, b) = ml::two(v);
+        remainder(a, b)
+    }) {
+        return r;
+    }
     let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
     let zero = strong_const(&x, Value::Int(0))?;
     if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
@@ -276,6 +319,12 @@ pub fn remainder<'a>(
 /// Promotion refusals, shapes that do not broadcast.
 pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
+    if let Some(r) = ml::through_loop("power", &[x.clone(), y.clone()], |v, _| {
+        let (a, b) = ml::two(v);
+        power(a, b)
+    }) {
+        return r;
+    }
     let exponent = match &y {
         ArrayLike::Scalar(Value::Int(i)) => Some(*i),
         ArrayLike::Scalar(Value::Bool(b)) => Some(i128::from(*b)),
@@ -286,9 +335,22 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
     if let Some(n) = exponent.and_then(|n| i64::try_from(n).ok()) {
         // Not jitted: a Python int base converts by wrapping, without jit's OverflowError.
         let x = super::promote_unchecked(Family::Numeric, &x)?;
+        if n < 0 && is_numpy(&rules()) && x.dtype().kind().is_integer() {
+            return Err(negative_power());
+        }
         return lax("integer_pow", &[&x], Params::new().with("y", Param::Int(n)));
     }
     let (a, b) = two(Some(Op::Power), Family::Numeric, x, y.clone())?;
+    if is_numpy(&rules())
+        && a.dtype().kind() == Kind::SignedInt
+        && b.astype(DType::Int64)?
+            .to_vec::<i64>()?
+            .iter()
+            .any(|&e| e < 0)
+    {
+        // NumPy's integer loops refuse any negative exponent.
+        return Err(negative_power());
+    }
     if matches!(
         a.dtype().kind(),
         Kind::SignedInt | Kind::UnsignedInt | Kind::Bool
@@ -303,6 +365,14 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         return lax2("pow", &a, &y_arr);
     }
     lax2("pow", &a, &b)
+}
+
+/// NumPy's refusal of a negative exponent in an integer loop.
+fn negative_power() -> Error {
+    Error::refused(
+        Exception::ValueError,
+        "Integers to negative integer powers are not allowed.",
+    )
 }
 
 /// The value of a 0-d integer array (`operator.index`).
@@ -348,6 +418,13 @@ pub fn arctan2<'a>(
     x: impl Into<ArrayLike<'a>>,
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
+    let (x, y) = (x.into(), y.into());
+    if let Some(r) = ml::through_loop("arctan2", &[x.clone(), y.clone()], |v, _| {
+        let (a, b) = ml::two(v);
+        arctan2(a, b)
+    }) {
+        return r;
+    }
     let (x, y) = two(None, Family::Inexact, x, y)?;
     lax2("atan2", &x, &y)
 }
@@ -361,6 +438,13 @@ macro_rules! binary_plain {
         /// Promotion refusals, shapes that do not broadcast, a dtype the primitive refuses
         /// (JAX's `TypeError`).
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            let (x, y) = (x.into(), y.into());
+            if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, _| {
+                let (a, b) = ml::two(v);
+                $name(a, b)
+            }) {
+                return r;
+            }
             let ($x, $y) = two($op, Family::$family, x, y)?;
             $body
         }
@@ -398,6 +482,12 @@ macro_rules! logical {
         /// Promotion refusals, shapes that do not broadcast.
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
             let (x, y) = (x.into(), y.into());
+            if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, _| {
+                let (a, b) = ml::two(v);
+                $name(a, b)
+            }) {
+                return r;
+            }
             // Python bools are never weak.
             let weak = |a: &ArrayLike<'_>| matches!(a, ArrayLike::Scalar(v) if !matches!(v, Value::Bool(_)));
             let scalars = weak(&x) && weak(&y);
@@ -423,6 +513,12 @@ logical! {
 ///
 /// Promotion refusals.
 pub fn positive<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("positive", std::slice::from_ref(&x), |v, _| {
+        positive(ml::one(v))
+    }) {
+        return r;
+    }
     one(x, Family::Any)
 }
 
@@ -432,6 +528,11 @@ pub fn positive<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// JAX's `TypeError` for key arrays.
 pub fn abs<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("absolute", std::slice::from_ref(&x), |v, _| abs(ml::one(v)))
+    {
+        return r;
+    }
     let x = arraylike(x)?;
     if matches!(x.dtype().kind(), Kind::Bool | Kind::UnsignedInt) {
         return Ok(x);
@@ -445,6 +546,18 @@ pub fn abs<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (booleans, keys).
 pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("sign", std::slice::from_ref(&x), |v, l| {
+        let a = arraylike(ml::one(v))?;
+        if l.ml_dtypes && a.dtype() == DType::Float64 {
+            // ml_dtypes' sign keeps a zero's sign and a NaN.
+            let keep = logical_or(super::equal(&a, 0.0)?, isnan(&a)?)?;
+            return r#where(keep, &a, sign(&a)?);
+        }
+        sign(a)
+    }) {
+        return r;
+    }
     lax1("sign", &one(x, Family::Any)?)
 }
 
@@ -454,6 +567,10 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (complex, keys).
 pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("floor", std::slice::from_ref(&x), |v, _| floor(ml::one(v))) {
+        return r;
+    }
     let x = arraylike(x)?;
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
@@ -467,6 +584,10 @@ pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (complex, keys).
 pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("ceil", std::slice::from_ref(&x), |v, _| ceil(ml::one(v))) {
+        return r;
+    }
     let x = arraylike(x)?;
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
@@ -480,6 +601,10 @@ pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (keys).
 pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("rint", std::slice::from_ref(&x), |v, _| round(ml::one(v))) {
+        return r;
+    }
     let x = arraylike(x)?;
     if x.dtype() == DType::Bool && !is_numpy(&rules()) {
         // jnp.round asks finfo(bool) for its largest value.
@@ -514,6 +639,10 @@ pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// As [`floor`].
 pub fn trunc<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("trunc", std::slice::from_ref(&x), |v, _| trunc(ml::one(v))) {
+        return r;
+    }
     let x = arraylike(x)?;
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
@@ -528,6 +657,12 @@ pub fn trunc<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (keys).
 pub fn square<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("square", std::slice::from_ref(&x), |v, _| {
+        square(ml::one(v))
+    }) {
+        return r;
+    }
     lax1("square", &one(x, Family::Numeric)?)
 }
 
@@ -537,6 +672,12 @@ pub fn square<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (keys).
 pub fn reciprocal<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("reciprocal", std::slice::from_ref(&x), |v, _| {
+        reciprocal(ml::one(v))
+    }) {
+        return r;
+    }
     lax(
         "integer_pow",
         &[&one(x, Family::Inexact)?],
@@ -555,6 +696,10 @@ fn full_bool(x: &Array, v: bool) -> Result<Array, Error> {
 ///
 /// JAX's `TypeError` for key arrays.
 pub fn isnan<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("isnan", std::slice::from_ref(&x), |v, _| isnan(ml::one(v))) {
+        return r;
+    }
     let x = arraylike(x)?;
     lax2("ne", &x, &x)
 }
@@ -565,6 +710,10 @@ pub fn isnan<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// JAX's `TypeError` for key arrays.
 pub fn isinf<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("isinf", std::slice::from_ref(&x), |v, _| isinf(ml::one(v))) {
+        return r;
+    }
     let x = arraylike(x)?;
     match x.dtype().kind() {
         Kind::Float => {
@@ -591,6 +740,12 @@ pub fn isinf<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// JAX's `TypeError` for key arrays.
 pub fn isfinite<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("isfinite", std::slice::from_ref(&x), |v, _| {
+        isfinite(ml::one(v))
+    }) {
+        return r;
+    }
     let x = arraylike(x)?;
     match x.dtype().kind() {
         Kind::Float => lax1("is_finite", &x),
@@ -609,6 +764,12 @@ pub fn isfinite<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// JAX's `TypeError` for key arrays.
 pub fn logical_not<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("logical_not", std::slice::from_ref(&x), |v, _| {
+        logical_not(ml::one(v))
+    }) {
+        return r;
+    }
     lax1("not", &to_bool(&one(x, Family::Any)?)?)
 }
 
@@ -618,6 +779,12 @@ pub fn logical_not<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` for floats.
 pub fn invert<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+    let x = x.into();
+    if let Some(r) = ml::through_loop("invert", std::slice::from_ref(&x), |v, _| {
+        invert(ml::one(v))
+    }) {
+        return r;
+    }
     lax1("not", &one(x, Family::Any)?)
 }
 
@@ -656,6 +823,10 @@ pub fn astype<'a>(x: impl Into<ArrayLike<'a>>, dtype: DType) -> Result<Array, Er
         dtype.canonicalize(rules.options().x64)
     };
     let mut x = arraylike(x)?;
+    if is_numpy(&rules) && rules.rule_set() == dtype_lattice::RuleSet::NUMPY {
+        // ml_dtypes registers no cast between some of its types.
+        dtype_lattice::ufunc::astype(x.dtype(), dtype)?;
+    }
     if x.dtype().kind() == Kind::Complex && dtype == DType::Bool {
         x = lax2("ne", &x, &const_like(&x, Value::Int(0))?)?;
     }
@@ -788,6 +959,8 @@ struct Reduction {
     promote: bool,
     /// Whether the primitive takes `out_sharding`.
     sharding: bool,
+    /// The ufunc reduction NumPy runs for ml_dtypes' types (under the NumPy rules), if any.
+    fold: Option<ml::Fold>,
 }
 
 const SUM: Reduction = Reduction {
@@ -796,6 +969,7 @@ const SUM: Reduction = Reduction {
     has_identity: true,
     promote: true,
     sharding: true,
+    fold: Some(ml::Fold::Sum),
 };
 const PROD: Reduction = Reduction {
     name: "prod",
@@ -803,6 +977,7 @@ const PROD: Reduction = Reduction {
     has_identity: true,
     promote: true,
     sharding: false,
+    fold: Some(ml::Fold::Prod),
 };
 const MAX: Reduction = Reduction {
     name: "max",
@@ -810,6 +985,7 @@ const MAX: Reduction = Reduction {
     has_identity: false,
     promote: false,
     sharding: false,
+    fold: Some(ml::Fold::Max),
 };
 const MIN: Reduction = Reduction {
     name: "min",
@@ -817,6 +993,7 @@ const MIN: Reduction = Reduction {
     has_identity: false,
     promote: false,
     sharding: false,
+    fold: Some(ml::Fold::Min),
 };
 const ALL: Reduction = Reduction {
     name: "all",
@@ -824,6 +1001,7 @@ const ALL: Reduction = Reduction {
     has_identity: true,
     promote: false,
     sharding: false,
+    fold: None,
 };
 const ANY: Reduction = Reduction {
     name: "any",
@@ -831,10 +1009,37 @@ const ANY: Reduction = Reduction {
     has_identity: true,
     promote: false,
     sharding: false,
+    fold: None,
 };
+
+/// The refusal of an empty reduction without an identity (`max`, `min`).
+fn check_identity(r: &Reduction, x: &Array, dims: &[usize]) -> Result<(), Error> {
+    if !r.has_identity && dims.iter().any(|&d| x.shape()[d] == 0) {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!(
+                "zero-size array to reduction operation {} which has no identity",
+                r.name
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// `r` of `x` with its row's dtype rules.
 fn reduce(r: &Reduction, x: Array, axes: &Axes, keepdims: bool) -> Result<Array, Error> {
+    if let Some(op) = r.fold
+        && ml::is_ml(x.dtype())
+    {
+        let dims = reduction_axes(axes, x.ndim())?;
+        check_identity(r, &x, &dims)?;
+        let out = ml::reduce(op, &x, &dims, |c| reduce(r, c, axes, false))?;
+        return if keepdims {
+            keep_dims(out, &dims, x.ndim())
+        } else {
+            Ok(out)
+        };
+    }
     let (result, computation) = if r.promote {
         let result = promote_integer(x.dtype())?;
         (result, upcast_f16(result))
@@ -855,19 +1060,12 @@ fn reduction(
     computation: DType,
 ) -> Result<Array, Error> {
     let Reduction {
-        name,
         prims: (prim, bool_prim),
-        has_identity,
         sharding: with_sharding,
         ..
     } = *r;
     let dims = reduction_axes(axes, x.ndim())?;
-    if !has_identity && dims.iter().any(|&d| x.shape()[d] == 0) {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!("zero-size array to reduction operation {name} which has no identity"),
-        ));
-    }
+    check_identity(r, &x, &dims)?;
     let a = convert(&x, computation)?;
     let prim = if computation == DType::Bool {
         bool_prim
@@ -942,7 +1140,8 @@ pub fn any<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 
 /// `jnp`'s `_cast_to_bool`: `convert_element_type(x, bool)`.
 fn to_bool_cast(x: &Array) -> Result<Array, Error> {
-    if x.dtype().kind() == Kind::Complex {
+    // (NumPy's cast of ml_dtypes' complex32/bcomplex32, whose `ne` has no kernel, is the same.)
+    if x.dtype().kind() == Kind::Complex && !ml::is_ml(x.dtype()) {
         return to_bool(x);
     }
     convert(x, DType::Bool)
@@ -956,6 +1155,17 @@ fn to_bool_cast(x: &Array) -> Result<Array, Error> {
 /// As [`sum`].
 pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Result<Array, Error> {
     let x = arraylike(x)?;
+    if ml::is_ml(x.dtype()) {
+        // NumPy's `_mean`: the sum in the type, then `sum.dtype.type(sum / count)`.
+        let dims = reduction_axes(&axes, x.ndim())?;
+        let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+        let t = x.dtype();
+        let mut total = ml::reduce(ml::Fold::Sum, &x, &dims, |c| reduce(&SUM, c, &axes, false))?;
+        if keepdims {
+            total = keep_dims(total, &dims, x.ndim())?;
+        }
+        return ml::mean(total, count, t);
+    }
     let rules = rules();
     let result = super::family_dtype(&rules, Family::Inexact, x.dtype());
     let comp = upcast_f16(result);
@@ -1032,6 +1242,9 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     } else {
         ravel(&x)?
     };
+    if ml::is_ml(x.dtype()) {
+        return ml::cumsum(&x);
+    }
     let result = if x.dtype() == DType::Bool {
         promote_integer(DType::Bool)?
     } else {
@@ -1057,7 +1270,14 @@ pub fn matmul<'a>(
     a: impl Into<ArrayLike<'a>>,
     b: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
-    let mut v = promote_only(None, Family::Any, &[a.into(), b.into()])?;
+    let (a, b) = (a.into(), b.into());
+    if let Some(r) = ml::through_loop("matmul", &[a.clone(), b.clone()], |v, _| {
+        let (a, b) = ml::two(v);
+        matmul(a, b)
+    }) {
+        return r;
+    }
+    let mut v = promote_only(None, Family::Any, &[a, b])?;
     let b = v.pop().expect("two");
     let a = v.pop().expect("two");
     for (i, x) in [&a, &b].into_iter().enumerate() {
@@ -1072,6 +1292,19 @@ pub fn matmul<'a>(
         }
     }
     let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
+    let (ak, bk) = (
+        a.shape()[a.ndim() - 1],
+        b.shape()[if b_vec { 0 } else { b.ndim() - 2 }],
+    );
+    if ak != bk && is_numpy(&rules()) {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!(
+                "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc \
+                 signature (n?,k),(k,m?)->(n?,m?) (size {bk} is different from {ak})"
+            ),
+        ));
+    }
     let a2 = if a_vec {
         reshape(&a, &[1, a.shape()[0]])?
     } else {

@@ -20,6 +20,7 @@
 
 mod creation;
 mod functions;
+mod ml;
 mod ops;
 mod shape;
 
@@ -379,6 +380,22 @@ pub(crate) fn promote_family(
     // broadcast (NumPy's ValueError), and get leading dimensions of size 1; the primitive
     // then broadcasts dimensions of size 1 itself (or refuses with lax's TypeError).
     let shapes: Vec<&[usize]> = args.iter().map(ArrayLike::shape).collect();
+    if is_numpy(&rules()) && broadcast_shapes(&shapes).is_err() {
+        // A ufunc broadcasts every dimension (NumPy's ValueError), not only ranks, after it
+        // found its loop (a TypeError first) and converted Python ints (an OverflowError).
+        if let Some(op) = op {
+            let operands: Vec<Operand> = args.iter().map(ArrayLike::operand).collect();
+            rules().op_result(op, &operands)?;
+        }
+        let names: Vec<String> = shapes.iter().map(|s| py_shape(s)).collect();
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!(
+                "operands could not be broadcast together with shapes {}",
+                names.join(" ")
+            ),
+        ));
+    }
     let ranks: Vec<usize> = shapes
         .iter()
         .filter(|s| !s.is_empty())
@@ -431,7 +448,11 @@ pub(crate) fn promote_only(
     }
     let rules = rules();
     let operands: Vec<Operand> = args.iter().map(ArrayLike::operand).collect();
-    rules.op_result(op.unwrap_or(dtype_lattice::Op::Add), &operands)?;
+    // JAX checks Python ints as `add` does; NumPy converts them without checks where no ufunc
+    // runs (`np.where` wraps them).
+    if op.is_some() || !is_numpy(&rules) {
+        rules.op_result(op.unwrap_or(dtype_lattice::Op::Add), &operands)?;
+    }
     let p = rules.promoted(&operands)?;
     let dtype = family_dtype(&rules, family, p.dtype);
     let weak = p.weak_type && !is_numpy(&rules);

@@ -3,7 +3,7 @@
 
 use dtype_lattice::{Error, Op};
 
-use super::{ArrayLike, binary};
+use super::{ArrayLike, binary, ml};
 use crate::array::Array;
 use crate::prim::elementwise as E;
 use crate::prim::{self, Params};
@@ -18,9 +18,34 @@ macro_rules! binary_functions {
         /// a Python int out of range (`OverflowError`), shapes that do not broadcast
         /// (`ValueError`), a dtype the primitive does not accept (`TypeError`).
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+            let (x, y) = (x.into(), y.into());
+            if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, l| {
+                let (a, b) = ml::two(v);
+                match stringify!($name) {
+                    "maximum" | "minimum" if l.ml_dtypes => ml_extremum(stringify!($name), a, b),
+                    _ => $name(a, b),
+                }
+            }) {
+                return r;
+            }
             binary(Op::$op, &crate::prim::elementwise::$prim, $bool, x, y)
         }
     )*};
+}
+
+/// ml_dtypes' `maximum`/`minimum` (`isnan(a) || a > b ? a : b`) on its float32 values.
+fn ml_extremum(name: &str, a: ArrayLike<'_>, b: ArrayLike<'_>) -> Result<Array, Error> {
+    let (a, b) = (
+        super::functions::arraylike(a)?,
+        super::functions::arraylike(b)?,
+    );
+    let beyond = if name == "maximum" {
+        greater(&a, &b)?
+    } else {
+        less(&a, &b)?
+    };
+    let take = super::functions::logical_or(super::functions::isnan(&a)?, beyond)?;
+    super::functions::r#where(take, &a, &b)
 }
 
 binary_functions! {
@@ -54,7 +79,13 @@ binary_functions! {
 ///
 /// JAX's `TypeError` for a dtype `neg` does not accept (bool, keys).
 pub fn negative<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = super::promote_and_broadcast(Op::Add, &[x.into()])?;
+    let x = x.into();
+    if let Some(r) = ml::through_loop("negative", std::slice::from_ref(&x), |v, _| {
+        negative(ml::one(v))
+    }) {
+        return r;
+    }
+    let x = super::promote_and_broadcast(Op::Add, &[x])?;
     prim::bind1(&crate::prim::elementwise::NEG, &[&x[0]], &Params::new())
 }
 

@@ -255,7 +255,7 @@ impl RuleSet {
     pub const JAX: RuleSet = RuleSet(&jax::DEF);
     /// `jax.lax`: no implicit promotion.
     pub const JAX_LAX: RuleSet = RuleSet(&jax_lax::DEF);
-    /// NumPy ≥ 2 (NEP 50); CuPy and Dask follow it.
+    /// NumPy ≥ 2 (NEP 50) with ml_dtypes' types; CuPy and Dask follow it.
     pub const NUMPY: RuleSet = RuleSet(&numpy::DEF);
     /// NumPy 1.x value-based casting.
     pub const NUMPY_LEGACY: RuleSet = RuleSet(&numpy_legacy::DEF);
@@ -448,7 +448,18 @@ impl Rules {
         Rules::new(RuleSet::JAX_LAX)
     }
 
-    /// NumPy ≥ 2 promotion (NEP 50).
+    /// NumPy ≥ 2 promotion (NEP 50), with ml_dtypes imported: its types (bfloat16, the
+    /// float8/float6/float4 formats, the sub-byte integers, complex32/bcomplex32) promote as
+    /// NumPy's legacy user DTypes, and ops run the ufunc loop NumPy picks ([`crate::ufunc`]).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Op, Operand, PyType, Rules};
+    /// let np = Rules::numpy();
+    /// assert_eq!(np.promote_types(DType::Int8, DType::BFloat16).unwrap(), DType::BFloat16);
+    /// assert!(np.promote_types(DType::Int16, DType::BFloat16).is_err());
+    /// let ops = [Operand::array(DType::UInt2), PyType::Int.into()];
+    /// assert_eq!(np.op_result(Op::Add, &ops).unwrap().dtype, DType::Int8);
+    /// ```
     pub fn numpy() -> Self {
         Rules::new(RuleSet::NUMPY)
     }

@@ -1,7 +1,15 @@
-//! NumPy ≥ 2 (NEP 50; CuPy and Dask follow it): `np.promote_types` is the smallest type both
-//! dtypes cast to safely, ties going to the lower type number; Python scalars are weak and
-//! meet the strong result through a small table by kind; NumPy scalars and 0-d arrays are
-//! strong.
+//! NumPy ≥ 2 (NEP 50; CuPy and Dask follow it), with ml_dtypes imported: `np.promote_types`
+//! of NumPy's own dtypes is the smallest type both cast to safely, ties going to the lower
+//! type number; Python scalars are weak and meet the strong result through a small table by
+//! kind; NumPy scalars and 0-d arrays are strong.
+//!
+//! ml_dtypes' types (bfloat16, the float8/float6/float4 formats, int1/int2/int4 and their
+//! unsigned forms, complex32, bcomplex32) are *legacy user DTypes* to NumPy: importing
+//! ml_dtypes changes no answer among NumPy's own dtypes (`tools/gen_numpy_ml_dtypes_fixtures.py`
+//! checks it), and NumPy promotes its types pair by pair through the safe casts ml_dtypes
+//! registers ([`ML_SAFE_CASTS`], which form no order: e4m3 and e4m3fn cast safely to each
+//! other) and their type numbers, as `common_dtype` and `PyArray_PromoteDTypeSequence` do
+//! ([`common_dtype`], [`promote_dtype_sequence`]). Their ufunc loops: [`crate::ufunc`].
 
 use std::sync::OnceLock;
 
@@ -54,6 +62,177 @@ const TYPE_NUMBER: &[(DType, usize)] = &[
     (Complex64, 14),
     (Complex128, 15),
     (Float16, 23),
+];
+
+/// ml_dtypes' types (0.6.0), NumPy's legacy user DTypes: the type number NumPy gives each
+/// when ml_dtypes is imported (registration order; the higher number decides a promotion) and
+/// its `dtype.kind` (`V` for most: only float8_e5m2 says `f`, which gives it NumPy's
+/// fallback search by kind).
+const ML_DTYPES: &[(DType, usize, char)] = &[
+    (BFloat16, 256, 'V'),
+    (Float8E3M4, 257, 'V'),
+    (Float8E4M3, 258, 'V'),
+    (Float8E4M3B11Fnuz, 259, 'V'),
+    (Float8E4M3Fn, 260, 'V'),
+    (Float8E4M3Fnuz, 261, 'V'),
+    (Float8E5M2, 262, 'f'),
+    (Float8E5M2Fnuz, 263, 'V'),
+    (Float6E2M3Fn, 264, 'V'),
+    (Float6E3M2Fn, 265, 'V'),
+    (Float4E2M1Fn, 266, 'V'),
+    (Float8E8M0Fnu, 267, 'V'),
+    (Int1, 268, 'V'),
+    (UInt1, 269, 'V'),
+    (Int2, 270, 'V'),
+    (UInt2, 271, 'V'),
+    (Int4, 272, 'V'),
+    (UInt4, 273, 'V'),
+    (BComplex32, 274, 'W'),
+    (Complex32, 275, 'W'),
+];
+
+/// Groups of dtypes in [`ML_SAFE_CASTS`].
+const ML_FLOATS: &[DType] = &[
+    BFloat16,
+    Float8E3M4,
+    Float8E4M3,
+    Float8E4M3B11Fnuz,
+    Float8E4M3Fn,
+    Float8E4M3Fnuz,
+    Float8E5M2,
+    Float8E5M2Fnuz,
+    Float6E2M3Fn,
+    Float6E3M2Fn,
+    Float4E2M1Fn,
+    Float8E8M0Fnu,
+];
+const ML_INTS: &[DType] = &[Int1, UInt1, Int2, UInt2, Int4, UInt4];
+const ML_COMPLEX: &[DType] = &[BComplex32, Complex32];
+const WIDE_FLOATS: &[DType] = &[Float32, Float64, Complex64, Complex128];
+const INT_FLOATS: &[DType] = &[Float16, Float32, Float64, Complex64, Complex128];
+const SIGNED: &[DType] = &[Int8, Int16, Int32, Int64];
+const UNSIGNED: &[DType] = &[UInt8, UInt16, UInt32, UInt64];
+/// The narrow floats ml_dtypes lets cast safely into one another (and into its integers).
+const MX_FLOATS: &[DType] = &[
+    Float8E3M4,
+    Float8E4M3,
+    Float8E4M3B11Fnuz,
+    Float8E4M3Fn,
+    Float8E4M3Fnuz,
+    Float8E5M2Fnuz,
+    Float6E2M3Fn,
+    Float6E3M2Fn,
+    Float4E2M1Fn,
+];
+const MX_FLOATS_BUT_E2M3: &[DType] = &[
+    Float8E3M4,
+    Float8E4M3,
+    Float8E4M3B11Fnuz,
+    Float8E4M3Fn,
+    Float8E4M3Fnuz,
+    Float8E5M2Fnuz,
+    Float6E3M2Fn,
+    Float4E2M1Fn,
+];
+
+/// The safe casts ml_dtypes registers (`np.can_cast(a, b, "safe")` with ml_dtypes imported),
+/// every one that involves its types: a dtype → the groups of dtypes it casts to safely.
+/// Unlike NumPy's own casts they are neither antisymmetric nor transitive (float4_e2m1fn
+/// casts to int2, int2 to int8, float4_e2m1fn not to int8), so they are a relation, not a
+/// lattice. NumPy's longdouble and clongdouble, which the model does not have, are left out.
+const ML_SAFE_CASTS: &[(DType, &[&[DType]])] = &[
+    (Bool, &[ML_FLOATS, ML_INTS, ML_COMPLEX]),
+    (Int8, &[ML_FLOATS, ML_COMPLEX]),
+    (UInt8, &[ML_FLOATS, ML_COMPLEX]),
+    (BFloat16, &[WIDE_FLOATS]),
+    (Float8E5M2, &[WIDE_FLOATS]),
+    (Float8E8M0Fnu, &[WIDE_FLOATS]),
+    (Float8E3M4, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float8E4M3, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float8E4M3B11Fnuz, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float8E4M3Fn, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float8E4M3Fnuz, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float8E5M2Fnuz, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float6E3M2Fn, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (Float4E2M1Fn, &[WIDE_FLOATS, MX_FLOATS, ML_INTS]),
+    (
+        Float6E2M3Fn,
+        &[WIDE_FLOATS, MX_FLOATS, &[Int1, UInt1, Int2, UInt2]],
+    ),
+    (Int1, &[SIGNED, INT_FLOATS, MX_FLOATS, &[Int2, Int4]]),
+    (
+        UInt1,
+        &[SIGNED, UNSIGNED, INT_FLOATS, MX_FLOATS, &[UInt2, UInt4]],
+    ),
+    (Int2, &[SIGNED, INT_FLOATS, MX_FLOATS, &[Int4]]),
+    (UInt2, &[SIGNED, UNSIGNED, INT_FLOATS, MX_FLOATS, &[UInt4]]),
+    (Int4, &[SIGNED, INT_FLOATS, MX_FLOATS_BUT_E2M3]),
+    (UInt4, &[SIGNED, UNSIGNED, INT_FLOATS, MX_FLOATS_BUT_E2M3]),
+    (BComplex32, &[&[Complex64, Complex128, Complex32]]),
+    (Complex32, &[&[Complex64, Complex128, BComplex32]]),
+];
+
+/// The casts ml_dtypes registers no function for: `x.astype(to)` raises NumPy's `TypeError`
+/// (from → the dtypes it cannot cast to at all).
+const ML_NO_CASTS: &[(DType, &[DType])] = &[
+    (Float8E3M4, &[Float8E8M0Fnu]),
+    (Float8E4M3, &[Float8E8M0Fnu]),
+    (Float8E4M3B11Fnuz, &[Float8E8M0Fnu]),
+    (Float8E4M3Fn, &[Float8E8M0Fnu]),
+    (Float8E4M3Fnuz, &[Float8E8M0Fnu]),
+    (Float8E5M2, &[Float8E8M0Fnu]),
+    (Float8E5M2Fnuz, &[Float8E8M0Fnu]),
+    (Float6E2M3Fn, &[Float8E8M0Fnu, Int4, UInt4]),
+    (Float6E3M2Fn, &[Float8E8M0Fnu]),
+    (Float4E2M1Fn, &[Float8E8M0Fnu]),
+    (
+        Float8E8M0Fnu,
+        &[
+            Float8E3M4,
+            Float8E4M3,
+            Float8E4M3B11Fnuz,
+            Float8E4M3Fn,
+            Float8E4M3Fnuz,
+            Float8E5M2,
+            Float8E5M2Fnuz,
+            Float6E2M3Fn,
+            Float6E3M2Fn,
+            Float4E2M1Fn,
+            Int1,
+            UInt1,
+            Int2,
+            UInt2,
+            Int4,
+            UInt4,
+            BComplex32,
+            Complex32,
+        ],
+    ),
+    (Int1, &[Float8E8M0Fnu, UInt1, UInt2, UInt4]),
+    (UInt1, &[Float8E8M0Fnu, Int1, Int2, Int4]),
+    (Int2, &[Float8E8M0Fnu, Int1, UInt1, UInt2, UInt4]),
+    (UInt2, &[Float8E8M0Fnu, Int1, UInt1, Int2, Int4]),
+    (
+        Int4,
+        &[Float6E2M3Fn, Float8E8M0Fnu, Int1, UInt1, Int2, UInt2, UInt4],
+    ),
+    (
+        UInt4,
+        &[Float6E2M3Fn, Float8E8M0Fnu, Int1, UInt1, Int2, UInt2, Int4],
+    ),
+    (BComplex32, &[Float8E8M0Fnu]),
+    (Complex32, &[Float8E8M0Fnu]),
+];
+
+/// NumPy's builtin dtypes of each scalar kind, smallest first (`_npy_smallest_type_of_kind_table`
+/// and `_npy_next_larger_type_table`): the fallback search of a legacy user DType whose kind
+/// is one of these (longdouble left out: no search in these rules reaches it).
+const KIND_LADDERS: &[(char, &[DType])] = &[
+    ('b', &[Bool]),
+    ('u', &[UInt8, UInt16, UInt32, UInt64]),
+    ('i', &[Int8, Int16, Int32, Int64]),
+    ('f', &[Float16, Float32, Float64]),
+    ('c', &[Complex64, Complex128]),
 ];
 
 /// NEP 50: a Python scalar meets the strong result by kind.
@@ -164,15 +343,294 @@ pub(crate) fn lattice() -> &'static Lattice<Node> {
     &compiled().lattice
 }
 
-/// Whether NumPy has this dtype.
-pub(crate) fn knows(dtype: DType) -> bool {
+/// Whether NumPy has this dtype of its own (without ml_dtypes).
+pub(crate) fn knows_builtin(dtype: DType) -> bool {
     TYPE_NUMBER.iter().any(|&(d, _)| d == dtype)
+}
+
+/// Whether this is one of ml_dtypes' types (a legacy user DType to NumPy).
+pub(crate) fn is_ml(dtype: DType) -> bool {
+    ML_DTYPES.iter().any(|&(d, _, _)| d == dtype)
+}
+
+/// Whether NumPy with ml_dtypes imported has this dtype.
+pub(crate) fn knows(dtype: DType) -> bool {
+    knows_builtin(dtype) || is_ml(dtype)
+}
+
+/// NumPy's type number of a dtype it has.
+fn type_number(dtype: DType) -> usize {
+    TYPE_NUMBER
+        .iter()
+        .map(|&(d, n)| (d, n))
+        .chain(ML_DTYPES.iter().map(|&(d, n, _)| (d, n)))
+        .find(|&(d, _)| d == dtype)
+        .map_or(usize::MAX, |(_, n)| n)
+}
+
+/// `dtype.kind` as NumPy reports it (`V` or `W` for most of ml_dtypes' types).
+pub(crate) fn kind_char(dtype: DType) -> char {
+    if let Some(&(_, _, k)) = ML_DTYPES.iter().find(|&&(d, _, _)| d == dtype) {
+        return k;
+    }
+    match dtype.kind() {
+        Kind::Bool => 'b',
+        Kind::UnsignedInt => 'u',
+        Kind::SignedInt => 'i',
+        Kind::Float => 'f',
+        Kind::Complex => 'c',
+        Kind::Extended => 'V',
+    }
+}
+
+/// `np.can_cast(from, to, "safe")` between dtypes NumPy (with ml_dtypes) has.
+pub(crate) fn can_cast_safely(from: DType, to: DType) -> bool {
+    if from == to {
+        return true;
+    }
+    if knows_builtin(from) && knows_builtin(to) {
+        let l = &compiled().lattice;
+        return match (l.index_of(&d(from)), l.index_of(&d(to))) {
+            (Some(a), Some(b)) => l.leq(a, b),
+            _ => false,
+        };
+    }
+    ML_SAFE_CASTS
+        .iter()
+        .find(|(f, _)| *f == from)
+        .is_some_and(|(_, groups)| groups.iter().any(|g| g.contains(&to)))
+}
+
+/// `x.astype(to)` for an array of `from` in NumPy with ml_dtypes: refused where ml_dtypes
+/// registers no cast function.
+pub(crate) fn astype(from: DType, to: DType) -> Result<(), Error> {
+    if ML_NO_CASTS
+        .iter()
+        .any(|(f, tos)| *f == from && tos.contains(&to))
+    {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Cannot cast array data from dtype({from}) to dtype({to}) according to the rule \
+                 'unsafe'"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// NumPy's `__common_dtype__` of the DType `cls` with `other` (a dtype, or the abstract DType
+/// of a Python scalar); `None` is NumPy's `NotImplemented` (let `other` decide).
+pub(crate) fn common_dtype(cls: Node, other: Node) -> Option<Node> {
+    if cls == other {
+        return Some(cls);
+    }
+    match cls {
+        Node::Weak(t) => python_common_dtype(t, other),
+        Node::Dtype(c) if is_ml(c) => legacy_user_common_dtype(c, other),
+        Node::Dtype(c) => builtin_common_dtype(c, other),
+    }
+}
+
+/// `default_builtin_common_dtype`: NEP 50's rules for Python scalars; the promotion table
+/// for a builtin of no higher type number; `NotImplemented` for ml_dtypes' types.
+fn builtin_common_dtype(c: DType, other: Node) -> Option<Node> {
+    let kind = c.kind();
+    match other {
+        Node::Weak(PyType::Complex) => match kind {
+            Kind::Complex => Some(d(c)),
+            Kind::Float => Some(d((DEFAULTS.to_complex)(c))),
+            _ => None,
+        },
+        Node::Weak(PyType::Float) => matches!(kind, Kind::Float | Kind::Complex).then_some(d(c)),
+        Node::Weak(PyType::Int) => (kind != Kind::Bool).then_some(d(c)),
+        Node::Dtype(o) if is_ml(o) || type_number(o) > type_number(c) => None,
+        Node::Dtype(o) => Some(d(builtin_promote(c, o))),
+    }
+}
+
+/// NumPy's promotion table between two of its own dtypes.
+fn builtin_promote(a: DType, b: DType) -> DType {
+    let r = compiled().step(a.index() as u8, b.index());
+    debug_assert_ne!(
+        r, NO_JOIN,
+        "NumPy promotes every pair of its numeric dtypes"
+    );
+    Node::from_index(r as usize).dtype_or_default()
+}
+
+/// `legacy_userdtype_common_dtype_function`: the higher type number decides; `other` if
+/// `cls` casts to it safely, else `cls` if `other` casts to `cls`, else (both of a builtin
+/// kind) the smallest builtin of the higher kind both cast to.
+fn legacy_user_common_dtype(c: DType, other: Node) -> Option<Node> {
+    let Node::Dtype(o) = other else {
+        return None;
+    };
+    if type_number(c) < type_number(o) {
+        return None;
+    }
+    if can_cast_safely(c, o) {
+        return Some(d(o));
+    }
+    if can_cast_safely(o, c) {
+        return Some(d(c));
+    }
+    let rank = |t: DType| KIND_LADDERS.iter().position(|&(k, _)| k == kind_char(t));
+    let start = rank(c)?.max(rank(o)?);
+    KIND_LADDERS[start..]
+        .iter()
+        .flat_map(|&(_, ladder)| ladder.iter().copied())
+        .find(|&t| can_cast_safely(c, t) && can_cast_safely(o, t))
+        .map(d)
+}
+
+/// The abstract Python DTypes' `__common_dtype__` (`int_common_dtype`, `float_common_dtype`,
+/// `complex_common_dtype`): their default dtype with bool (and integers), the higher Python
+/// type with a lower one, and for a legacy user DType the first of two builtins it promotes
+/// with (int: uint8, int8, then int64; float: float16, then float64; complex: complex64, then
+/// complex128).
+fn python_common_dtype(t: PyType, other: Node) -> Option<Node> {
+    let o = match other {
+        Node::Weak(u) => return (u < t).then_some(Node::Weak(t)),
+        Node::Dtype(o) => o,
+    };
+    if is_ml(o) {
+        let tries: &[DType] = match t {
+            PyType::Int => &[UInt8, Int8, Int64],
+            PyType::Float => &[Float16, Float64],
+            PyType::Complex => &[Complex64, Complex128],
+        };
+        return tries
+            .iter()
+            .find_map(|&b| legacy_user_common_dtype(o, d(b)));
+    }
+    match (t, o.kind()) {
+        (PyType::Int, Kind::Bool) => Some(d(DEFAULTS.int)),
+        (PyType::Int, _) => None,
+        (_, Kind::Bool | Kind::SignedInt | Kind::UnsignedInt) => Some(d(DEFAULTS.of(t))),
+        _ => None,
+    }
+}
+
+/// NumPy's name of a DType class, as its errors print it.
+fn dtype_class(n: Node) -> String {
+    match n {
+        Node::Weak(PyType::Int) => "<class 'numpy.dtypes._PyLongDType'>".into(),
+        Node::Weak(PyType::Float) => "<class 'numpy.dtypes._PyFloatDType'>".into(),
+        Node::Weak(PyType::Complex) => "<class 'numpy.dtypes._PyComplexDType'>".into(),
+        Node::Dtype(t) if is_ml(t) => format!("<class 'numpy.dtype[{t}]'>"),
+        Node::Dtype(t) => {
+            let name = t.name();
+            let class = match name.strip_prefix("uint") {
+                Some(bits) => format!("UInt{bits}"),
+                None => {
+                    let mut c = name.chars();
+                    c.next()
+                        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                        .unwrap_or_default()
+                }
+            };
+            format!("<class 'numpy.dtypes.{class}DType'>")
+        }
+    }
+}
+
+/// `PyArray_CommonDType`: `common_dtype` asked both ways, NumPy's `DTypePromotionError` when
+/// neither knows the other.
+pub(crate) fn common_dtype_pair(a: Node, b: Node) -> Result<Node, Error> {
+    common_dtype(a, b)
+        .or_else(|| common_dtype(b, a))
+        .ok_or_else(|| {
+            Error::refused(
+                Exception::DTypePromotionError,
+                format!(
+                    "The DTypes {} and {} do not have a common DType. For example they cannot \
+                     be stored in a single array unless the dtype is `object`.",
+                    dtype_class(a),
+                    dtype_class(b)
+                ),
+            )
+        })
+}
+
+/// `reduce_dtypes_to_most_knowledgeable`: pairs the first half with the second half (in
+/// reverse), moving the DType that knows more to the front and clearing those that cannot
+/// change the result; the last pairing's `common_dtype` (`None`: `NotImplemented`).
+fn reduce_most_knowledgeable(dtypes: &mut [Option<Node>], length: usize) -> Option<Node> {
+    let half = length / 2;
+    let mut res = None;
+    for low in 0..half {
+        let high = length - 1 - low;
+        let (a, b) = (dtypes[low], dtypes[high]);
+        res = match (a, b) {
+            (Some(a), Some(b)) if a == b => Some(a),
+            (Some(a), Some(b)) => common_dtype(a, b),
+            _ => None,
+        };
+        match res {
+            None => dtypes.swap(low, high),
+            Some(r) if Some(r) == a => dtypes[high] = None,
+            Some(_) => {}
+        }
+    }
+    if length == 2 {
+        res
+    } else {
+        reduce_most_knowledgeable(dtypes, length - half)
+    }
+}
+
+/// `PyArray_PromoteDTypeSequence`: the DType that knows most promotes every other one, and
+/// the results are reduced with [`common_dtype_pair`]; NumPy's `DTypePromotionError` when it
+/// does not know one of them.
+pub(crate) fn promote_dtype_sequence(dtypes_in: &[Node]) -> Result<Node, Error> {
+    match dtypes_in {
+        [] => return Err(Reason::EmptyOperands.into()),
+        [one] => return Ok(*one),
+        _ => {}
+    }
+    let mut dtypes: Vec<Option<Node>> = dtypes_in.iter().copied().map(Some).collect();
+    let n = dtypes.len();
+    let mut result = reduce_most_knowledgeable(&mut dtypes, n);
+    let main = dtypes[0].expect("the reduction keeps the first DType");
+    let start = if result.is_some() { 2 } else { 1 };
+    for t in dtypes[start..].iter().flatten().copied() {
+        let promotion = common_dtype(main, t).ok_or_else(|| {
+            let all: Vec<String> = dtypes_in.iter().map(|&n| dtype_class(n)).collect();
+            Error::refused(
+                Exception::DTypePromotionError,
+                format!(
+                    "The DType {} could not be promoted by {}. This means that no common DType \
+                     exists for the given inputs. For example they cannot be stored in a single \
+                     array unless the dtype is `object`. The full list of DTypes is: ({})",
+                    dtype_class(t),
+                    dtype_class(main),
+                    all.join(", ")
+                ),
+            )
+        })?;
+        result = Some(match result {
+            None => promotion,
+            Some(r) => common_dtype_pair(r, promotion)?,
+        });
+    }
+    Ok(result.expect("at least two DTypes"))
 }
 
 /// What an operand contributes in NumPy 2: a strong dtype, or a weak Python scalar type.
 pub(crate) enum Part {
     Strong(DType),
     Weak(PyType),
+}
+
+impl Part {
+    /// The operand's DType: its dtype, or the abstract DType of its Python type.
+    pub(crate) fn node(&self) -> Node {
+        match *self {
+            Part::Strong(t) => Node::Dtype(t),
+            Part::Weak(t) => Node::Weak(t),
+        }
+    }
 }
 
 pub(crate) fn classify(
@@ -197,6 +655,8 @@ pub(crate) fn classify(
 }
 
 /// `np.promote_types(a, b)`; Python types stand for NumPy's dtype of them (int → int64).
+/// Two of NumPy's own dtypes meet in the safe-cast order; one of ml_dtypes' types through
+/// `PyArray_CommonDType`.
 pub(crate) fn promote_types(a: Node, b: Node) -> Result<DType, Error> {
     let dtype = |n: Node| match n {
         Node::Dtype(t) if knows(t) => Ok(t),
@@ -208,22 +668,35 @@ pub(crate) fn promote_types(a: Node, b: Node) -> Result<DType, Error> {
         Node::Weak(t) => Ok(t.default_dtype()),
     };
     let (a, b) = (dtype(a)?, dtype(b)?);
-    let c = compiled();
-    let r = c.step(a.index() as u8, b.index());
-    debug_assert_ne!(
-        r, NO_JOIN,
-        "NumPy promotes every pair of its numeric dtypes"
-    );
-    Ok(Node::from_index(r as usize).dtype_or_default())
+    if is_ml(a) || is_ml(b) {
+        return common_dtype_pair(d(a), d(b)).map(Node::dtype_or_default);
+    }
+    Ok(builtin_promote(a, b))
 }
 
 /// `np.result_type(*operands)`.
 pub(crate) fn result_type(operands: &[Operand]) -> Result<Promotion, Error> {
+    let parts = operands
+        .iter()
+        .map(|op| classify("numpy", op, knows))
+        .collect::<Result<Vec<Part>, Error>>()?;
+    if parts
+        .iter()
+        .any(|p| matches!(p, Part::Strong(t) if is_ml(*t)))
+    {
+        // A legacy user DType among them: NumPy's DType sequence promotion (a strong operand
+        // makes the result concrete).
+        let nodes: Vec<Node> = parts.iter().map(Part::node).collect();
+        return Ok(Promotion {
+            dtype: promote_dtype_sequence(&nodes)?.dtype_or_default(),
+            weak_type: false,
+        });
+    }
     let c = compiled();
     let mut strong: Vec<usize> = Vec::with_capacity(operands.len());
     let mut weak: Option<PyType> = None;
-    for op in operands {
-        match classify("numpy", op, knows)? {
+    for p in &parts {
+        match *p {
             Part::Strong(t) => strong.push(c.lattice.index_of(&d(t)).expect("a NumPy dtype")),
             Part::Weak(t) => weak = weak.max(Some(t)),
         }
@@ -278,33 +751,63 @@ fn python_int_dtype(operands: &[Operand]) -> Result<DType, Error> {
         })
 }
 
+/// NEP 50's checks on Python ints going into an integer loop of `dtype`: they must fit it.
+pub(crate) fn check_python_ints(operands: &[Operand], loop_dtypes: &[DType]) -> Result<(), Error> {
+    for (o, &t) in operands.iter().zip(loop_dtypes) {
+        if let (Operand::Literal(Value::Int(v)), Some((min, max))) = (*o, builtin_int_range(t))
+            && !(min..=max).contains(&v)
+        {
+            return Err(Error::refused(
+                Exception::OverflowError,
+                format!("Python integer {v} out of bounds for {t}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The range of one of NumPy's own integer dtypes (not bool, not ml_dtypes' integers).
+fn builtin_int_range(t: DType) -> Option<(i128, i128)> {
+    if is_ml(t) || !t.kind().is_integer() {
+        return None;
+    }
+    t.int_range()
+}
+
+/// `power`'s refusal of a negative integer exponent in an integer loop.
+pub(crate) fn check_negative_power(operands: &[Operand], base: DType) -> Result<(), Error> {
+    let negative = |o: &Operand| matches!(o, Operand::Literal(Value::Int(v)) | Operand::Scalar { value: Value::Int(v), .. } if *v < 0);
+    if builtin_int_range(base).is_some() && operands.get(1).is_some_and(negative) {
+        return Err(Error::refused(
+            Exception::ValueError,
+            "Integers to negative integer powers are not allowed.",
+        ));
+    }
+    Ok(())
+}
+
 /// The result of NumPy's ufunc for `op` on `operands`: promotion, the ufunc's loops, and
 /// NEP 50's checks on Python ints where the loop runs in the promoted integer dtype (they
-/// must fit it; `power` refuses a negative one as exponent).
+/// must fit it; `power` refuses a negative one as exponent). With one of ml_dtypes' types
+/// among the operands, the loop NumPy's legacy type resolution picks ([`crate::ufunc`]).
 pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
+    if let Some(u) = crate::ufunc::numpy_ufunc(op.name())
+        && let Some(l) = u.resolve(operands)?
+    {
+        return Ok(Promotion {
+            dtype: l.output,
+            weak_type: false,
+        });
+    }
     let promoted = result_type(operands)?;
     let result = crate::ops::rule_for(OPS, op).apply(promoted, Float64, &[])?;
     let integer_loop = result.dtype == promoted.dtype && promoted.dtype.kind().is_integer();
     if !integer_loop {
         return Ok(result);
     }
-    let (min, max) = promoted.dtype.int_range().expect("integer");
-    for o in operands {
-        if let Operand::Literal(Value::Int(v)) = *o
-            && !(min..=max).contains(&v)
-        {
-            return Err(Error::refused(
-                Exception::OverflowError,
-                format!("Python integer {v} out of bounds for {}", promoted.dtype),
-            ));
-        }
-    }
-    let negative = |o: &Operand| matches!(o, Operand::Literal(Value::Int(v)) | Operand::Scalar { value: Value::Int(v), .. } if *v < 0);
-    if op == Op::Power && operands.get(1).is_some_and(negative) {
-        return Err(Error::refused(
-            Exception::ValueError,
-            "Integers to negative integer powers are not allowed.",
-        ));
+    check_python_ints(operands, &vec![promoted.dtype; operands.len()])?;
+    if op == Op::Power {
+        check_negative_power(operands, promoted.dtype)?;
     }
     Ok(result)
 }
@@ -312,7 +815,7 @@ pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error
 /// The rule set's row in the registry.
 pub(crate) static DEF: RuleSetDef = RuleSetDef::new(
     &["numpy", "np", "cupy", "dask"],
-    "NumPy >= 2 (NEP 50); CuPy and Dask follow it",
+    "NumPy >= 2 (NEP 50) with ml_dtypes; CuPy and Dask follow it",
     (
         |_, a, b| promote_types(a, b),
         |_, ops| result_type(ops),

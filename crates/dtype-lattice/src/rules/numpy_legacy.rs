@@ -162,7 +162,7 @@ struct MinScalar {
 
 /// Whether NumPy has this dtype.
 pub(crate) fn knows(dtype: DType) -> bool {
-    numpy::knows(dtype)
+    numpy::knows_builtin(dtype)
 }
 
 /// The dtype if NumPy has it, else the refusal naming `op`.
