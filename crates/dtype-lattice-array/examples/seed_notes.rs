@@ -1,0 +1,123 @@
+//! The seed design notes' examples, run through this crate's transformations: the omnistaging
+//! note (JEP 4410: two staged jaxprs, the shape-computation error and the escaped PRNG key) and
+//! the custom-derivatives note (JEP 2026: `f(x) = 2x` with a custom derivative of 3).
+//!
+//! `cargo run --release --example seed_notes`
+
+use std::sync::Mutex;
+
+use dtype_lattice::{DType, Error};
+use dtype_lattice_array::core::{CustomJvp, grad, jit, vmap};
+use dtype_lattice_array::numpy::{self as jnp, Axes};
+use dtype_lattice_array::prim::{self, Params};
+use dtype_lattice_array::{Array, random};
+
+fn lax(name: &str, args: &[&Array]) -> Result<Array, Error> {
+    let p = prim::by_name(name).ok_or_else(|| {
+        Error::refused(
+            dtype_lattice::error::Exception::NotImplementedError,
+            name.to_string(),
+        )
+    })?;
+    Ok(prim::bind(p, args, &Params::new())?[0].clone())
+}
+
+fn section(title: &str) {
+    println!("== {title}");
+}
+
+fn main() -> Result<(), Error> {
+    // Omnistaging, the toy example: `y = jnp.add(1, 1)` is staged although it does not
+    // depend on the argument.
+    section("omnistaging: f(x) = x * jnp.add(1, 1), jitted, traced at f(3)");
+    let f = jit(|x: Array| jnp::multiply(&x, jnp::add(1, 1)?)).named("f");
+    let j = f.lower::<Array, Array>(&Array::scalar(3i32))?;
+    println!("{j}");
+    println!("f(3) = {}", f.call::<Array, Array>(&Array::scalar(3i32))?);
+
+    // The less toy example: the mask is built from staged iota, broadcast and gt.
+    section("omnistaging: select_tril, jitted, traced at arange(12).reshape((3, 4))");
+    let select_tril = jit(|x: Array| {
+        let rows = prim::expand_dims(
+            &jnp::arange(0.0, x.shape()[0] as f64, 1.0, DType::Int32)?,
+            &[1],
+        )?;
+        let cols = jnp::arange(0.0, x.shape()[1] as f64, 1.0, DType::Int32)?;
+        let mask = jnp::greater(&rows, &cols)?;
+        let zeros = jnp::zeros(x.shape(), x.dtype())?;
+        lax("select_n", &[&mask, &zeros, &x])
+    })
+    .named("select_tril");
+    let x = jnp::reshape(&jnp::arange(0.0, 12.0, 1.0, DType::Int32)?, &[3, 4])?;
+    println!("{}", select_tril.lower::<Array, Array>(&x)?);
+    println!("select_tril(x) = {}", select_tril.call::<Array, Array>(&x)?);
+
+    // Shape computations with jax.numpy inside jit are refused.
+    section("omnistaging: ex1 (a shape computed with jnp.prod inside jit)");
+    let ex1 = jit(|x: Array| {
+        let dims = Array::from_vec(x.shape().iter().map(|&d| d as i32).collect::<Vec<_>>());
+        let size = jnp::prod(&dims, Axes::All, false)?;
+        let size = size.to_vec::<i32>()?[0] as isize;
+        jnp::reshape(&x, &[size])
+    });
+    match ex1.call::<Array, Array>(&jnp::ones(&[3, 4], DType::Float32)?) {
+        Ok(y) => println!("unexpected: {y}"),
+        Err(e) => println!("{e}"),
+    }
+
+    // Side effects: a key kept in global state escapes the jitted function.
+    section("omnistaging: init() splitting a global key, then jitted");
+    let key = Mutex::new(random::key(0)?);
+    let init = |(): ()| -> Result<Array, Error> {
+        let mut k = key.lock().map_err(|_| {
+            Error::refused(dtype_lattice::error::Exception::RuntimeError, "poisoned")
+        })?;
+        let keys = random::split(&k, 2)?;
+        *k = jnp::index(&keys, &[jnp::Index::At(0)])?;
+        let sub = jnp::index(&keys, &[jnp::Index::At(1)])?;
+        random::normal(&sub, &[], DType::Float32)
+    };
+    println!("init() = {}", init(())?);
+    println!("init() = {}", init(())?);
+    let jitted = jit(init);
+    println!("jit(init)() = {}", jitted.call::<(), Array>(&())?);
+    println!("jit(init)() = {}", jitted.call::<(), Array>(&())?);
+    let leaked = key
+        .lock()
+        .map(|k| k.clone())
+        .map_err(|_| Error::refused(dtype_lattice::error::Exception::RuntimeError, "poisoned"))?;
+    println!("key = {leaked}");
+    match random::normal(&leaked, &[], DType::Float32) {
+        Ok(y) => println!("unexpected: {y}"),
+        Err(e) => println!("{e}"),
+    }
+
+    // Custom derivatives: f(x) = 2x whose derivative is declared to be 3.
+    section("custom_jvp: f(x) = 2x with a custom derivative of 3");
+    let f = CustomJvp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
+    );
+    println!("f(1.) = {}", f.call(&Array::scalar(1.0f32))?);
+    println!(
+        "grad(f)(1.) = {}",
+        grad(|x: Array| f.call(&x), &Array::scalar(1.0f32))?
+    );
+    let g = jit(|x: Array| grad(|x: Array| f.call(&x), &x));
+    println!(
+        "jit(grad(f))(1.) = {}",
+        g.call::<Array, Array>(&Array::scalar(1.0f32))?
+    );
+    let ones = jnp::ones(&[4], DType::Float32)?;
+    let a: Array = vmap(|x: Array| grad(|x: Array| f.call(&x), &x)).call(&ones)?;
+    println!("vmap(grad(f))(ones(4)) = {a}");
+    let b = grad(
+        |x: Array| {
+            let y: Array = vmap(|x: Array| f.call(&x)).call(&x)?;
+            jnp::sum(&y, Axes::All, false)
+        },
+        &ones,
+    )?;
+    println!("grad(lambda x: vmap(f)(x).sum())(ones(4)) = {b}");
+    Ok(())
+}
