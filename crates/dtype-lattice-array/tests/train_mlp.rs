@@ -1,0 +1,73 @@
+//! The train_mlp example's trajectory against JAX 0.10's (tools/gen_train_mlp_fixtures.py):
+//! float32 within 1e-4 relative at every step, bfloat16 and float16 within 1e-2, float64 with
+//! x64 (the example's `--x64`) too. The example's own code is compiled in here.
+
+#[allow(dead_code)]
+#[path = "../examples/train_mlp.rs"]
+mod train_mlp;
+
+use dtype_lattice::{DType, Rules};
+use dtype_lattice_array::numpy as jnp;
+use train_mlp::{Args, losses};
+
+fn fixture() -> serde_json::Value {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/transformations/train_mlp.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("JSON")
+}
+
+fn check(dtype: DType, x64: bool, steps: usize, tol: f64) {
+    let fixture = fixture();
+    let case = fixture["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["dtype"] == dtype.name() && c["x64"] == x64)
+        .expect("a case");
+    let want: Vec<f64> = case["losses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().parse().unwrap())
+        .collect();
+    let args = Args {
+        seed: 0,
+        steps,
+        n: 256,
+        d: 2,
+        hidden: 32,
+        lr: 0.1,
+        keep: 0.9,
+        dtype,
+        x64,
+    };
+    let run = || losses(&args).unwrap();
+    let got = if x64 {
+        jnp::with_rules(Rules::jax().x64(true), run)
+    } else {
+        run()
+    };
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * w.abs(),
+            "{dtype} step {i}: {g} vs JAX's {w}"
+        );
+    }
+    assert_eq!(got.len(), steps);
+}
+
+#[test]
+fn float32_follows_jax_at_every_step() {
+    check(DType::Float32, false, 100, 1e-4);
+}
+
+#[test]
+fn bfloat16_and_float16_follow_jax() {
+    check(DType::BFloat16, false, 100, 1e-2);
+    check(DType::Float16, false, 100, 1e-2);
+}
+
+#[test]
+fn float64_with_x64_follows_jax() {
+    check(DType::Float64, true, 100, 1e-12);
+}
