@@ -77,6 +77,9 @@ fn case_indices(which: &Array, n_cases: usize) -> Result<Vec<usize>, Error> {
     let (width, _) = layout(which.dtype());
     let bits = which.dtype().bits();
     let signed = which.dtype().kind() == Kind::SignedInt;
+    if which.dtype() == DType::Bool {
+        return Ok(raw.iter().map(|&b| usize::from(b != 0).min(last)).collect());
+    }
     Ok(raw
         .chunks_exact(width)
         .map(|c| {
@@ -110,21 +113,53 @@ fn select_impl(
     let (width, words) = layout(aval.dtype());
     let size = width * words;
     let scalar = which.shape().is_empty();
-    let data = Storage::filled(width, n * words, |bytes| {
-        for i in 0..n {
-            let k = if scalar { idx.first() } else { idx.get(i) }
-                .copied()
-                .unwrap_or(0);
-            let src = cases.get(k).map(|c| c.as_bytes()).unwrap_or(&[]);
-            if let (Some(s), Some(d)) = (
-                src.get(i * size..(i + 1) * size),
-                bytes.get_mut(i * size..(i + 1) * size),
-            ) {
-                d.copy_from_slice(s);
-            }
+    let pick = |i: usize| {
+        if scalar { idx.first() } else { idx.get(i) }
+            .copied()
+            .unwrap_or(0)
+    };
+    // Word by word where every case holds its elements in one word each.
+    fn by_word<W: crate::array::storage::Word>(
+        cases: &[&Array],
+        n: usize,
+        pick: impl Fn(usize) -> usize,
+    ) -> Option<Storage> {
+        let views: Vec<&[W]> = cases
+            .iter()
+            .map(|c| W::view(c.storage()).filter(|v| v.len() == n))
+            .collect::<Option<_>>()?;
+        let out: Vec<W> = (0..n)
+            .map(|i| views.get(pick(i)).map_or(W::default(), |v| v[i]))
+            .collect();
+        Some(W::into_storage(out))
+    }
+    let fast = if words == 1 && cases.iter().all(|c| c.shape() == aval.shape()) {
+        match width {
+            1 => by_word::<u8>(cases, n, pick),
+            2 => by_word::<u16>(cases, n, pick),
+            4 => by_word::<u32>(cases, n, pick),
+            8 => by_word::<u64>(cases, n, pick),
+            _ => None,
         }
-        Ok::<(), Error>(())
-    })?;
+    } else {
+        None
+    };
+    let data = match fast {
+        Some(d) => d,
+        None => Storage::filled(width, n * words, |bytes| {
+            for i in 0..n {
+                let k = pick(i);
+                let src = cases.get(k).map(|c| c.as_bytes()).unwrap_or(&[]);
+                if let (Some(s), Some(d)) = (
+                    src.get(i * size..(i + 1) * size),
+                    bytes.get_mut(i * size..(i + 1) * size),
+                ) {
+                    d.copy_from_slice(s);
+                }
+            }
+            Ok::<(), Error>(())
+        })?,
+    };
     let y = Array::from_parts(aval.clone(), data);
     let d = aval.dtype();
     if d.kind() == Kind::Float

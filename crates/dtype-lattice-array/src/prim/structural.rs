@@ -174,28 +174,6 @@ pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
-/// `out[i] = x[index(i)]` for every output element, `words` storage words per element.
-fn gather<W: Word>(x: &[W], n_out: usize, words: usize, index: impl Fn(usize) -> usize) -> Storage {
-    let mut out = Vec::with_capacity(n_out * words);
-    for i in 0..n_out {
-        let j = index(i) * words;
-        out.extend_from_slice(&x[j..j + words]);
-    }
-    W::into_storage(out)
-}
-
-/// [`gather`] on whatever width `x` is stored in.
-pub(crate) fn gather_any(x: &Array, n_out: usize, index: impl Fn(usize) -> usize) -> Storage {
-    let words = crate::array::layout(x.dtype()).1;
-    match x.storage() {
-        Storage::W8(v) => gather(v, n_out, words, index),
-        Storage::W16(v) => gather(v, n_out, words, index),
-        Storage::W32(v) => gather(v, n_out, words, index),
-        Storage::W64(v) => gather(v, n_out, words, index),
-        Storage::W128(v) => gather(v, n_out, words, index),
-    }
-}
-
 fn broadcast_shape_rule(
     prim: &'static Primitive,
     inputs: &[&ShapedArray],
@@ -248,7 +226,6 @@ fn broadcast_impl(
     let x = inputs[0];
     let dims = params.usizes(prim.name, "broadcast_dimensions")?;
     let out_shape = out[0].shape();
-    let out_strides = strides(out_shape);
     let in_strides = strides(x.shape());
     // Each output dimension's stride in the input (0 where it broadcasts).
     let mut step = vec![0; out_shape.len()];
@@ -257,15 +234,55 @@ fn broadcast_impl(
             step[d] = in_strides[i];
         }
     }
-    let data = gather_any(x, out[0].size(), |mut i| {
-        let mut j = 0;
-        for (k, &s) in out_strides.iter().enumerate() {
-            j += (i / s) * step[k];
-            i %= s;
-        }
-        j
-    });
+    let words = crate::array::layout(x.dtype()).1;
+    let n = out[0].size();
+    let data = match x.storage() {
+        Storage::W8(v) => broadcast_runs(v, out_shape, &step, words, n),
+        Storage::W16(v) => broadcast_runs(v, out_shape, &step, words, n),
+        Storage::W32(v) => broadcast_runs(v, out_shape, &step, words, n),
+        Storage::W64(v) => broadcast_runs(v, out_shape, &step, words, n),
+        Storage::W128(v) => broadcast_runs(v, out_shape, &step, words, n),
+    };
     Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
+}
+
+/// The broadcast of `x` to `out_shape` (`step[k]`: output dimension k's stride in `x`, 0
+/// where it repeats), written a run of the last dimension at a time: a copy when the run is
+/// contiguous in `x`, a fill when it repeats one element.
+fn broadcast_runs<W: Word>(
+    x: &[W],
+    out_shape: &[usize],
+    step: &[usize],
+    words: usize,
+    n: usize,
+) -> Storage {
+    let mut out: Vec<W> = Vec::with_capacity(n * words);
+    if n == 0 {
+        return W::into_storage(out);
+    }
+    let Some((&last, outer)) = out_shape.split_last() else {
+        out.extend_from_slice(&x[..words]);
+        return W::into_storage(out);
+    };
+    let last_step = step[outer.len()];
+    let mut run = |base: usize| {
+        let j = base * words;
+        match last_step {
+            0 if words == 1 => out.extend(std::iter::repeat_n(x[j], last)),
+            1 => out.extend_from_slice(&x[j..j + last * words]),
+            _ => {
+                for k in 0..last {
+                    let j = (base + k * last_step) * words;
+                    out.extend_from_slice(&x[j..j + words]);
+                }
+            }
+        }
+    };
+    for_each_index(outer, |idx| {
+        let base: usize = idx.iter().zip(step).map(|(&i, &s)| i * s).sum();
+        run(base);
+    });
+    W::into_storage(out)
 }
 
 pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive {
