@@ -105,11 +105,11 @@ impl Trace for BatchTrace {
             .collect())
     }
 
-    /// `vmap(custom_jvp_call(f, f_jvp))` is `custom_jvp_call(vmap(f), vmap(f_jvp))`: the
-    /// function and its rule both mapped, handed to the parent trace.
-    fn process_custom_jvp(
+    /// `vmap(custom_jvp_call(f, f_jvp))` is `custom_jvp_call(vmap(f), vmap(f_jvp))` (and
+    /// likewise for `custom_vjp`): the function and its rules mapped, handed to the parent.
+    fn process_custom(
         &self,
-        rule: &super::RuleRef,
+        rule: &super::custom::Custom,
         args: &[Array],
     ) -> Result<Vec<Array>, Error> {
         let refs: Vec<&Array> = args.iter().collect();
@@ -117,34 +117,10 @@ impl Trace for BatchTrace {
         let (vals, dims): (Vec<Array>, Vec<Option<usize>>) =
             args.iter().map(|x| self.unpack(x)).unzip();
         if dims.iter().all(Option::is_none) {
-            return with_trace(self.parent.clone(), || super::custom::dispatch(rule, &vals));
+            return with_trace(self.parent.clone(), || rule.dispatch(&vals));
         }
-        let batched = super::custom::batched_jvp(rule, dims);
-        let outs = with_trace(self.parent.clone(), || {
-            super::custom::dispatch(&batched, &vals)
-        })?;
-        Ok(outs.into_iter().map(|o| self.pack(o, Some(0))).collect())
-    }
-
-    /// The same for `custom_vjp`: the function and both passes mapped.
-    fn process_custom_vjp(
-        &self,
-        rule: &super::VjpRef,
-        args: &[Array],
-    ) -> Result<Vec<Array>, Error> {
-        let refs: Vec<&Array> = args.iter().collect();
-        check_alive(&refs)?;
-        let (vals, dims): (Vec<Array>, Vec<Option<usize>>) =
-            args.iter().map(|x| self.unpack(x)).unzip();
-        if dims.iter().all(Option::is_none) {
-            return with_trace(self.parent.clone(), || {
-                super::custom::dispatch_vjp(rule, &vals)
-            });
-        }
-        let batched = super::custom::batched_vjp(rule, dims);
-        let outs = with_trace(self.parent.clone(), || {
-            super::custom::dispatch_vjp(&batched, &vals)
-        })?;
+        let batched = rule.batched(dims);
+        let outs = with_trace(self.parent.clone(), || batched.dispatch(&vals))?;
         Ok(outs.into_iter().map(|o| self.pack(o, Some(0))).collect())
     }
 }

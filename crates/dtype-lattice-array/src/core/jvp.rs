@@ -109,9 +109,9 @@ impl Trace for JvpTrace {
             .collect())
     }
 
-    fn process_custom_jvp(
+    fn process_custom(
         &self,
-        rule: &super::RuleRef,
+        rule: &super::custom::Custom,
         args: &[Array],
     ) -> Result<Vec<Array>, Error> {
         let refs: Vec<&Array> = args.iter().collect();
@@ -119,37 +119,9 @@ impl Trace for JvpTrace {
         let (primals, tangents): (Vec<Array>, Vec<Option<Array>>) =
             args.iter().map(|x| self.unpack(x)).unzip();
         if tangents.iter().all(Option::is_none) {
-            return with_trace(self.parent.clone(), || {
-                super::custom::dispatch(rule, &primals)
-            });
+            return with_trace(self.parent.clone(), || rule.dispatch(&primals));
         }
-        let (outs, touts) = with_trace(self.parent.clone(), || {
-            super::custom::apply_rule(rule, &primals, &tangents)
-        })?;
-        Ok(outs
-            .into_iter()
-            .zip(touts)
-            .map(|(o, t)| self.pack(o, Some(t)))
-            .collect())
-    }
-
-    fn process_custom_vjp(
-        &self,
-        rule: &super::VjpRef,
-        args: &[Array],
-    ) -> Result<Vec<Array>, Error> {
-        let refs: Vec<&Array> = args.iter().collect();
-        check_alive(&refs)?;
-        let (primals, tangents): (Vec<Array>, Vec<Option<Array>>) =
-            args.iter().map(|x| self.unpack(x)).unzip();
-        if tangents.iter().all(Option::is_none) {
-            return with_trace(self.parent.clone(), || {
-                super::custom::dispatch_vjp(rule, &primals)
-            });
-        }
-        let (outs, touts) = with_trace(self.parent.clone(), || {
-            super::custom::vjp_jvp(rule, &primals, &tangents)
-        })?;
+        let (outs, touts) = with_trace(self.parent.clone(), || rule.jvp(&primals, &tangents))?;
         Ok(outs
             .into_iter()
             .zip(touts)

@@ -190,14 +190,9 @@ pub(crate) trait Trace: Send + Sync {
         params: &Params,
     ) -> Result<Outputs, Error>;
 
-    /// Applies a `custom_jvp` function (default: traced through, the rule unused).
-    fn process_custom_jvp(&self, rule: &RuleRef, args: &[Array]) -> Result<Vec<Array>, Error> {
-        rule.0.call(args.to_vec())
-    }
-
-    /// Applies a `custom_vjp` function (default: traced through, the passes unused).
-    fn process_custom_vjp(&self, rule: &VjpRef, args: &[Array]) -> Result<Vec<Array>, Error> {
-        rule.0.call(args.to_vec())
+    /// Applies a custom-derivative function (default: traced through, its rules unused).
+    fn process_custom(&self, rule: &custom::Custom, args: &[Array]) -> Result<Vec<Array>, Error> {
+        rule.call(args)
     }
 }
 

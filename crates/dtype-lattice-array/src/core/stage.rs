@@ -184,31 +184,17 @@ impl Trace for Staging {
             .collect())
     }
 
-    fn process_custom_jvp(
+    fn process_custom(
         &self,
-        rule: &super::RuleRef,
+        rule: &super::custom::Custom,
         args: &[Array],
     ) -> Result<Vec<Array>, Error> {
         match &self.partial {
             Some(parent) if !args.iter().any(|x| self.owns(x)) => {
-                with_trace(parent.clone(), || super::custom::dispatch(rule, args))
+                with_trace(parent.clone(), || rule.dispatch(args))
             }
-            Some(_) => rule.0.call(args.to_vec()),
-            None => super::custom::stage(rule, args),
-        }
-    }
-
-    fn process_custom_vjp(
-        &self,
-        rule: &super::VjpRef,
-        args: &[Array],
-    ) -> Result<Vec<Array>, Error> {
-        match &self.partial {
-            Some(parent) if !args.iter().any(|x| self.owns(x)) => {
-                with_trace(parent.clone(), || super::custom::dispatch_vjp(rule, args))
-            }
-            Some(_) => rule.0.call(args.to_vec()),
-            None => super::custom::stage_vjp(rule, args),
+            Some(_) => rule.call(args),
+            None => rule.stage(args),
         }
     }
 }
