@@ -439,9 +439,7 @@ fn call_impl_rule(
     params: &Params,
     _out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
-    let j = call_jaxpr(params)?;
-    let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
-    Ok(j.call(&args)?.into_iter().collect())
+    super::stage::apply(call_jaxpr(params)?, inputs)
 }
 
 /// The JVP of a staged custom call: its rules, past the hoisted constants.

@@ -345,14 +345,12 @@ fn jit_shape_rule(
 }
 
 fn jit_impl_rule(
-    prim: &'static Primitive,
+    _prim: &'static Primitive,
     inputs: &[&Array],
     params: &Params,
     _out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
-    let j = closed_param(prim.name, params)?;
-    let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
-    Ok(j.call(&args)?.into_iter().collect())
+    inline_call(params, inputs)
 }
 
 /// Whether `prim` is a call primitive (its jaxpr parameter is applied to its operands).
@@ -362,7 +360,11 @@ pub(crate) fn is_call(prim: &'static Primitive) -> bool {
 
 /// Applies a call primitive's jaxpr to `inputs` under the current trace (inlining it).
 pub(crate) fn inline_call(params: &Params, inputs: &[&Array]) -> Result<Outputs, Error> {
-    let j = closed_param("jit", params)?;
+    apply(closed_param("jit", params)?, inputs)
+}
+
+/// `j` applied to `inputs` under the current trace.
+pub(crate) fn apply(j: &ClosedJaxpr, inputs: &[&Array]) -> Result<Outputs, Error> {
     let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
     Ok(j.call(&args)?.into_iter().collect())
 }
