@@ -292,19 +292,7 @@ pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
 
 /// `x` broadcast to `shape` (`jnp.broadcast_to` with NumPy's rank promotion).
 pub(crate) fn broadcast_to(x: Array, shape: &[usize]) -> Result<Array, Error> {
-    if x.shape() == shape {
-        return Ok(x);
-    }
-    let offset = shape.len() - x.ndim();
-    let dims: Vec<i64> = (offset..shape.len()).map(|d| d as i64).collect();
-    let params = Params::new()
-        .with(
-            "shape",
-            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
-        )
-        .with("broadcast_dimensions", Param::Ints(dims))
-        .with("sharding", Param::None);
-    prim::bind1(&prim::BROADCAST_IN_DIM, &[&x], &params)
+    prim::lax::broadcast_to(&x, shape)
 }
 
 /// Which dtype family a function computes in after promotion (`jnp`'s `promote_args`,

@@ -1,7 +1,7 @@
 //! `jax.lax`-level helpers for the transformation rules: each binds one primitive (so that a
 //! rule applied under a trace is traced in turn), operands of one dtype.
 
-use dtype_lattice::Error;
+use dtype_lattice::{DType, Error};
 
 use super::elementwise::{self as ew};
 use super::{Param, Params, Primitive, bind1};
@@ -73,12 +73,16 @@ pub(crate) fn select_n(which: &Array, cases: &[&Array]) -> Result<Array, Error> 
 }
 /// `x` converted to `y`'s dtype and weak type.
 pub(crate) fn convert_like(x: &Array, y: &Array) -> Result<Array, Error> {
-    if x.dtype() == y.dtype() && x.weak_type() == y.weak_type() {
+    convert(x, y.dtype(), y.weak_type())
+}
+/// `x` converted to `dtype` (weakly typed or not); nothing staged when it already is.
+pub(crate) fn convert(x: &Array, dtype: DType, weak_type: bool) -> Result<Array, Error> {
+    if x.dtype() == dtype && x.weak_type() == weak_type {
         return Ok(x.clone());
     }
     let p = Params::new()
-        .with("new_dtype", Param::DType(y.dtype()))
-        .with("weak_type", Param::Bool(y.weak_type()))
+        .with("new_dtype", Param::DType(dtype))
+        .with("weak_type", Param::Bool(weak_type))
         .with("sharding", Param::None);
     bind1(&super::CONVERT_ELEMENT_TYPE, &[x], &p)
 }

@@ -116,11 +116,7 @@ fn convert(x: &Array, aval: &ShapedArray) -> Result<Array, Error> {
     if x.dtype() == aval.dtype() {
         return Ok(x.clone());
     }
-    let p = Params::new()
-        .with("new_dtype", Param::DType(aval.dtype()))
-        .with("weak_type", Param::Bool(false))
-        .with("sharding", Param::None);
-    bind1(&super::CONVERT_ELEMENT_TYPE, &[x], &p)
+    lax::convert(x, aval.dtype(), false)
 }
 
 /// The elementwise primitives linear in some operand: `add`, `sub`, `neg`, `mul` and `div`
