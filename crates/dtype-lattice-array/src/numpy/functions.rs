@@ -567,15 +567,24 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (complex, keys).
 pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("floor", std::slice::from_ref(&x), |v, _| floor(ml::one(v))) {
+    integers_kept("floor", x.into(), floor)
+}
+
+/// `prim` (`floor`, `ceil`, also NumPy's ufunc name) of inexact `x`; integers and booleans
+/// unchanged; ml_dtypes operands through NumPy's loop, which applies `again`.
+fn integers_kept(
+    prim: &str,
+    x: ArrayLike<'_>,
+    again: fn(ArrayLike<'static>) -> Result<Array, Error>,
+) -> Result<Array, Error> {
+    if let Some(r) = ml::through_loop(prim, std::slice::from_ref(&x), |v, _| again(ml::one(v))) {
         return r;
     }
     let x = arraylike(x)?;
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
     }
-    lax1("floor", &one(x, Family::Inexact)?)
+    lax1(prim, &one(x, Family::Inexact)?)
 }
 
 /// `jnp.ceil(x)`: integers and booleans unchanged.
@@ -584,15 +593,7 @@ pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (complex, keys).
 pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("ceil", std::slice::from_ref(&x), |v, _| ceil(ml::one(v))) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    if is_integral_or_bool(x.dtype()) {
-        return Ok(x);
-    }
-    lax1("ceil", &one(x, Family::Inexact)?)
+    integers_kept("ceil", x.into(), ceil)
 }
 
 /// `jnp.round(x)`: half to even; integers unchanged; complex rounds both parts.
