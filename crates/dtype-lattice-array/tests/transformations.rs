@@ -2,8 +2,9 @@
 //! second time under the same name: `jit` and `jvp` values against JAX 0.10's, and the printed
 //! jaxprs of the functions whose Rust and Python are written with the same primitives.
 
-use std::path::PathBuf;
+mod common;
 
+use common::{dtype, fixture, shape_of};
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::core::{grad, jit, jvp, make_jaxpr, vjp};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
@@ -100,33 +101,9 @@ const SAME_JAXPR: &[&str] = &[
     "tanh_poly",
 ];
 
-fn fixture() -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/transformations/corpus.json");
-    serde_json::from_str(&std::fs::read_to_string(path).expect("the corpus fixture")).expect("JSON")
-}
-
-fn dtype(name: &str) -> DType {
-    name.parse().expect("a dtype")
-}
-
 /// Argument `i` of a case: element k is ((7k + 3i) mod 11) / 4 - 1.3, converted.
 fn argument(spec: &Value, i: usize) -> Array {
-    let d = dtype(spec[0].as_str().unwrap());
-    let shape: Vec<usize> = spec[1]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as usize)
-        .collect();
-    let n: usize = shape.iter().product();
-    let vals: Vec<f64> = (0..n)
-        .map(|k| ((k * 7 + 3 * i) % 11) as f64 / 4.0 - 1.3)
-        .collect();
-    Array::from_shape_vec(&shape, vals)
-        .unwrap()
-        .astype(d)
-        .unwrap()
+    common::pattern(dtype(spec[0].as_str().unwrap()), &shape_of(&spec[1]), i)
 }
 
 fn check_values(name: &str, what: &str, got: &Array, want: &Value) {
@@ -135,36 +112,16 @@ fn check_values(name: &str, what: &str, got: &Array, want: &Value) {
         assert!(zeros.iter().all(|&v| v == 0.0), "{name} {what}: {got}");
         return;
     }
-    assert_eq!(
-        got.dtype(),
-        dtype(want["dtype"].as_str().unwrap()),
-        "{name} {what}"
-    );
-    let shape: Vec<usize> = want["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as usize)
-        .collect();
-    assert_eq!(got.shape(), shape.as_slice(), "{name} {what}");
     let tol = match got.dtype() {
         DType::BFloat16 | DType::Float16 => 1e-2,
         _ => 1e-5,
     };
-    let vals = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
-    for (g, w) in vals.iter().zip(want["values"].as_array().unwrap()) {
-        let w = w.as_f64().unwrap();
-        assert!(
-            (g - w).abs() <= tol * w.abs().max(1.0),
-            "{name} {what}: got {got}, want {:?}",
-            want["values"]
-        );
-    }
+    common::close(name, what, got, want, tol);
 }
 
 #[test]
 fn the_corpus_agrees_with_jax() {
-    let fixture = fixture();
+    let fixture = fixture("corpus.json");
     let cases = fixture["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 17);
     let mut same_text = 0;

@@ -4,8 +4,9 @@
 //! slicing, reduction and PRNG primitives), vmap's `ValueError`s, and the law that mapping
 //! `f` over a batch is stacking `f` of each example.
 
-use std::path::PathBuf;
+mod common;
 
+use common::{dtype, fixture, shape_of};
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::core::{grad, jit, jvp, make_jaxpr, vmap};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
@@ -370,24 +371,6 @@ fn corpus(name: &str) -> Option<Case> {
     })
 }
 
-fn fixture() -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/transformations/vmap.json");
-    serde_json::from_str(&std::fs::read_to_string(path).expect("the vmap fixture")).expect("JSON")
-}
-
-fn dtype(name: &str) -> DType {
-    name.parse().expect("a dtype")
-}
-
-fn shape_of(v: &Value) -> Vec<usize> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect()
-}
-
 /// Argument `i` of a case (the generator's `vmap_arg`).
 fn argument(spec: &Value, i: usize) -> Array {
     let s = spec.as_array().unwrap();
@@ -408,17 +391,7 @@ fn argument(spec: &Value, i: usize) -> Array {
                 .astype(dtype(s[1].as_str().unwrap()))
                 .unwrap()
         }
-        d => {
-            let shape = shape_of(&s[1]);
-            let n: usize = shape.iter().product();
-            let vals: Vec<f64> = (0..n)
-                .map(|k| ((k * 7 + 3 * i) % 11) as f64 / 4.0 - 1.3)
-                .collect();
-            Array::from_shape_vec(&shape, vals)
-                .unwrap()
-                .astype(dtype(d))
-                .unwrap()
-        }
+        d => common::pattern(dtype(d), &shape_of(&s[1]), i),
     }
 }
 
@@ -427,38 +400,18 @@ fn check(name: &str, what: &str, got: &Array, want: &Value) {
         let d = random::key_data(got).unwrap();
         return check(name, &format!("{what} key_data"), &d, data);
     }
-    assert_eq!(
-        got.dtype(),
-        dtype(want["dtype"].as_str().unwrap()),
-        "{name} {what}"
-    );
-    assert_eq!(
-        got.shape(),
-        shape_of(&want["shape"]).as_slice(),
-        "{name} {what}"
-    );
-    let vals = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
-    let want_vals = want["values"].as_array().unwrap();
-    assert_eq!(vals.len(), want_vals.len(), "{name} {what}");
     // The PRNG's values and every integer or boolean are exact; other floats to rounding
     // (normal too: XLA's float32 `erf_inv` agrees to 1e-6, as in random_conformance.rs).
     let exact = (name.contains("keys") && !name.contains("normal"))
         || got.dtype().kind() != dtype_lattice::Kind::Float;
     // (serde_json parses decimals to within an ulp of float64, far below float32's.)
     let tol = if exact { 1e-12 } else { 1e-6 };
-    for (g, w) in vals.iter().zip(want_vals) {
-        let w = w.as_f64().unwrap();
-        assert!(
-            (g - w).abs() <= tol * w.abs().max(1.0),
-            "{name} {what}: got {got}, want {:?}",
-            want["values"]
-        );
-    }
+    common::close(name, what, got, want, tol);
 }
 
 #[test]
 fn the_vmap_corpus_agrees_with_jax() {
-    let fixture = fixture();
+    let fixture = fixture("vmap.json");
     let cases = fixture["cases"].as_array().unwrap();
     let mut values = 0;
     let mut errors = 0;

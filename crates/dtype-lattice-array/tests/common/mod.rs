@@ -1,0 +1,69 @@
+//! Helpers shared by the transformation tests (tests/transformations.rs, tests/vmap.rs): the
+//! fixtures of tools/gen_transform_fixtures.py and the generator's argument pattern.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use dtype_lattice::DType;
+use dtype_lattice_array::Array;
+use serde_json::Value;
+
+/// `tests/fixtures/transformations/NAME`.
+pub fn fixture(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/transformations")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("JSON")
+}
+
+pub fn dtype(name: &str) -> DType {
+    name.parse().expect("a dtype")
+}
+
+pub fn shape_of(v: &Value) -> Vec<usize> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap() as usize)
+        .collect()
+}
+
+/// Argument `i` of dtype `d` and `shape`: element k is ((7k + 3i) mod 11) / 4 - 1.3,
+/// converted (the generator's pattern).
+pub fn pattern(d: DType, shape: &[usize], i: usize) -> Array {
+    let n: usize = shape.iter().product();
+    let vals: Vec<f64> = (0..n)
+        .map(|k| ((k * 7 + 3 * i) % 11) as f64 / 4.0 - 1.3)
+        .collect();
+    Array::from_shape_vec(shape, vals)
+        .unwrap()
+        .astype(d)
+        .unwrap()
+}
+
+/// `got` has `want`'s dtype and shape, and its values are within `tol` (relative, at least
+/// absolute) of `want`'s.
+pub fn close(name: &str, what: &str, got: &Array, want: &Value, tol: f64) {
+    assert_eq!(
+        got.dtype(),
+        dtype(want["dtype"].as_str().unwrap()),
+        "{name} {what}"
+    );
+    assert_eq!(
+        got.shape(),
+        shape_of(&want["shape"]).as_slice(),
+        "{name} {what}"
+    );
+    let vals = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+    let want_vals = want["values"].as_array().unwrap();
+    assert_eq!(vals.len(), want_vals.len(), "{name} {what}");
+    for (g, w) in vals.iter().zip(want_vals) {
+        let w = w.as_f64().unwrap();
+        assert!(
+            (g - w).abs() <= tol * w.abs().max(1.0),
+            "{name} {what}: got {got}, want {:?}",
+            want["values"]
+        );
+    }
+}
