@@ -9,7 +9,9 @@
 //! The operands are converted to the result dtype (as JAX's CPU lowering does for mixed
 //! dtypes; a float product asked for as integers or as a narrower float is computed in the
 //! operands' float dtype and converted once),
-//! transposed to `[batch, free, contract]` and `[batch, contract, free]`, and multiplied as
+//! transposed to `[batch, free, contract]` and `[batch, contract, free]` (float32 and float64
+//! operands stored with free and contracting dimensions swapped are read through transposed
+//! views instead of copied), and multiplied as
 //! batched 2-D products: float32 and float64 through `matrixmultiply` (via `ndarray`'s safe
 //! `general_mat_mul`, its `threading` feature on), every other dtype through one generic loop
 //! (integers wrap; float16 and bfloat16 accumulate in float32 and round once, bit-exact with
@@ -279,23 +281,43 @@ fn generic_kernel<T: Reducible + Element>(
 }
 
 /// float32/float64 products through matrixmultiply, into a pooled buffer (a fresh one of
-/// megabytes would cost a page fault per 4 KiB).
+/// megabytes would cost a page fault per 4 KiB). An operand stored transposed
+/// (`[batch, contract, free]` on the left, `[batch, free, contract]` on the right) is read
+/// through a transposed view instead of being copied: matrixmultiply packs strided operands
+/// itself.
 fn fast_kernel<T>(
     shape: &[usize],
-    a: &[T],
-    b: &[T],
+    (a, a_t): (&[T], bool),
+    (b, b_t): (&[T], bool),
     (bs, m, k, n): (usize, usize, usize, usize),
 ) -> Result<Array, Error>
 where
     T: ndarray::LinalgScalar + Element + bytemuck::Pod,
 {
+    fn view<T>(x: &[T], (r, c): (usize, usize), t: bool) -> Option<ndarray::ArrayView2<'_, T>> {
+        if t {
+            ndarray::ArrayView2::from_shape((c, r), x)
+                .ok()
+                .map(|v| v.reversed_axes())
+        } else {
+            ndarray::ArrayView2::from_shape((r, c), x).ok()
+        }
+    }
     // beta = 0: the product does not read the output first.
     let data = Storage::overwritten(size_of::<T>(), bs * m * n, |bytes| {
         let out: &mut [T] = bytemuck::cast_slice_mut(bytes);
         for batch in 0..bs {
-            let (Ok(x), Ok(y), Ok(mut z)) = (
-                ndarray::ArrayView2::from_shape((m, k), &a[batch * m * k..(batch + 1) * m * k]),
-                ndarray::ArrayView2::from_shape((k, n), &b[batch * k * n..(batch + 1) * k * n]),
+            let (Some(x), Some(y), Ok(mut z)) = (
+                view(
+                    a.get(batch * m * k..(batch + 1) * m * k).unwrap_or(&[]),
+                    (m, k),
+                    a_t,
+                ),
+                view(
+                    b.get(batch * k * n..(batch + 1) * k * n).unwrap_or(&[]),
+                    (k, n),
+                    b_t,
+                ),
                 ndarray::ArrayViewMut2::from_shape(
                     (m, n),
                     &mut out[batch * m * n..(batch + 1) * m * n],
@@ -401,15 +423,41 @@ fn impl_rule(
     let dims4 = (size(&l, &lb), size(&l, &lf), size(&l, &lc), size(&r, &rf));
     let lp: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
     let rp: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
-    let (l, r) = (permuted(&l, &lp)?, permuted(&r, &rp)?);
     let shape = aval.shape();
-    let result = match dt {
-        DType::Float32 => fast_kernel(shape, l.as_slice::<f32>()?, r.as_slice::<f32>()?, dims4)?,
-        DType::Float64 => fast_kernel(shape, l.as_slice::<f64>()?, r.as_slice::<f64>()?, dims4)?,
-        _ => with_element!(dt, T => Array::from_shape_vec(
+    let result = if matches!(dt, DType::Float32 | DType::Float64) {
+        // An operand whose dimensions are in order but for free and contracting swapped is
+        // read transposed in place.
+        let placed = |x: &Array, b: &[usize], first: &[usize], second: &[usize], p: Vec<usize>| {
+            let swapped: Vec<usize> = b.iter().chain(second).chain(first).copied().collect();
+            if swapped.iter().enumerate().all(|(i, &d)| i == d) && p != swapped {
+                Ok((x.clone(), true))
+            } else {
+                permuted(x, &p).map(|y| (y, false))
+            }
+        };
+        let (l, lt) = placed(&l, &lb, &lf, &lc, lp)?;
+        let (r, rt) = placed(&r, &rb, &rc, &rf, rp)?;
+        if dt == DType::Float32 {
+            fast_kernel(
+                shape,
+                (l.as_slice::<f32>()?, lt),
+                (r.as_slice::<f32>()?, rt),
+                dims4,
+            )?
+        } else {
+            fast_kernel(
+                shape,
+                (l.as_slice::<f64>()?, lt),
+                (r.as_slice::<f64>()?, rt),
+                dims4,
+            )?
+        }
+    } else {
+        let (l, r) = (permuted(&l, &lp)?, permuted(&r, &rp)?);
+        with_element!(dt, T => Array::from_shape_vec(
             shape,
             generic_kernel::<T>(&l.to_vec::<T>()?, &r.to_vec::<T>()?, dims4),
-        )?, narrow_dot(&l, &r, dims4, shape)?),
+        )?, narrow_dot(&l, &r, dims4, shape)?)
     };
     let result = if result.dtype() == aval.dtype() {
         result
@@ -428,3 +476,64 @@ pub(crate) static DOT_GENERAL: Primitive = Primitive {
     transpose: Some(super::transpose::structural_transpose),
     batch: Some(super::batching::dot_general),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every placement of the contracting dimension of both operands (read in place transposed
+    /// or not, with and without a batch dimension) gives the generic kernel's products: integer
+    /// values in float32 and float64 against the same values in int32.
+    #[test]
+    fn transposed_operands_read_in_place_agree_with_the_generic_kernel() {
+        let vals = |n: usize, seed: i32| -> Vec<i32> {
+            (0..n as i32).map(|i| (i * 7 + seed * 3) % 11 - 5).collect()
+        };
+        let dot = |l: &Array, r: &Array, lc: i64, rc: i64, batch: bool| {
+            let (lb, rb) = if batch {
+                (vec![0], vec![0])
+            } else {
+                (vec![], vec![])
+            };
+            let p = Params::new().with(
+                "dimension_numbers",
+                Param::DotDimensionNumbers {
+                    lhs_contracting: vec![lc],
+                    rhs_contracting: vec![rc],
+                    lhs_batch: lb,
+                    rhs_batch: rb,
+                },
+            );
+            bind1(&DOT_GENERAL, &[l, r], &p).unwrap()
+        };
+        for batch in [false, true] {
+            let off = i64::from(batch);
+            for (lc, rc) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                // Contracting size 5, free sizes 3 (left) and 4 (right), batch 2.
+                let lshape: Vec<usize> = if lc == 0 { vec![5, 3] } else { vec![3, 5] };
+                let rshape: Vec<usize> = if rc == 0 { vec![5, 4] } else { vec![4, 5] };
+                let with_batch = |s: &[usize]| -> Vec<usize> {
+                    if batch {
+                        [&[2], s].concat()
+                    } else {
+                        s.to_vec()
+                    }
+                };
+                let (ls, rs) = (with_batch(&lshape), with_batch(&rshape));
+                let li = Array::from_shape_vec(&ls, vals(ls.iter().product(), 1)).unwrap();
+                let ri = Array::from_shape_vec(&rs, vals(rs.iter().product(), 2)).unwrap();
+                let want = dot(&li, &ri, lc + off, rc + off, batch);
+                for dt in [DType::Float32, DType::Float64] {
+                    let (lf, rf) = (li.astype(dt).unwrap(), ri.astype(dt).unwrap());
+                    let got = dot(&lf, &rf, lc + off, rc + off, batch);
+                    assert_eq!(got.shape(), want.shape());
+                    assert_eq!(
+                        got.astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(),
+                        want.to_vec::<i32>().unwrap(),
+                        "{dt} lc={lc} rc={rc} batch={batch}"
+                    );
+                }
+            }
+        }
+    }
+}

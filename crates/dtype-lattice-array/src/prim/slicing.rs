@@ -7,7 +7,7 @@ use super::{Avals, Outputs};
 use dtype_lattice::{DType, Error, Kind};
 
 use super::structural::{
-    assemble_any, flat, param_ints, py_ints, strides, type_error, value_error,
+    assemble_any, flat, param_ints, py_ints, strided_any, strides, type_error, value_error,
 };
 use super::{Param, Params, Primitive};
 use crate::array::{Array, ShapedArray, py_shape};
@@ -134,14 +134,13 @@ fn slice_impl(
         _ => vec![1; x.ndim()],
     };
     let st = strides(x.shape());
-    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |idx| {
-        let j = idx
-            .iter()
-            .zip(&start)
-            .zip(&step)
-            .map(|((&i, &s), &k)| s + i * k);
-        (0, flat(j, &st))
-    })])
+    let base = flat(start.iter().copied(), &st);
+    let steps: Vec<isize> = st
+        .iter()
+        .zip(&step)
+        .map(|(&s, &k)| (s * k) as isize)
+        .collect();
+    Ok(smallvec::smallvec![strided_any(x, &out[0], base, &steps)])
 }
 
 pub(crate) static SLICE: Primitive = Primitive {
@@ -264,9 +263,13 @@ fn dynamic_slice_impl(
     let (x, idx) = (inputs[0], &inputs[1..]);
     let start = clamped_starts(idx, x.shape(), out[0].shape())?;
     let st = strides(x.shape());
-    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |i| {
-        (0, flat(i.iter().zip(&start).map(|(a, b)| a + b), &st))
-    })])
+    let steps: Vec<isize> = st.iter().map(|&s| s as isize).collect();
+    Ok(smallvec::smallvec![strided_any(
+        x,
+        &out[0],
+        flat(start.iter().copied(), &st),
+        &steps
+    )])
 }
 
 pub(crate) static DYNAMIC_SLICE: Primitive = Primitive {

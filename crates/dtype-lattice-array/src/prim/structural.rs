@@ -158,6 +158,97 @@ pub(crate) fn assemble_any(
     Array::from_parts(out.clone(), data)
 }
 
+/// An affine gather: output element `idx` (row-major over `out`'s shape) is element
+/// `base + Σ idx[k] · steps[k]` of `x` (steps in elements, negative for `rev`, 0 for a
+/// broadcast dimension). Transpose, slice, dynamic_slice and rev are all of this form; the
+/// innermost dimension runs as one tight loop (a plain copy when its step is 1) instead of one
+/// closure call per element as [`assemble_any`] makes.
+pub(crate) fn strided_any(x: &Array, out: &ShapedArray, base: usize, steps: &[isize]) -> Array {
+    let words = crate::array::layout(out.dtype()).1;
+    let shape = out.shape();
+    let data = match x.storage() {
+        Storage::W8(_) => strided::<u8>(x, shape, words, base, steps),
+        Storage::W16(_) => strided::<u16>(x, shape, words, base, steps),
+        Storage::W32(_) => strided::<u32>(x, shape, words, base, steps),
+        Storage::W64(_) => strided::<u64>(x, shape, words, base, steps),
+        Storage::W128(_) => strided::<u128>(x, shape, words, base, steps),
+    };
+    Array::from_parts(out.clone(), data)
+}
+
+fn strided<W: Word>(
+    x: &Array,
+    shape: &[usize],
+    words: usize,
+    base: usize,
+    steps: &[isize],
+) -> Storage {
+    let src: &[W] = W::view(x.storage()).unwrap_or(&[]);
+    // An empty result may have other dimensions whose product overflows.
+    let n: usize = if shape.contains(&0) {
+        0
+    } else {
+        shape.iter().product()
+    };
+    let mut out: Vec<W> = Vec::with_capacity(n * words);
+    if n == 0 {
+        return W::into_storage(out);
+    }
+    // Dimensions of size 1 move nothing; a dimension contiguous with the next one merges into
+    // it (so the inner loop is as long as it can be).
+    let mut dims: Vec<(usize, isize)> = Vec::with_capacity(shape.len());
+    for (&d, &s) in shape.iter().zip(steps).filter(|(d, _)| **d != 1) {
+        match dims.last_mut() {
+            Some((pd, ps)) if *ps == s * d as isize => {
+                *pd *= d;
+                *ps = s;
+            }
+            _ => dims.push((d, s)),
+        }
+    }
+    let (shape, steps): (Vec<usize>, Vec<isize>) = dims.into_iter().unzip();
+    let nd = shape.len();
+    let (inner, inner_step) = match nd {
+        0 => (1, 0),
+        _ => (shape[nd - 1], steps[nd - 1]),
+    };
+    let outer = &shape[..nd.saturating_sub(1)];
+    let mut idx = vec![0usize; outer.len()];
+    // The source offset of the current row's first element (kept in isize: steps may be
+    // negative, every offset reached is in range).
+    let mut row = base as isize;
+    loop {
+        match (inner_step, words) {
+            (1, _) => {
+                let start = row as usize * words;
+                out.extend_from_slice(&src[start..start + inner * words]);
+            }
+            (_, 1) => out.extend((0..inner).map(|i| src[(row + i as isize * inner_step) as usize])),
+            _ => {
+                for i in 0..inner {
+                    let start = (row + i as isize * inner_step) as usize * words;
+                    out.extend_from_slice(&src[start..start + words]);
+                }
+            }
+        }
+        // Odometer over the outer dimensions, moving `row` by each dimension's step.
+        let mut k = outer.len();
+        loop {
+            if k == 0 {
+                return W::into_storage(out);
+            }
+            k -= 1;
+            idx[k] += 1;
+            row += steps[k];
+            if idx[k] < outer[k] {
+                break;
+            }
+            row -= steps[k] * outer[k] as isize;
+            idx[k] = 0;
+        }
+    }
+}
+
 /// The row-major flat index of a multi-index.
 pub(crate) fn flat(idx: impl IntoIterator<Item = usize>, strides: &[usize]) -> usize {
     idx.into_iter().zip(strides).map(|(i, s)| i * s).sum()
@@ -383,10 +474,8 @@ fn transpose_impl(
     let x = inputs[0];
     let perm = params.usizes(prim.name, "permutation")?;
     let st = strides(x.shape());
-    let step: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
-    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |idx| {
-        (0, flat(idx.iter().copied(), &step))
-    })])
+    let steps: Vec<isize> = perm.iter().map(|&p| st[p] as isize).collect();
+    Ok(smallvec::smallvec![strided_any(x, &out[0], 0, &steps)])
 }
 
 pub(crate) static TRANSPOSE: Primitive = Primitive {
@@ -483,17 +572,19 @@ fn rev_impl(
     let x = inputs[0];
     let dims = params.usizes(prim.name, "dimensions")?;
     let st = strides(x.shape());
-    let shape = x.shape();
-    Ok(smallvec::smallvec![assemble_any(&[x], &out[0], |idx| {
-        let j = idx.iter().enumerate().map(|(k, &i)| {
-            if dims.contains(&k) {
-                shape[k] - 1 - i
-            } else {
-                i
-            }
-        });
-        (0, flat(j, &st))
-    })])
+    // A reversed dimension starts at its last element and steps backwards (an empty array
+    // reads nothing, whatever its base).
+    let base = dims
+        .iter()
+        .map(|&k| x.shape()[k].saturating_sub(1).saturating_mul(st[k]))
+        .fold(0usize, usize::saturating_add);
+    let steps: Vec<isize> = (0..x.ndim())
+        .map(|k| {
+            let s = st[k] as isize;
+            if dims.contains(&k) { -s } else { s }
+        })
+        .collect();
+    Ok(smallvec::smallvec![strided_any(x, &out[0], base, &steps)])
 }
 
 pub(crate) static REV: Primitive = Primitive {
