@@ -414,6 +414,12 @@ where
     }
 }
 
+/// Whether `prim` is `custom_jvp_call` or `custom_vjp_call` (whose implementation applies its
+/// `call_jaxpr`).
+pub(crate) fn is_custom_call(prim: &'static Primitive) -> bool {
+    std::ptr::eq(prim, &CUSTOM_JVP_CALL) || std::ptr::eq(prim, &CUSTOM_VJP_CALL)
+}
+
 fn call_jaxpr(params: &Params) -> Result<&Arc<ClosedJaxpr>, Error> {
     match params.get("call_jaxpr") {
         Some(Param::Jaxpr(j)) => Ok(j),

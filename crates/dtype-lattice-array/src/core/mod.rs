@@ -31,6 +31,7 @@ use crate::prim::{Outputs, Params, Primitive};
 
 mod batching;
 mod custom;
+mod exec;
 pub mod jaxpr;
 mod jvp;
 pub mod pytree;

@@ -3,6 +3,7 @@
 //! arguments; [`make_jaxpr`] returns the jaxpr, [`jit`] traces once per input signature and
 //! calls the cached jaxpr through the `jit` call primitive.
 
+use super::exec::Executable;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -369,7 +370,16 @@ pub(crate) fn apply(j: &ClosedJaxpr, inputs: &[&Array]) -> Result<Outputs, Error
     Ok(j.call(&args)?.into_iter().collect())
 }
 
-type Cache = HashMap<Vec<ShapedArray>, (Arc<ClosedJaxpr>, Arc<dyn Any + Send + Sync>)>;
+/// One traced signature: its jaxpr, the output's pytree template and, once run outside any
+/// transformation, the compiled plan.
+#[derive(Clone)]
+struct Entry {
+    jaxpr: Arc<ClosedJaxpr>,
+    template: Arc<dyn Any + Send + Sync>,
+    plan: Arc<std::sync::OnceLock<Result<Executable, Error>>>,
+}
+
+type Cache = HashMap<Vec<ShapedArray>, Entry>;
 
 /// A jitted function ([`jit`]): traced once per input signature (shapes, dtypes and weak
 /// types of the arguments' leaves), the jaxpr cached and applied through the `jit` call
@@ -422,10 +432,10 @@ impl<F> Jit<F> {
         O: Pytree + Send + Sync + 'static,
         F: Fn(I) -> Result<O, Error>,
     {
-        self.entry::<I, O>(args).map(|(j, _)| j)
+        self.entry::<I, O>(args).map(|e| e.jaxpr)
     }
 
-    fn entry<I, O>(&self, args: &I) -> Result<(Arc<ClosedJaxpr>, Arc<dyn Any + Send + Sync>), Error>
+    fn entry<I, O>(&self, args: &I) -> Result<Entry, Error>
     where
         I: Pytree,
         O: Pytree + Send + Sync + 'static,
@@ -436,8 +446,11 @@ impl<F> Jit<F> {
             return Ok(hit);
         }
         let (closed, template) = trace(&self.f, args, "jit")?;
-        let entry: (Arc<ClosedJaxpr>, Arc<dyn Any + Send + Sync>) =
-            (Arc::new(closed), Arc::new(template));
+        let entry = Entry {
+            jaxpr: Arc::new(closed),
+            template: Arc::new(template),
+            plan: Arc::default(),
+        };
         if let Ok(mut c) = self.cache.lock() {
             c.insert(key, entry.clone());
         }
@@ -457,13 +470,27 @@ impl<F> Jit<F> {
         O: Pytree + Send + Sync + 'static,
         F: Fn(I) -> Result<O, Error>,
     {
-        let (closed, template) = self.entry::<I, O>(args)?;
+        let Entry {
+            jaxpr,
+            template,
+            plan,
+        } = self.entry::<I, O>(args)?;
         let leaves = args.leaves();
         let refs: Vec<&Array> = leaves.iter().collect();
-        let params = Params::new()
-            .with("name", Param::Name(self.name.clone()))
-            .with("jaxpr", Param::Jaxpr(closed));
-        let outs = crate::prim::bind(&JIT, &refs, &params)?;
+        let outs: Vec<Array> = if super::current().is_none() {
+            // Outside any transformation: the compiled plan (checking first, as binding does,
+            // that no argument is a tracer).
+            super::check_concrete(&refs)?;
+            match plan.get_or_init(|| Executable::compile(&jaxpr)) {
+                Ok(exe) => exe.run(&refs)?,
+                Err(e) => return Err(e.clone()),
+            }
+        } else {
+            let params = Params::new()
+                .with("name", Param::Name(self.name.clone()))
+                .with("jaxpr", Param::Jaxpr(jaxpr));
+            crate::prim::bind(&JIT, &refs, &params)?.into_vec()
+        };
         let template = template.downcast_ref::<O>().ok_or_else(|| {
             Error::refused(
                 Exception::TypeError,

@@ -519,6 +519,9 @@ macro_rules! ops {
             }
         }
 
+        /// Every primitive of this table.
+        static TABLE: &[&Primitive] = &[$(&$c,)*];
+
         $(
             pub(crate) static $c: Primitive = Primitive {
                 name: $name,
@@ -633,6 +636,21 @@ impl Op {
             _ => return None,
         })
     }
+}
+
+/// Whether `prim` computes each output element from the same element of each operand (or
+/// from a 0-d operand): the table's primitives, `select_n`, `clamp` and
+/// `convert_element_type`. Such a primitive gives on any slice of its operands that slice of
+/// its result (what fusion relies on).
+pub(crate) fn is_elementwise(prim: &'static Primitive) -> bool {
+    TABLE
+        .iter()
+        .chain([
+            &&super::select::SELECT_N,
+            &&super::select::CLAMP,
+            &&super::CONVERT_ELEMENT_TYPE,
+        ])
+        .any(|p| std::ptr::eq(*p, prim))
 }
 
 /// lax's refusal of a dtype at a position (`position` `None` for unary primitives).
