@@ -10,11 +10,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use dtype_lattice::{DType, Error, Rules, Value};
-use dtype_lattice_array::core::{CustomJvp, CustomVjp, jit, value_and_grad, vmap};
+use dtype_lattice_array::core::{CustomJvp, CustomVjp, Jit, jit, value_and_grad, vmap};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
 use dtype_lattice_array::{Array, prim, random};
 
-type Params = Vec<(Array, Array)>;
+/// The parameters: a weight matrix and a bias per layer.
+pub type Params = Vec<(Array, Array)>;
 
 /// The command line.
 pub struct Args {
@@ -29,18 +30,25 @@ pub struct Args {
     pub x64: bool,
 }
 
+impl Default for Args {
+    /// The program's defaults.
+    fn default() -> Args {
+        Args {
+            seed: 0,
+            steps: 100,
+            n: 256,
+            d: 2,
+            hidden: 32,
+            lr: 0.1,
+            keep: 0.9,
+            dtype: DType::Float32,
+            x64: false,
+        }
+    }
+}
+
 fn parse() -> Result<Args, String> {
-    let mut a = Args {
-        seed: 0,
-        steps: 100,
-        n: 256,
-        d: 2,
-        hidden: 32,
-        lr: 0.1,
-        keep: 0.9,
-        dtype: DType::Float32,
-        x64: false,
-    };
+    let mut a = Args::default();
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--x64" {
@@ -109,7 +117,8 @@ fn make_data(key: &Array, n: usize, d: usize, dtype: DType) -> Result<(Array, Ar
     Ok((x, y))
 }
 
-struct Model {
+/// The model's custom functions and its dropout rate.
+pub struct Model {
     softplus: CustomJvp<Array, Array>,
     clip_gradient: CustomVjp<Array, Array, ()>,
     keep: f64,
@@ -144,10 +153,18 @@ impl Model {
     }
 }
 
-/// The losses of every step.
-pub fn losses(a: &Args) -> Result<Vec<f64>, Error> {
-    let keep = a.keep;
-    let model = Arc::new(Model {
+/// The arguments of `step`: the parameters, the data and the step's key.
+pub type StepArgs = (Params, Array, Array, Array);
+
+/// A function of the step's arguments.
+pub type StepFn<O> = Box<dyn Fn(StepArgs) -> Result<O, Error>>;
+
+/// A jitted function of the step's arguments.
+pub type Jitted<O> = Jit<StepFn<O>>;
+
+/// The model of the program: `softplus` and `clip_gradient` with their custom rules.
+pub fn model(keep: f64) -> Arc<Model> {
+    Arc::new(Model {
         softplus: CustomJvp::new(
             |x: Array| softplus_body(&x),
             |x: Array, t: Array| Ok((softplus_body(&x)?, jnp::multiply(&t, lax("logistic", &x)?)?)),
@@ -158,34 +175,77 @@ pub fn losses(a: &Args) -> Result<Vec<f64>, Error> {
             |_: (), g: Array| jnp::clip(&g, Some((-1.0).into()), Some(1.0.into())),
         ),
         keep,
+    })
+}
+
+/// The jitted `step`: `value_and_grad` of the loss and the parameters' update.
+pub fn step(model: &Arc<Model>, lr: f64) -> Jitted<(Params, Array)> {
+    let model = model.clone();
+    let f: StepFn<(Params, Array)> = Box::new(move |(params, x, y, key): StepArgs| {
+        let (l, g) = value_and_grad(|p: Params| model.loss(&p, &x, &y, &key), &params)?;
+        let new = params
+            .iter()
+            .zip(&g)
+            .map(|((w, b), (gw, gb))| {
+                Ok((
+                    jnp::subtract(w, jnp::multiply(lr, gw)?)?,
+                    jnp::subtract(b, jnp::multiply(lr, gb)?)?,
+                ))
+            })
+            .collect::<Result<Params, Error>>()?;
+        Ok((new, l))
     });
-    let lr = a.lr;
-    let step = {
-        let model = model.clone();
-        jit(move |(params, x, y, key): (Params, Array, Array, Array)| {
-            let (l, g) = value_and_grad(|p: Params| model.loss(&p, &x, &y, &key), &params)?;
-            let new = params
-                .iter()
-                .zip(&g)
-                .map(|((w, b), (gw, gb))| {
-                    Ok((
-                        jnp::subtract(w, jnp::multiply(lr, gw)?)?,
-                        jnp::subtract(b, jnp::multiply(lr, gb)?)?,
-                    ))
-                })
-                .collect::<Result<Params, Error>>()?;
-            Ok((new, l))
-        })
-        .named("step")
-    };
+    jit(f).named("step")
+}
+
+/// The jitted loss alone (`jax.jit(loss)`), to time beside its gradient.
+pub fn loss(model: &Arc<Model>) -> Jitted<Array> {
+    let model = model.clone();
+    jit(Box::new(move |(params, x, y, key): StepArgs| {
+        model.loss(&params, &x, &y, &key)
+    }))
+}
+
+/// The jitted gradient of the loss (`jax.jit(jax.grad(loss))`).
+pub fn grad(model: &Arc<Model>) -> Jitted<Params> {
+    let model = model.clone();
+    jit(Box::new(move |(params, x, y, key): StepArgs| {
+        dtype_lattice_array::core::grad(|p: Params| model.loss(&p, &x, &y, &key), &params)
+    }))
+}
+
+/// The data, the initial parameters and the key the steps' keys are folded from.
+pub fn setup(a: &Args) -> Result<(Array, Array, Params, Array), Error> {
     let keys = random::split(&random::key(a.seed)?, 3)?;
     let (kd, kp, kt) = (at(&keys, 0)?, at(&keys, 1)?, at(&keys, 2)?);
     let (x, y) = make_data(&kd, a.n, a.d, a.dtype)?;
-    let mut params = init_params(&kp, &[a.d, a.hidden, a.hidden, 1], a.dtype)?;
+    let params = init_params(&kp, &[a.d, a.hidden, a.hidden, 1], a.dtype)?;
+    Ok((x, y, params, kt))
+}
+
+/// The arguments of step `i` (its key folded from `kt`).
+pub fn step_args(
+    params: Params,
+    x: &Array,
+    y: &Array,
+    kt: &Array,
+    i: usize,
+) -> Result<StepArgs, Error> {
+    Ok((
+        params,
+        x.clone(),
+        y.clone(),
+        random::fold_in(kt, i as i128)?,
+    ))
+}
+
+/// The losses of every step.
+pub fn losses(a: &Args) -> Result<Vec<f64>, Error> {
+    let step = step(&model(a.keep), a.lr);
+    let (x, y, mut params, kt) = setup(a)?;
     let mut out = Vec::with_capacity(a.steps);
     for i in 0..a.steps {
-        let key = random::fold_in(&kt, i as i128)?;
-        let (p, l): (Params, Array) = step.call(&(params, x.clone(), y.clone(), key))?;
+        let (p, l): (Params, Array) = step.call(&step_args(params, &x, &y, &kt, i)?)?;
         params = p;
         out.push(l.astype(DType::Float64)?.to_vec::<f64>()?[0]);
     }

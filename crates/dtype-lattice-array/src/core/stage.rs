@@ -435,6 +435,34 @@ impl<F> Jit<F> {
         self.entry::<I, O>(args).map(|e| e.jaxpr)
     }
 
+    /// Traces (if not cached) and compiles the function for these arguments, as
+    /// `jax.jit(f).lower(*args).compile()` does, without running it: the plan the next
+    /// [`Jit::call`] with this signature runs outside any transformation.
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, core::jit, numpy as jnp};
+    /// let f = jit(|x: Array| jnp::sin(&x));
+    /// f.compile::<Array, Array>(&Array::from_vec(vec![0.5f32; 4]))?;
+    /// assert_eq!(f.traces(), 1);
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Jit::call`] when tracing fails.
+    pub fn compile<I, O>(&self, args: &I) -> Result<(), Error>
+    where
+        I: Pytree,
+        O: Pytree + Send + Sync + 'static,
+        F: Fn(I) -> Result<O, Error>,
+    {
+        let entry = self.entry::<I, O>(args)?;
+        match entry.plan.get_or_init(|| Executable::compile(&entry.jaxpr)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
     fn entry<I, O>(&self, args: &I) -> Result<Entry, Error>
     where
         I: Pytree,
