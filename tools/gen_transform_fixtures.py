@@ -212,6 +212,59 @@ VMAP = {
 }
 
 
+def _closing_vjp(c, x):
+    """A custom_vjp function closing over `c` (JEP 4008: allowed under vmap and jit)."""
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x) * c
+
+    def fwd(x):
+        return f(x), jnp.cos(x)
+
+    def bwd(cos_x, g):
+        return (g * cos_x * c,)
+
+    f.defvjp(fwd, bwd)
+    return f(x)
+
+
+def _closing_jvp(c, x):
+    """A custom_jvp function closing over `c`."""
+    @jax.custom_jvp
+    def f(x):
+        return x * c + 1.0
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), t * c * 3.0
+
+    return f(x)
+
+
+VMAP.update({
+    # The custom function's operand is not mapped: only the closed-over value is.
+    "vmap_custom_vjp_closure": (jax.vmap(lambda c: _closing_vjp(c, jnp.float32(2.0))),
+                                [("float32", (4,))]),
+    "vmap_custom_jvp_closure": (jax.vmap(_closing_jvp, in_axes=(0, None)),
+                                [("float32", (4,)), ("float32", (3,))]),
+    "jit_custom_vjp_closure": (jax.jit(lambda c, x: _closing_vjp(c, x)),
+                               [("float32", (3,)), ("float32", (3,))]),
+    "grad_custom_vjp_closure_arg": (jax.grad(lambda x, c: jnp.sum(_closing_vjp(c, x))),
+                                    [("float32", (3,)), ("float32", (3,))]),
+})
+
+# name -> (function, argument specs): differentiating with respect to a value a custom_vjp
+# function closes over (JEP 4008): JAX's UnexpectedTracerError.
+TRACER_ERRORS = {
+    "grad_custom_vjp_closed_over": (jax.grad(lambda c: jnp.sum(_closing_vjp(c, jnp.float32(2.0)))),
+                                    [("float32", (3,))]),
+    "jvp_custom_vjp_closed_over": (lambda c: jax.jvp(lambda c: _closing_vjp(c, jnp.float32(2.0)),
+                                                     (c,), (jnp.ones_like(c),)),
+                                   [("float32", (3,))]),
+}
+
+
 class Anon:
     """A function JAX reads no signature from: it names the arguments args[i] in its messages,
     as the Rust messages name the leaves."""
@@ -257,6 +310,18 @@ def vmap_cases():
                 "name": name,
                 "args": [vmap_spec_json(s) for s in specs],
                 "error": {"exception": "ValueError", "message": str(e)},
+            })
+        else:
+            raise AssertionError(f"{name} did not fail")
+    for name, (f, specs) in TRACER_ERRORS.items():
+        args = [vmap_arg(s, i) for i, s in enumerate(specs)]
+        try:
+            f(*args)
+        except jax.errors.UnexpectedTracerError as e:
+            cases.append({
+                "name": name,
+                "args": [vmap_spec_json(s) for s in specs],
+                "error": {"exception": "UnexpectedTracerError", "message": str(e)},
             })
         else:
             raise AssertionError(f"{name} did not fail")

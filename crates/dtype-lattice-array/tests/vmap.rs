@@ -7,8 +7,9 @@
 mod common;
 
 use common::{dtype, fixture, shape_of};
+use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::core::{grad, jit, jvp, make_jaxpr, vmap};
+use dtype_lattice_array::core::{CustomJvp, CustomVjp, grad, jit, jvp, make_jaxpr, vmap};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
 use dtype_lattice_array::prim::{self, Param, Params};
 use dtype_lattice_array::{Array, random};
@@ -34,6 +35,32 @@ fn one(x: Result<Array, Error>) -> Result<Vec<Array>, Error> {
 fn two(x: Result<(Array, Array), Error>) -> Result<Vec<Array>, Error> {
     let (a, b) = x?;
     Ok(vec![a, b])
+}
+
+/// The generator's `_closing_vjp`: a custom_vjp function closing over `c`.
+fn closing_vjp(c: &Array, x: &Array) -> Result<Array, Error> {
+    let (c1, c2, c3) = (c.clone(), c.clone(), c.clone());
+    let f: CustomVjp<Array, Array, Array> = CustomVjp::new(
+        move |x: Array| jnp::multiply(jnp::sin(&x)?, &c1),
+        move |x: Array| Ok((jnp::multiply(jnp::sin(&x)?, &c2)?, jnp::cos(&x)?)),
+        move |cos_x: Array, g: Array| jnp::multiply(jnp::multiply(&g, &cos_x)?, &c3),
+    );
+    f.call(x)
+}
+
+/// The generator's `_closing_jvp`: a custom_jvp function closing over `c`.
+fn closing_jvp(c: &Array, x: &Array) -> Result<Array, Error> {
+    let (c1, c2, c3) = (c.clone(), c.clone(), c.clone());
+    let f: CustomJvp<Array, Array> = CustomJvp::new(
+        move |x: Array| jnp::add(jnp::multiply(&x, &c1)?, 1.0),
+        move |x: Array, t: Array| {
+            Ok((
+                jnp::add(jnp::multiply(&x, &c2)?, 1.0)?,
+                jnp::multiply(jnp::multiply(&t, &c3)?, 3.0)?,
+            ))
+        },
+    );
+    f.call(x)
 }
 
 fn softmax(z: Array) -> Result<Array, Error> {
@@ -367,6 +394,24 @@ fn corpus(name: &str) -> Option<Case> {
                     .call(&a[0]),
             )
         },
+        "vmap_custom_vjp_closure" => {
+            |a| one(vmap(|c: Array| closing_vjp(&c, &Array::scalar(2.0f32))).call(&a[0]))
+        }
+        "vmap_custom_jvp_closure" => |a| {
+            one(vmap(|v: Vec<Array>| closing_jvp(&v[0], &v[1]))
+                .in_axes([Some(0), None])
+                .call(&a.to_vec()))
+        },
+        "jit_custom_vjp_closure" => {
+            |a| one(jit(|v: Vec<Array>| closing_vjp(&v[0], &v[1])).call(&a.to_vec()))
+        }
+        "grad_custom_vjp_closure_arg" => |a| {
+            let c = a[1].clone();
+            one(grad(
+                |x: Array| jnp::sum(closing_vjp(&c, &x)?, Axes::All, false),
+                &a[0],
+            ))
+        },
         _ => return None,
     })
 }
@@ -424,6 +469,29 @@ fn the_vmap_corpus_agrees_with_jax() {
             .enumerate()
             .map(|(i, s)| argument(s, i))
             .collect();
+        if let Some(err) = case.get("error")
+            && err["exception"] == "UnexpectedTracerError"
+        {
+            // JAX names the tracer type of its own implementation (LinearizeTracer, JVPTracer)
+            // and adds advice about its debugging flags: the class and the first sentence
+            // are compared.
+            let got = tracer_error(name, &args);
+            let first = |m: &str| m.split(". ").next().unwrap_or_default().to_string();
+            assert_eq!(
+                got.exception(),
+                Some(Exception::UnexpectedTracerError),
+                "{name}: {got}"
+            );
+            let message = got.to_string();
+            let message = message.trim_start_matches("UnexpectedTracerError: ");
+            assert_eq!(
+                first(message),
+                first(err["message"].as_str().unwrap()),
+                "{name}"
+            );
+            errors += 1;
+            continue;
+        }
         if let Some(err) = case.get("error") {
             let got = vmap_error(name, &args);
             assert_eq!(
@@ -447,7 +515,28 @@ fn the_vmap_corpus_agrees_with_jax() {
         }
         values += 1;
     }
-    assert_eq!((values, errors), (43, 6));
+    assert_eq!((values, errors), (47, 8));
+}
+
+/// The Rust twins of the generator's `TRACER_ERRORS`: differentiating with respect to a value
+/// a custom_vjp function closes over.
+fn tracer_error(name: &str, args: &[Array]) -> Error {
+    let c = &args[0];
+    let two = Array::scalar(2.0f32);
+    let r: Result<Array, Error> = match name {
+        "grad_custom_vjp_closed_over" => grad(
+            |c: Array| jnp::sum(closing_vjp(&c, &two)?, Axes::All, false),
+            c,
+        ),
+        "jvp_custom_vjp_closed_over" => jvp(
+            |c: Array| closing_vjp(&c, &two),
+            c,
+            &jnp::ones(c.shape(), c.dtype()).unwrap(),
+        )
+        .map(|(_, t)| t),
+        _ => panic!("{name} is not in the Rust error corpus"),
+    };
+    r.expect_err(name)
 }
 
 /// The Rust twins of the generator's `VMAP_ERRORS`.

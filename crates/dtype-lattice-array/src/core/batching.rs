@@ -116,10 +116,9 @@ impl Trace for BatchTrace {
         check_alive(&refs)?;
         let (vals, dims): (Vec<Array>, Vec<Option<usize>>) =
             args.iter().map(|x| self.unpack(x)).unzip();
-        if dims.iter().all(Option::is_none) {
-            return with_trace(self.parent.clone(), || rule.dispatch(&vals));
-        }
-        let batched = rule.batched(dims);
+        // Even with no mapped operand the function is mapped: it may close over this trace's
+        // tracers (JEP 4008), which the map, run as this trace, sees as batches.
+        let batched = rule.batched(dims, Some((self.tag.clone(), self.size)));
         let outs = with_trace(self.parent.clone(), || batched.dispatch(&vals))?;
         Ok(outs.into_iter().map(|o| self.pack(o, Some(0))).collect())
     }
@@ -201,6 +200,9 @@ pub struct Vmap<F> {
     f: F,
     in_axes: MapAxes,
     out_axes: MapAxes,
+    /// The tag of an enclosing `vmap` whose tracers `f` may close over (a custom function's
+    /// rule mapped by that `vmap`'s own trace, as JAX's `batch_subtrace` does).
+    within: Option<(Arc<TraceTag>, usize)>,
 }
 
 /// `jax.vmap(f)`: `f` applied to every example of a batch at once, as one program on the whole
@@ -229,10 +231,18 @@ pub fn vmap<F>(f: F) -> Vmap<F> {
         f,
         in_axes: MapAxes::default(),
         out_axes: MapAxes::default(),
+        within: None,
     }
 }
 
 impl<F> Vmap<F> {
+    /// The same map run as the trace tagged `tag` (an enclosing `vmap` that is still
+    /// running): tracers of that trace closed over by `f` are its batches, not escaped values.
+    pub(crate) fn within(mut self, tag: Option<(Arc<TraceTag>, usize)>) -> Vmap<F> {
+        self.within = tag;
+        self
+    }
+
     /// The mapped axis of every input leaf (`in_axes=`): one for all, or one per leaf.
     #[must_use]
     pub fn in_axes(mut self, axes: impl Into<MapAxes>) -> Vmap<F> {
@@ -267,8 +277,15 @@ impl<F> Vmap<F> {
     {
         let leaves = args.leaves();
         let in_axes = self.in_axes.per_leaf("in_axes", leaves.len())?;
-        let size = axis_size(&leaves, &in_axes)?;
-        let trace = Arc::new(BatchTrace::new(current(), size));
+        let size = match &self.within {
+            Some((_, size)) => *size,
+            None => axis_size(&leaves, &in_axes)?,
+        };
+        let mut trace = BatchTrace::new(current(), size);
+        if let Some((tag, _)) = &self.within {
+            trace.tag = tag.clone();
+        }
+        let trace = Arc::new(trace);
         let inputs: Vec<Array> = leaves
             .into_iter()
             .zip(&in_axes)
@@ -296,7 +313,9 @@ impl<F> Vmap<F> {
                 .collect::<Result<Vec<Array>, Error>>()?;
             out.rebuild(&mut moved.into_iter())
         });
-        trace.tag.kill();
+        if self.within.is_none() {
+            trace.tag.kill();
+        }
         result
     }
 }

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
-use super::current;
 use super::jaxpr::ClosedJaxpr;
 use super::jvp::zeros_like;
 use super::pytree::Pytree;
+use super::{TraceTag, current};
 use crate::array::{Array, ShapedArray};
 use crate::prim::{Avals, Outputs, Param, Params, Primitive};
 
@@ -131,15 +131,21 @@ impl Custom {
     }
 
     /// The function and its rules mapped over the leaves' axes `dims` (outputs along 0).
-    pub(crate) fn batched(&self, dims: Vec<Option<usize>>) -> Custom {
+    pub(crate) fn batched(
+        &self,
+        dims: Vec<Option<usize>>,
+        within: Option<(Arc<TraceTag>, usize)>,
+    ) -> Custom {
         match self {
             Custom::Jvp(r) => Custom::Jvp(RuleRef(Arc::new(BatchedJvp {
                 inner: r.clone(),
                 dims,
+                within,
             }))),
             Custom::Vjp(r) => Custom::Vjp(VjpRef(Arc::new(BatchedVjp {
                 inner: r.clone(),
                 dims,
+                within,
             }))),
         }
     }
@@ -469,7 +475,10 @@ fn call_batch_rule(
     params: &Params,
 ) -> Result<(Outputs, crate::prim::batching::BatchDims), Error> {
     let (custom, n) = Custom::of_params(params)?;
-    let outs = custom.batched(dims[n..].to_vec()).dispatch(&vals[n..])?;
+    // A staged call's closed-over values are its explicit operands: no enclosing trace.
+    let outs = custom
+        .batched(dims[n..].to_vec(), None)
+        .dispatch(&vals[n..])?;
     let k = outs.len();
     Ok((outs.into_iter().collect(), vec![Some(0); k]))
 }
@@ -583,13 +592,17 @@ fn lin_transpose_rule(
     Ok(out)
 }
 
-/// `f` of the leaves mapped over `dims`, every output along axis 0.
+/// `f` of the leaves mapped over `dims`, every output along axis 0; run as the `vmap` tagged
+/// `within` if given (so that the tracers of that `vmap` that `f` closes over are mapped too:
+/// JEP 4008's closures under non-differentiating transformations).
 fn mapped<O: Pytree>(
+    within: &Option<(Arc<TraceTag>, usize)>,
     dims: &[Option<usize>],
     f: impl Fn(Vec<Array>) -> Result<O, Error>,
     args: Vec<Array>,
 ) -> Result<O, Error> {
     super::vmap(f)
+        .within(within.clone())
         .in_axes(super::MapAxes::Leaves(dims.to_vec()))
         .out_axes(super::MapAxes::All(Some(0)))
         .call(&args)
@@ -599,11 +612,12 @@ fn mapped<O: Pytree>(
 struct BatchedJvp {
     inner: RuleRef,
     dims: Vec<Option<usize>>,
+    within: Option<(Arc<TraceTag>, usize)>,
 }
 
 impl CustomJvpRule for BatchedJvp {
     fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
-        mapped(&self.dims, |xs| self.inner.0.call(xs), args)
+        mapped(&self.within, &self.dims, |xs| self.inner.0.call(xs), args)
     }
 
     fn jvp(
@@ -616,6 +630,7 @@ impl CustomJvpRule for BatchedJvp {
         let mut both = primals;
         both.extend(tangents);
         mapped(
+            &self.within,
             &dims,
             |mut xs| {
                 let t = xs.split_off(k);
@@ -632,15 +647,18 @@ impl CustomJvpRule for BatchedJvp {
 struct BatchedVjp {
     inner: VjpRef,
     dims: Vec<Option<usize>>,
+    /// The enclosing `vmap` for the function and the forward pass (the backward pass runs
+    /// after it has finished, so on a map of its own).
+    within: Option<(Arc<TraceTag>, usize)>,
 }
 
 impl CustomVjpRule for BatchedVjp {
     fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
-        mapped(&self.dims, |xs| self.inner.0.call(xs), args)
+        mapped(&self.within, &self.dims, |xs| self.inner.0.call(xs), args)
     }
 
     fn fwd(&self, args: Vec<Array>) -> Result<(Vec<Array>, Vec<Array>), Error> {
-        mapped(&self.dims, |xs| self.inner.0.fwd(xs), args)
+        mapped(&self.within, &self.dims, |xs| self.inner.0.fwd(xs), args)
     }
 
     fn bwd(&self, res: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>, Error> {
@@ -649,6 +667,7 @@ impl CustomVjpRule for BatchedVjp {
         both.extend(cts);
         let dims = vec![Some(0); both.len()];
         let cts_in: Vec<Array> = mapped(
+            &None,
             &dims,
             |mut xs| {
                 let c = xs.split_off(k);
