@@ -613,7 +613,7 @@ impl Op {
     }
 
     /// The transcendental function of the operation, if it is one.
-    fn fn1(self) -> Option<Fn1> {
+    pub(crate) fn fn1(self) -> Option<Fn1> {
         Some(match self {
             Op::Exp => Fn1::Exp,
             Op::Exp2 => Fn1::Exp2,
@@ -1119,6 +1119,11 @@ fn impl_rule<const OP: u8>(
     let x = inputs[0];
     if let [a, b] = inputs
         && let Some(data) = super::fast::binary(op, a, b, aval)
+    {
+        return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
+    }
+    if let [a] = inputs
+        && let Some(data) = super::fast::unary(op, a, aval)
     {
         return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
     }
