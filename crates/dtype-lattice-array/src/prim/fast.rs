@@ -184,31 +184,25 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         Storage::W32(a) if x.dtype() == DType::Float32 => {
             // XLA's float32 sin returns subnormal arguments as they are (no flushing in or out).
             let keep = if f == Fn1::Sin { u32::MAX } else { 0 };
+            let io = super::vmath::Io {
+                load: move |w| f32::from_bits(flush_bits(w, keep)),
+                store: move |r: f32| flush_bits(r.to_bits(), keep),
+                stored_nan: |o| o & 0x7fff_ffff > 0x7f80_0000,
+            };
             let v = map_par(a, |xs, os| {
-                super::vmath::map(
-                    f,
-                    xs,
-                    os,
-                    #[inline(always)]
-                    |w| f32::from_bits(flush_bits(w, keep)),
-                    #[inline(always)]
-                    |r| flush_bits(r.to_bits(), keep),
-                );
+                super::vmath::map(f, xs, os, io);
             });
             Some(Storage::W32(v))
         }
         // bfloat16's exp2 rounds log(2) and the product to bfloat16 first (the generic kernel).
         Storage::W16(a) if x.dtype() == DType::BFloat16 && f != Fn1::Exp2 => {
+            let io = super::vmath::Io {
+                load: |w| flush(f32::from_bits(u32::from(w) << 16)),
+                store: |r| to_bf16(flush(r)),
+                stored_nan: |o| o & 0x7fff > 0x7f80,
+            };
             let v = map_par(a, |xs, os| {
-                super::vmath::map(
-                    f,
-                    xs,
-                    os,
-                    #[inline(always)]
-                    |w| flush(f32::from_bits(u32::from(w) << 16)),
-                    #[inline(always)]
-                    |r| to_bf16(flush(r)),
-                );
+                super::vmath::map(f, xs, os, io);
             });
             Some(Storage::W16(v))
         }

@@ -62,7 +62,7 @@ use super::math::{self, Fn1};
 use super::simd;
 
 /// Lanes computed per pass before the scalar path patches the NaN ones.
-const CHUNK: usize = 512;
+const CHUNK: usize = 1024;
 
 /// Whether `f` has a vectorised form here and this CPU runs it (see the module doc).
 pub(crate) fn fast(f: Fn1) -> bool {
@@ -82,40 +82,63 @@ pub(crate) fn fast(f: Fn1) -> bool {
     ) && simd::fused_mul_add()
 }
 
+/// How elements are read into float32 and written back: `load` and `store` (flushing,
+/// rounding to a narrower format), and `stored_nan`, which tells a stored NaN (the lanes the
+/// element functions leave to the scalar path).
+#[derive(Clone, Copy)]
+pub(crate) struct Io<L, S, N> {
+    pub(crate) load: L,
+    pub(crate) store: S,
+    pub(crate) stored_nan: N,
+}
+
+/// Float32 elements as they are.
+pub(crate) fn plain()
+-> Io<impl Fn(f32) -> f32 + Copy, impl Fn(f32) -> f32 + Copy, impl Fn(f32) -> bool + Copy> {
+    Io {
+        load: |a| a,
+        store: |r| r,
+        stored_nan: |r: f32| r.is_nan(),
+    }
+}
+
 /// `out[i] = store(math::real_f32(f, load(x[i])))` over the shorter of the two, for an `f`
 /// that is [`fast`] (otherwise nothing is written and the result is false).
-pub(crate) fn map<A: Copy, O>(
+pub(crate) fn map<A: Copy, O: Copy, L, S, N>(
     f: Fn1,
     x: &[A],
     out: &mut [O],
-    load: impl Fn(A) -> f32 + Copy,
-    store: impl Fn(f32) -> O + Copy,
-) -> bool {
-    fast(f) && each(f, x, out, load, store)
+    io: Io<L, S, N>,
+) -> bool
+where
+    L: Fn(A) -> f32 + Copy,
+    S: Fn(f32) -> O + Copy,
+    N: Fn(O) -> bool + Copy,
+{
+    fast(f) && each(f, x, out, io)
 }
 
 /// [`map`] whatever the CPU (also where `mul_add` is a library call: slow, but the same
 /// results), false for the functions without a vectorised form.
-fn each<A: Copy, O>(
-    f: Fn1,
-    x: &[A],
-    out: &mut [O],
-    load: impl Fn(A) -> f32 + Copy,
-    store: impl Fn(f32) -> O + Copy,
-) -> bool {
+fn each<A: Copy, O: Copy, L, S, N>(f: Fn1, x: &[A], out: &mut [O], io: Io<L, S, N>) -> bool
+where
+    L: Fn(A) -> f32 + Copy,
+    S: Fn(f32) -> O + Copy,
+    N: Fn(O) -> bool + Copy,
+{
     // One instance of the loop per function (each a distinct function item, inlined).
     match f {
-        Fn1::Exp => chunks(f, x, out, load, store, exp),
-        Fn1::Exp2 => chunks(f, x, out, load, store, exp2),
-        Fn1::Expm1 => chunks(f, x, out, load, store, expm1),
-        Fn1::Log => chunks(f, x, out, load, store, log),
-        Fn1::Log1p => chunks(f, x, out, load, store, log1p),
-        Fn1::Logistic => chunks(f, x, out, load, store, logistic),
-        Fn1::Sin => chunks(f, x, out, load, store, sin),
-        Fn1::Cos => chunks(f, x, out, load, store, cos),
-        Fn1::Tanh => chunks(f, x, out, load, store, tanh),
-        Fn1::Sinh => chunks(f, x, out, load, store, sinh),
-        Fn1::Cosh => chunks(f, x, out, load, store, cosh),
+        Fn1::Exp => chunks(f, x, out, io, exp),
+        Fn1::Exp2 => chunks(f, x, out, io, exp2),
+        Fn1::Expm1 => chunks(f, x, out, io, expm1),
+        Fn1::Log => chunks(f, x, out, io, log),
+        Fn1::Log1p => chunks(f, x, out, io, log1p),
+        Fn1::Logistic => chunks(f, x, out, io, logistic),
+        Fn1::Sin => chunks(f, x, out, io, sin),
+        Fn1::Cos => chunks(f, x, out, io, cos),
+        Fn1::Tanh => chunks(f, x, out, io, tanh),
+        Fn1::Sinh => chunks(f, x, out, io, sinh),
+        Fn1::Cosh => chunks(f, x, out, io, cosh),
         _ => return false,
     }
     true
@@ -131,42 +154,45 @@ pub(crate) fn map_vec(mut v: Vec<f32>, f: Fn1) -> Vec<f32> {
     for c in v.chunks_mut(CHUNK) {
         let x = &mut x[..c.len()];
         x.copy_from_slice(c);
-        map(f, x, c, |a| a, |r| r);
+        map(f, x, c, plain());
     }
     v
 }
 
-/// One generic loop: each chunk through `k` (vectorised), its NaN lanes through the scalar
-/// path, then stored.
+/// One generic loop: each chunk loaded, through `k` and stored in one vectorised pass, then
+/// its NaN lanes recomputed by the scalar path.
 #[inline(always)]
-fn chunks<A: Copy, O>(
+fn chunks<A: Copy, O: Copy, L, S, N>(
     f: Fn1,
     x: &[A],
     out: &mut [O],
-    load: impl Fn(A) -> f32 + Copy,
-    store: impl Fn(f32) -> O + Copy,
+    io: Io<L, S, N>,
     k: impl Fn(f32) -> f32 + Copy,
-) {
-    let mut tmp = [0f32; CHUNK];
+) where
+    L: Fn(A) -> f32 + Copy,
+    S: Fn(f32) -> O + Copy,
+    N: Fn(O) -> bool + Copy,
+{
+    let Io {
+        load,
+        store,
+        stored_nan,
+    } = io;
     for (xs, os) in x.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-        let t = &mut tmp[..xs.len().min(os.len())];
         // Inlined into the AVX2 loop with the kernel (a closure left out of line would be
         // compiled for the baseline target, its `mul_add`s library calls).
         simd::map_into(
             xs,
-            t,
+            os,
             #[inline(always)]
-            |a| k(load(a)),
+            |a| store(k(load(a))),
         );
-        if t.iter().fold(false, |any, r| any | r.is_nan()) {
-            for (r, &a) in t.iter_mut().zip(xs) {
-                if r.is_nan() {
-                    *r = math::real_f32(f, load(a));
+        if os.iter().fold(false, |any, &o| any | stored_nan(o)) {
+            for (o, &a) in os.iter_mut().zip(xs) {
+                if stored_nan(*o) {
+                    *o = store(math::real_f32(f, load(a)));
                 }
             }
-        }
-        for (o, &r) in os.iter_mut().zip(t.iter()) {
-            *o = store(r);
         }
     }
 }
@@ -183,16 +209,12 @@ fn settle(y: f64) -> f32 {
     if lo == hi { lo } else { f32::NAN }
 }
 
-/// `x` clamped into `[lo, hi]`, NaN staying NaN.
+/// `x` clamped into `[lo, hi]`, NaN staying NaN (each step is one x86 `maxpd`/`minpd`,
+/// which answer their second operand when unordered).
 #[inline(always)]
 fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
-    if x < lo {
-        lo
-    } else if x > hi {
-        hi
-    } else {
-        x
-    }
+    let x = if lo > x { lo } else { x };
+    if hi < x { hi } else { x }
 }
 
 /// `c[0] + c[1]·x + c[2]·x² + …` (up to degree 11) by Estrin's scheme: pairs of coefficients
@@ -269,7 +291,7 @@ fn exp_parts(a: f64) -> (f64, f64) {
 #[inline(always)]
 fn exp_core(a: f64) -> f64 {
     let (scale, em1) = exp_parts(a);
-    scale * (1.0 + em1)
+    scale.mul_add(em1, scale)
 }
 
 /// eᵃ − 1 for `|a| ≤ 200`, within 2⁻⁴⁴·⁵ relatively (`a = +0` gives +0).
@@ -343,9 +365,9 @@ fn sin_core(a: f64, q: u64) -> f64 {
     let t = a.mul_add(FRAC_2_PI, SHIFT);
     let kf = t - SHIFT;
     let q = t.to_bits().wrapping_add(q);
-    // r = a − k·π/2: the first step exact, each of the others rounded once (2⁻⁵³ of r); π/2
-    // as the three pieces is within 2⁻¹⁰⁰ of it, k times that far below 2⁻⁴⁶·|r| (the closest
-    // float32 below 2²⁰ to a multiple of π/2 is 2⁻²⁹ away from it).
+    // r = a − k·π/2: the first step exact, each of the others rounded once (2⁻⁵³ of r); the
+    // three pieces are within 2⁻¹⁰³ of π/2, k times that (below 2⁻⁸³) far below 2⁻⁴⁶·|r|: the
+    // closest float32 below 2²⁰ to a multiple of π/2, 252.89821, is 2⁻²⁷·⁸ from it.
     let r = (-kf).mul_add(PIO2_1, a);
     let r = (-kf).mul_add(PIO2_2, r);
     let r = (-kf).mul_add(PIO2_3, r);
@@ -593,7 +615,13 @@ mod tests {
                     .map(|k| k as f32 * std::f32::consts::FRAC_PI_2)
                     .collect();
                 m.extend((0..20).map(|e| (1u32 << e) as f32 * 1.234_567));
-                m.extend([1_048_576.0, 1.0e-4, std::f32::consts::FRAC_PI_4]);
+                // The float32 closest to a multiple of π/2 below 2²⁰ (252.89821).
+                m.extend([
+                    1_048_576.0,
+                    1.0e-4,
+                    std::f32::consts::FRAC_PI_4,
+                    f32::from_bits(0x437c_e5f1),
+                ]);
                 m
             }
             Fn1::Tanh => vec![9.010_913, 8.317_766, 20.0, 1.0e-4, 0.55],
@@ -613,7 +641,12 @@ mod tests {
     fn check(f: Fn1, xs: &[u32]) {
         let xf: Vec<f32> = xs.iter().map(|&b| f32::from_bits(b)).collect();
         let mut got = vec![0u32; xs.len()];
-        assert!(each(f, &xf, &mut got, |a| a, f32::to_bits));
+        let bits = Io {
+            load: |a: f32| a,
+            store: f32::to_bits,
+            stored_nan: |o: u32| f32::from_bits(o).is_nan(),
+        };
+        assert!(each(f, &xf, &mut got, bits));
         let mut bad = Vec::new();
         for (i, (&x, &g)) in xf.iter().zip(&got).enumerate() {
             let want = math::real_f32(f, x).to_bits();
@@ -634,7 +667,7 @@ mod tests {
             for start in 0..4.min(xf.len().saturating_sub(len)) {
                 let x = &xf[start..start + len];
                 let mut out = vec![0f32; len];
-                assert!(each(f, x, &mut out, |a| a, |r| r));
+                assert!(each(f, x, &mut out, plain()));
                 for (i, (&a, &o)) in x.iter().zip(&out).enumerate() {
                     let want = math::real_f32(f, a).to_bits();
                     assert_eq!(o.to_bits(), want, "{f:?} lane {i} of {len}: {a:e}");
@@ -731,9 +764,14 @@ mod tests {
         let xs: Vec<u16> = (0..=u16::MAX).collect();
         let load = |w: u16| f32::from_bits(u32::from(w) << 16);
         let store = |r: f32| (r.to_bits() >> 16) as u16;
+        let io = Io {
+            load,
+            store,
+            stored_nan: |o: u16| o & 0x7fff > 0x7f80,
+        };
         for f in ALL {
             let mut out = vec![0u16; xs.len()];
-            assert!(each(f, &xs, &mut out, load, store));
+            assert!(each(f, &xs, &mut out, io));
             for (&w, &o) in xs.iter().zip(&out) {
                 assert_eq!(o, store(math::real_f32(f, load(w))), "{f:?} {w:#06x}");
             }
@@ -796,7 +834,7 @@ mod tests {
                                 for (i, x) in xs[..n].iter_mut().enumerate() {
                                     *x = f32::from_bits((b + i as u64) as u32);
                                 }
-                                each(f, &xs[..n], &mut out[..n], |a| a, |r| r);
+                                each(f, &xs[..n], &mut out[..n], plain());
                                 for (&x, &o) in xs[..n].iter().zip(&out[..n]) {
                                     if k(x).is_nan() && !x.is_nan() {
                                         punts += 1;
