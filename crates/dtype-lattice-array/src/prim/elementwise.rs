@@ -5,7 +5,8 @@
 //! `is_finite`, bitwise operations and shifts (`not`, `and`, `or`, `xor`, `shift_left`,
 //! `shift_right_arithmetic`, `shift_right_logical`, `population_count`, `clz`), rounding
 //! (`floor`, `ceil`, `round`), complex parts (`real`, `imag`, `conj`) and the transcendental
-//! functions ([`super::math`]). `select_n`, `clamp` and `bitcast_convert_type` are in
+//! functions ([`super::math`]; on float32 lanes `exp`, `log`, `sin` and their kin run
+//! vectorised through [`super::vmath`], with the same results). `select_n`, `clamp` and `bitcast_convert_type` are in
 //! [`super::select`].
 //!
 //! One generic kernel per operation runs on the dtype's compute lane ([`super::lanes`]):
