@@ -4,11 +4,13 @@
 //! beside tools/bench_arrays_peers.py. `astype_f32_f8e4m3fn_2e24`: 2^24 float32 → float8_e4m3fn into a new
 //! buffer, the counterpart of `x.astype(ml_dtypes.float8_e4m3fn)` and jitted
 //! `x.astype(jnp.float8_e4m3fn)` timed by tools/bench_convert_peers.py on the same input.
+//! `exp_f32_2e24`, `log1p_f32_2e24`, … and their `_256x32` twins: the float32 transcendentals
+//! of `prim::vmath` through `prim::bind`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dtype_lattice::DType;
 use dtype_lattice_array::convert::{convert, convert_to_vec};
-use dtype_lattice_array::{Array, numpy as jnp};
+use dtype_lattice_array::{Array, numpy as jnp, prim};
 use std::hint::black_box;
 
 /// The peers' input: `np.random.default_rng(0).standard_normal(2**24, dtype=np.float32) * 100`
@@ -86,6 +88,27 @@ fn bench(c: &mut Criterion) {
     g.bench_function("astype_f8e4m3fn_f32_2e24", |b| {
         b.iter(|| convert_to_vec(DType::Float8E4M3Fn, black_box(&f8), DType::Float32).unwrap())
     });
+    // Transcendentals (prim::vmath): float32 [256, 32] (one thread) and 2^24 elements of the
+    // peers' spread (arguments to ±1600; log1p of their magnitudes).
+    let small = Array::from_bytes(DType::Float32, &[256, 32], &src[..4 * 8192]).unwrap();
+    let abs = prim::by_name("abs").unwrap();
+    let none = prim::Params::new();
+    let abs32 = prim::bind(abs, &[&a32], &none).unwrap().remove(0);
+    let abs_small = prim::bind(abs, &[&small], &none).unwrap().remove(0);
+    for name in ["exp", "log1p", "logistic", "sin", "tanh"] {
+        let p = prim::by_name(name).unwrap();
+        let (x, xs) = if name == "log1p" {
+            (&abs32, &abs_small)
+        } else {
+            (&a32, &small)
+        };
+        g.bench_function(format!("{name}_f32_2e24"), |b| {
+            b.iter(|| prim::bind(p, &[black_box(x)], &none).unwrap())
+        });
+        g.bench_function(format!("{name}_f32_256x32"), |b| {
+            b.iter(|| prim::bind(p, &[black_box(xs)], &none).unwrap())
+        });
+    }
     g.finish();
 }
 

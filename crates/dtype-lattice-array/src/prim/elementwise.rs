@@ -5,7 +5,8 @@
 //! `is_finite`, bitwise operations and shifts (`not`, `and`, `or`, `xor`, `shift_left`,
 //! `shift_right_arithmetic`, `shift_right_logical`, `population_count`, `clz`), rounding
 //! (`floor`, `ceil`, `round`), complex parts (`real`, `imag`, `conj`) and the transcendental
-//! functions ([`super::math`]). `select_n`, `clamp` and `bitcast_convert_type` are in
+//! functions ([`super::math`]; on float32 lanes `exp`, `log`, `sin` and their kin run
+//! vectorised through [`super::vmath`], with the same results). `select_n`, `clamp` and `bitcast_convert_type` are in
 //! [`super::select`].
 //!
 //! One generic kernel per operation runs on the dtype's compute lane ([`super::lanes`]):
@@ -173,6 +174,11 @@ pub(crate) trait Arith: Lane {
         let _ = f;
         self
     }
+    /// [`Arith::f1`] of every element (float32 lanes: vectorised where [`super::vmath`] has
+    /// the function).
+    fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> {
+        v.into_iter().map(|a| a.f1(f)).collect()
+    }
     /// Bitwise `and`, `or`, `xor`, `not` (logical for bool).
     fn and(self, o: Self) -> Self {
         let _ = o;
@@ -331,7 +337,7 @@ pub(crate) use nan_first;
 
 /// IEEE arithmetic at the lane's precision; `max`/`min` propagate NaN (XLA's semantics).
 macro_rules! float_arith {
-    ($($t:ty, $f1:expr, $wide:ty);*) => {$(
+    ($($t:ty, $f1:expr, $wide:ty, $f1_all:expr);*) => {$(
         impl Arith for $t {
             type Real = $t;
             type Cplx = Complex<$t>;
@@ -366,10 +372,14 @@ macro_rules! float_arith {
             fn round_even(self) -> Self { self.round_ties_even() }
             fn is_finite(self) -> bool { self.is_finite() }
             fn f1(self, f: Fn1) -> Self { $f1(f, self) }
+            fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> { $f1_all(v, f) }
         }
     )*};
 }
-float_arith!(f32, math::real_f32, f64; f64, math::real_f64, f64);
+float_arith!(
+    f32, math::real_f32, f64, super::vmath::map_vec;
+    f64, math::real_f64, f64, |v: Vec<f64>, f| v.into_iter().map(|a| math::real_f64(f, a)).collect()
+);
 
 macro_rules! complex_arith {
     ($($t:ty, $f1:expr);*) => {$(
@@ -607,7 +617,7 @@ impl Op {
     }
 
     /// The transcendental function of the operation, if it is one.
-    fn fn1(self) -> Option<Fn1> {
+    pub(crate) fn fn1(self) -> Option<Fn1> {
         Some(match self {
             Op::Exp => Fn1::Exp,
             Op::Exp2 => Fn1::Exp2,
@@ -970,15 +980,15 @@ fn kernel<T: Arith>(
             .copied()
             .unwrap_or_else(T::ln2);
         let p = round(map(&x, |a| a.mul(ln2)));
-        return Ok(same(map(&p, |a| a.f1(Fn1::Exp))));
+        return Ok(same(T::f1_all(p, Fn1::Exp)));
     }
     if let Some(f) = op.fn1() {
         if matches!(op, Op::Sin | Op::Tan | Op::Atan) && od == DType::Float32 {
             // XLA's float32 sin, tan and atan return subnormal inputs as they are.
             let x = T::load_raw(inputs[0]);
-            return Ok(T::store_raw(od, map(&x, |a| a.f1(f))));
+            return Ok(T::store_raw(od, T::f1_all(x, f)));
         }
-        return Ok(same(map(&x, |a| a.f1(f))));
+        return Ok(same(T::f1_all(x, f)));
     }
     if matches!(op, Op::Neg | Op::Abs | Op::Real | Op::Imag | Op::Conj) {
         // Sign and bit operations: no flushing of subnormals.
@@ -1128,6 +1138,11 @@ fn impl_rule<const OP: u8>(
     let x = inputs[0];
     if let [a, b] = inputs
         && let Some(data) = super::fast::binary(op, a, b, aval)
+    {
+        return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
+    }
+    if let [a] = inputs
+        && let Some(data) = super::fast::unary(op, a, aval)
     {
         return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
     }

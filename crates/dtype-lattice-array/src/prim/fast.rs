@@ -1,8 +1,9 @@
 //! Fast paths for the hottest elementwise primitives: `add`, `sub`, `mul`, `max` and `min` of
-//! two operands of one shape in float32, bfloat16 or an 8-bit float format. They compute bit
-//! for bit what the generic kernel of [`super::elementwise`] computes (denormals off, one
-//! rounding per primitive, the same NaN signs), in one pass over the operands, on all cores
-//! for large arrays:
+//! two operands of one shape in float32, bfloat16 or an 8-bit float format, and the
+//! transcendental functions of [`super::vmath`] in float32 and bfloat16. They compute bit for
+//! bit what the generic kernel of [`super::elementwise`] computes (denormals off, one rounding
+//! per primitive, the same NaN signs), in one pass over the operands, on all cores for large
+//! arrays:
 //!
 //! - float32 and bfloat16: a fused loop (load, flush subnormals, operate, flush, round);
 //! - the 8-bit formats: a 65,536-entry table of every pair of operands, built once per
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use dtype_lattice::{DType, Kind};
 
 use super::elementwise::Op;
+use super::math::Fn1;
 use crate::array::{Array, ShapedArray, Storage};
 
 /// Below this many elements one thread does the work.
@@ -116,6 +118,98 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
     }
 }
 
+/// `f(x chunk, out chunk)` over `n` fresh words, split across the cores for large arrays.
+fn map_par<W: Sync, O: crate::array::storage::pool::Pooled + Send>(
+    x: &[W],
+    f: impl Fn(&[W], &mut [O]) + Sync,
+) -> Arc<Vec<O>> {
+    let n = x.len();
+    let threads = if n < PARALLEL_MIN { 1 } else { threads() };
+    let filled =
+        crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, false, |out| {
+            if threads < 2 {
+                f(x, out);
+                return Ok(());
+            }
+            let chunk = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                for (o, a) in out.chunks_mut(chunk).zip(x.chunks(chunk)) {
+                    let f = &f;
+                    s.spawn(move || f(a, o));
+                }
+            });
+            Ok(())
+        });
+    match filled {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
+/// A float32's bits with a subnormal flushed to a zero of its sign, unless `keep` is all ones.
+#[inline(always)]
+fn flush_bits(b: u32, keep: u32) -> u32 {
+    let keep = if b & 0x7f80_0000 == 0 {
+        keep | 0x8000_0000
+    } else {
+        u32::MAX
+    };
+    b & keep
+}
+
+/// A float32 result as bfloat16, rounding to nearest even; NaN keeps its sign with the
+/// canonical payload.
+#[inline(always)]
+fn to_bf16(r: f32) -> u16 {
+    let bits = r.to_bits();
+    if r.is_nan() {
+        ((bits >> 16) & 0x8000) as u16 | 0x7fc0
+    } else {
+        let round = 0x7fff + ((bits >> 16) & 1);
+        (bits.wrapping_add(round) >> 16) as u16
+    }
+}
+
+/// The fast result of a transcendental `op` ([`super::vmath`]) on a float32 or bfloat16 array
+/// (the output of its dtype and shape), or `None` where the generic kernel must do it.
+pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
+    let f = op.fn1()?;
+    if !super::vmath::fast(f)
+        || out.dtype() != x.dtype()
+        || !crate::array::same_shape(x.shape(), out.shape())
+    {
+        return None;
+    }
+    match x.storage() {
+        Storage::W32(a) if x.dtype() == DType::Float32 => {
+            // XLA's float32 sin returns subnormal arguments as they are (no flushing in or out).
+            let keep = if f == Fn1::Sin { u32::MAX } else { 0 };
+            let io = super::vmath::Io {
+                load: move |w| f32::from_bits(flush_bits(w, keep)),
+                store: move |r: f32| flush_bits(r.to_bits(), keep),
+                stored_nan: |o| o & 0x7fff_ffff > 0x7f80_0000,
+            };
+            let v = map_par(a, |xs, os| {
+                super::vmath::map(f, xs, os, io);
+            });
+            Some(Storage::W32(v))
+        }
+        // bfloat16's exp2 rounds log(2) and the product to bfloat16 first (the generic kernel).
+        Storage::W16(a) if x.dtype() == DType::BFloat16 && f != Fn1::Exp2 => {
+            let io = super::vmath::Io {
+                load: |w| flush(f32::from_bits(u32::from(w) << 16)),
+                store: |r| to_bf16(flush(r)),
+                stored_nan: |o| o & 0x7fff > 0x7f80,
+            };
+            let v = map_par(a, |xs, os| {
+                super::vmath::map(f, xs, os, io);
+            });
+            Some(Storage::W16(v))
+        }
+        _ => None,
+    }
+}
+
 fn f32_loop<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
     zip_par(a, b, |a, b| {
         let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
@@ -129,14 +223,7 @@ fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Arc<Vec<u16>> {
     zip_par(a, b, |a, b| {
         let a = flush(f32::from_bits(u32::from(a) << 16));
         let b = flush(f32::from_bits(u32::from(b) << 16));
-        let r = flush(apply::<OP>(a, b));
-        let bits = r.to_bits();
-        if r.is_nan() {
-            ((bits >> 16) & 0x8000) as u16 | 0x7fc0
-        } else {
-            let round = 0x7fff + ((bits >> 16) & 1);
-            (bits.wrapping_add(round) >> 16) as u16
-        }
+        to_bf16(flush(apply::<OP>(a, b)))
     })
 }
 
@@ -266,6 +353,75 @@ mod tests {
             .flat_map(|b| (*b as u16).to_le_bytes())
             .collect();
         check(DType::BFloat16, &x16, &y16, n);
+    }
+
+    /// The transcendental fast paths against the generic kernel's scalar form (load, flush,
+    /// `real_f32` per element, flush, round), bit for bit, on float32 and bfloat16 arrays large
+    /// enough for the parallel split, every bit pattern of bfloat16 included.
+    #[test]
+    fn transcendentals_agree_with_the_scalar_kernel() {
+        use super::super::lanes::Lane;
+        use super::super::math::real_f32;
+        let n = PARALLEL_MIN + 4_321;
+        let ops = [
+            Op::Exp,
+            Op::Exp2,
+            Op::Expm1,
+            Op::Log,
+            Op::Log1p,
+            Op::Logistic,
+            Op::Sin,
+            Op::Cos,
+            Op::Tanh,
+            Op::Sinh,
+            Op::Cosh,
+        ];
+        // Small magnitudes (a third of the patterns are subnormal or near 1), then any.
+        let x32: Vec<u8> = bits(n, 11)
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| {
+                let b = *b as u32;
+                (if i % 3 == 0 {
+                    b & 0x80ff_ffff
+                } else if i % 3 == 1 {
+                    b & 0xbfff_ffff
+                } else {
+                    b
+                })
+                .to_le_bytes()
+            })
+            .collect();
+        let x16: Vec<u8> = (0..n).flat_map(|i| (i as u16).to_le_bytes()).collect();
+        for (dtype, bytes) in [(DType::Float32, x32), (DType::BFloat16, x16)] {
+            let x = Array::from_bytes(dtype, &[n], &bytes).unwrap();
+            let aval = ShapedArray::new(&[n], dtype, false);
+            for op in ops {
+                let f = op.fn1().unwrap();
+                let Some(fast) = unary(op, &x, &aval) else {
+                    assert!(
+                        !super::super::vmath::fast(f)
+                            || (dtype == DType::BFloat16 && op == Op::Exp2),
+                        "{op:?} {dtype}"
+                    );
+                    continue;
+                };
+                let raw = op == Op::Sin && dtype == DType::Float32;
+                let v = if raw {
+                    f32::load_raw(&x)
+                } else {
+                    f32::load(&x)
+                };
+                let v: Vec<f32> = v.into_iter().map(|a| real_f32(f, a)).collect();
+                let want = if raw {
+                    f32::store_raw(dtype, v)
+                } else {
+                    f32::store(dtype, v)
+                };
+                let want = Array::from_parts(aval.clone(), want);
+                assert_eq!(fast.bytes(), want.as_bytes(), "{op:?} {dtype}");
+            }
+        }
     }
 
     #[test]

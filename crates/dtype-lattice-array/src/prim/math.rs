@@ -8,7 +8,10 @@
 //!   units in the last place, not bit for bit.
 //! - float32: computed in float64 and rounded once (correctly rounded but for double rounding),
 //!   except `sqrt` (IEEE, exact) and `erf_inv` (Giles' float32 polynomial, XLA's); XLA's own
-//!   float32 approximations differ from the correctly rounded result by an ulp or two.
+//!   float32 approximations differ from the correctly rounded result by an ulp or two. Slices
+//!   of float32 lanes get `exp`, `exp2`, `expm1`, `log`, `log1p`, `logistic`, `sin`, `cos`,
+//!   `tanh`, `sinh` and `cosh` from [`super::vmath`], which gives [`real_f32`]'s results bit for
+//!   bit, vectorised.
 //! - float16, bfloat16 and the float8/float6/float4 formats: the float32 result rounded once to
 //!   the format, as XLA's CPU backend computes them (in float32); they differ from JAX only
 //!   where the float32 results differ and the rounding of the two falls on different sides.

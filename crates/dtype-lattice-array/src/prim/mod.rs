@@ -33,6 +33,7 @@ mod simd;
 mod slicing;
 mod structural;
 pub mod transpose;
+mod vmath;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 pub(crate) use structural::BROADCAST_IN_DIM;
