@@ -2,8 +2,8 @@
 //! (8 lanes of 32 bits), chosen at run time with `is_x86_feature_detected!`; other CPUs run the
 //! same loops compiled for the baseline target (SSE2 on x86-64, 4 lanes).
 //!
-//! There are no intrinsics here: [`zip_into`] applies a branch-free closure element by
-//! element, which LLVM vectorises; only the target differs (bfloat16 addition runs about
+//! There are no intrinsics here: [`zip_into`] and [`map_into`] apply a branch-free closure
+//! element by element, which LLVM vectorises; only the target differs (bfloat16 addition runs about
 //! 1.8 times as fast in one thread with AVX2 as with SSE2).
 //!
 //! # Why this module may use `unsafe`
@@ -32,6 +32,26 @@ pub(crate) fn zip_into<A: Copy, B: Copy, O>(
     zip_loop(x, y, out, f);
 }
 
+/// `out[i] = f(x[i])` over the shorter of the two, with AVX2 and FMA where this CPU has them.
+#[inline]
+pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
+        unsafe { avx2::map_into(x, out, f) };
+        return;
+    }
+    map_loop(x, out, f);
+}
+
+/// The loop both targets compile.
+#[inline(always)]
+fn map_loop<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
+    for (o, &a) in out.iter_mut().zip(x) {
+        *o = f(a);
+    }
+}
+
 /// The loop both targets compile.
 #[inline(always)]
 fn zip_loop<A: Copy, B: Copy, O>(x: &[A], y: &[B], out: &mut [O], f: impl Fn(A, B) -> O) {
@@ -51,13 +71,18 @@ mod avx2 {
     ) {
         super::zip_loop(x, y, out, f);
     }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
+        super::map_loop(x, out, f);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every lane of the dispatched path (AVX2 where the CPU has it) and of the baseline loop
+    /// Every lane of the dispatched paths (AVX2 where the CPU has it) and of the baseline loops
     /// against the closure applied alone, for float32 arithmetic with NaN and subnormal
     /// operands, on odd lengths.
     #[test]
@@ -86,6 +111,13 @@ mod tests {
             for i in 0..len {
                 let want = f(xs[i], ys[i]);
                 assert_eq!((fast[i], base[i]), (want, want), "lane {i} of {len}");
+            }
+            let g = |a: u32| f(a, 0x3fc0_0000);
+            map_into(&xs[..len], &mut fast, g);
+            map_loop(&xs[..len], &mut base, g);
+            for i in 0..len {
+                let want = g(xs[i]);
+                assert_eq!((fast[i], base[i]), (want, want), "map lane {i} of {len}");
             }
         }
     }
