@@ -224,6 +224,32 @@ macro_rules! words {
 
 words!(u8 => W8, u16 => W16, u32 => W32, u64 => W64, u128 => W128);
 
+/// A word of at most 64 bits, as a `u64` and back (truncating): what word loops that move
+/// bits between widths compute in.
+pub(crate) trait Word64: Word + pool::Pooled {
+    /// The word, zero-extended.
+    fn to_u64(self) -> u64;
+    /// The low bits of `v`.
+    fn from_u64(v: u64) -> Self;
+}
+
+macro_rules! word64 {
+    ($($t:ty),*) => {$(
+        impl Word64 for $t {
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                u64::from(self)
+            }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+
+word64!(u8, u16, u32, u64);
+
 impl Storage {
     /// The number of words.
     pub(crate) fn len(&self) -> usize {
@@ -287,6 +313,18 @@ impl Storage {
             4 => words::<u32, E>(n, zero, fill),
             8 => words::<u64, E>(n, zero, fill),
             _ => words::<u128, E>(n, zero, fill),
+        }
+    }
+
+    /// Storage of `n` words of `W`, each written by `fill` (which may be given a recycled
+    /// buffer's old words instead of zeros).
+    pub(crate) fn words<W: Word + pool::Pooled>(n: usize, fill: impl FnOnce(&mut [W])) -> Storage {
+        match pool::shared::<W, std::convert::Infallible>(n, false, |v| {
+            fill(v);
+            Ok(())
+        }) {
+            Ok(a) => W::into_shared_storage(a),
+            Err(never) => match never {},
         }
     }
 

@@ -1125,6 +1125,12 @@ fn impl_rule<const OP: u8>(
 ) -> Result<Outputs, Error> {
     let op = Op::of(OP);
     let aval = &out[0];
+    // The fast paths take a scalar operand as it is (no broadcast copy).
+    if let [a, b] = inputs
+        && let Some(data) = super::fast::binary(op, a, b, aval)
+    {
+        return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
+    }
     let owned;
     let inputs: &[&Array] = if inputs
         .iter()

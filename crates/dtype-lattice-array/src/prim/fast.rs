@@ -1,5 +1,6 @@
-//! Fast paths for the hottest elementwise primitives: `add`, `sub`, `mul`, `max` and `min` of
-//! two operands of one shape in float32, bfloat16 or an 8-bit float format, and the
+//! Fast paths for the hottest elementwise primitives: `add`, `sub`, `mul`, `div`, `max` and
+//! `min` of two operands of one shape, or of an array and a scalar (an operand of one element,
+//! broadcast without being copied), in float32, bfloat16 or an 8-bit float format, and the
 //! transcendental functions of [`super::vmath`] in float32 and bfloat16. They compute bit for
 //! bit what the generic kernel of [`super::elementwise`] computes (denormals off, one rounding
 //! per primitive, the same NaN signs), in one pass over the operands, on all cores for large
@@ -18,7 +19,7 @@ use dtype_lattice::{DType, Kind};
 
 use super::elementwise::Op;
 use super::math::Fn1;
-use crate::array::{Array, ShapedArray, Storage};
+use crate::array::{Array, ShapedArray, Storage, Word};
 
 /// Below this many elements one thread does the work.
 const PARALLEL_MIN: usize = 1 << 16;
@@ -40,6 +41,7 @@ const SUB: u8 = 1;
 const MUL: u8 = 2;
 const MAX: u8 = 3;
 const MIN: u8 = 4;
+const DIV: u8 = 5;
 
 /// The operation as a constant (one loop per operation, no branch on it inside).
 fn code(op: Op) -> u8 {
@@ -48,6 +50,7 @@ fn code(op: Op) -> u8 {
         Op::Sub => SUB,
         Op::Mul => MUL,
         Op::Max => MAX,
+        Op::Div => DIV,
         _ => MIN,
     }
 }
@@ -58,6 +61,7 @@ fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
         ADD => super::elementwise::nan_first!(a, b, a + b),
         SUB => super::elementwise::nan_first!(a, b, a - b),
         MUL => super::elementwise::nan_first!(a, b, a * b),
+        DIV => super::elementwise::nan_first!(a, b, a / b),
         MAX => {
             if a.is_nan() || b.is_nan() {
                 f32::NAN
@@ -85,29 +89,54 @@ fn threads() -> usize {
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |t| t.get().min(8)))
 }
 
-/// `out[i] = f(x[i], y[i])`, split across the cores for large arrays.
+/// An operand of a fast binary operation: the words of an array of the output's shape, or one
+/// word standing for every element (a 0-d operand, or any of one element, broadcast).
+#[derive(Clone, Copy)]
+enum Side<'a, W> {
+    Words(&'a [W]),
+    Scalar(W),
+}
+
+/// `out[i] = f(x[i], y[i])` (a scalar side the same for every `i`), split across the cores for
+/// large arrays.
 fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pooled + Send>(
-    x: &[W],
-    y: &[W],
+    x: Side<'_, W>,
+    y: Side<'_, W>,
     f: impl Fn(W, W) -> O + Sync,
 ) -> Arc<Vec<O>> {
-    let n = x.len().min(y.len());
+    let n = match (x, y) {
+        (Side::Words(a), Side::Words(b)) => a.len().min(b.len()),
+        (Side::Words(a), Side::Scalar(_)) | (Side::Scalar(_), Side::Words(a)) => a.len(),
+        (Side::Scalar(_), Side::Scalar(_)) => 1,
+    };
+    // Output elements `start..start + out.len()`.
+    let part = |start: usize, out: &mut [O]| {
+        let m = out.len();
+        match (x, y) {
+            (Side::Words(a), Side::Words(b)) => {
+                super::simd::zip_into(&a[start..start + m], &b[start..start + m], out, &f);
+            }
+            (Side::Words(a), Side::Scalar(s)) => {
+                super::simd::map_into(&a[start..start + m], out, |a| f(a, s));
+            }
+            (Side::Scalar(s), Side::Words(b)) => {
+                super::simd::map_into(&b[start..start + m], out, |b| f(s, b));
+            }
+            (Side::Scalar(s), Side::Scalar(t)) => out.fill_with(|| f(s, t)),
+        }
+    };
     let threads = if n < PARALLEL_MIN { 1 } else { threads() };
     let filled =
         crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, false, |out| {
             if threads < 2 {
-                super::simd::zip_into(x, y, out, &f);
+                part(0, out);
                 return Ok(());
             }
             let chunk = n.div_ceil(threads);
             std::thread::scope(|s| {
-                for ((o, a), b) in out
-                    .chunks_mut(chunk)
-                    .zip(x.chunks(chunk))
-                    .zip(y.chunks(chunk))
-                {
-                    let f = &f;
-                    s.spawn(move || super::simd::zip_into(a, b, o, f));
+                for (i, o) in out.chunks_mut(chunk).enumerate() {
+                    let part = &part;
+                    s.spawn(move || part(i * chunk, o));
                 }
             });
             Ok(())
@@ -210,7 +239,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     }
 }
 
-fn f32_loop<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
+fn f32_loop<const OP: u8>(a: Side<'_, u32>, b: Side<'_, u32>) -> Arc<Vec<u32>> {
     zip_par(a, b, |a, b| {
         let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
         flush(r).to_bits()
@@ -219,7 +248,7 @@ fn f32_loop<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
 
 /// bfloat16 in float32 and back, rounding to nearest even; NaN keeps its sign with the
 /// canonical payload.
-fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Arc<Vec<u16>> {
+fn bf16_loop<const OP: u8>(a: Side<'_, u16>, b: Side<'_, u16>) -> Arc<Vec<u16>> {
     zip_par(a, b, |a, b| {
         let a = flush(f32::from_bits(u32::from(a) << 16));
         let b = flush(f32::from_bits(u32::from(b) << 16));
@@ -227,44 +256,62 @@ fn bf16_loop<const OP: u8>(a: &[u16], b: &[u16]) -> Arc<Vec<u16>> {
     })
 }
 
-/// The fast result of `op` on `x` and `y` (one shape, one dtype), or `None` where the generic
-/// kernel must do it.
+/// The operand's words as a [`Side`] of an output of `n` elements: all of them, or its one
+/// word when it has a single element.
+fn side<'a, W: Word>(x: &'a Array, n: usize) -> Option<Side<'a, W>> {
+    let w = W::view(x.storage())?;
+    match w {
+        _ if w.len() == n => Some(Side::Words(w)),
+        [s] => Some(Side::Scalar(*s)),
+        _ => None,
+    }
+}
+
+/// The fast result of `op` on `x` and `y` (one dtype; each of the output's shape or of one
+/// element, broadcast), or `None` where the generic kernel must do it.
 pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<Storage> {
     if !matches!(
         op,
-        Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Max | Op::Min
-    ) || !crate::array::same_shape(x.shape(), out.shape())
-        || !crate::array::same_shape(y.shape(), out.shape())
-        || x.dtype() != y.dtype()
+        Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Div | Op::Max | Op::Min
+    ) || x.dtype() != y.dtype()
         || out.dtype() != x.dtype()
     {
         return None;
     }
-    match (x.storage(), y.storage()) {
-        (Storage::W32(a), Storage::W32(b)) if x.dtype() == DType::Float32 => {
+    let of_out = |a: &Array| crate::array::same_shape(a.shape(), out.shape());
+    if !(of_out(x) && (of_out(y) || y.size() == 1) || of_out(y) && x.size() == 1) {
+        return None;
+    }
+    let n = out.size();
+    let d = x.dtype();
+    match x.storage() {
+        Storage::W32(_) if d == DType::Float32 => {
+            let (a, b) = (side(x, n)?, side(y, n)?);
             let v = match code(op) {
                 ADD => f32_loop::<ADD>(a, b),
                 SUB => f32_loop::<SUB>(a, b),
                 MUL => f32_loop::<MUL>(a, b),
+                DIV => f32_loop::<DIV>(a, b),
                 MAX => f32_loop::<MAX>(a, b),
                 _ => f32_loop::<MIN>(a, b),
             };
             Some(Storage::W32(v))
         }
-        (Storage::W16(a), Storage::W16(b)) if x.dtype() == DType::BFloat16 => {
+        Storage::W16(_) if d == DType::BFloat16 => {
+            let (a, b) = (side(x, n)?, side(y, n)?);
             let v = match code(op) {
                 ADD => bf16_loop::<ADD>(a, b),
                 SUB => bf16_loop::<SUB>(a, b),
                 MUL => bf16_loop::<MUL>(a, b),
+                DIV => bf16_loop::<DIV>(a, b),
                 MAX => bf16_loop::<MAX>(a, b),
                 _ => bf16_loop::<MIN>(a, b),
             };
             Some(Storage::W16(v))
         }
-        (Storage::W8(a), Storage::W8(b))
-            if x.dtype().kind() == Kind::Float && x.dtype().bits() == 8 =>
-        {
-            let table = table(op, x.dtype())?;
+        Storage::W8(_) if d.kind() == Kind::Float && d.bits() == 8 => {
+            let (a, b) = (side::<u8>(x, n)?, side::<u8>(y, n)?);
+            let table = table(op, d)?;
             let table: &[u8; 1 << 16] = table.as_slice().try_into().ok()?;
             let v = zip_par(a, b, |a, b| {
                 table[usize::from(u16::from(a) << 8 | u16::from(b))]
@@ -318,10 +365,45 @@ mod tests {
         let a = Array::from_bytes(dtype, &[n], x).unwrap();
         let b = Array::from_bytes(dtype, &[n], y).unwrap();
         let aval = ShapedArray::new(&[n], dtype, false);
-        for op in [Op::Add, Op::Sub, Op::Mul, Op::Max, Op::Min] {
+        let generic = super::super::elementwise::generic_binary;
+        // Scalar operands: a few of `y`'s elements and the special values (zeros, infinities,
+        // NaNs of both signs, a subnormal, 1, 3), each against the generic kernel on the
+        // scalar repeated.
+        let w = x.len() / n;
+        let special: [u32; 10] = [
+            0,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0001,
+            0xffc0_0000,
+            0x8000_0001,
+            0x3f80_0000,
+            0x4040_0000,
+            0x0000_0001,
+        ];
+        let mut scalars: Vec<Vec<u8>> = [0, 1, n / 2, n - 1]
+            .iter()
+            .map(|&i| y[i * w..(i + 1) * w].to_vec())
+            .collect();
+        scalars.extend(special.iter().map(|&v| {
+            let v = if w == 4 { v } else { v >> (32 - 8 * w) };
+            v.to_le_bytes()[..w].to_vec()
+        }));
+        for op in [Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Max, Op::Min] {
             let fast = binary(op, &a, &b, &aval).expect("a fast path");
-            let slow = super::super::elementwise::generic_binary(op, &a, &b, &aval).unwrap();
+            let slow = generic(op, &a, &b, &aval).unwrap();
             assert_eq!(fast.bytes(), slow.as_bytes(), "{op:?} {dtype}");
+            for v in &scalars {
+                let s = Array::from_bytes(dtype, &[], v).unwrap();
+                let full = Array::from_bytes(dtype, &[n], &v.repeat(n)).unwrap();
+                let fast = binary(op, &a, &s, &aval).expect("a fast path");
+                let slow = generic(op, &a, &full, &aval).unwrap();
+                assert_eq!(fast.bytes(), slow.as_bytes(), "{op:?} {dtype} by {v:x?}");
+                let fast = binary(op, &s, &a, &aval).expect("a fast path");
+                let slow = generic(op, &full, &a, &aval).unwrap();
+                assert_eq!(fast.bytes(), slow.as_bytes(), "{op:?} {dtype} {v:x?} by");
+            }
         }
     }
 

@@ -46,9 +46,10 @@ use dtype_lattice::{DType, Error};
 
 use super::structural::strides;
 use super::{Param, Params, Primitive};
+use crate::array::storage::Word64;
 use crate::array::storage::sealed::Words;
 use crate::array::{Array, ShapedArray, Storage, py_shape};
-use crate::random::{Key, Random, Values, implemented, output_size, threefry2x32};
+use crate::random::{Random, batch, implemented, output_size};
 
 /// The implementation of a key operand, or JAX's `TypeError` for a non-key operand.
 fn key_operand(prim: &str, x: &ShapedArray) -> Result<&'static KeyImpl, Error> {
@@ -74,11 +75,6 @@ fn impl_param(prim: &str, params: &Params) -> Result<&'static KeyImpl, Error> {
 /// A key array's words (`key_words` per key, row-major).
 fn key_words(x: &Array) -> Result<&[u32], Error> {
     u32::view(x.storage()).ok_or_else(|| crate::array::invalid("keys", "storage width"))
-}
-
-/// The threefry2x32 key at flat index `i`.
-fn key_at(words: &[u32], i: usize) -> Key {
-    Key::from_data([words[2 * i], words[2 * i + 1]])
 }
 
 /// A key array of `aval` from its words.
@@ -186,16 +182,24 @@ fn split_impl(
     let keys = inputs[0];
     implemented(keys.dtype())?;
     let shape = params.usizes(prim.name, "shape")?;
+    // Each key's split alone must be a valid one (JAX's 2^64 refusal, the memory limit).
+    let per_key = output_size(&shape)?;
     let total = output_keys(out[0].shape())?;
-    let rng = Random::new();
     let words = key_words(keys)?;
-    let mut data = Vec::new();
-    data.try_reserve_exact(2 * total)
-        .map_err(|_| crate::array::invalid("shape", "cannot allocate the keys"))?;
-    for i in 0..keys.size() {
-        data.extend_from_slice(rng.split(&key_at(words, i), &shape)?.key_data());
+    reserve::<u32>(2 * total, "keys")?;
+    let data = Storage::words::<u32>(2 * total, |data| batch::split(words, per_key, data));
+    Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
+}
+
+/// JAX's failure to allocate, as an error rather than an abort: `n` words of `W` are tried
+/// first (for outputs of more than a mebibyte).
+fn reserve<W>(n: usize, what: &str) -> Result<(), Error> {
+    if n.saturating_mul(size_of::<W>()) > 1 << 20 {
+        Vec::<W>::new()
+            .try_reserve_exact(n)
+            .map_err(|_| crate::array::invalid("shape", format!("cannot allocate the {what}")))?;
     }
-    Ok(smallvec::smallvec![keys_array(&out[0], data)])
+    Ok(())
 }
 
 /// `random_split[shape]`: `shape` new keys under each key (`jax.random.split`).
@@ -285,16 +289,36 @@ fn fold_in_impl(
     let msg = msgs_u32.as_slice::<u32>()?;
     let words = key_words(keys)?;
     let n = output_keys(out[0].shape())?;
-    let (ki, mi) = (
-        broadcast_index(keys.shape(), out[0].shape()),
-        broadcast_index(msgs.shape(), out[0].shape()),
-    );
-    let mut data = Vec::with_capacity(2 * n);
-    for i in 0..n {
-        let k = key_at(words, ki(i));
-        data.extend_from_slice(&threefry2x32(k.data(), [0, msg[mi(i)]]));
+    // Each operand as words with a step per output element: 1 when it has the output's
+    // shape, 0 when it has one element, else gathered to the output's shape first.
+    let shape = out[0].shape();
+    let (keys_b, key_step) = stepped(words, 2, keys.shape(), shape);
+    let (msgs_b, msg_step) = stepped(msg, 1, msgs.shape(), shape);
+    let data = Storage::words::<u32>(2 * n, |data| {
+        batch::fold_in(&keys_b, key_step, &msgs_b, msg_step, data)
+    });
+    Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
+}
+
+/// An operand of `k` words per element broadcast to `out` (same rank), as words and a step
+/// per output element: its own words with step 1 (of the output's shape) or 0 (one element),
+/// else its words gathered to the output's shape.
+fn stepped<'a>(
+    words: &'a [u32],
+    k: usize,
+    shape: &[usize],
+    out: &[usize],
+) -> (std::borrow::Cow<'a, [u32]>, usize) {
+    if shape == out {
+        (words.into(), 1)
+    } else if shape.iter().all(|&d| d == 1) {
+        (words.into(), 0)
+    } else {
+        let at = broadcast_index(shape, out);
+        let n: usize = out.iter().product();
+        let gathered = (0..n).flat_map(|i| &words[k * at(i)..k * at(i) + k]);
+        (gathered.copied().collect::<Vec<u32>>().into(), 1)
     }
-    Ok(smallvec::smallvec![keys_array(&out[0], data)])
 }
 
 /// `random_fold_in`: keys with messages folded in (`jax.random.fold_in`), broadcast.
@@ -353,32 +377,31 @@ fn bits_impl(
     let shape = params.usizes(prim.name, "shape")?;
     // Each key's bits alone must be a valid sampler output (JAX's 2^64 refusal), and all of
     // them must fit in memory.
-    output_size(&shape)?;
+    let per_key = output_size(&shape)?;
     let total = output_size(out[0].shape())?;
-    // The width is explicit here: 64 stays 64 whatever x64 says.
-    let rng = Random::new().x64(true);
     let words = key_words(keys)?;
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(total * crate::array::layout(out[0].dtype()).0)
-        .map_err(|_| crate::array::invalid("shape", "cannot allocate the bits"))?;
-    let narrowed = width == 64 && out[0].dtype() == DType::UInt32;
-    for i in 0..keys.size() {
-        let sample = rng.bits(&key_at(words, i), &shape, width)?;
-        match sample.values() {
-            Values::U64(v) if narrowed => {
-                bytes.extend(v.iter().flat_map(|&b| (b as u32).to_le_bytes()));
-            }
-            values => values
-                .write_le(&mut bytes)
-                .map_err(|e| crate::array::invalid("bits", e.to_string()))?,
-        }
+    let threads = Random::new().thread_count();
+    // The width is explicit here: 64 stays 64 whatever x64 says; 64-bit bits in uint32 (x64
+    // off) keep their low words.
+    fn fill<W: Word64 + Send>(
+        words: &[u32],
+        per_key: usize,
+        width: u32,
+        threads: usize,
+        total: usize,
+    ) -> Result<Storage, Error> {
+        reserve::<W>(total, "bits")?;
+        Ok(Storage::words::<W>(total, |out| {
+            batch::bits(words, per_key, width, threads, out)
+        }))
     }
-    let (width, _) = crate::array::layout(out[0].dtype());
-    Ok(smallvec::smallvec![Array::from_parts(
-        out[0].clone(),
-        Storage::from_bytes(width, &bytes),
-    )])
+    let data = match crate::array::layout(out[0].dtype()).0 {
+        1 => fill::<u8>(words, per_key, width, threads, total)?,
+        2 => fill::<u16>(words, per_key, width, threads, total)?,
+        4 => fill::<u32>(words, per_key, width, threads, total)?,
+        _ => fill::<u64>(words, per_key, width, threads, total)?,
+    };
+    Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
 }
 
 /// `random_bits[bit_width shape]`: unsigned bits under each key (`jax.random.bits`).
@@ -502,6 +525,87 @@ mod tests {
         let s = Array::from_vec(vec![-1i8]);
         let k = bind1(&RANDOM_SEED, &[&s], &fry()).unwrap();
         assert_eq!(k.as_bytes(), [0, 0, 0, 0, 255, 255, 255, 255]);
+    }
+
+    /// Key arrays of `shape` with distinct keys.
+    fn key_batch(shape: &[usize]) -> Array {
+        let n: usize = shape.iter().product();
+        let words: Vec<u8> = (0..2 * n as u32)
+            .flat_map(|i| (i.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995).to_le_bytes())
+            .collect();
+        Array::from_bytes(DType::KeyThreefry2x32, shape, &words).unwrap()
+    }
+
+    /// Key `i` of a key array, alone (shape `()`).
+    fn key_alone(keys: &Array, i: usize) -> Array {
+        Array::from_bytes(
+            DType::KeyThreefry2x32,
+            &[],
+            &keys.as_bytes()[8 * i..8 * i + 8],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn bits_and_splits_of_a_key_batch_are_those_of_each_key() {
+        let keys = key_batch(&[3, 4]);
+        for shape in [vec![], vec![1], vec![2], vec![5], vec![2, 16], vec![100]] {
+            let ints = Param::Ints(shape.iter().map(|&d| d as i64).collect());
+            for width in [8, 16, 32, 64] {
+                let p = Params::new()
+                    .with("bit_width", Param::Int(width))
+                    .with("shape", ints.clone());
+                let all = bind1(&RANDOM_BITS, &[&keys], &p).unwrap();
+                let mut each = Vec::new();
+                for i in 0..keys.size() {
+                    let one = bind1(&RANDOM_BITS, &[&key_alone(&keys, i)], &p).unwrap();
+                    each.extend_from_slice(one.as_bytes());
+                }
+                assert_eq!(all.as_bytes(), each, "bits {width} of {shape:?}");
+            }
+            let p = Params::new().with("shape", ints.clone());
+            let all = bind1(&RANDOM_SPLIT, &[&keys], &p).unwrap();
+            let mut each = Vec::new();
+            for i in 0..keys.size() {
+                let one = bind1(&RANDOM_SPLIT, &[&key_alone(&keys, i)], &p).unwrap();
+                each.extend_from_slice(one.as_bytes());
+            }
+            assert_eq!(all.as_bytes(), each, "split {shape:?}");
+        }
+    }
+
+    #[test]
+    fn fold_in_of_broadcast_keys_and_messages_is_each_fold_in() {
+        let none = Params::new();
+        for (ks, ms) in [
+            (vec![6], vec![6]),
+            (vec![6], vec![1]),
+            (vec![1], vec![6]),
+            (vec![2, 1], vec![1, 3]),
+            (vec![2, 3], vec![2, 1]),
+        ] {
+            let keys = key_batch(&ks);
+            let n: usize = ms.iter().product();
+            let msgs =
+                Array::from_shape_vec(&ms, (0..n as u32).map(|m| m * 77 + 1).collect()).unwrap();
+            let all = bind1(&RANDOM_FOLD_IN, &[&keys, &msgs], &none).unwrap();
+            let out = all.shape().to_vec();
+            let (ki, mi) = (broadcast_index(&ks, &out), broadcast_index(&ms, &out));
+            let msg = msgs.to_vec::<u32>().unwrap();
+            for i in 0..all.size() {
+                let one = bind1(
+                    &RANDOM_FOLD_IN,
+                    &[&key_alone(&keys, ki(i)), &Array::scalar(msg[mi(i)])],
+                    &none,
+                )
+                .unwrap();
+                assert_eq!(
+                    &all.as_bytes()[8 * i..8 * i + 8],
+                    one.as_bytes(),
+                    "{ks:?} {ms:?} at {i}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -98,7 +98,7 @@ mod avx2 {
 mod tests {
     use super::*;
 
-    /// Every lane of the dispatched path (AVX2 where the CPU has it) and of the baseline loop
+    /// Every lane of the dispatched paths (AVX2 where the CPU has it) and of the baseline loops
     /// against the closure applied alone, for float32 arithmetic with NaN and subnormal
     /// operands, on odd lengths.
     #[test]
@@ -127,6 +127,13 @@ mod tests {
             for i in 0..len {
                 let want = f(xs[i], ys[i]);
                 assert_eq!((fast[i], base[i]), (want, want), "lane {i} of {len}");
+            }
+            let g = |a: u32| f(a, 0x3fc0_0000);
+            map_into(&xs[..len], &mut fast, g);
+            map_loop(&xs[..len], &mut base, g);
+            for i in 0..len {
+                let want = g(xs[i]);
+                assert_eq!((fast[i], base[i]), (want, want), "map lane {i} of {len}");
             }
         }
     }

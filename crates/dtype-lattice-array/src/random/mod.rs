@@ -68,6 +68,7 @@
 //! ```
 
 mod arrays;
+pub(crate) mod batch;
 pub(crate) mod erfinv;
 mod fill;
 mod floats;

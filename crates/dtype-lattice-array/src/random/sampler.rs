@@ -36,9 +36,13 @@ impl Default for Random {
 impl Random {
     /// x64 off (JAX's default), as many threads as the machine has.
     pub fn new() -> Random {
+        // Asked once: on Linux the answer reads the cgroup files, tens of microseconds, and
+        // every sampler and PRNG primitive makes a `Random`.
+        static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         Random {
             x64: false,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: *THREADS
+                .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         }
     }
 

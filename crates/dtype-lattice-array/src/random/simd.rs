@@ -1,7 +1,8 @@
-//! Threefry-2x32 on 16 (AVX-512) or 8 (AVX2) counters at a time, chosen at run time with
-//! `is_x86_feature_detected!`; everything else (other CPUs, the ragged ends of a range, a block
-//! whose counters cross a multiple of 2^32) goes to the scalar reference
-//! ([`crate::random::threefry2x32`]).
+//! Threefry-2x32 on 16 (AVX-512) or 8 (AVX2) counters of one key at a time, chosen at run time
+//! with `is_x86_feature_detected!`, and on 8 blocks with their own keys and counters at a time
+//! ([`lanes`], AVX2: the PRNG primitives on batches of keys, [`super::batch`]); everything else
+//! (other CPUs, the ragged ends of a range, a block whose counters cross a multiple of 2^32)
+//! goes to the scalar reference ([`crate::random::threefry2x32`]).
 //!
 //! # Why this module may use `unsafe`
 //!
@@ -11,8 +12,8 @@
 //! - calling a `#[target_feature(enable = ...)]` function, which is only sound on a CPU that
 //!   has the feature: every such call sits right behind the matching
 //!   `is_x86_feature_detected!` test;
-//! - unaligned vector stores (`_mm512_storeu_si512`, `_mm256_storeu_si256`) into slices whose
-//!   length is checked to hold a whole vector before the store.
+//! - unaligned vector loads and stores (`_mm256_loadu_si256`, `_mm512_storeu_si512`,
+//!   `_mm256_storeu_si256`) of slices whose length is checked to hold a whole vector first.
 //!
 //! The tests compare every lane against the scalar reference, on odd lengths and offsets and
 //! across a 2^32 counter boundary.
@@ -142,6 +143,75 @@ pub fn pair_range_with(
     );
 }
 
+/// Threefry-2x32 of blocks that each have their own key and counter:
+/// `[out0[j], out1[j]] = threefry2x32([k0[j], k1[j]], [c0[j], c1[j]])` over the shortest
+/// slice, with the best backend (split keys, folded keys and the bits of many keys at once,
+/// where the blocks of one key are too few to fill a vector).
+pub fn lanes(k0: &[u32], k1: &[u32], c0: &[u32], c1: &[u32], out0: &mut [u32], out1: &mut [u32]) {
+    lanes_with(Backend::detect(), k0, k1, c0, c1, out0, out1)
+}
+
+/// [`lanes`] with a given backend; a backend the CPU lacks falls back to scalar. AVX-512 runs
+/// the AVX2 kernel (8 lanes).
+pub fn lanes_with(
+    backend: Backend,
+    k0: &[u32],
+    k1: &[u32],
+    c0: &[u32],
+    c1: &[u32],
+    out0: &mut [u32],
+    out1: &mut [u32],
+) {
+    let n = [
+        k0.len(),
+        k1.len(),
+        c0.len(),
+        c1.len(),
+        out0.len(),
+        out1.len(),
+    ]
+    .into_iter()
+    .min()
+    .unwrap_or(0);
+    let done = lanes_prefix(backend, k0, k1, c0, c1, out0, out1);
+    for j in done..n {
+        [out0[j], out1[j]] = super::threefry::threefry2x32([k0[j], k1[j]], [c0[j], c1[j]]);
+    }
+}
+
+/// The vector part of [`lanes_with`]: whole vectors, returns their length.
+#[cfg(target_arch = "x86_64")]
+fn lanes_prefix(
+    backend: Backend,
+    k0: &[u32],
+    k1: &[u32],
+    c0: &[u32],
+    c1: &[u32],
+    out0: &mut [u32],
+    out1: &mut [u32],
+) -> usize {
+    match backend {
+        Backend::Avx512 | Backend::Avx2 if std::is_x86_feature_detected!("avx2") => {
+            // SAFETY: the CPU supports AVX2 (checked on the line above).
+            unsafe { x86::lanes_avx2(k0, k1, c0, c1, out0, out1) }
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn lanes_prefix(
+    _: Backend,
+    _: &[u32],
+    _: &[u32],
+    _: &[u32],
+    _: &[u32],
+    _: &mut [u32],
+    _: &mut [u32],
+) -> usize {
+    0
+}
+
 /// The vector part of [`xor_range_with`]: fills a prefix of whole vectors, returns its length.
 #[cfg(target_arch = "x86_64")]
 fn xor_prefix(backend: Backend, key: [u32; 2], start: u64, out: &mut [u32]) -> usize {
@@ -200,7 +270,7 @@ mod x86 {
 
     macro_rules! threefry_rounds {
         ($add:ident, $xor:ident, $set1:ident, $rotl:ident, $ks:expr, $x0:ident, $x1:ident) => {{
-            let ks = [$set1($ks[0] as i32), $set1($ks[1] as i32), $set1($ks[2] as i32)];
+            let ks = $ks;
             $x0 = $add($x0, ks[0]);
             $x1 = $add($x1, ks[1]);
             threefry_rounds!(@four $add, $xor, $rotl, $x0, $x1, 13, 15, 26, 6);
@@ -256,6 +326,7 @@ mod x86 {
         let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         let mut x0 = _mm512_set1_epi32((start >> 32) as i32);
         let mut x1 = _mm512_add_epi32(_mm512_set1_epi32(start as u32 as i32), iota);
+        let ks = ks.map(|k| _mm512_set1_epi32(k as i32));
         threefry_rounds!(
             _mm512_add_epi32,
             _mm512_xor_si512,
@@ -275,6 +346,7 @@ mod x86 {
         let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let mut x0 = _mm256_set1_epi32((start >> 32) as i32);
         let mut x1 = _mm256_add_epi32(_mm256_set1_epi32(start as u32 as i32), iota);
+        let ks = ks.map(|k| _mm256_set1_epi32(k as i32));
         threefry_rounds!(
             _mm256_add_epi32,
             _mm256_xor_si256,
@@ -285,6 +357,83 @@ mod x86 {
             x1
         );
         (x0, x1)
+    }
+
+    /// 8 blocks, each with its own key and counter, from `at` in the slices.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lanes256(k0: &[u32], k1: &[u32], c0: &[u32], c1: &[u32], at: usize) -> (__m256i, __m256i) {
+        const L: usize = 8;
+        let load = |v: &[u32]| {
+            let v = &v[at..at + L];
+            // SAFETY: `v` is exactly 8 u32 (32 bytes); the load is unaligned.
+            unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+        };
+        let (a, b) = (load(k0), load(k1));
+        let parity = _mm256_set1_epi32(crate::random::threefry::PARITY as i32);
+        let ks = [a, b, _mm256_xor_si256(_mm256_xor_si256(a, b), parity)];
+        let (mut x0, mut x1) = (load(c0), load(c1));
+        threefry_rounds!(
+            _mm256_add_epi32,
+            _mm256_xor_si256,
+            _mm256_set1_epi32,
+            rotl256,
+            ks,
+            x0,
+            x1
+        );
+        (x0, x1)
+    }
+
+    /// Threefry-2x32 of blocks with their own keys and counters: whole vectors of the
+    /// shortest slice; returns their length.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn lanes_avx2(
+        k0: &[u32],
+        k1: &[u32],
+        c0: &[u32],
+        c1: &[u32],
+        out0: &mut [u32],
+        out1: &mut [u32],
+    ) -> usize {
+        const L: usize = 8;
+        let n = [
+            k0.len(),
+            k1.len(),
+            c0.len(),
+            c1.len(),
+            out0.len(),
+            out1.len(),
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0);
+        let mut done = 0;
+        while n - done >= L * UNROLL {
+            let v: [(__m256i, __m256i); UNROLL] =
+                std::array::from_fn(|u| lanes256(k0, k1, c0, c1, done + u * L));
+            for (u, (x0, x1)) in v.into_iter().enumerate() {
+                let at = done + u * L;
+                let (d0, d1) = (&mut out0[at..at + L], &mut out1[at..at + L]);
+                // SAFETY: `d0` and `d1` each hold exactly 8 u32 (32 bytes); unaligned stores.
+                unsafe {
+                    _mm256_storeu_si256(d0.as_mut_ptr().cast(), x0);
+                    _mm256_storeu_si256(d1.as_mut_ptr().cast(), x1);
+                }
+            }
+            done += L * UNROLL;
+        }
+        while n - done >= L {
+            let (x0, x1) = lanes256(k0, k1, c0, c1, done);
+            let (d0, d1) = (&mut out0[done..done + L], &mut out1[done..done + L]);
+            // SAFETY: `d0` and `d1` each hold exactly 8 u32 (32 bytes); unaligned stores.
+            unsafe {
+                _mm256_storeu_si256(d0.as_mut_ptr().cast(), x0);
+                _mm256_storeu_si256(d1.as_mut_ptr().cast(), x1);
+            }
+            done += L;
+        }
+        done
     }
 
     /// Fills the longest prefix of `out` (little-endian u32 values) made of whole vectors
@@ -443,6 +592,23 @@ mod tests {
                         pair_range_with(backend, key, start, &mut g0, &mut g1);
                         assert_eq!((g0, g1), (e0, e1), "{backend:?} pair start {start} n {n}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_with_their_own_keys_match_the_scalar_reference() {
+        let word = |i: u32, salt: u32| i.wrapping_mul(0x9e37_79b9).rotate_left(salt) ^ salt;
+        for backend in BACKENDS {
+            for n in [0usize, 1, 7, 8, 9, 31, 32, 33, 64, 100, 257] {
+                let col = |salt: u32| (0..n as u32).map(|i| word(i, salt)).collect::<Vec<_>>();
+                let (k0, k1, c0, c1) = (col(3), col(11), col(17), col(29));
+                let (mut o0, mut o1) = (vec![0; n], vec![0; n]);
+                lanes_with(backend, &k0, &k1, &c0, &c1, &mut o0, &mut o1);
+                for j in 0..n {
+                    let want = threefry2x32([k0[j], k1[j]], [c0[j], c1[j]]);
+                    assert_eq!([o0[j], o1[j]], want, "{backend:?} lane {j} of {n}");
                 }
             }
         }
