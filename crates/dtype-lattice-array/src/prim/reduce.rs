@@ -286,10 +286,12 @@ fn plain_reduce<T: Copy, F: Fn(T, T) -> T>(
         .map(|(_, &d)| d)
         .product();
     let step = out_steps(shape, axes);
+    // An empty operand reads nothing (and its other dimensions may be huge): no maps.
+    let empty = shape.contains(&0);
     let maps: Vec<Vec<usize>> = shape
         .iter()
         .zip(&step)
-        .map(|(&d, &s)| (0..d).map(|q| q * s).collect())
+        .map(|(&d, &s)| (0..if empty { 0 } else { d }).map(|q| q * s).collect())
         .collect();
     stream_reduce(op, xs, shape, &maps, vec![init; n_out])
 }
@@ -376,9 +378,10 @@ fn tree_reduce<T: Copy, F: Fn(T, T) -> T>(
         // Each input element goes to its window's output element; padding contributes
         // nothing, so only real elements are visited.
         let out_st = strides(&new_shape);
+        let empty = shape.contains(&0);
         let maps: Vec<Vec<usize>> = (0..shape.len())
             .map(|k| {
-                (0..shape[k])
+                (0..if empty { 0 } else { shape[k] })
                     .map(|q| {
                         if reduced(k) {
                             (q + lo[k]) / W * out_st[k]
