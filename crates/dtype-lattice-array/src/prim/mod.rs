@@ -29,7 +29,7 @@ pub(crate) mod random;
 mod reduce;
 mod select;
 #[allow(unsafe_code)]
-mod simd;
+pub(crate) mod simd;
 mod slicing;
 mod structural;
 pub mod transpose;

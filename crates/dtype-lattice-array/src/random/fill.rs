@@ -57,6 +57,37 @@ pub fn fill_bits32_with(backend: Backend, key: &Key, start: u64, out: &mut [u32]
     simd::xor_range_with(backend, key.data, start, out)
 }
 
+/// Elements per block of [`map_bits`].
+const MAP_BLOCK: usize = 512;
+
+/// `out[j] = f(bits)` of the `width`-bit random bits (8, 16, 32 or 64, as a `u64`) of the
+/// elements from flat index `start`, block by block. `f` runs with AVX2 and FMA where the CPU
+/// has them ([`crate::prim::simd`]): `mul_add` is one instruction there, not a call of the C
+/// library's `fma`, and a branch-free `f` is vectorised.
+pub(super) fn map_bits<T>(
+    key: [u32; 2],
+    width: u32,
+    start: u64,
+    out: &mut [T],
+    f: impl Fn(u64) -> T + Copy,
+) {
+    use crate::prim::simd::{map_into, zip_into};
+    let (mut a, mut b) = ([0u32; MAP_BLOCK], [0u32; MAP_BLOCK]);
+    for (c, chunk) in out.chunks_mut(MAP_BLOCK).enumerate() {
+        let (m, at) = (chunk.len(), start + (c * MAP_BLOCK) as u64);
+        if width == 64 {
+            simd::pair_range(key, at, &mut a[..m], &mut b[..m]);
+            zip_into(&a[..m], &b[..m], chunk, |x, y| {
+                f(u64::from(x) << 32 | u64::from(y))
+            });
+        } else {
+            simd::xor_range(key, at, &mut a[..m]);
+            let mask = u32::MAX >> (32 - width);
+            map_into(&a[..m], chunk, |x| f(u64::from(x & mask)));
+        }
+    }
+}
+
 /// Scratch block for conversions from bits.
 pub(super) const BLOCK: usize = 2048;
 

@@ -12,6 +12,9 @@ pub(super) trait UniformFloat: Copy + Send + Sync + Default + PartialOrd {
     fn from_bits_u64(b: u64) -> Self;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// Rounded from / widened to float32 (float64 narrows to float32).
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
     fn one() -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
@@ -36,6 +39,12 @@ macro_rules! small_float {
             }
             fn to_f64(self) -> f64 {
                 <$t>::to_f64(self)
+            }
+            fn from_f32(x: f32) -> Self {
+                <$t>::from_f32(x)
+            }
+            fn to_f32(self) -> f32 {
+                <$t>::to_f32(self)
             }
             fn one() -> Self {
                 <$t>::ONE
@@ -79,6 +88,12 @@ macro_rules! ieee_float {
             }
             fn to_f64(self) -> f64 {
                 self as f64
+            }
+            fn from_f32(x: f32) -> Self {
+                x as $t
+            }
+            fn to_f32(self) -> f32 {
+                self as f32
             }
             fn one() -> Self {
                 1.0

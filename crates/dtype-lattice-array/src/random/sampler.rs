@@ -204,14 +204,14 @@ impl Random {
             8 => {
                 let mut v = alloc::<u8>(n)?;
                 par_fill(&mut v, self.threads, |s, c| {
-                    for_each_bits(k, 8, s, c.len(), |j, b| c[j] = b as u8)
+                    map_bits(k, 8, s, c, |b| b as u8)
                 });
                 Values::U8(v)
             }
             16 => {
                 let mut v = alloc::<u16>(n)?;
                 par_fill(&mut v, self.threads, |s, c| {
-                    for_each_bits(k, 16, s, c.len(), |j, b| c[j] = b as u16)
+                    map_bits(k, 16, s, c, |b| b as u16)
                 });
                 Values::U16(v)
             }
@@ -222,9 +222,7 @@ impl Random {
             }
             _ => {
                 let mut v = alloc::<u64>(n)?;
-                par_fill(&mut v, self.threads, |s, c| {
-                    for_each_bits(k, 64, s, c.len(), |j, b| c[j] = b)
-                });
+                par_fill(&mut v, self.threads, |s, c| map_bits(k, 64, s, c, |b| b));
                 Values::U64(v)
             }
         };
@@ -338,8 +336,8 @@ impl Random {
         let mut v = alloc::<T>(n)?;
         let k = key.data;
         par_fill(&mut v, self.threads, |s, c| {
-            for_each_bits(k, rng_bits, s, c.len(), |j, b| {
-                c[j] = uniform_of_bits(b, rng_bits, minval, span)
+            map_bits(k, rng_bits, s, c, |b| {
+                uniform_of_bits(b, rng_bits, minval, span)
             })
         });
         Ok(v)
@@ -369,33 +367,10 @@ impl Random {
         let dtype = self.float_dtype("normal", "a float or complex dtype", dtype)?;
         let n = output_size(shape)?;
         let threads = self.threads;
-        macro_rules! small {
-            ($t:ty) => {{
-                let mut v =
-                    self.uniform_vec::<$t>(key, n, <$t>::next_above_minus_one(), <$t>::ONE)?;
-                let sqrt2 = <$t>::from_f64(std::f64::consts::SQRT_2);
-                par_fill(&mut v, threads, |_, c| {
-                    for x in c {
-                        let e = <$t>::from_f32(erfinv::erf_inv_f32(x.to_f32()));
-                        *x = UniformFloat::mul(sqrt2, e);
-                    }
-                });
-                <$t as UniformFloat>::wrap(v)
-            }};
-        }
         let values = match dtype {
-            DType::Float16 => small!(f16),
-            DType::BFloat16 => small!(bf16),
-            DType::Float32 => {
-                let mut v = self.uniform_vec::<f32>(key, n, f32::next_above_minus_one(), 1.0)?;
-                let sqrt2 = std::f32::consts::SQRT_2;
-                par_fill(&mut v, threads, |_, c| {
-                    for x in c {
-                        *x = sqrt2 * erfinv::erf_inv_f32(*x);
-                    }
-                });
-                Values::F32(v)
-            }
+            DType::Float16 => f16::wrap(self.normal_vec::<f16>(key, n)?),
+            DType::BFloat16 => bf16::wrap(self.normal_vec::<bf16>(key, n)?),
+            DType::Float32 => f32::wrap(self.normal_vec::<f32>(key, n)?),
             _ => {
                 let mut v = self.uniform_vec::<f64>(key, n, f64::next_above_minus_one(), 1.0)?;
                 let sqrt2 = std::f64::consts::SQRT_2;
@@ -413,6 +388,38 @@ impl Random {
         })
     }
 
+    /// `sqrt(2) * erf_inv(u)` of `uniform(key, n, nextafter(-1, 0), 1)` in `T`, a float32 or
+    /// narrower format (`erf_inv` computed in float32 and rounded to `T`, as XLA does), block
+    /// by block.
+    fn normal_vec<T: UniformFloat>(&self, key: &Key, n: usize) -> Result<Vec<T>, Error> {
+        const BLOCK: usize = 256;
+        let rng_bits = if T::NMANT < 8 { 8 } else { T::NBITS };
+        let (lo, sqrt2) = (
+            T::next_above_minus_one(),
+            T::from_f64(std::f64::consts::SQRT_2),
+        );
+        let span = T::one().sub(lo);
+        let mut v = alloc::<T>(n)?;
+        let k = key.data;
+        par_fill(&mut v, self.threads, |s, c| {
+            map_bits(k, rng_bits, s, c, |b| {
+                uniform_of_bits(b, rng_bits, lo, span)
+            });
+            let mut e = [0f32; BLOCK];
+            for block in c.chunks_mut(BLOCK) {
+                let e = &mut e[..block.len()];
+                e.iter_mut()
+                    .zip(block.iter())
+                    .for_each(|(e, u)| *e = u.to_f32());
+                erfinv::erf_inv_f32_slice(e);
+                for (x, &e) in block.iter_mut().zip(e.iter()) {
+                    *x = sqrt2.mul(T::from_f32(e));
+                }
+            }
+        });
+        Ok(v)
+    }
+
     /// `jax.random.bernoulli(key, p, shape)` with a Python float `p`: `uniform < p` in JAX's
     /// default float dtype. Like JAX, `p` outside `[0, 1]` gives all `True` (above) or all
     /// `False` (below), and NaN all `False`.
@@ -426,18 +433,13 @@ impl Random {
         let k = key.data;
         let mut out = alloc::<bool>(n)?;
         if self.x64 {
-            let span = 1.0f64;
             par_fill(&mut out, self.threads, |s, c| {
-                for_each_bits(k, 64, s, c.len(), |j, b| {
-                    c[j] = uniform_of_bits(b, 64, 0.0f64, span) < p
-                })
+                map_bits(k, 64, s, c, |b| uniform_of_bits(b, 64, 0.0f64, 1.0) < p)
             });
         } else {
             let p = p as f32;
             par_fill(&mut out, self.threads, |s, c| {
-                for_each_bits(k, 32, s, c.len(), |j, b| {
-                    c[j] = uniform_of_bits(b, 32, 0.0f32, 1.0f32) < p
-                })
+                map_bits(k, 32, s, c, |b| uniform_of_bits(b, 32, 0.0f32, 1.0) < p)
             });
         }
         Ok(Sample {
