@@ -22,10 +22,17 @@ pub trait Word: sealed::Words + bytemuck::Pod + Default + Send + Sync + 'static 
 
 /// Buffers freed by arrays, kept for the next result.
 ///
-/// - Large buffers (at least [`POOL_MIN_BYTES`](pool::POOL_MIN_BYTES), at most
-///   [`POOL_BUFFERS`](pool::POOL_BUFFERS) per word width, shared by all threads): a fresh
-///   buffer of tens of megabytes costs a page fault per 4 KiB on first write (NumPy avoids that
-///   with huge pages, which safe Rust cannot ask for), a recycled one is already mapped.
+/// - Large buffers (at least [`POOL_MIN_BYTES`](pool::POOL_MIN_BYTES), the most recently
+///   freed [`POOL_BUFFERS`](pool::POOL_BUFFERS) per word width up to
+///   [`POOL_MAX_BYTES`](pool::POOL_MAX_BYTES) in all, shared by all threads): a fresh buffer
+///   of tens of megabytes costs a page fault per 4 KiB on first write (NumPy avoids that with
+///   huge pages, which safe Rust cannot ask for), a recycled one is already mapped. The
+///   oldest buffer leaves first, so a program's current sizes replace an earlier program's.
+/// - Medium buffers (above [`SMALL_BYTES`](pool::SMALL_BYTES), at most
+///   [`MEDIUM_BYTES`](pool::MEDIUM_BYTES), at most [`MEDIUM_BUFFERS`](pool::MEDIUM_BUFFERS)
+///   per word width and thread): the blocks a fused loop of compiled `jit` computes, one after
+///   another on each core, reuse the same few cache-resident buffers instead of clearing fresh
+///   ones.
 /// - Small buffers (at most [`SMALL_BYTES`](pool::SMALL_BYTES), at most
 ///   [`SMALL_BUFFERS`](pool::SMALL_BUFFERS) per word width and thread) are kept whole, the
 ///   shared vector with its words: an operation on a few elements then allocates nothing (NumPy
@@ -36,19 +43,27 @@ pub(crate) mod pool {
 
     /// The smallest buffer worth keeping.
     pub(crate) const POOL_MIN_BYTES: usize = 1 << 22;
-    /// How many buffers of one word width are kept.
-    pub(crate) const POOL_BUFFERS: usize = 4;
+    /// How many large buffers of one word width are kept.
+    pub(crate) const POOL_BUFFERS: usize = 8;
+    /// The most bytes of large buffers of one word width kept.
+    pub(crate) const POOL_MAX_BYTES: usize = 1 << 28;
+    /// The largest medium buffer kept.
+    pub(crate) const MEDIUM_BYTES: usize = 1 << 19;
+    /// How many medium buffers of one word width a thread keeps.
+    pub(crate) const MEDIUM_BUFFERS: usize = 16;
     /// The largest small buffer kept.
     pub(crate) const SMALL_BYTES: usize = 1 << 10;
     /// How many small buffers of one word width a thread keeps.
     pub(crate) const SMALL_BUFFERS: usize = 32;
 
     /// The pools of one word width.
-    pub(crate) trait Pooled: Sized + Copy + Default + 'static {
+    pub(crate) trait Pooled: bytemuck::Pod + Default {
         /// The large buffers.
         fn pool() -> &'static Mutex<Vec<Vec<Self>>>;
         /// This thread's small buffers (each unshared).
         fn with_small<R>(f: impl FnOnce(&mut Vec<Arc<Vec<Self>>>) -> R) -> Option<R>;
+        /// This thread's medium buffers.
+        fn with_medium<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> Option<R>;
         /// A shared empty vector, put in place of a small buffer taken for the cache.
         fn empty() -> Arc<Vec<Self>>;
     }
@@ -66,6 +81,12 @@ pub(crate) mod pool {
                     }
                     SMALL.try_with(|c| c.try_borrow_mut().ok().map(|mut c| f(&mut c))).ok().flatten()
                 }
+                fn with_medium<R>(f: impl FnOnce(&mut Vec<Vec<$t>>) -> R) -> Option<R> {
+                    thread_local! {
+                        static MEDIUM: RefCell<Vec<Vec<$t>>> = const { RefCell::new(Vec::new()) };
+                    }
+                    MEDIUM.try_with(|c| c.try_borrow_mut().ok().map(|mut c| f(&mut c))).ok().flatten()
+                }
                 fn empty() -> Arc<Vec<$t>> {
                     static EMPTY: LazyLock<Arc<Vec<$t>>> = LazyLock::new(|| Arc::new(Vec::new()));
                     EMPTY.clone()
@@ -75,16 +96,39 @@ pub(crate) mod pool {
     }
     pooled!(u8, u16, u32, u64, u128);
 
-    /// Keeps `v` for reuse if it is large and the pool has room.
+    /// Keeps `v` for reuse: in this thread's cache if it is medium-sized and the cache has
+    /// room; in the shared pool if it is large (the pool's oldest buffers leaving to keep it
+    /// within [`POOL_BUFFERS`] and [`POOL_MAX_BYTES`]).
     pub(crate) fn recycle<W: Pooled>(v: Vec<W>) {
-        if v.capacity() * size_of::<W>() < POOL_MIN_BYTES {
+        let bytes = v.capacity() * size_of::<W>();
+        if bytes <= MEDIUM_BYTES {
+            if bytes > SMALL_BYTES {
+                W::with_medium(|c| {
+                    if c.len() < MEDIUM_BUFFERS {
+                        c.push(v);
+                    }
+                });
+            }
             return;
         }
-        if let Ok(mut p) = W::pool().lock()
-            && p.len() < POOL_BUFFERS
-        {
-            p.push(v);
+        if !(POOL_MIN_BYTES..=POOL_MAX_BYTES).contains(&bytes) {
+            return;
         }
+        let evicted = {
+            let Ok(mut p) = W::pool().lock() else {
+                return;
+            };
+            p.push(v);
+            let mut total: usize = p.iter().map(|v| v.capacity() * size_of::<W>()).sum();
+            let mut drop_n = 0;
+            while p.len() - drop_n > POOL_BUFFERS || total > POOL_MAX_BYTES {
+                total -= p[drop_n].capacity() * size_of::<W>();
+                drop_n += 1;
+            }
+            p.drain(..drop_n).collect::<Vec<_>>()
+        };
+        // Unmapped outside the lock.
+        drop(evicted);
     }
 
     /// Keeps the unshared `*a` for reuse if it is small and this thread's cache has room
@@ -152,20 +196,42 @@ pub(crate) mod pool {
         pooled::<W>(n).unwrap_or_else(|| vec![W::default(); n])
     }
 
-    /// A pooled buffer of `n` words of a fitting size, if any, with whatever words it held.
+    /// A kept buffer of `n` words of a fitting size (at least `n`, at most `2n` words), if
+    /// any, with whatever words it held.
     fn pooled<W: Pooled>(n: usize) -> Option<Vec<W>> {
-        if n * size_of::<W>() < POOL_MIN_BYTES {
+        let bytes = n * size_of::<W>();
+        let fits = |v: &Vec<W>| v.capacity() >= n && v.capacity() <= 2 * n;
+        if bytes > SMALL_BYTES && bytes <= MEDIUM_BYTES {
+            let mut v = W::with_medium(|c| {
+                let i = c.iter().rposition(fits)?;
+                Some(c.swap_remove(i))
+            })
+            .flatten()?;
+            v.truncate(n);
+            v.resize(n, W::default());
+            return Some(poisoned(v));
+        }
+        if bytes < POOL_MIN_BYTES {
             return None;
         }
         let mut p = W::pool().lock().ok()?;
-        let i = p
-            .iter()
-            .position(|v| v.capacity() >= n && v.capacity() <= 2 * n)?;
+        // The most recently kept first: its pages are the likeliest in cache.
+        let i = p.iter().rposition(fits)?;
         let mut v = p.swap_remove(i);
         drop(p);
         v.truncate(n);
         v.resize(n, W::default());
-        Some(v)
+        Some(poisoned(v))
+    }
+
+    /// In debug builds (the test suites), a reused buffer's words are overwritten with a
+    /// pattern, so that a kernel that relies on its old contents (or on zeros) instead of
+    /// writing every word fails the tests rather than passing by luck.
+    fn poisoned<W: Pooled>(mut v: Vec<W>) -> Vec<W> {
+        if cfg!(debug_assertions) {
+            bytemuck::cast_slice_mut::<W, u8>(&mut v).fill(0xA5);
+        }
+        v
     }
 }
 

@@ -1170,6 +1170,16 @@ fn impl_rule<const OP: u8>(
 }
 
 /// The generic kernel of a binary operation (what [`super::fast`] must agree with).
+/// The generic kernel of a unary `op` (the fast paths' reference in tests).
+#[cfg(test)]
+pub(crate) fn generic_unary(op: Op, x: &Array, aval: &ShapedArray) -> Result<Array, Error> {
+    let params = Params::new();
+    let data = with_lane!(x.dtype(), T => kernel::<T>(op, &[x], &params, aval)?, {
+        return Err(not_implemented(op, x.dtype()));
+    });
+    Ok(Array::from_parts(aval.clone(), data))
+}
+
 pub(crate) fn generic_binary(
     op: Op,
     x: &Array,

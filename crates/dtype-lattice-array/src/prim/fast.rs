@@ -1,7 +1,9 @@
 //! Fast paths for the hottest elementwise primitives: `add`, `sub`, `mul`, `div`, `max` and
 //! `min` of two operands of one shape, or of an array and a scalar (an operand of one element,
-//! broadcast without being copied), in float32, bfloat16 or an 8-bit float format, and the
-//! transcendental functions of [`super::vmath`] in float32 and bfloat16. They compute bit for
+//! broadcast without being copied), in float32, bfloat16 or an 8-bit float format; the
+//! transcendental functions of [`super::vmath`] in float32 and bfloat16; `and`, `or`, `xor`,
+//! `shift_left` and `shift_right_logical` of integers (and the bitwise ones of bools) stored a
+//! word per element; float32 comparisons, `neg` and `abs`. They compute bit for
 //! bit what the generic kernel of [`super::elementwise`] computes (denormals off, one rounding
 //! per primitive, the same NaN signs), in one pass over the operands, on all cores for large
 //! arrays:
@@ -202,6 +204,24 @@ fn to_bf16(r: f32) -> u16 {
 /// The fast result of a transcendental `op` ([`super::vmath`]) on a float32 or bfloat16 array
 /// (the output of its dtype and shape), or `None` where the generic kernel must do it.
 pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
+    if matches!(op, Op::Neg | Op::Abs)
+        && x.dtype() == DType::Float32
+        && out.dtype() == DType::Float32
+        && crate::array::same_shape(x.shape(), out.shape())
+        && let Storage::W32(a) = x.storage()
+    {
+        // neg flips the sign bit, abs clears it (bit operations: subnormals kept).
+        let v = if op == Op::Neg {
+            map_par(a, |xs, os| {
+                super::simd::map_into(xs, os, |w| w ^ 0x8000_0000)
+            })
+        } else {
+            map_par(a, |xs, os| {
+                super::simd::map_into(xs, os, |w| w & 0x7fff_ffff)
+            })
+        };
+        return Some(Storage::W32(v));
+    }
     let f = op.fn1()?;
     if !super::vmath::fast(f)
         || out.dtype() != x.dtype()
@@ -270,12 +290,7 @@ fn side<'a, W: Word>(x: &'a Array, n: usize) -> Option<Side<'a, W>> {
 /// The fast result of `op` on `x` and `y` (one dtype; each of the output's shape or of one
 /// element, broadcast), or `None` where the generic kernel must do it.
 pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<Storage> {
-    if !matches!(
-        op,
-        Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Div | Op::Max | Op::Min
-    ) || x.dtype() != y.dtype()
-        || out.dtype() != x.dtype()
-    {
+    if x.dtype() != y.dtype() {
         return None;
     }
     let of_out = |a: &Array| crate::array::same_shape(a.shape(), out.shape());
@@ -284,6 +299,22 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
     }
     let n = out.size();
     let d = x.dtype();
+    if matches!(
+        op,
+        Op::And | Op::Or | Op::Xor | Op::ShiftLeft | Op::ShiftRightLogical
+    ) {
+        return integer(op, x, y, n, out);
+    }
+    if matches!(op, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge) {
+        return compare(op, x, y, n, out);
+    }
+    if !matches!(
+        op,
+        Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Div | Op::Max | Op::Min
+    ) || out.dtype() != d
+    {
+        return None;
+    }
     match x.storage() {
         Storage::W32(_) if d == DType::Float32 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
@@ -320,6 +351,63 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
         }
         _ => None,
     }
+}
+
+/// `and`, `or`, `xor` (integers and bool) and `shift_left`, `shift_right_logical` (integers)
+/// of operands stored a whole word per element, on the words themselves: a shift by a negative
+/// amount or by at least the width gives 0, as in JAX (a negative amount, read as an unsigned
+/// word, is at least the width).
+fn integer(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
+    let d = x.dtype();
+    let shift = matches!(op, Op::ShiftLeft | Op::ShiftRightLogical);
+    let kind_ok = match d.kind() {
+        Kind::SignedInt | Kind::UnsignedInt => true,
+        Kind::Bool => !shift,
+        _ => false,
+    };
+    if !kind_ok || out.dtype() != d || d.bits() as usize != 8 * crate::array::layout(d).0 {
+        return None;
+    }
+    macro_rules! on_words {
+        ($w:ty, $variant:ident) => {{
+            let (a, b) = (side::<$w>(x, n)?, side::<$w>(y, n)?);
+            const BITS: $w = <$w>::BITS as $w;
+            let v = match op {
+                Op::And => zip_par(a, b, |a, b| a & b),
+                Op::Or => zip_par(a, b, |a, b| a | b),
+                Op::Xor => zip_par(a, b, |a, b| a ^ b),
+                Op::ShiftLeft => zip_par(a, b, |a, b| if b < BITS { a << b } else { 0 }),
+                _ => zip_par(a, b, |a, b| if b < BITS { a >> b } else { 0 }),
+            };
+            Some(Storage::$variant(v))
+        }};
+    }
+    match x.storage() {
+        Storage::W8(_) => on_words!(u8, W8),
+        Storage::W16(_) => on_words!(u16, W16),
+        Storage::W32(_) => on_words!(u32, W32),
+        Storage::W64(_) => on_words!(u64, W64),
+        _ => None,
+    }
+}
+
+/// The comparisons of two float32 operands (subnormals read as zeros of their sign, NaN
+/// unordered and unequal to everything), as bools.
+fn compare(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
+    if x.dtype() != DType::Float32 || out.dtype() != DType::Bool {
+        return None;
+    }
+    let (a, b) = (side::<u32>(x, n)?, side::<u32>(y, n)?);
+    let read = |w: u32| flush(f32::from_bits(w));
+    let v = match op {
+        Op::Eq => zip_par(a, b, |a, b| u8::from(read(a) == read(b))),
+        Op::Ne => zip_par(a, b, |a, b| u8::from(read(a) != read(b))),
+        Op::Lt => zip_par(a, b, |a, b| u8::from(read(a) < read(b))),
+        Op::Le => zip_par(a, b, |a, b| u8::from(read(a) <= read(b))),
+        Op::Gt => zip_par(a, b, |a, b| u8::from(read(a) > read(b))),
+        _ => zip_par(a, b, |a, b| u8::from(read(a) >= read(b))),
+    };
+    Some(Storage::W8(v))
 }
 
 type Tables = Mutex<HashMap<(u8, DType), Arc<Vec<u8>>>>;
@@ -503,6 +591,122 @@ mod tests {
                 let want = Array::from_parts(aval.clone(), want);
                 assert_eq!(fast.bytes(), want.as_bytes(), "{op:?} {dtype}");
             }
+        }
+    }
+
+    /// The integer, comparison and sign fast paths against the generic kernel, bit for bit:
+    /// every word-sized integer dtype and bool, shift amounts around the width and negative,
+    /// float32 comparisons over NaNs, infinities, zeros and subnormals, with scalar sides.
+    #[test]
+    fn integer_comparison_and_sign_paths_agree_with_the_generic_kernel() {
+        use super::super::elementwise::generic_binary;
+        let n = PARALLEL_MIN + 777;
+        let ints = [
+            DType::Int8,
+            DType::UInt8,
+            DType::Int16,
+            DType::UInt16,
+            DType::Int32,
+            DType::UInt32,
+            DType::Int64,
+            DType::UInt64,
+            DType::Bool,
+        ];
+        for dtype in ints {
+            let w = crate::array::layout(dtype).0;
+            let word = |b: u64| -> Vec<u8> {
+                if dtype == DType::Bool {
+                    vec![(b & 1) as u8]
+                } else {
+                    b.to_le_bytes()[..w].to_vec()
+                }
+            };
+            let x: Vec<u8> = bits(n, 21).into_iter().flat_map(word).collect();
+            // Shift amounts: a third in [0, width + 2), a third negative small, a third any.
+            let y: Vec<u8> = bits(n, 22)
+                .into_iter()
+                .enumerate()
+                .flat_map(|(i, b)| {
+                    let v = match i % 3 {
+                        0 => b % (8 * w as u64 + 2),
+                        1 => (b % 5 + 1).wrapping_neg(),
+                        _ => b,
+                    };
+                    word(v)
+                })
+                .collect();
+            let a = Array::from_bytes(dtype, &[n], &x).unwrap();
+            let b = Array::from_bytes(dtype, &[n], &y).unwrap();
+            let s = Array::from_bytes(dtype, &[], &y[..w]).unwrap();
+            let full = Array::from_bytes(dtype, &[n], &y[..w].repeat(n)).unwrap();
+            let aval = ShapedArray::new(&[n], dtype, false);
+            let ops: &[Op] = if dtype == DType::Bool {
+                &[Op::And, Op::Or, Op::Xor]
+            } else {
+                &[
+                    Op::And,
+                    Op::Or,
+                    Op::Xor,
+                    Op::ShiftLeft,
+                    Op::ShiftRightLogical,
+                ]
+            };
+            for &op in ops {
+                for (p, q, r) in [(&a, &b, &b), (&a, &s, &full), (&s, &a, &a)] {
+                    let fast = binary(op, p, q, &aval).expect("a fast path");
+                    let (p, q) = if p.size() == 1 { (&full, r) } else { (p, r) };
+                    let slow = generic_binary(op, p, q, &aval).unwrap();
+                    assert_eq!(fast.bytes(), slow.as_bytes(), "{op:?} {dtype}");
+                }
+            }
+        }
+        let special: [u32; 8] = [
+            0,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0001,
+            0x8000_0001,
+            0x0000_0001,
+            0x3f80_0000,
+        ];
+        let f: Vec<u32> = bits(n, 23)
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| match i % 4 {
+                0 => special[(b % 8) as usize],
+                1 => (b as u32) & 0x80ff_ffff,
+                _ => b as u32,
+            })
+            .collect();
+        let g: Vec<u32> = f.iter().rev().copied().collect();
+        let bytes = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|w| w.to_le_bytes()).collect() };
+        let a = Array::from_bytes(DType::Float32, &[n], &bytes(&f)).unwrap();
+        let b = Array::from_bytes(DType::Float32, &[n], &bytes(&g)).unwrap();
+        let bools = ShapedArray::new(&[n], DType::Bool, false);
+        for op in [Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge] {
+            let fast = binary(op, &a, &b, &bools).expect("a fast path");
+            let slow = generic_binary(op, &a, &b, &bools).unwrap();
+            assert_eq!(fast.bytes(), slow.as_bytes(), "{op:?}");
+            for &v in &special {
+                let s = Array::from_bytes(DType::Float32, &[], &v.to_le_bytes()).unwrap();
+                let full = Array::from_bytes(DType::Float32, &[n], &bytes(&vec![v; n])).unwrap();
+                let fast = binary(op, &a, &s, &bools).expect("a fast path");
+                let slow = generic_binary(op, &a, &full, &bools).unwrap();
+                assert_eq!(fast.bytes(), slow.as_bytes(), "{op:?} by {v:x}");
+            }
+        }
+        let floats = ShapedArray::new(&[n], DType::Float32, false);
+        for op in [Op::Neg, Op::Abs] {
+            let fast = unary(op, &a, &floats).expect("a fast path");
+            let slow = super::super::elementwise::generic_unary(op, &a, &floats).unwrap();
+            let diff = fast
+                .bytes()
+                .chunks(4)
+                .zip(slow.as_bytes().chunks(4))
+                .zip(&f)
+                .find(|((p, q), _)| p != q);
+            assert!(diff.is_none(), "{op:?}: {diff:x?}");
         }
     }
 

@@ -320,10 +320,25 @@ fn stream_reduce<T: Copy, F: Fn(T, T) -> T>(
     let inner_map = &maps[outer.len()];
     let mut idx = vec![0usize; outer.len()];
     let mut base: usize = (0..outer.len()).map(|k| maps[k][0]).sum();
+    // The last dimension kept (its outputs contiguous: one vectorisable pass per row) or
+    // reduced (one output folding the row): no per-element map then.
+    let first = inner_map[0];
+    let kept = inner_map.iter().enumerate().all(|(q, &m)| m == first + q);
+    let reduced = inner_map.iter().all(|&m| m == first);
     for row in xs.chunks_exact(inner) {
-        for (&v, &m) in row.iter().zip(inner_map) {
-            let o = base + m;
-            acc[o] = op(acc[o], v);
+        if kept {
+            let o = base + first;
+            for (a, &v) in acc[o..o + inner].iter_mut().zip(row) {
+                *a = op(*a, v);
+            }
+        } else if reduced {
+            let o = base + first;
+            acc[o] = row.iter().fold(acc[o], |a, &v| op(a, v));
+        } else {
+            for (&v, &m) in row.iter().zip(inner_map) {
+                let o = base + m;
+                acc[o] = op(acc[o], v);
+            }
         }
         // Odometer over the outer dimensions, keeping `base` their part of the output index.
         let mut k = outer.len();
@@ -405,7 +420,10 @@ fn tree_reduce<T: Copy, F: Fn(T, T) -> T>(
     plain_reduce(op, &xs, &shape, axes, init)
 }
 
-fn reduce_kernel<T: Reducible>(op: Red, x: &Array, axes: &[usize]) -> Storage {
+/// The reduction `OP` (a [`Red`] code, a constant so that each element's step compiles to
+/// one instruction and the kept-dimension loops vectorise).
+fn reduce_kernel<T: Reducible, const OP: u8>(x: &Array, axes: &[usize]) -> Storage {
+    let op = Red::of(OP);
     let xs: Vec<T> = elems::<T>(x).collect();
     if axes.iter().all(|&a| x.shape()[a] == 1) {
         // XLA simplifies a reduction of unit dimensions to a reshape: `-0.0` stays `-0.0`.
@@ -523,7 +541,7 @@ fn reduce_impl<const OP: u8>(
     let axes = norm_axes(x, &axes_param(params, prim.name)?);
     // An empty operand reduces to an output of identities, which may be large.
     super::structural::check_alloc(&out[0])?;
-    let data = with_element!(x.dtype(), T => reduce_kernel::<T>(op, x, &axes), {
+    let data = with_element!(x.dtype(), T => reduce_kernel::<T, OP>(x, &axes), {
         if is_minifloat(x.dtype()) && matches!(op, Red::Sum | Red::Prod) {
             return Ok(smallvec::smallvec![minifloat_kernel(op, x, &axes, None, &out[0])?]);
         }
