@@ -87,7 +87,7 @@ struct Member {
 #[derive(Clone, Debug)]
 struct Fused {
     n: usize,
-    /// The operands of the group's shape (chunked).
+    /// The operands of the group's shape (chunked), or tiling it (see [`tiles`]).
     inputs: Vec<Src>,
     members: Vec<Member>,
     /// (member, slot) for the members whose values are used outside the group.
@@ -244,7 +244,7 @@ fn eliminate_dead(calls: Vec<Call>, outputs: &[Src], slots: usize) -> Vec<Call> 
 }
 
 /// Whether `c` can join a chain over `shape`: elementwise, one output of that shape, every
-/// operand of that shape or 0-d.
+/// operand of that shape, 0-d, or tiling it.
 fn fusible(c: &Call, shape: &[usize], in_shape: impl Fn(&Src) -> Vec<usize>) -> bool {
     is_elementwise(c.prim)
         && c.outs.len() == 1
@@ -252,8 +252,20 @@ fn fusible(c: &Call, shape: &[usize], in_shape: impl Fn(&Src) -> Vec<usize>) -> 
         && c.avals[0].dtype().key_impl().is_none()
         && c.inputs.iter().all(|s| {
             let sh = in_shape(s);
-            sh.is_empty() || sh == shape
+            sh.is_empty() || sh == shape || tiles(&sh, shape)
         })
+}
+
+/// Whether an operand of shape `sh` broadcasts to `shape` by repeating its elements whole
+/// (`sh` is `shape` with leading dimensions set to 1, as a bias `[1, 256]` against
+/// `[4096, 256]`): the operand's row-major elements then repeat with its size as the period,
+/// and a block of the chain reads them cyclically.
+fn tiles(sh: &[usize], shape: &[usize]) -> bool {
+    if sh.len() != shape.len() || sh == shape || sh.contains(&0) {
+        return false;
+    }
+    let lead = sh.iter().take_while(|&&d| d == 1).count();
+    sh[lead..] == shape[lead..]
 }
 
 /// Groups chains of elementwise calls over large shapes (see the module documentation).
@@ -363,7 +375,15 @@ impl Group<'_> {
                             }
                             Local::Chunked(idx)
                         }
-                        Src::Const(x) if x.shape() == shape => {
+                        Src::Slot(k) if tiles(&self.shape_of[*k], shape) => {
+                            let next = inputs.len();
+                            let idx = *chunked.entry(*k).or_insert(next);
+                            if idx == next {
+                                inputs.push(s.clone());
+                            }
+                            Local::Chunked(idx)
+                        }
+                        Src::Const(x) if x.shape() == shape || tiles(x.shape(), shape) => {
                             inputs.push(s.clone());
                             Local::Chunked(inputs.len() - 1)
                         }
@@ -637,13 +657,24 @@ impl Fused {
         let part = |x: &Array| -> Result<Array, Error> {
             let eb = elem_bytes(x.aval());
             let (width, words) = layout(x.dtype());
-            let src = x
-                .as_bytes()
-                .get(start * eb..(start + len) * eb)
-                .unwrap_or(&[]);
+            let bytes = x.as_bytes();
+            let period = x.size();
             let data = Storage::overwritten(width, len * words, |b| {
-                b.copy_from_slice(src);
-                Ok::<(), Error>(())
+                if period == self.n {
+                    b.copy_from_slice(bytes.get(start * eb..(start + len) * eb).unwrap_or(&[]));
+                    return Ok::<(), Error>(());
+                }
+                // A tiling operand: its elements from `start % period` on, cyclically.
+                let mut at = start % period;
+                let mut done = 0;
+                while done < len {
+                    let take = (period - at).min(len - done);
+                    b[done * eb..(done + take) * eb]
+                        .copy_from_slice(&bytes[at * eb..(at + take) * eb]);
+                    done += take;
+                    at = 0;
+                }
+                Ok(())
             })?;
             Ok(Array::from_parts(
                 ShapedArray::new(&[len], x.dtype(), x.weak_type()),
@@ -738,6 +769,28 @@ mod tests {
             let calls = if dt.bits() == 16 { 2 } else { 1 };
             assert_eq!(exe.steps(), (calls, 1), "{dt}: {j}");
         }
+    }
+
+    /// An operand broadcast along leading dimensions (a bias row) joins the chain, read
+    /// cyclically; its period (257) does not divide the block, so blocks start mid-row.
+    #[test]
+    fn a_tiling_operand_joins_the_chain() {
+        let rows = 3 * CHUNK / 257 + 5;
+        let x = jnp::reshape(&ramp(rows * 257, DType::Float32), &[rows as isize, 257]).unwrap();
+        let b = ramp(257, DType::Float32);
+        let j = make_jaxpr(
+            |(x, b): (Array, Array)| {
+                let y = jnp::add(&x, &b)?;
+                jnp::tanh(jnp::multiply(&y, &b)?)
+            },
+            &(x.clone(), b.clone()),
+        )
+        .unwrap();
+        let exe = same_as_interpreter(&j, &[x, b]);
+        // The bias's two broadcasts to [1, 257] run alone; add, mul and tanh are one chain.
+        assert_eq!(exe.steps(), (2, 1), "{j}");
+        assert!(tiles(&[1, 257], &[rows, 257]) && tiles(&[1, 1, 4], &[5, 1, 4]));
+        assert!(!tiles(&[2, 1], &[2, 3]) && !tiles(&[3], &[2, 3]) && !tiles(&[0, 3], &[0, 3]));
     }
 
     /// Constants are folded (omnistaging stages `add 1 1`; the plan multiplies by 2), dead

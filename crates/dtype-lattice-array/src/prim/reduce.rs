@@ -430,7 +430,8 @@ fn reduce_kernel<T: Reducible, const OP: u8>(x: &Array, axes: &[usize]) -> Stora
         return storage_of(xs.into_iter());
     }
     let init = T::narrow(T::identity(op));
-    let f = |a: T, b: T| op.apply(a, b);
+    // The closure captures nothing: the operation is a constant inside the loops.
+    let f = |a: T, b: T| const { Red::of(OP) }.apply(a, b);
     storage_of(tree_reduce(&f, xs, x.shape().to_vec(), axes, init).into_iter())
 }
 
