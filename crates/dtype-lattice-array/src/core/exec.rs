@@ -776,7 +776,7 @@ mod tests {
     #[test]
     fn a_tiling_operand_joins_the_chain() {
         let rows = 3 * CHUNK / 257 + 5;
-        let x = jnp::reshape(&ramp(rows * 257, DType::Float32), &[rows as isize, 257]).unwrap();
+        let x = jnp::reshape(ramp(rows * 257, DType::Float32), &[rows as isize, 257]).unwrap();
         let b = ramp(257, DType::Float32);
         let j = make_jaxpr(
             |(x, b): (Array, Array)| {
