@@ -135,10 +135,12 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
                 return Ok(());
             }
             let chunk = n.div_ceil(threads);
-            std::thread::scope(|s| {
+            // On rayon's pool, as the jit plan's fused blocks: one set of threads for all
+            // parallel work (threads of several pools spinning at once fight for the cores).
+            rayon::scope(|s| {
                 for (i, o) in out.chunks_mut(chunk).enumerate() {
                     let part = &part;
-                    s.spawn(move || part(i * chunk, o));
+                    s.spawn(move |_| part(i * chunk, o));
                 }
             });
             Ok(())
@@ -163,10 +165,10 @@ fn map_par<W: Sync, O: crate::array::storage::pool::Pooled + Send>(
                 return Ok(());
             }
             let chunk = n.div_ceil(threads);
-            std::thread::scope(|s| {
+            rayon::scope(|s| {
                 for (o, a) in out.chunks_mut(chunk).zip(x.chunks(chunk)) {
                     let f = &f;
-                    s.spawn(move || f(a, o));
+                    s.spawn(move |_| f(a, o));
                 }
             });
             Ok(())

@@ -7,7 +7,8 @@ use super::{Backend, simd};
 pub(super) const PARALLEL_MIN: usize = 1 << 16;
 
 /// Fills `out` by calling `f(start, chunk)` on contiguous chunks, `start` being the chunk's
-/// first flat index, on up to `threads` threads (`std::thread::scope`).
+/// first flat index, on up to `threads` threads (rayon's pool, which the other parallel
+/// kernels share).
 pub(super) fn par_fill<T: Send>(out: &mut [T], threads: usize, f: impl Fn(u64, &mut [T]) + Sync) {
     let n = out.len();
     let threads = threads.clamp(1, (n / PARALLEL_MIN).max(1));
@@ -16,10 +17,10 @@ pub(super) fn par_fill<T: Send>(out: &mut [T], threads: usize, f: impl Fn(u64, &
         return;
     }
     let per = n.div_ceil(threads);
-    std::thread::scope(|s| {
+    rayon::scope(|s| {
         let f = &f;
         for (t, chunk) in out.chunks_mut(per).enumerate() {
-            s.spawn(move || f((t * per) as u64, chunk));
+            s.spawn(move |_| f((t * per) as u64, chunk));
         }
     });
 }
