@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from functools import partial
 
@@ -29,60 +30,12 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-@jax.custom_jvp
-def softplus(x):
-    return jnp.maximum(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+sys.path.insert(0, os.path.dirname(__file__))
+from gen_train_mlp_fixtures import MODEL  # noqa: E402
 
-
-@softplus.defjvp
-def _softplus_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return softplus(x), t * jax.nn.sigmoid(x)
-
-
-@partial(jax.custom_vjp, nondiff_argnums=(1,))
-def clip_gradient(x, bound):
-    return x
-
-
-def _clip_fwd(x, bound):
-    return x, None
-
-
-def _clip_bwd(bound, _, g):
-    return (jnp.clip(g, -bound, bound),)
-
-
-clip_gradient.defvjp(_clip_fwd, _clip_bwd)
-
-
-def init_params(key, sizes, dtype):
-    keys = jax.random.split(key, len(sizes) - 1)
-    return [(jax.random.normal(k, (m, n), dtype) * (1.0 / m) ** 0.5, jnp.zeros(n, dtype))
-            for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
-
-
-def make_data(key, n, d, dtype):
-    kx, ky = jax.random.split(key)
-    x = jax.random.uniform(kx, (n, d), dtype, minval=-2.0, maxval=2.0)
-    y = jnp.sin(x.sum(axis=1)) + 0.1 * jax.random.normal(ky, (n,), dtype)
-    return x, y
-
-
-def example_loss(params, x, y, key, keep):
-    h = x
-    for i, (w, b) in enumerate(params[:-1]):
-        h = softplus(h @ w + b)
-        mask = jax.random.bernoulli(jax.random.fold_in(key, i), keep, h.shape)
-        h = clip_gradient(jnp.where(mask, h / keep, 0), 1.0)
-    w, b = params[-1]
-    return ((h @ w + b)[0] - y) ** 2
-
-
-def loss(params, x, y, key, keep):
-    keys = jax.random.split(key, x.shape[0])
-    per = jax.vmap(example_loss, in_axes=(None, 0, 0, 0, None))(params, x, y, keys, keep)
-    return jnp.mean(per.astype(jnp.float32))
+# The fixture program's model (softplus, clip_gradient, init_params, make_data, example_loss,
+# loss), defined here from the same text.
+exec(compile(MODEL, "gen_train_mlp_fixtures.MODEL", "exec"))
 
 
 def make_step():

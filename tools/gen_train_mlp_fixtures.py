@@ -13,7 +13,9 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
-PROGRAM = r'''
+# The program in three parts: its command line, the model (which tools/bench_transform_peers.py
+# times too) and the training loop.
+PRELUDE = r'''
 import sys
 from functools import partial
 import jax, jax.numpy as jnp
@@ -22,7 +24,9 @@ jax.config.update("jax_enable_x64", x64 == "1")
 seed, steps, n, d, hidden = int(seed), int(steps), int(n), int(d), int(hidden)
 lr, keep = float(lr), float(keep)
 
-@jax.custom_jvp
+'''
+
+MODEL = r'''@jax.custom_jvp
 def softplus(x):
     return jnp.maximum(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
 @softplus.defjvp
@@ -58,7 +62,9 @@ def loss(params, x, y, key, keep):
     keys = jax.random.split(key, x.shape[0])
     per = jax.vmap(example_loss, in_axes=(None, 0, 0, 0, None))(params, x, y, keys, keep)
     return jnp.mean(per.astype(jnp.float32))
-@jax.jit
+'''
+
+MAIN = r'''@jax.jit
 def step(params, x, y, key, lr, keep):
     l, g = jax.value_and_grad(loss)(params, x, y, key, keep)
     return jax.tree.map(lambda p, gp: p - lr * gp, params, g), l
@@ -70,6 +76,8 @@ for i in range(steps):
     params, l = step(params, x, y, jax.random.fold_in(kt, i), lr, keep)
     print(repr(float(l)))
 '''
+
+PROGRAM = PRELUDE + MODEL + MAIN
 
 RUNS = [
     ("float32", False),

@@ -357,6 +357,23 @@ fn stream_reduce<T: Copy, F: Fn(T, T) -> T>(
     acc
 }
 
+/// One `reduce-window` pass of [`tree_reduce`] over `shape`: its output shape (each reduced
+/// dimension in windows of [`TREE_WINDOW`]) and each dimension's low padding (half the
+/// padding to a whole number of windows, rounded down; 0 for the kept dimensions).
+fn window_pass(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    const W: usize = TREE_WINDOW;
+    (0..shape.len())
+        .map(|i| {
+            if axes.contains(&i) {
+                let windows = shape[i].div_ceil(W);
+                (windows, (windows * W - shape[i]) / 2)
+            } else {
+                (shape[i], 0)
+            }
+        })
+        .unzip()
+}
+
 /// A reduction in XLA's CPU order: while a reduced dimension is longer than 32, a
 /// `reduce-window` of 32 (stride 32) over the reduced dimensions, padded to a multiple of 32
 /// (half the padding low, the rest high; padding contributes nothing), each window in row-major
@@ -372,24 +389,7 @@ fn tree_reduce<T: Copy, F: Fn(T, T) -> T>(
     const W: usize = TREE_WINDOW;
     while axes.iter().any(|&a| shape[a] > W) {
         let reduced = |i: usize| axes.contains(&i);
-        let new_shape: Vec<usize> = (0..shape.len())
-            .map(|i| {
-                if reduced(i) {
-                    shape[i].div_ceil(W)
-                } else {
-                    shape[i]
-                }
-            })
-            .collect();
-        let lo: Vec<usize> = (0..shape.len())
-            .map(|i| {
-                if reduced(i) {
-                    (new_shape[i] * W - shape[i]) / 2
-                } else {
-                    0
-                }
-            })
-            .collect();
+        let (new_shape, lo) = window_pass(&shape, axes);
         // Each input element goes to its window's output element; padding contributes
         // nothing, so only real elements are visited.
         let out_st = strides(&new_shape);
@@ -913,24 +913,7 @@ mod tests {
         let (mut xs, mut shape) = (xs.to_vec(), shape.to_vec());
         while axes.iter().any(|&a| shape[a] > W) {
             let red = |i: usize| axes.contains(&i);
-            let ns: Vec<usize> = (0..shape.len())
-                .map(|i| {
-                    if red(i) {
-                        shape[i].div_ceil(W)
-                    } else {
-                        shape[i]
-                    }
-                })
-                .collect();
-            let lo: Vec<usize> = (0..shape.len())
-                .map(|i| {
-                    if red(i) {
-                        (ns[i] * W - shape[i]) / 2
-                    } else {
-                        0
-                    }
-                })
-                .collect();
+            let (ns, lo) = window_pass(&shape, axes);
             let window: Vec<usize> = (0..shape.len())
                 .map(|i| if red(i) { W } else { 1 })
                 .collect();
