@@ -42,6 +42,10 @@ pub use shape::*;
 /// `jax_numpy_dtype_promotion`): JAX's standard rules, x64 off, unless set.
 static CONFIG: RwLock<Option<Rules>> = RwLock::new(None);
 
+/// Bumped by [`set_rules`] after each write of [`CONFIG`]: a thread's cached copy of the
+/// rules is current while its generation is.
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// How elements convert under the rules in force: NumPy's (`astype` with ml_dtypes) for the
 /// NumPy rule sets, JAX's (XLA's CPU backend) otherwise.
 pub fn semantics() -> crate::convert::Semantics {
@@ -56,6 +60,8 @@ pub fn semantics() -> crate::convert::Semantics {
 thread_local! {
     /// [`with_rules`]'s override on this thread (JAX's `jax.enable_x64()` context managers).
     static SCOPED: std::cell::Cell<Option<Rules>> = const { std::cell::Cell::new(None) };
+    /// The rules [`rules`] last read from [`CONFIG`] on this thread, with their generation.
+    static CACHED: std::cell::Cell<Option<(u64, Rules)>> = const { std::cell::Cell::new(None) };
 }
 
 /// The rules in force: [`with_rules`]'s on this thread, else [`set_rules`]'s, else JAX's
@@ -64,10 +70,21 @@ pub fn rules() -> Rules {
     if let Some(r) = SCOPED.with(std::cell::Cell::get) {
         return r;
     }
-    CONFIG
+    // Each thread keeps the last rules it read with the generation they had: a relaxed load
+    // instead of the lock's two atomic read-modify-writes on every call (an 8-element add
+    // asks twice).
+    let generation = GENERATION.load(std::sync::atomic::Ordering::Acquire);
+    if let Some((g, r)) = CACHED.with(std::cell::Cell::get)
+        && g == generation
+    {
+        return r;
+    }
+    let r = CONFIG
         .read()
         .map_or_else(|e| *e.into_inner(), |g| *g)
-        .unwrap_or_else(Rules::jax)
+        .unwrap_or_else(Rules::jax);
+    CACHED.with(|c| c.set(Some((generation, r))));
+    r
 }
 
 /// Runs `f` with `rules` in force on this thread only (as JAX's configuration context
@@ -100,6 +117,8 @@ pub fn set_rules(rules: Rules) {
         Ok(mut g) => *g = Some(rules),
         Err(e) => *e.into_inner() = Some(rules),
     }
+    // After the write: a thread that sees the new generation reads the new rules.
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Release);
 }
 
 /// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:
@@ -447,6 +466,31 @@ pub(crate) fn promote_only(
     args.iter().map(|a| a.to_array(dtype, weak)).collect()
 }
 
+/// Two arrays of one dtype, weak type and shape, which promote to themselves under every
+/// rule set and go straight to the primitive: not bool (`add` is `or` there), complex
+/// (comparisons) or a key; not 64-bit where x64 is off (canonicalised); not one of
+/// ml_dtypes' types under NumPy's rules (their own ufunc loops).
+pub(crate) fn same_operands<'b>(
+    x: &'b ArrayLike<'_>,
+    y: &'b ArrayLike<'_>,
+) -> Option<(&'b Array, &'b Array)> {
+    let (a, b) = (x.as_array()?, y.as_array()?);
+    let d = a.dtype();
+    let plain = d == b.dtype()
+        && a.weak_type() == b.weak_type()
+        && crate::array::same_shape(a.shape(), b.shape())
+        && !d.is_extended()
+        && d != DType::Bool
+        && d.kind() != Kind::Complex;
+    if !plain {
+        return None;
+    }
+    let rules = rules();
+    let numpy = is_numpy(&rules);
+    let canonical = d.bits() < 64 || rules.options().x64 || numpy;
+    (canonical && !(numpy && dtype_lattice::ufunc::is_ml_dtype(d))).then_some((a, b))
+}
+
 /// A binary `jax.numpy` function: promotion by `op`'s rules, then the `lax` primitive
 /// (`on_bool` for bool operands where jnp substitutes one: `add` is `or`, `multiply` `and`).
 fn binary<'a>(
@@ -457,16 +501,7 @@ fn binary<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
-    // Two arrays of one dtype, weak type and shape promote to themselves.
-    if let (Some(a), Some(b)) = (x.as_array(), y.as_array())
-        && a.dtype() == b.dtype()
-        && a.weak_type() == b.weak_type()
-        && crate::array::same_shape(a.shape(), b.shape())
-        && !a.dtype().is_extended()
-        && a.dtype() != DType::Bool
-        && a.dtype().kind() != Kind::Complex
-        && (a.dtype().bits() < 64 || rules().options().x64 || is_numpy(&rules()))
-    {
+    if let Some((a, b)) = same_operands(&x, &y) {
         return prim::bind1(prim, &[a, b], &Params::new());
     }
     let args = promote_and_broadcast(op, &[x, y])?;

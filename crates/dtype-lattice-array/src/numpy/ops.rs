@@ -19,6 +19,9 @@ macro_rules! binary_functions {
         /// (`ValueError`), a dtype the primitive does not accept (`TypeError`).
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
             let (x, y) = (x.into(), y.into());
+            if let Some((a, b)) = super::same_operands(&x, &y) {
+                return prim::bind1(&crate::prim::elementwise::$prim, &[a, b], &Params::new());
+            }
             if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, l| {
                 let (a, b) = ml::two(v);
                 match stringify!($name) {

@@ -742,7 +742,10 @@ fn shape_rule<const OP: u8>(
     let op = Op::of(OP);
     let first = inputs[0];
     let accept = op.accept();
-    for (i, a) in inputs.iter().enumerate() {
+    // Operands of one dtype (the common case) need it accepted once and no dtype check.
+    let uniform = inputs.iter().all(|a| a.dtype() == first.dtype());
+    let checked = if uniform { &inputs[..1] } else { inputs };
+    for (i, a) in checked.iter().enumerate() {
         // pow's exponent may also be an integer.
         let ok = accept.accepts(a.dtype()) || (op == Op::Pow && i == 1 && is_int(a.dtype()));
         if !ok {
@@ -773,7 +776,7 @@ fn shape_rule<const OP: u8>(
                 ),
             ));
         }
-    } else {
+    } else if !uniform {
         check_same_dtypes(prim.name, op.jnp(), inputs)?;
     }
     if op == Op::IntegerPow {

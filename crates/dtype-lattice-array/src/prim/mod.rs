@@ -486,10 +486,11 @@ pub(crate) fn bind1(
     inputs: &[&Array],
     params: &Params,
 ) -> Result<Array, Error> {
-    bind(prim, inputs, params)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Reason::EmptyOperands.into())
+    let mut out = bind(prim, inputs, params)?;
+    if out.is_empty() {
+        return Err(Reason::EmptyOperands.into());
+    }
+    Ok(out.swap_remove(0))
 }
 
 #[cfg(test)]
