@@ -21,6 +21,7 @@
 mod creation;
 mod functions;
 mod ml;
+mod npmath;
 mod ops;
 mod shape;
 
@@ -332,6 +333,58 @@ pub(crate) fn family_dtype(rules: &Rules, family: Family, dtype: DType) -> DType
         (Family::Numeric, Kind::Bool) if !numpy => DType::Int32,
         _ => dtype,
     }
+}
+
+/// NumPy's float32 loop of the binary ufunc `name` on two float32 arrays, which keeps
+/// subnormals (the primitives read them as zeros and flush results, as XLA does): `f` on the
+/// values in float64, where float32's subnormals are normal numbers, rounded back once. Exact
+/// for the comparisons, `maximum` and `minimum`; correctly rounded for `add`, `subtract`,
+/// `multiply`, `true_divide` and `remainder` (one operation each: float64 holds 2·24 + 2
+/// bits); `power` within an ulp of `powf`. `None` for other functions or operands, and
+/// outside the NumPy rules.
+pub(crate) fn float32_in_float64(
+    name: &str,
+    x: &ArrayLike<'_>,
+    y: &ArrayLike<'_>,
+    f: fn(ArrayLike<'static>, ArrayLike<'static>) -> Result<Array, Error>,
+) -> Option<Result<Array, Error>> {
+    const BOOL: &[&str] = &[
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+    ];
+    const FLOAT: &[&str] = &[
+        "maximum",
+        "minimum",
+        "add",
+        "subtract",
+        "multiply",
+        "true_divide",
+        "remainder",
+        "power",
+    ];
+    let (a, b) = (x.as_array()?, y.as_array()?);
+    if !(BOOL.contains(&name) || FLOAT.contains(&name))
+        || a.dtype() != DType::Float32
+        || b.dtype() != DType::Float32
+        || !is_numpy(&rules())
+    {
+        return None;
+    }
+    Some((|| {
+        let r = f(
+            ArrayLike::Owned(a.astype(DType::Float64)?),
+            ArrayLike::Owned(b.astype(DType::Float64)?),
+        )?;
+        if FLOAT.contains(&name) {
+            r.astype(DType::Float32)
+        } else {
+            Ok(r)
+        }
+    })())
 }
 
 /// Whether the rules are NumPy's (no weak types, NumPy's loops).
