@@ -70,8 +70,6 @@ CLASSES = [
      "the fixture generator reads `(a-0j)` with ast.literal_eval, whose Python 3.11 arithmetic "
      "gives the imaginary part +0.0; eval reads it as repr() wrote it, complex(a, -0.0), and "
      "the branch cut on the negative real axis takes the other side"),
-    ("numpy", lambda f, l, w: f.startswith("numpy"),
-     "numpy: NumPy 2 ufunc loop selection, casting and denormal corners not modelled"),
 ]
 
 
