@@ -67,6 +67,9 @@ exceptions! {
     /// NumPy's `numpy.exceptions.DTypePromotionError` (a `TypeError`): DTypes without a
     /// common DType (ml_dtypes' types with most of NumPy's own).
     DTypePromotionError,
+    /// NumPy's `UFuncTypeError` (a `TypeError`; its private subclasses print this name): a
+    /// ufunc has no loop for the dtypes its type resolver chose (`np.positive` of bool).
+    UFuncTypeError,
     /// Python's `ValueError`.
     ValueError,
     /// Python's `OverflowError`.

@@ -17,6 +17,12 @@
 //! So `uint2 + 0` runs NumPy's int8 loop, `float4_e2m1fn + 0.0` its float32 loop, `int4 &
 //! int4` its int8 loop, and `bfloat16 & bfloat16` has no loop at all.
 //!
+//! Among NumPy's own dtypes ([`Ufunc::loop_for`]) each ufunc's legacy type resolver picks the
+//! loop: the same search for most (`reciprocal` of int16 runs int16's loop, `square` of bool
+//! int8's), the operands' common dtype for `add`, `multiply`, `maximum`, `positive`, `sign` …
+//! (whose loop must exist: `positive` of bool has none), float64 for `true_divide` of
+//! integers, the bool loop for the logical functions.
+//!
 //! ```
 //! use dtype_lattice::{DType, Operand, PyType};
 //! use dtype_lattice::ufunc::numpy_ufunc;
@@ -48,6 +54,30 @@ enum Output {
     Component,
 }
 
+/// NumPy's legacy type resolver of a ufunc, which picks the loop for NumPy's own dtypes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resolver {
+    /// `PyUFunc_DefaultTypeResolver`: the first loop in `ufunc.types` order every operand
+    /// casts to safely (Python scalars by NEP 50's rules).
+    Default,
+    /// `PyUFunc_SimpleUniformOperationTypeResolver` (`add`, `multiply`, `maximum`,
+    /// `positive`, `sign` …): the operands' common dtype (`np.result_type`), whose loop must
+    /// exist (NumPy's `UFuncTypeError` otherwise: `positive` of bool).
+    Uniform,
+    /// `subtract`: [`Resolver::Uniform`], with NumPy's `TypeError` for two booleans.
+    Subtract,
+    /// `negative`: [`Resolver::Uniform`], with NumPy's `TypeError` for a boolean.
+    Negative,
+    /// `PyUFunc_TrueDivisionTypeResolver`: booleans and integers divide as float64.
+    TrueDivide,
+    /// `PyUFunc_SimpleBinaryComparisonTypeResolver`: one dtype's own loop, else the default
+    /// search; a Python int compared with integers need not fit them (NumPy's special
+    /// integer comparisons: the answer is then the same for every element).
+    Comparison,
+    /// `logical_and`/`or`/`xor`: a promoter runs the bool loop for any mix.
+    Logical,
+}
+
 /// Which of ml_dtypes' types register a loop of a ufunc (bits).
 const FLOATS: u8 = 1;
 const INTS: u8 = 2;
@@ -66,8 +96,8 @@ pub struct Ufunc {
     loops: &'static str,
     output: Output,
     ml: u8,
-    /// `logical_and`/`or`/`xor`: a promoter runs the bool loop for any mix.
-    logical: bool,
+    /// How NumPy picks the loop among its own dtypes.
+    resolver: Resolver,
 }
 
 /// The loop a ufunc runs: the dtypes its inputs are cast to, its output dtype, and whether it
@@ -96,8 +126,13 @@ const fn ufunc(
         loops,
         output,
         ml,
-        logical: false,
+        resolver: Resolver::Default,
     }
+}
+
+/// A ufunc with another type resolver than the default one.
+const fn with(resolver: Resolver, u: Ufunc) -> Ufunc {
+    Ufunc { resolver, ..u }
 }
 
 const ALL: u8 = FLOATS | INTS | COMPLEX;
@@ -111,33 +146,69 @@ const REAL_BOOL: &str = "?bBhHiIlLqQefd";
 /// (`np.divide` is `np.true_divide`, `np.abs` is `np.absolute`; `np.round` of these types
 /// runs `np.rint`).
 pub static NUMPY_UFUNCS: &[Ufunc] = &[
-    ufunc("add", 2, NUMERIC, Output::Same, ALL),
-    ufunc("subtract", 2, NO_BOOL, Output::Same, ALL),
-    ufunc("multiply", 2, NUMERIC, Output::Same, ALL),
-    ufunc("true_divide", 2, INEXACT, Output::Same, FLOATS | COMPLEX),
+    with(
+        Resolver::Uniform,
+        ufunc("add", 2, NUMERIC, Output::Same, ALL),
+    ),
+    with(
+        Resolver::Subtract,
+        ufunc("subtract", 2, NO_BOOL, Output::Same, ALL),
+    ),
+    with(
+        Resolver::Uniform,
+        ufunc("multiply", 2, NUMERIC, Output::Same, ALL),
+    ),
+    with(
+        Resolver::TrueDivide,
+        ufunc("true_divide", 2, INEXACT, Output::Same, FLOATS | COMPLEX),
+    ),
     ufunc("floor_divide", 2, REAL, Output::Same, FLOATS | INTS),
     ufunc("remainder", 2, REAL, Output::Same, FLOATS | INTS),
     ufunc("power", 2, NO_BOOL, Output::Same, FLOATS | COMPLEX),
-    ufunc("maximum", 2, NUMERIC, Output::Same, FLOATS | COMPLEX),
-    ufunc("minimum", 2, NUMERIC, Output::Same, FLOATS | COMPLEX),
-    ufunc("equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
-    ufunc("not_equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
-    ufunc("less", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
-    ufunc("less_equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
-    ufunc("greater", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
-    ufunc("greater_equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
-    Ufunc {
-        logical: true,
-        ..ufunc("logical_and", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX)
-    },
-    Ufunc {
-        logical: true,
-        ..ufunc("logical_or", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX)
-    },
-    Ufunc {
-        logical: true,
-        ..ufunc("logical_xor", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX)
-    },
+    with(
+        Resolver::Uniform,
+        ufunc("maximum", 2, NUMERIC, Output::Same, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Uniform,
+        ufunc("minimum", 2, NUMERIC, Output::Same, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Comparison,
+        ufunc("equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Comparison,
+        ufunc("not_equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Comparison,
+        ufunc("less", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Comparison,
+        ufunc("less_equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Comparison,
+        ufunc("greater", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Comparison,
+        ufunc("greater_equal", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Logical,
+        ufunc("logical_and", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Logical,
+        ufunc("logical_or", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Logical,
+        ufunc("logical_xor", 2, NUMERIC, Output::Bool, FLOATS | COMPLEX),
+    ),
     ufunc("bitwise_and", 2, "?bBhHiIlLqQ", Output::Same, 0),
     ufunc("bitwise_or", 2, "?bBhHiIlLqQ", Output::Same, 0),
     ufunc("bitwise_xor", 2, "?bBhHiIlLqQ", Output::Same, 0),
@@ -145,10 +216,19 @@ pub static NUMPY_UFUNCS: &[Ufunc] = &[
     ufunc("right_shift", 2, "bBhHiIlLqQ", Output::Same, 0),
     ufunc("arctan2", 2, "efd", Output::Same, FLOATS),
     ufunc("matmul", 2, NUMERIC, Output::Same, 0),
-    ufunc("negative", 1, NO_BOOL, Output::Same, FLOATS | COMPLEX),
-    ufunc("positive", 1, NO_BOOL, Output::Same, FLOATS | COMPLEX),
+    with(
+        Resolver::Negative,
+        ufunc("negative", 1, NO_BOOL, Output::Same, FLOATS | COMPLEX),
+    ),
+    with(
+        Resolver::Uniform,
+        ufunc("positive", 1, NO_BOOL, Output::Same, FLOATS | COMPLEX),
+    ),
     ufunc("absolute", 1, NUMERIC, Output::Component, FLOATS | COMPLEX),
-    ufunc("sign", 1, NO_BOOL, Output::Same, FLOATS | COMPLEX),
+    with(
+        Resolver::Uniform,
+        ufunc("sign", 1, NO_BOOL, Output::Same, FLOATS | COMPLEX),
+    ),
     ufunc("floor", 1, REAL_BOOL, Output::Same, FLOATS),
     ufunc("ceil", 1, REAL_BOOL, Output::Same, FLOATS),
     ufunc("rint", 1, INEXACT, Output::Same, FLOATS | COMPLEX),
@@ -329,6 +409,158 @@ impl Ufunc {
         Ok(l)
     }
 
+    /// The loop NumPy 2 with ml_dtypes runs for `operands`, whatever their dtypes:
+    /// [`Ufunc::resolve`]'s when one of them has one of ml_dtypes' types, else the one the
+    /// ufunc's legacy type resolver picks among NumPy's own loops: most search `ufunc.types`
+    /// for the first loop every operand casts to safely (`reciprocal` of int16 runs int16's
+    /// loop, `square` of bool int8's); `add`, `multiply`, `maximum`, `positive`, `sign` …
+    /// take the operands' common dtype, whose loop must exist; `true_divide` divides booleans
+    /// and integers as float64; the logical functions run their bool loop.
+    ///
+    /// Python ints going into an integer loop must fit it, except in a comparison with
+    /// integers (NumPy compares such a Python int exactly: every element then gives the same
+    /// answer).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Operand, PyType, Value};
+    /// use dtype_lattice::ufunc::numpy_ufunc;
+    /// let loop_of = |name: &str, ops: &[Operand]| numpy_ufunc(name).unwrap().loop_for(ops);
+    /// let int8 = Operand::array(DType::Int8);
+    /// assert_eq!(loop_of("true_divide", &[int8, int8])?.output, DType::Float64);
+    /// assert_eq!(loop_of("sqrt", &[int8])?.output, DType::Float16);
+    /// assert_eq!(loop_of("reciprocal", &[PyType::Int.into()])?.output, DType::Int64);
+    /// assert_eq!(loop_of("square", &[Operand::array(DType::Bool)])?.output, DType::Int8);
+    /// assert!(loop_of("positive", &[Operand::array(DType::Bool)]).is_err());
+    /// let big = Operand::Literal(Value::Int(1 << 40));
+    /// assert!(loop_of("add", &[int8, big]).is_err());
+    /// assert_eq!(loop_of("less", &[int8, big])?.inputs, [DType::Int8, DType::Int8]);
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Ufunc::resolve`]; NumPy's `UFuncTypeError` when the common dtype has no loop
+    /// (`positive` of bool), its `TypeError`s for `negative` of bool and `subtract` of two.
+    pub fn loop_for(&self, operands: &[Operand]) -> Result<Loop, Error> {
+        if let Some(l) = self.resolve(operands)? {
+            return Ok(l);
+        }
+        let parts = operands
+            .iter()
+            .map(|op| numpy::classify("numpy", op, numpy::knows))
+            .collect::<Result<Vec<Part>, Error>>()?;
+        if parts.len() != self.inputs {
+            return Err(self.arity_error(parts.len()));
+        }
+        let l = self.select_builtin(&parts, operands)?;
+        let exact_comparison = self.resolver == Resolver::Comparison
+            && parts.iter().any(|p| matches!(p, Part::Strong(_)))
+            && parts.iter().all(|p| match *p {
+                Part::Strong(t) => t.kind().is_integer(),
+                Part::Weak(t) => t == PyType::Int,
+            });
+        if !exact_comparison {
+            numpy::check_python_ints(operands, &l.inputs)?;
+        }
+        if self.name == "power" {
+            numpy::check_negative_power(operands, l.inputs[0])?;
+        }
+        Ok(l)
+    }
+
+    /// NumPy's `TypeError` for the wrong number of operands.
+    fn arity_error(&self, n: usize) -> Error {
+        Error::refused(
+            Exception::TypeError,
+            format!(
+                "{}() takes from {} to {} positional arguments but {n} were given",
+                self.name,
+                self.inputs,
+                self.inputs + 1
+            ),
+        )
+    }
+
+    /// The loop of the ufunc's legacy type resolver for operands of NumPy's own dtypes.
+    fn select_builtin(&self, parts: &[Part], operands: &[Operand]) -> Result<Loop, Error> {
+        let n = parts.len();
+        let has = |t: DType| self.loops.chars().map(code_dtype).any(|c| c == t);
+        let is_bool = |p: &Part| matches!(p, Part::Strong(Bool));
+        let uniform = || -> Result<Loop, Error> {
+            let t = numpy::result_type(operands)?.dtype;
+            if has(t) {
+                return Ok(self.loop_of(t, n, false));
+            }
+            let classes: Vec<String> = parts.iter().map(|p| numpy::dtype_class(p.node())).collect();
+            let types = match classes.as_slice() {
+                [one] => one.clone(),
+                all => format!("({})", all.join(", ")),
+            };
+            Err(Error::refused(
+                Exception::UFuncTypeError,
+                format!(
+                    "ufunc '{}' did not contain a loop with signature matching types {types} -> None",
+                    self.name
+                ),
+            ))
+        };
+        // A comparison of operands of one dtype runs that dtype's loop.
+        if self.resolver == Resolver::Comparison
+            && let [Part::Strong(t), rest @ ..] = parts
+            && rest.iter().all(|p| matches!(p, Part::Strong(u) if u == t))
+            && has(*t)
+        {
+            return Ok(self.loop_of(*t, n, false));
+        }
+        match self.resolver {
+            Resolver::Logical => Ok(self.loop_of(Bool, n, false)),
+            Resolver::Negative if parts.iter().all(is_bool) => Err(Error::refused(
+                Exception::TypeError,
+                "The numpy boolean negative, the `-` operator, is not supported, use the `~` \
+                 operator or the logical_not function instead.",
+            )),
+            Resolver::Subtract if parts.iter().all(is_bool) => Err(Error::refused(
+                Exception::TypeError,
+                "numpy boolean subtract, the `-` operator, is not supported, use the \
+                 bitwise_xor, the `^` operator, or the logical_xor function instead.",
+            )),
+            Resolver::Uniform | Resolver::Negative | Resolver::Subtract => uniform(),
+            Resolver::TrueDivide
+                if parts.iter().all(|p| match *p {
+                    Part::Strong(t) => t == Bool || t.kind().is_integer(),
+                    Part::Weak(t) => t == PyType::Int,
+                }) =>
+            {
+                Ok(self.loop_of(Float64, n, false))
+            }
+            _ => self.linear_search(parts).ok_or_else(|| self.no_loop()),
+        }
+    }
+
+    /// The legacy linear search over NumPy's loops (`ufunc.types` order): the first one every
+    /// operand casts to safely.
+    fn linear_search(&self, parts: &[Part]) -> Option<Loop> {
+        let min_scalar = use_min_scalar(parts);
+        self.loops
+            .chars()
+            .map(code_dtype)
+            .find(|&t| parts.iter().all(|p| can_cast_operand(p, t, min_scalar)))
+            .map(|t| self.loop_of(t, parts.len(), false))
+    }
+
+    /// NumPy's `TypeError` when no loop takes the operands by safe casting.
+    fn no_loop(&self) -> Error {
+        Error::refused(
+            Exception::TypeError,
+            format!(
+                "ufunc '{}' not supported for the input types, and the inputs could not \
+                 be safely coerced to any supported types according to the casting rule \
+                 ''safe''",
+                self.name
+            ),
+        )
+    }
+
     /// [`Ufunc::resolve`] without the checks of values.
     fn select(&self, operands: &[Operand]) -> Result<Option<Loop>, Error> {
         let parts = operands
@@ -341,15 +573,7 @@ impl Ufunc {
         }
         let n = parts.len();
         if n != self.inputs {
-            return Err(Error::refused(
-                Exception::TypeError,
-                format!(
-                    "{}() takes from {} to {} positional arguments but {n} were given",
-                    self.name,
-                    self.inputs,
-                    self.inputs + 1
-                ),
-            ));
+            return Err(self.arity_error(n));
         }
         // An exact match: ml_dtypes' loop of the one type every operand has.
         if let Part::Strong(t) = parts[0]
@@ -360,7 +584,7 @@ impl Ufunc {
         {
             return Ok(Some(self.loop_of(t, n, true)));
         }
-        if self.logical {
+        if self.resolver == Resolver::Logical {
             return Ok(Some(self.loop_of(Bool, n, false)));
         }
         // The legacy linear search: ml_dtypes' loops of the operands' types first.
@@ -378,22 +602,9 @@ impl Ufunc {
                 }
             }
         }
-        self.loops
-            .chars()
-            .map(code_dtype)
-            .find(|&t| takes(t))
-            .map(|t| Some(self.loop_of(t, n, false)))
-            .ok_or_else(|| {
-                Error::refused(
-                    Exception::TypeError,
-                    format!(
-                        "ufunc '{}' not supported for the input types, and the inputs could not \
-                         be safely coerced to any supported types according to the casting rule \
-                         ''safe''",
-                        self.name
-                    ),
-                )
-            })
+        self.linear_search(&parts)
+            .map(Some)
+            .ok_or_else(|| self.no_loop())
     }
 
     /// The loop of `ufunc.reduce` over an array of `dtype` (`None` for NumPy's own dtypes):
@@ -414,7 +625,7 @@ impl Ufunc {
     ///
     /// As [`Ufunc::resolve`].
     pub fn resolve_reduce(&self, dtype: DType) -> Result<Option<Loop>, Error> {
-        if self.logical && numpy::is_ml(dtype) {
+        if self.resolver == Resolver::Logical && numpy::is_ml(dtype) {
             return Ok(Some(self.loop_of(Bool, 2, false)));
         }
         self.resolve(&[Operand::array(dtype), Operand::array(dtype)])

@@ -187,3 +187,31 @@ fn ops_give_the_loops_output() {
     }
     assert_all_agree("numpy/ml_dtypes_ufunc_loops.json (ops)", n, &failures);
 }
+
+/// `Ufunc::loop_for`, NumPy's loop for operands of any dtype (NumPy's own included, through
+/// each ufunc's legacy type resolver), outputs what NumPy's ufunc returns on every case of
+/// the ten op fixtures (`np.true_divide(int8, int8)` is float64, `np.power(bool, bool)` int8,
+/// `np.subtract(bool, bool)` refused …), Python ints that must fit their loop included.
+#[test]
+fn every_loop_outputs_the_ops_dtype() {
+    let mut n = 0;
+    let mut failures = Vec::new();
+    for op in Op::ALL {
+        let name = op.name();
+        let f = load(&format!("numpy/op_{name}.json"));
+        let u = numpy_ufunc(name).unwrap_or_else(|| panic!("no ufunc {name}"));
+        for case in &f.cases {
+            n += 1;
+            let got = u
+                .loop_for(&parse_ops(&case.operands))
+                .map(|l| dtype_lattice::Promotion {
+                    dtype: l.output,
+                    weak_type: false,
+                });
+            if let Some(f) = check(case, &got, MessageCheck::Exact) {
+                failures.push(format!("{name}: {f}"));
+            }
+        }
+    }
+    assert_all_agree("numpy/op_*.json (loops)", n, &failures);
+}

@@ -117,9 +117,23 @@ macro_rules! unary_inexact {
             if let Some(r) = ml::through_loop(stringify!($name), std::slice::from_ref(&x), |v, _| $name(ml::one(v))) {
                 return r;
             }
-            lax1($prim, &one(x, Family::Inexact)?)
+            let x = one(x, Family::Inexact)?;
+            if let Some(r) = numpy_kernel(stringify!($name), &x) {
+                return r;
+            }
+            lax1($prim, &x)
         }
     )*};
+}
+
+/// NumPy's own kernel of a ufunc for `x` (of the loop's dtype) under the NumPy rules, where
+/// it computes otherwise than the `lax` primitive.
+fn numpy_kernel(ufunc: &str, x: &Array) -> Option<Result<Array, Error>> {
+    if is_numpy(&rules()) {
+        super::npmath::unary(ufunc, x)
+    } else {
+        None
+    }
 }
 
 unary_inexact! {
@@ -164,6 +178,9 @@ pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         return r;
     }
     let x = one(x, Family::Inexact)?;
+    if let Some(r) = numpy_kernel("log2", &x) {
+        return r;
+    }
     if x.dtype().kind() == Kind::Complex {
         return Err(Error::refused(
             Exception::NotImplementedError,
@@ -189,6 +206,9 @@ pub fn true_divide<'a>(
         let (a, b) = ml::two(v);
         true_divide(a, b)
     }) {
+        return r;
+    }
+    if let Some(r) = super::float32_in_float64("true_divide", &x, &y, true_divide) {
         return r;
     }
     let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
@@ -295,6 +315,9 @@ pub fn remainder<'a>(
     }) {
         return r;
     }
+    if let Some(r) = super::float32_in_float64("remainder", &x, &y, remainder) {
+        return r;
+    }
     let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
     let zero = strong_const(&x, Value::Int(0))?;
     if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
@@ -323,6 +346,9 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         let (a, b) = ml::two(v);
         power(a, b)
     }) {
+        return r;
+    }
+    if let Some(r) = super::float32_in_float64("power", &x, &y, power) {
         return r;
     }
     let exponent = match &y {
@@ -355,7 +381,17 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         a.dtype().kind(),
         Kind::SignedInt | Kind::UnsignedInt | Kind::Bool
     ) {
-        return pow_int_int(a, b);
+        // jnp squares six times (exponents below 64); NumPy's loops use every bit.
+        let rounds = if is_numpy(&rules()) {
+            exponent_bits(&b)?
+        } else {
+            6
+        };
+        return pow_int_int(a, b, rounds);
+    }
+    if is_numpy(&rules()) && a.dtype().kind() == Kind::Complex {
+        let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
+        return super::npmath::complex_power(&broadcast_to(a, &shape)?, &broadcast_to(b, &shape)?);
     }
     // A float base with an integer exponent array keeps the exponent's dtype (lax.pow
     // accepts it).
@@ -390,8 +426,15 @@ fn int_scalar(a: &Array) -> Option<i128> {
     Some(i)
 }
 
-/// `jnp`'s `_pow_int_int`: six rounds of square-and-multiply.
-fn pow_int_int(mut x: Array, mut y: Array) -> Result<Array, Error> {
+/// How many bits the largest of the (non-negative) integer exponents `y` has.
+fn exponent_bits(y: &Array) -> Result<usize, Error> {
+    let v = y.astype(DType::UInt64)?.to_vec::<u64>()?;
+    let max = v.into_iter().max().unwrap_or(0);
+    Ok((u64::BITS - max.leading_zeros()) as usize)
+}
+
+/// `jnp`'s `_pow_int_int`: `rounds` rounds of square-and-multiply (six in `jnp`).
+fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<Array, Error> {
     promote_integer(x.dtype())?;
     let zero = strong_const(&y, Value::Int(0))?;
     let one = strong_const(&y, Value::Int(1))?;
@@ -399,7 +442,7 @@ fn pow_int_int(mut x: Array, mut y: Array) -> Result<Array, Error> {
     let one_x = strong_const(&x, Value::Int(1))?;
     let base_zero = lax2("and", &lax2("eq", &x, &zero_x)?, &lax2("ne", &y, &zero)?)?;
     let mut acc = select(&base_zero, &zero_x, &one_x)?;
-    for _ in 0..6 {
+    for _ in 0..rounds {
         let bit = lax2("and", &y, &one)?;
         let bit = to_bool(&bit)?;
         acc = select(&bit, &lax2("mul", &acc, &x)?, &acc)?;
@@ -584,7 +627,11 @@ fn integers_kept(
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
     }
-    lax1(prim, &one(x, Family::Inexact)?)
+    let x = one(x, Family::Inexact)?;
+    if let Some(r) = numpy_kernel(prim, &x) {
+        return r;
+    }
+    lax1(prim, &x)
 }
 
 /// `jnp.ceil(x)`: integers and booleans unchanged.
@@ -603,6 +650,17 @@ pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 /// The primitive's `TypeError` (keys).
 pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     let x = x.into();
+    // NumPy's round keeps its own integers (and Python ints) as they are; booleans and
+    // ml_dtypes' integers, which it does not count as integers, go through `rint`.
+    let builtin_int = match &x {
+        ArrayLike::Scalar(Value::Int(_)) => true,
+        other => other
+            .as_array()
+            .is_some_and(|a| a.dtype().kind().is_integer() && !ml::is_ml(a.dtype())),
+    };
+    if builtin_int {
+        return arraylike(x);
+    }
     if let Some(r) = ml::through_loop("rint", std::slice::from_ref(&x), |v, _| round(ml::one(v))) {
         return r;
     }
@@ -616,6 +674,9 @@ pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }
     if matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
         return Ok(x);
+    }
+    if let Some(r) = numpy_kernel("rint", &x) {
+        return r;
     }
     if x.dtype().kind() == Kind::Complex {
         let re = lax1("real", &x)?;
@@ -667,7 +728,8 @@ pub fn square<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     lax1("square", &one(x, Family::Numeric)?)
 }
 
-/// `jnp.reciprocal(x)`: `integer_pow(x, -1)` in the promoted float dtype.
+/// `jnp.reciprocal(x)`: `integer_pow(x, -1)` in the promoted float dtype (under the NumPy
+/// rules NumPy's loops: integers keep their dtype, `1 / x` converted back).
 ///
 /// # Errors
 ///
@@ -679,9 +741,23 @@ pub fn reciprocal<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }) {
         return r;
     }
+    let x = if is_numpy(&rules()) {
+        // NumPy's integer loops (its loop for x is x's own dtype by now).
+        let a = arraylike(x)?;
+        if a.dtype().kind().is_integer() {
+            return super::npmath::integer_reciprocal(&a);
+        }
+        ArrayLike::Owned(a)
+    } else {
+        x
+    };
+    let x = one(x, Family::Inexact)?;
+    if let Some(r) = numpy_kernel("reciprocal", &x) {
+        return r;
+    }
     lax(
         "integer_pow",
-        &[&one(x, Family::Inexact)?],
+        &[&x],
         Params::new().with("y", Param::Int(-1)),
     )
 }
@@ -1148,8 +1224,8 @@ fn to_bool_cast(x: &Array) -> Result<Array, Error> {
     convert(x, DType::Bool)
 }
 
-/// `jnp.mean(x, axis, keepdims=...)`: integers average as the default float; float16 and
-/// bfloat16 accumulate in float32.
+/// `jnp.mean(x, axis, keepdims=...)`: integers average as the default float (NumPy: float64);
+/// float16 and bfloat16 accumulate in float32.
 ///
 /// # Errors
 ///
@@ -1168,7 +1244,12 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
         return ml::mean(total, count, t);
     }
     let rules = rules();
-    let result = super::family_dtype(&rules, Family::Inexact, x.dtype());
+    let result = if is_numpy(&rules) && is_integral_or_bool(x.dtype()) {
+        // NumPy's `_mean` sums booleans and integers as float64.
+        DType::Float64
+    } else {
+        super::family_dtype(&rules, Family::Inexact, x.dtype())
+    };
     let comp = upcast_f16(result);
     let dims = reduction_axes(&axes, x.ndim())?;
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
@@ -1203,13 +1284,19 @@ fn arg_reduce<'a>(name: &str, prim: &str, x: impl Into<ArrayLike<'a>>) -> Result
             format!("attempt to get {name} of an empty sequence"),
         ));
     }
+    if is_numpy(&rules()) && matches!(x.dtype(), DType::Complex64 | DType::Complex128) {
+        // NumPy orders complex numbers (lax's argmax refuses them).
+        let i = super::npmath::complex_arg_extremum(&x, prim == "argmax")?;
+        return scalar_array(Value::Int(i as i128), DType::Int64, false);
+    }
     let params = Params::new()
         .with("axes", Param::Ints(vec![0]))
         .with("index_dtype", Param::DType(default_int(&rules())));
     lax(prim, &[&x], params)
 }
 
-/// `jnp.argmax(x)` over the flattened array: the first index of the maximum (of the first NaN).
+/// `jnp.argmax(x)` over the flattened array: the first index of the maximum (of the first NaN;
+/// under the NumPy rules complex numbers order by real, then imaginary part).
 ///
 /// # Errors
 ///
@@ -1227,7 +1314,8 @@ pub fn argmin<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     arg_reduce("argmin", "argmin", x)
 }
 
-/// `jnp.cumsum(x)` over the flattened array: booleans count as the default integer.
+/// `jnp.cumsum(x)` over the flattened array: booleans count as the default integer (under the
+/// NumPy rules narrower integers too).
 ///
 /// # Errors
 ///
@@ -1246,8 +1334,10 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if ml::is_ml(x.dtype()) {
         return ml::cumsum(&x);
     }
-    let result = if x.dtype() == DType::Bool {
-        promote_integer(DType::Bool)?
+    let result = if x.dtype() == DType::Bool || is_numpy(&rules()) {
+        // NumPy's `add.accumulate` (as its `add.reduce`) widens booleans and narrower
+        // integers to the default (unsigned) integer.
+        promote_integer(x.dtype())?
     } else {
         x.dtype()
     };

@@ -1,9 +1,10 @@
-//! NumPy with ml_dtypes: a function with an operand of one of ml_dtypes' types runs the loop
-//! NumPy picks for its ufunc ([`dtype_lattice::ufunc`]), not a promotion: NumPy's own loops
-//! are the function on their dtype (`uint2 + 0` is int8's `add`); ml_dtypes' loops compute
-//! each element in float32 (its floats and complex32/bcomplex32) or in its integer and round
-//! once to their type ([`compute_dtype`]), and its reductions accumulate in the type itself,
-//! element after element.
+//! NumPy with ml_dtypes: a function runs the loop NumPy picks for its ufunc
+//! ([`dtype_lattice::ufunc::Ufunc::loop_for`]), not a promotion: NumPy's own loops are the
+//! function on their dtype (`uint2 + 0` is int8's `add`, `int8 / int8` float64's
+//! `true_divide`, `reciprocal` of bool int8's); ml_dtypes' loops compute each element in
+//! float32 (its floats and complex32/bcomplex32) or in its integer and round once to their
+//! type ([`compute_dtype`]), and its reductions accumulate in the type itself, element after
+//! element.
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::ufunc::{Loop, is_ml_dtype, numpy_ufunc};
@@ -24,8 +25,10 @@ pub(crate) fn is_ml(dtype: DType) -> bool {
     numpy_with_ml_dtypes() && is_ml_dtype(dtype)
 }
 
-/// The loop NumPy runs `ufunc` with on `args`, when the NumPy rules are in force and an
-/// operand has one of ml_dtypes' types.
+/// The loop NumPy runs `ufunc` with on `args` when the NumPy rules are in force
+/// ([`dtype_lattice::ufunc::Ufunc::loop_for`]): with an operand of one of ml_dtypes' types
+/// always; with NumPy's own dtypes only when some operand is not already an array of its
+/// loop's input dtype (`None` otherwise: the function computes on the operands as they are).
 fn ufunc_loop(ufunc: &str, args: &[ArrayLike<'_>]) -> Result<Option<Loop>, Error> {
     if !numpy_with_ml_dtypes() {
         return Ok(None);
@@ -34,12 +37,15 @@ fn ufunc_loop(ufunc: &str, args: &[ArrayLike<'_>]) -> Result<Option<Loop>, Error
         return Err((**e).clone());
     }
     let operands: Vec<Operand> = args.iter().map(ArrayLike::operand).collect();
-    if !operands.iter().any(|o| o.dtype().is_some_and(is_ml_dtype)) {
-        return Ok(None);
-    }
-    numpy_ufunc(ufunc)
+    let l = numpy_ufunc(ufunc)
         .expect("a NumPy ufunc of the table")
-        .resolve(&operands)
+        .loop_for(&operands)?;
+    let as_they_are = !l.ml_dtypes
+        && args
+            .iter()
+            .zip(&l.inputs)
+            .all(|(a, &t)| a.as_array().is_some_and(|a| a.dtype() == t));
+    Ok((!as_they_are).then_some(l))
 }
 
 /// The dtype an ml_dtypes loop of `t` is computed in here: its integers in int8 (wrapped
@@ -68,8 +74,10 @@ fn cast(x: &Array, dtype: DType) -> Result<Array, Error> {
 /// `f` run through the loop NumPy picks for `ufunc` on `args` (see the module doc): the
 /// operands are cast to the loop's inputs (Python scalars converted to them), to the
 /// computation dtype of an ml_dtypes loop, `f` computes (it is told the loop), and its result
-/// is rounded to the loop's output. `None` when the NumPy rules are not in force or no
-/// operand has one of ml_dtypes' types: the caller promotes as usual.
+/// is rounded to the loop's output. `None` when the NumPy rules are not in force, or every
+/// operand is already an array of its loop's dtype of NumPy's own (the caller then computes
+/// on them: for NumPy's dtypes `f` is the function itself, called again on the cast
+/// operands).
 pub(crate) fn through_loop(
     ufunc: &str,
     args: &[ArrayLike<'_>],

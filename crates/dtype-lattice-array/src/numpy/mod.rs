@@ -21,6 +21,7 @@
 mod creation;
 mod functions;
 mod ml;
+mod npmath;
 mod ops;
 mod shape;
 
@@ -353,6 +354,58 @@ pub(crate) fn family_dtype(rules: &Rules, family: Family, dtype: DType) -> DType
     }
 }
 
+/// NumPy's float32 loop of the binary ufunc `name` on two float32 arrays, which keeps
+/// subnormals (the primitives read them as zeros and flush results, as XLA does): `f` on the
+/// values in float64, where float32's subnormals are normal numbers, rounded back once. Exact
+/// for the comparisons, `maximum` and `minimum`; correctly rounded for `add`, `subtract`,
+/// `multiply`, `true_divide` and `remainder` (one operation each: float64 holds 2·24 + 2
+/// bits); `power` within an ulp of `powf`. `None` for other functions or operands, and
+/// outside the NumPy rules.
+pub(crate) fn float32_in_float64(
+    name: &str,
+    x: &ArrayLike<'_>,
+    y: &ArrayLike<'_>,
+    f: fn(ArrayLike<'static>, ArrayLike<'static>) -> Result<Array, Error>,
+) -> Option<Result<Array, Error>> {
+    const BOOL: &[&str] = &[
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+    ];
+    const FLOAT: &[&str] = &[
+        "maximum",
+        "minimum",
+        "add",
+        "subtract",
+        "multiply",
+        "true_divide",
+        "remainder",
+        "power",
+    ];
+    let (a, b) = (x.as_array()?, y.as_array()?);
+    if !(BOOL.contains(&name) || FLOAT.contains(&name))
+        || a.dtype() != DType::Float32
+        || b.dtype() != DType::Float32
+        || !is_numpy(&rules())
+    {
+        return None;
+    }
+    Some((|| {
+        let r = f(
+            ArrayLike::Owned(a.astype(DType::Float64)?),
+            ArrayLike::Owned(b.astype(DType::Float64)?),
+        )?;
+        if FLOAT.contains(&name) {
+            r.astype(DType::Float32)
+        } else {
+            Ok(r)
+        }
+    })())
+}
+
 /// Whether the rules are NumPy's (no weak types, NumPy's loops).
 pub(crate) fn is_numpy(rules: &Rules) -> bool {
     let set = rules.rule_set();
@@ -466,10 +519,10 @@ pub(crate) fn promote_only(
     args.iter().map(|a| a.to_array(dtype, weak)).collect()
 }
 
-/// Two arrays of one dtype, weak type and shape, which promote to themselves under every
-/// rule set and go straight to the primitive: not bool (`add` is `or` there), complex
-/// (comparisons) or a key; not 64-bit where x64 is off (canonicalised); not one of
-/// ml_dtypes' types under NumPy's rules (their own ufunc loops).
+/// Two arrays of one dtype, weak type and shape, which promote to themselves under JAX's
+/// rule sets and go straight to the primitive: not bool (`add` is `or` there), complex
+/// (comparisons) or a key; not 64-bit where x64 is off (canonicalised). Never under NumPy's
+/// rules, where each function runs NumPy's loop.
 pub(crate) fn same_operands<'b>(
     x: &'b ArrayLike<'_>,
     y: &'b ArrayLike<'_>,
@@ -486,9 +539,8 @@ pub(crate) fn same_operands<'b>(
         return None;
     }
     let rules = rules();
-    let numpy = is_numpy(&rules);
-    let canonical = d.bits() < 64 || rules.options().x64 || numpy;
-    (canonical && !(numpy && dtype_lattice::ufunc::is_ml_dtype(d))).then_some((a, b))
+    let canonical = d.bits() < 64 || rules.options().x64;
+    (canonical && !is_numpy(&rules)).then_some((a, b))
 }
 
 /// A binary `jax.numpy` function: promotion by `op`'s rules, then the `lax` primitive

@@ -1,7 +1,7 @@
 //! The elementwise functions and the operators on [`Array`]: each a row of a table (the
 //! `jax.numpy` name, the promotion rule it follows, the `lax` primitive it binds).
 
-use dtype_lattice::{Error, Op};
+use dtype_lattice::{Error, Op, Value};
 
 use super::{ArrayLike, binary, ml};
 use crate::array::Array;
@@ -22,6 +22,9 @@ macro_rules! binary_functions {
             if let Some((a, b)) = super::same_operands(&x, &y) {
                 return prim::bind1(&crate::prim::elementwise::$prim, &[a, b], &Params::new());
             }
+            if let Some(r) = beyond_integers(stringify!($name), &x, &y) {
+                return r;
+            }
             if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, l| {
                 let (a, b) = ml::two(v);
                 match stringify!($name) {
@@ -31,9 +34,70 @@ macro_rules! binary_functions {
             }) {
                 return r;
             }
+            if let Some(r) = super::float32_in_float64(stringify!($name), &x, &y, $name) {
+                return r;
+            }
             binary(Op::$op, &crate::prim::elementwise::$prim, $bool, x, y)
         }
     )*};
+}
+
+/// NumPy's comparison of an array of its integers with a Python int beyond their range: the
+/// same answer for every element (the int compares exactly, as its sign decides). `None`
+/// for anything else, and outside the NumPy rules.
+fn beyond_integers(
+    name: &str,
+    x: &ArrayLike<'_>,
+    y: &ArrayLike<'_>,
+) -> Option<Result<Array, Error>> {
+    let comparisons = [
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+    ];
+    if !comparisons.contains(&name) {
+        return None;
+    }
+    fn flip(n: &str) -> &str {
+        match n {
+            "less" => "greater",
+            "less_equal" => "greater_equal",
+            "greater" => "less",
+            "greater_equal" => "less_equal",
+            other => other,
+        }
+    }
+    // `array OP int`, the int's operand flipped to the right.
+    let (a, v, name) = match (x, y) {
+        (a, ArrayLike::Scalar(Value::Int(v))) => (a.as_array()?, *v, name),
+        (ArrayLike::Scalar(Value::Int(v)), a) => (a.as_array()?, *v, flip(name)),
+        _ => return None,
+    };
+    let t = a.dtype();
+    if !super::is_numpy(&super::rules()) || !t.kind().is_integer() || ml::is_ml(t) {
+        return None;
+    }
+    let (min, max) = t.int_range()?;
+    if (min..=max).contains(&v) {
+        return None;
+    }
+    // Every element is below the int (it is above the range) or above it.
+    let below = v > max;
+    let answer = match name {
+        "equal" => false,
+        "not_equal" => true,
+        "less" | "less_equal" => below,
+        "greater" | "greater_equal" => !below,
+        _ => return None,
+    };
+    Some(super::full(
+        a.shape(),
+        Value::Bool(answer),
+        dtype_lattice::DType::Bool,
+    ))
 }
 
 /// ml_dtypes' `maximum`/`minimum` (`isnan(a) || a > b ? a : b`) on its float32 values.

@@ -513,7 +513,7 @@ fn python_common_dtype(t: PyType, other: Node) -> Option<Node> {
 }
 
 /// NumPy's name of a DType class, as its errors print it.
-fn dtype_class(n: Node) -> String {
+pub(crate) fn dtype_class(n: Node) -> String {
     match n {
         Node::Weak(PyType::Int) => "<class 'numpy.dtypes._PyLongDType'>".into(),
         Node::Weak(PyType::Float) => "<class 'numpy.dtypes._PyFloatDType'>".into(),
