@@ -46,9 +46,6 @@ CLASSES = [
     ("complex", lambda f, l, w: not f.startswith("numpy") and re.search(r"complex|j\)|j,|j\]", l),
      "complex arithmetic and transcendentals: XLA's formulas (overflow, signed zeros, FMA) "
      "differ from num_complex beyond 2 ULP"),
-    ("xla-cannot", lambda f, l, w: "JaxRuntimeError" in w,
-     "XLA's CPU backend cannot compile this op on int2/uint2 (JaxRuntimeError); we compute a "
-     "value"),
     ("e8m0", lambda f, l, w: "float8_e8m0fnu" in l,
      "float8_e8m0fnu arithmetic corners (no zero, one NaN) not yet matched"),
     ("subnormal", lambda f, l, w: re.search(r"e-4[0-9]|e-3[89]|e-32[0-9]|e-308", l),

@@ -92,6 +92,9 @@ exceptions! {
     ConcretizationTypeError,
     /// JAX's `jax.errors.UnexpectedTracerError`: a tracer used after its transformation ended.
     UnexpectedTracerError,
+    /// JAX's `jax.errors.JaxRuntimeError`: XLA failed to compile or run a computation (its CPU
+    /// backend has no `dot` or multi-operand `reduce` on int2/uint2).
+    JaxRuntimeError,
 }
 
 impl std::fmt::Display for Exception {

@@ -421,6 +421,18 @@ fn impl_rule(
             .fold(1usize, |n, &d| n.saturating_mul(x.shape()[d]))
     };
     let dims4 = (size(&l, &lb), size(&l, &lf), size(&l, &lc), size(&r, &rf));
+    // XLA's CPU backend (not NumPy, under its rules) has no dot on 2-bit integers; its simplifier only removes a dot that
+    // contracts at most one element (into a multiply or zeros) before it would be compiled.
+    if matches!(dt, DType::Int2 | DType::UInt2)
+        && dims4.2 >= 2
+        && crate::numpy::semantics() == crate::convert::Semantics::Jax
+    {
+        let hlo = if dt == DType::Int2 { "S2" } else { "U2" };
+        return Err(Error::refused(
+            dtype_lattice::error::Exception::JaxRuntimeError,
+            format!("UNIMPLEMENTED: unsupported operand type {hlo} in op dot"),
+        ));
+    }
     let lp: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
     let rp: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
     let shape = aval.shape();

@@ -665,6 +665,20 @@ fn argminmax_impl<const MAX: bool>(
     let x = inputs[0];
     let axis = norm_axes(x, &axes_param(params, prim.name)?)[0];
     let n_out = out[0].size();
+    // XLA's CPU backend (not NumPy's, under its rules) cannot compile the two-operand reduce
+    // (value, index) on 2-bit integers; its simplifier only removes one of a single element.
+    if matches!(x.dtype(), DType::Int2 | DType::UInt2)
+        && x.shape()[axis] >= 2
+        && n_out > 0
+        && crate::numpy::semantics() == crate::convert::Semantics::Jax
+    {
+        return Err(Error::refused(
+            dtype_lattice::error::Exception::JaxRuntimeError,
+            "INTERNAL: RET_CHECK failure (external/xla/xla/hlo/transforms/expanders/\
+             reduce_decomposer.cc:95) reduce->inputs()[i]->shape().layout() == \
+             reduce->inputs()[0]->shape().layout() ",
+        ));
+    }
     let idx = with_element!(x.dtype(), T => argminmax_kernel::<T>(MAX, x, axis, n_out), {
         return via_stand_in(prim, x, params, &out[0], true);
     });
