@@ -98,6 +98,21 @@ impl Encoder32 {
     /// 2^31), which baseline x86-64 (SSE2) has as single vector instructions.
     #[inline(always)]
     pub fn encode(&self, x: u32) -> u32 {
+        self.encode_as::<true>(x)
+    }
+
+    /// Whether this format has none of the special cases [`encode_as`](Self::encode_as)
+    /// `::<false>` leaves out: no negative-zero NaN (fnuz), an unsigned format's NaNs or a
+    /// NaN payload to keep (most float8/6/4 formats and bfloat16).
+    fn plain(&self) -> bool {
+        !self.fnuz && self.unsigned_nan == 0 && !self.payload
+    }
+
+    /// [`encode`](Self::encode), with the code for fnuz zeros, unsigned formats and NaN
+    /// payloads compiled in only when `SPECIAL` (without it, correct only for a
+    /// [`plain`](Self::plain) format): a third fewer vector operations in the loops.
+    #[inline(always)]
+    fn encode_as<const SPECIAL: bool>(&self, x: u32) -> u32 {
         let a = (x & 0x7fff_ffff) as i32;
         let s = (x >> 31) as i32;
         let odd = ((a >> self.shift) & self.lsb_mask as i32) | self.tie_up as i32;
@@ -116,9 +131,17 @@ impl Encoder32 {
         } else {
             mag
         };
+        let sign = (s & self.sign_mask as i32) << self.sign_shift;
+        if !SPECIAL {
+            let nan = if s == 1 {
+                self.nan_neg as i32
+            } else {
+                self.nan_pos as i32
+            };
+            return (if a > 0x7f80_0000 { nan } else { mag | sign }) as u32;
+        }
         let keep = !(-i32::from(self.fnuz) & -i32::from(mag == 0));
-        let sign = ((s & self.sign_mask as i32) << self.sign_shift) & keep;
-        let out = mag | sign;
+        let out = mag | (sign & keep);
         // float8_e8m0fnu: negative values and zeros are NaN.
         let out = if ((s == 1) | (a == 0)) & (self.unsigned_nan != 0) {
             self.nan_pos as i32
@@ -162,8 +185,14 @@ pub(crate) fn encode_u8_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
     let e = *e;
     let n = dst.len().min(src.len() / 4);
     let (dst, src) = (&mut dst[..n], &src.as_chunks::<4>().0[..n]);
-    for i in 0..n {
-        dst[i] = e.encode(u32::from_le_bytes(src[i])) as u8;
+    if e.plain() {
+        for i in 0..n {
+            dst[i] = e.encode_as::<false>(u32::from_le_bytes(src[i])) as u8;
+        }
+    } else {
+        for i in 0..n {
+            dst[i] = e.encode(u32::from_le_bytes(src[i])) as u8;
+        }
     }
 }
 
@@ -176,8 +205,14 @@ pub(crate) fn encode_u16_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
         &mut dst.as_chunks_mut::<2>().0[..n],
         &src.as_chunks::<4>().0[..n],
     );
-    for i in 0..n {
-        dst[i] = (e.encode(u32::from_le_bytes(src[i])) as u16).to_le_bytes();
+    if e.plain() {
+        for i in 0..n {
+            dst[i] = (e.encode_as::<false>(u32::from_le_bytes(src[i])) as u16).to_le_bytes();
+        }
+    } else {
+        for i in 0..n {
+            dst[i] = (e.encode(u32::from_le_bytes(src[i])) as u16).to_le_bytes();
+        }
     }
 }
 
@@ -209,7 +244,7 @@ mod tests {
                 }
             }
         }
-        let mut checked = 0;
+        let (mut checked, mut plain) = (0, 0);
         for t in DType::NUMERIC {
             let Some(Class::Float(l)) = Class::of(*t) else {
                 continue;
@@ -223,11 +258,16 @@ mod tests {
                     for x in [x, x ^ 0x8000_0000] {
                         let want = scalar::float_to_float(sem, u64::from(x), &f32l, &l);
                         assert_eq!(u64::from(enc.encode(x)), want, "{sem:?} {t} {x:#010x}");
+                        if enc.plain() {
+                            let got = enc.encode_as::<false>(x);
+                            assert_eq!(u64::from(got), want, "plain {sem:?} {t} {x:#010x}");
+                            plain += 1;
+                        }
                         checked += 1;
                     }
                 }
             }
         }
-        assert!(checked > 1_000_000);
+        assert!(checked > 1_000_000 && plain > 100_000, "{checked} {plain}");
     }
 }

@@ -1,8 +1,6 @@
 //! Bulk conversion of whole buffers: a kernel is chosen once per call, then run over chunks
 //! of the buffers on every core for large inputs.
 
-use std::thread;
-
 use dtype_lattice::DType;
 
 use super::fast::Encoder32;
@@ -212,7 +210,7 @@ pub fn convert_with(
     let n = src.len() / ss;
     let kernel = Kernel::choose(sem, src_dtype, sc, dst_dtype, dc, n);
     let threads = if n >= PARALLEL_MIN {
-        thread::available_parallelism().map_or(1, |p| p.get())
+        rayon::current_num_threads()
     } else {
         1
     };
@@ -221,10 +219,12 @@ pub fn convert_with(
         return Ok(());
     }
     let per = n.div_ceil(threads);
-    thread::scope(|scope| {
+    // On rayon's pool, with the other parallel kernels (freshly spawned threads compete with
+    // its workers for the cores).
+    rayon::scope(|scope| {
         let kernel = &kernel;
         for (s, d) in src.chunks(per * ss).zip(dst.chunks_mut(per * ds)) {
-            scope.spawn(move || kernel.run(s, d));
+            scope.spawn(move |_| kernel.run(s, d));
         }
     });
     Ok(())

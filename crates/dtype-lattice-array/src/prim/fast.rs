@@ -116,7 +116,7 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
         let m = out.len();
         match (x, y) {
             (Side::Words(a), Side::Words(b)) => {
-                super::simd::zip_into(&a[start..start + m], &b[start..start + m], out, &f);
+                super::simd::zip_stream(&a[start..start + m], &b[start..start + m], out, &f);
             }
             (Side::Words(a), Side::Scalar(s)) => {
                 super::simd::map_into(&a[start..start + m], out, |a| f(a, s));
@@ -280,6 +280,7 @@ fn bf16_loop<const OP: u8>(a: Side<'_, u16>, b: Side<'_, u16>) -> Arc<Vec<u16>> 
 
 /// The operand's words as a [`Side`] of an output of `n` elements: all of them, or its one
 /// word when it has a single element.
+#[inline(always)]
 fn side<'a, W: Word>(x: &'a Array, n: usize) -> Option<Side<'a, W>> {
     let w = W::view(x.storage())?;
     match w {
