@@ -616,9 +616,15 @@ impl Op {
         (self as u8) >= (Op::Not as u8) || self == Op::Neg
     }
 
-    /// The transcendental function of the operation, if it is one.
+    /// The transcendental function of the operation, if it is one: XLA's, or, when the NumPy
+    /// rules are in force ([`crate::numpy::semantics`], read on the calling thread), NumPy's
+    /// (the platform's libm) for the functions whose XLA form differs (`sinh`, `cosh`, `tanh`).
     pub(crate) fn fn1(self) -> Option<Fn1> {
+        let numpy = || crate::numpy::semantics() == crate::convert::Semantics::NumPy;
         Some(match self {
+            Op::Tanh if numpy() => Fn1::TanhLibm,
+            Op::Sinh if numpy() => Fn1::SinhLibm,
+            Op::Cosh if numpy() => Fn1::CoshLibm,
             Op::Exp => Fn1::Exp,
             Op::Exp2 => Fn1::Exp2,
             Op::Expm1 => Fn1::Expm1,
@@ -983,8 +989,8 @@ fn kernel<T: Arith>(
         return Ok(same(T::f1_all(p, Fn1::Exp)));
     }
     if let Some(f) = op.fn1() {
-        if matches!(op, Op::Sin | Op::Tan | Op::Atan) && od == DType::Float32 {
-            // XLA's float32 sin, tan and atan return subnormal inputs as they are.
+        if matches!(f, Fn1::Sin | Fn1::Tan | Fn1::Atan | Fn1::Tanh) && od == DType::Float32 {
+            // XLA's float32 sin, tan, atan and tanh return subnormal inputs as they are.
             let x = T::load_raw(inputs[0]);
             return Ok(T::store_raw(od, T::f1_all(x, f)));
         }
