@@ -118,3 +118,60 @@ proptest! {
         }
     }
 }
+
+/// sinh, cosh and tanh are XLA's under JAX's rules and the platform's libm (NumPy's loops)
+/// under NumPy's, on an array long enough for the vectorised path and on one element. XLA's
+/// sinh and cosh are `e^(x + log ½) ∓ e^(log ½ − x)` (sinh below 1: `(E + E/(E + 1))/2`,
+/// `E = expm1(x)`), each step rounded in the argument's float type; its float32 tanh is ±1
+/// from 7.998812 on.
+#[test]
+fn hyperbolic_functions_follow_the_rules_in_force() {
+    let half = -std::f32::consts::LN_2;
+    let exp = |t: f32| f64::from(t).exp() as f32;
+    let xla_sinh = |a: f32| {
+        if a.abs() < 1.0 {
+            let e = f64::from(a).exp_m1() as f32;
+            0.5 * (e + e / (e + 1.0))
+        } else {
+            exp(a + half) - exp(half - a)
+        }
+    };
+    let xla_cosh = |a: f32| exp(a + half) + exp(half - a);
+    let xla_tanh = |a: f32| {
+        if a.abs() >= 7.998_811_7 {
+            1f32.copysign(a)
+        } else {
+            f64::from(a).tanh() as f32
+        }
+    };
+    /// The function, libm's, XLA's.
+    type Row<'a> = (
+        fn(&Array) -> Result<Array, dtype_lattice::Error>,
+        fn(f64) -> f64,
+        &'a dyn Fn(f32) -> f32,
+    );
+    let table: [Row; 3] = [
+        (|x| jnp::sinh(x), f64::sinh, &xla_sinh),
+        (|x| jnp::cosh(x), f64::cosh, &xla_cosh),
+        (|x| jnp::tanh(x), f64::tanh, &xla_tanh),
+    ];
+    // Multiples of 0.0437 up to 87.4 in magnitude (no subnormal, no overflow).
+    let xs: Vec<f32> = (0..4001).map(|i| (i - 2000) as f32 * 0.0437).collect();
+    let mut differ = [0usize; 3];
+    for (i, (f, libm, xla)) in table.into_iter().enumerate() {
+        for x in [xs.clone(), vec![-56.0]] {
+            let a = Array::from_vec(x.clone());
+            let numpy = jnp::with_rules(Rules::numpy(), || f(&a)).unwrap();
+            let jax = f(&a).unwrap();
+            let (numpy, jax) = (numpy.to_vec::<f32>().unwrap(), jax.to_vec::<f32>().unwrap());
+            for (k, &v) in x.iter().enumerate() {
+                let lib = libm(f64::from(v)) as f32;
+                assert_eq!(numpy[k].to_bits(), lib.to_bits(), "numpy {i} {v}");
+                assert_eq!(jax[k].to_bits(), xla(v).to_bits(), "jax {i} {v}");
+                differ[i] += usize::from(lib != xla(v));
+            }
+        }
+    }
+    // The two differ somewhere for each function (the rules do choose).
+    assert!(differ.iter().all(|&d| d > 0), "{differ:?}");
+}

@@ -616,9 +616,15 @@ impl Op {
         (self as u8) >= (Op::Not as u8) || self == Op::Neg
     }
 
-    /// The transcendental function of the operation, if it is one.
+    /// The transcendental function of the operation, if it is one: XLA's, or, when the NumPy
+    /// rules are in force ([`crate::numpy::semantics`], read on the calling thread), NumPy's
+    /// (the platform's libm) for the functions whose XLA form differs (`sinh`, `cosh`, `tanh`).
     pub(crate) fn fn1(self) -> Option<Fn1> {
+        let numpy = || crate::numpy::semantics() == crate::convert::Semantics::NumPy;
         Some(match self {
+            Op::Tanh if numpy() => Fn1::TanhLibm,
+            Op::Sinh if numpy() => Fn1::SinhLibm,
+            Op::Cosh if numpy() => Fn1::CoshLibm,
             Op::Exp => Fn1::Exp,
             Op::Exp2 => Fn1::Exp2,
             Op::Expm1 => Fn1::Expm1,
@@ -963,7 +969,13 @@ fn kernel<T: Arith>(
     params: &Params,
     out: &ShapedArray,
 ) -> Result<Storage, Error> {
-    let x = T::load(inputs[0]);
+    // float8_e8m0fnu's smallest value, 2⁻¹²⁷, is a float32 subnormal: loaded, it is flushed to
+    // zero as XLA's float32 arithmetic does, but sign, ceil, integer_pow and pow see it as it
+    // is (JAX's results).
+    let e8m0_raw = inputs[0].dtype() == DType::Float8E8M0Fnu
+        && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Pow);
+    let load = |a: &Array| if e8m0_raw { T::load_raw(a) } else { T::load(a) };
+    let x = load(inputs[0]);
     let od = out.dtype();
     let bits = inputs[0].dtype().bits();
     // population_count of int4/uint4 counts in their 8-bit container (as JAX answers; int2's
@@ -986,8 +998,13 @@ fn kernel<T: Arith>(
         return Ok(same(T::f1_all(p, Fn1::Exp)));
     }
     if let Some(f) = op.fn1() {
-        if matches!(op, Op::Sin | Op::Tan | Op::Atan) && od == DType::Float32 {
-            // XLA's float32 sin, tan and atan return subnormal inputs as they are.
+        // XLA's float32 sin, tan, atan and tanh return subnormal arguments as they are; so do
+        // they and expm1 on float8_e8m0fnu's 2⁻¹²⁷, a float32 subnormal (computed in float32,
+        // the result rounded without flushing).
+        if matches!(f, Fn1::Sin | Fn1::Tan | Fn1::Atan | Fn1::Tanh) && od == DType::Float32
+            || matches!(f, Fn1::Sin | Fn1::Tan | Fn1::Atan | Fn1::Tanh | Fn1::Expm1)
+                && od == DType::Float8E8M0Fnu
+        {
             let x = T::load_raw(inputs[0]);
             return Ok(T::store_raw(od, T::f1_all(x, f)));
         }
@@ -1037,7 +1054,7 @@ fn kernel<T: Arith>(
     if op == Op::Atan2 && is_complex(od) {
         return Err(not_implemented(op, od));
     }
-    let y = T::load(inputs[1]);
+    let y = load(inputs[1]);
     Ok(match op {
         Op::Add | Op::AddAny => same(zip(&x, &y, T::add)),
         Op::Sub => same(zip(&x, &y, T::sub)),

@@ -233,8 +233,13 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     }
     match x.storage() {
         Storage::W32(a) if x.dtype() == DType::Float32 => {
-            // XLA's float32 sin returns subnormal arguments as they are (no flushing in or out).
-            let keep = if f == Fn1::Sin { u32::MAX } else { 0 };
+            // XLA's float32 sin and tanh return subnormal arguments as they are (no flushing in
+            // or out).
+            let keep = if matches!(f, Fn1::Sin | Fn1::Tanh) {
+                u32::MAX
+            } else {
+                0
+            };
             let io = super::vmath::Io {
                 load: move |w| f32::from_bits(flush_bits(w, keep)),
                 store: move |r: f32| flush_bits(r.to_bits(), keep),
@@ -579,7 +584,7 @@ mod tests {
                     );
                     continue;
                 };
-                let raw = op == Op::Sin && dtype == DType::Float32;
+                let raw = matches!(f, Fn1::Sin | Fn1::Tanh) && dtype == DType::Float32;
                 let v = if raw {
                     f32::load_raw(&x)
                 } else {

@@ -65,7 +65,8 @@ macro_rules! native_lane {
 native_lane!(bool, i16, i32, i64, u16, u32, u64);
 
 /// Flushes a subnormal to a zero of its sign (XLA's CPU backend runs with denormals off:
-/// subnormal float32/bfloat16/float64 inputs read as zero and results are flushed).
+/// subnormal float32/bfloat16/float64 inputs, float8_e8m0fnu's 2⁻¹²⁷ among them, read as zero
+/// and results are flushed).
 trait Flush: Copy {
     fn flush(self) -> Self;
 }
@@ -176,6 +177,10 @@ impl Lane for f32 {
             Storage::W16(v) if x.dtype() == DType::BFloat16 => {
                 v.iter().map(|&w| bf16::from_bits(w).to_f32()).collect()
             }
+            Storage::W8(v) => {
+                let t = decode_table(x.dtype());
+                v.iter().map(|&w| t[usize::from(w)]).collect()
+            }
             _ => Self::load(x),
         }
     }
@@ -187,7 +192,9 @@ impl Lane for f32 {
                     .map(|e| bf16::from_f32(if e.is_nan() { f32::NAN.copysign(e) } else { e }))
                     .collect::<Vec<_>>(),
             ),
-            _ => Self::store(dtype, v),
+            // The narrower formats: float16's and the 8-bit formats' smallest values are far
+            // above float32's subnormals but for float8_e8m0fnu's 2⁻¹²⁷, which stays.
+            _ => encode_f32_lanes(dtype, v),
         }
     }
     fn load(x: &Array) -> Vec<f32> {
@@ -198,9 +205,10 @@ impl Lane for f32 {
                 .map(|&w| bf16::from_bits(w).to_f32().flush())
                 .collect(),
             Storage::W16(v) => v.iter().map(|&w| f16::from_bits(w).to_f32()).collect(),
+            // float8_e8m0fnu's 2⁻¹²⁷ is a float32 subnormal (the other formats have none).
             Storage::W8(v) => {
                 let t = decode_table(x.dtype());
-                v.iter().map(|&w| t[usize::from(w)]).collect()
+                v.iter().map(|&w| t[usize::from(w)].flush()).collect()
             }
             _ => Vec::new(),
         }
@@ -210,29 +218,34 @@ impl Lane for f32 {
         if dtype == DType::Float32 {
             return native_store(v);
         }
-        // NaN results of the 8-bit formats and bfloat16 keep their sign (x86 propagates the
-        // NaN operand) with the canonical payload; float8_e5m2's are all 0x7f (below);
-        // float16 keeps the payload.
-        if dtype != DType::Float16 {
-            v.iter_mut()
-                .filter(|e| e.is_nan())
-                .for_each(|e| *e = f32::NAN.copysign(*e));
-        }
-        let (width, _) = crate::array::layout(dtype);
-        let src: &[u8] = bytemuck::cast_slice(&v);
-        Storage::filled(width, v.len(), |out| {
-            crate::convert::convert(DType::Float32, src, dtype, out)?;
-            if dtype == DType::Float8E5M2 {
-                for (o, e) in out.iter_mut().zip(&v) {
-                    if e.is_nan() {
-                        *o = 0x7f;
-                    }
+        encode_f32_lanes(dtype, v)
+    }
+}
+
+/// Float32 lanes as the storage of a narrower float `dtype`, rounded once, as they are.
+fn encode_f32_lanes(dtype: DType, mut v: Vec<f32>) -> Storage {
+    // NaN results of the 8-bit formats and bfloat16 keep their sign (x86 propagates the NaN
+    // operand) with the canonical payload; float8_e5m2's are all 0x7f (below); float16 keeps
+    // the payload.
+    if dtype != DType::Float16 {
+        v.iter_mut()
+            .filter(|e| e.is_nan())
+            .for_each(|e| *e = f32::NAN.copysign(*e));
+    }
+    let (width, _) = crate::array::layout(dtype);
+    let src: &[u8] = bytemuck::cast_slice(&v);
+    Storage::filled(width, v.len(), |out| {
+        crate::convert::convert(DType::Float32, src, dtype, out)?;
+        if dtype == DType::Float8E5M2 {
+            for (o, e) in out.iter_mut().zip(&v) {
+                if e.is_nan() {
+                    *o = 0x7f;
                 }
             }
-            Ok::<(), crate::convert::Error>(())
-        })
-        .unwrap_or_else(|_| zeroed(width, v.len()))
-    }
+        }
+        Ok::<(), crate::convert::Error>(())
+    })
+    .unwrap_or_else(|_| zeroed(width, v.len()))
 }
 
 /// `n` zero words of `width` bytes.

@@ -10,17 +10,39 @@
 //!   except `sqrt` (IEEE, exact) and `erf_inv` (Giles' float32 polynomial, XLA's); XLA's own
 //!   float32 approximations differ from the correctly rounded result by an ulp or two. Slices
 //!   of float32 lanes get `exp`, `exp2`, `expm1`, `log`, `log1p`, `logistic`, `sin`, `cos`,
-//!   `tanh`, `sinh` and `cosh` from [`super::vmath`], which gives [`real_f32`]'s results bit for
-//!   bit, vectorised.
+//!   `tanh`, `sinh` and `cosh` (XLA's and libm's) from [`super::vmath`], which gives
+//!   [`real_f32`]'s results bit for bit, vectorised.
 //! - float16, bfloat16 and the float8/float6/float4 formats: the float32 result rounded once to
 //!   the format, as XLA's CPU backend computes them (in float32); they differ from JAX only
 //!   where the float32 results differ and the rounding of the two falls on different sides.
-//! - complex: `num_complex`'s formulas; finite results agree to a few ulps, the branch cuts
-//!   and infinities follow C99's conventions where `num_complex` does.
+//! - complex: `num_complex`'s formulas (but for XLA's sinh and cosh, below); finite results
+//!   agree to a few ulps, the branch cuts and infinities follow C99's conventions where
+//!   `num_complex` does.
+//!
+//! `sinh`, `cosh` and `tanh` are XLA's own, in every type ([`Fn1::Sinh`], [`Fn1::Cosh`],
+//! [`Fn1::Tanh`]); NumPy's loops, the platform's libm, are [`Fn1::SinhLibm`] & co.:
+//!
+//! - sinh and cosh are the decompositions of StableHLO's `chlo.sinh`/`chlo.cosh`, float16 and
+//!   bfloat16 computed in float32: `cosh x = e^(x + log ½) + e^(−x + log ½)`,
+//!   `sinh x = e^(x + log ½) − e^(−x + log ½)` for `|x| ≥ 1`, and `(E + E/(E + 1))/2` with
+//!   `E = expm1(x)` below 1, every step rounded in the working type (`log ½` included). The
+//!   rounding of `x + log ½` moves the result by up to 2⁻²⁴·|x| relatively in float32 (a few
+//!   dozen ulps for |x| near 80), which JAX's results have: for those results to agree bit
+//!   for bit, the steps are replayed here on correctly rounded `exp`/`expm1`. Complex sinh and
+//!   cosh are the same sum and difference of complex exponentials (no `|x| < 1` branch), each
+//!   as StableHLO expands a complex `exp`: `(eᵃ·cos b, eᵃ·sin b)`, the imaginary part 0 where
+//!   `b` is, `(e^(a/2)·cos b)·e^(a/2)` & co. where `eᵃ` overflows, subnormal operands and
+//!   products flushed to zero as XLA's CPU code does.
+//! - tanh is XLA's CPU approximation (Eigen's rational function): in float32 it is exactly
+//!   ±1 from |x| ≥ 7.998812 on (where the correctly rounded result is 1 − 4 ulps) and `x` below
+//!   4·10⁻⁴; in float64 its argument is clamped to ±17.714196154005176 (a constant result
+//!   of 1 − 7 ulps up to 20) and it is ±1 from 20 on. In between, the correctly rounded
+//!   result stands for the rational function (within 2 ulps but near the float32 clamp).
 
 use num_complex::Complex;
 
-/// A unary function of the floating-point primitives.
+/// A unary function of the floating-point primitives (XLA's, see the module doc; the `Libm`
+/// variants are NumPy's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Fn1 {
     Exp,
@@ -47,6 +69,12 @@ pub(crate) enum Fn1 {
     Erf,
     Erfc,
     ErfInv,
+    /// sinh as the platform's libm computes it (NumPy's loops).
+    SinhLibm,
+    /// cosh as the platform's libm computes it.
+    CoshLibm,
+    /// tanh as the platform's libm computes it.
+    TanhLibm,
 }
 
 const FRAC_2_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
@@ -127,13 +155,16 @@ pub(crate) fn real_f64(f: Fn1, x: f64) -> f64 {
         Fn1::Sin => x.sin(),
         Fn1::Cos => x.cos(),
         Fn1::Tan => x.tan(),
-        Fn1::Tanh => x.tanh(),
+        Fn1::Tanh => xla_tanh_f64(x),
+        Fn1::TanhLibm => x.tanh(),
         Fn1::Logistic => 1.0 / (1.0 + (-x).exp()),
         Fn1::Asin => x.asin(),
         Fn1::Acos => x.acos(),
         Fn1::Atan => x.atan(),
-        Fn1::Sinh => x.sinh(),
-        Fn1::Cosh => x.cosh(),
+        Fn1::Sinh => xla_sinh(x, |a| a.exp_m1(), f64::exp),
+        Fn1::Cosh => xla_cosh(x, f64::exp),
+        Fn1::SinhLibm => x.sinh(),
+        Fn1::CoshLibm => x.cosh(),
         Fn1::Asinh => x.asinh(),
         Fn1::Acosh => x.acosh(),
         Fn1::Atanh => x.atanh(),
@@ -155,15 +186,127 @@ pub(crate) fn real_f32(f: Fn1, x: f32) -> f32 {
         Fn1::Sqrt => x.sqrt(),
         Fn1::ErfInv => crate::random::erfinv::erf_inv_f32(x),
         Fn1::Exp2 => real_f32(Fn1::Exp, x * std::f32::consts::LN_2),
+        Fn1::Sinh => xla_sinh(x, |a| real_f32(Fn1::Expm1, a), |a| real_f32(Fn1::Exp, a)),
+        Fn1::Cosh => xla_cosh(x, |a| real_f32(Fn1::Exp, a)),
+        Fn1::Tanh => xla_tanh_f32(x),
         _ => real_f64(f, f64::from(x)) as f32,
     }
 }
 
+/// The real float types XLA's decompositions are replayed in.
+pub(crate) trait Float:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    /// `log ½` rounded to the type (`−ln 2`: the rounding is symmetric).
+    const LOG_HALF: Self;
+    const HALF: Self;
+    const ONE: Self;
+    fn abs(self) -> Self;
+}
+
+impl Float for f32 {
+    const LOG_HALF: f32 = -std::f32::consts::LN_2;
+    const HALF: f32 = 0.5;
+    const ONE: f32 = 1.0;
+    fn abs(self) -> f32 {
+        f32::abs(self)
+    }
+}
+
+impl Float for f64 {
+    const LOG_HALF: f64 = -std::f64::consts::LN_2;
+    const HALF: f64 = 0.5;
+    const ONE: f64 = 1.0;
+    fn abs(self) -> f64 {
+        f64::abs(self)
+    }
+}
+
+/// XLA's sinh (`chlo.sinh`'s decomposition, see the module doc) on the type's `expm1` and `exp`:
+/// `(E + E/(E + 1))/2` with `E = expm1(x)` for `|x| < 1`, else
+/// `e^(x + log ½) − e^(log ½ − x)`, each step rounded to the type.
+#[inline(always)]
+pub(crate) fn xla_sinh<T: Float>(x: T, expm1: impl Fn(T) -> T, exp: impl Fn(T) -> T) -> T {
+    if x.abs() < T::ONE {
+        let e = expm1(x);
+        T::HALF * (e + e / (e + T::ONE))
+    } else {
+        exp(x + T::LOG_HALF) - exp(T::LOG_HALF - x)
+    }
+}
+
+/// XLA's cosh: `e^(x + log ½) + e^(log ½ − x)`, each step rounded to the type.
+#[inline(always)]
+pub(crate) fn xla_cosh<T: Float>(x: T, exp: impl Fn(T) -> T) -> T {
+    exp(x + T::LOG_HALF) + exp(T::LOG_HALF - x)
+}
+
+/// Where XLA's float32 tanh is exactly ±1 on: its rational function's argument clamp, where
+/// the function is 1 (7.99881172180175781).
+pub(crate) const TANH_F32_ONE: f32 = 7.998_811_7;
+/// Below this magnitude XLA's float32 tanh is `x` itself (`0.0004` rounded to float32).
+pub(crate) const TANH_F32_LINEAR: f32 = 0.000_4;
+/// XLA's float64 tanh clamps its argument to ±this (its rational function's clamp)…
+const TANH_F64_CLAMP: f64 = 17.714_196_154_005_176;
+/// … and answers ±1 from this magnitude on.
+const TANH_F64_ONE: f64 = 20.0;
+
+/// XLA's float32 tanh (see the module doc): ±1 from [`TANH_F32_ONE`] on, `x` below
+/// [`TANH_F32_LINEAR`], the correctly rounded tanh between.
+pub(crate) fn xla_tanh_f32(x: f32) -> f32 {
+    let a = x.abs();
+    if a >= TANH_F32_ONE {
+        1f32.copysign(x)
+    } else if a < TANH_F32_LINEAR {
+        x
+    } else {
+        f64::from(x).tanh() as f32
+    }
+}
+
+/// XLA's float64 tanh: ±1 from 20 on, the argument clamped to ±17.714196154005176 below.
+fn xla_tanh_f64(x: f64) -> f64 {
+    if x.abs() >= TANH_F64_ONE {
+        1f64.copysign(x)
+    } else {
+        x.clamp(-TANH_F64_CLAMP, TANH_F64_CLAMP).tanh()
+    }
+}
+
 macro_rules! complex_fn {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $t:ty, $real:ident) => {
         /// `f` of a complex number.
         pub(crate) fn $name(f: Fn1, z: Complex<$t>) -> Complex<$t> {
             let one = Complex::new(1.0, 0.0);
+            // XLA's complex exp (StableHLO's expansion): (eᵃ·cos b, eᵃ·sin b), the imaginary
+            // part 0 where b is, and (e^(a/2)·cos b)·e^(a/2) & co. where eᵃ overflows; the
+            // CPU's flushing of subnormal operands and products to zero.
+            let ftz = |v: $t| {
+                if v.abs() < <$t>::MIN_POSITIVE {
+                    0.0 * v
+                } else {
+                    v
+                }
+            };
+            let exp = |w: Complex<$t>| {
+                let (a, b) = (ftz(w.re), ftz(w.im));
+                let e = $real(Fn1::Exp, a);
+                let (c, s) = ($real(Fn1::Cos, b), $real(Fn1::Sin, b));
+                let (re, im) = if e == <$t>::INFINITY {
+                    let h = $real(Fn1::Exp, a * 0.5);
+                    (ftz(h * c) * h, ftz(h * s) * h)
+                } else {
+                    (e * c, e * s)
+                };
+                Complex::new(ftz(re), if b == 0.0 { 0.0 } else { ftz(im) })
+            };
+            let log_half = Complex::new(<$t as Float>::LOG_HALF, 0.0);
             match f {
                 Fn1::Exp => z.exp(),
                 Fn1::Exp2 => (z * std::f64::consts::LN_2 as $t).exp(),
@@ -173,13 +316,15 @@ macro_rules! complex_fn {
                 Fn1::Sin => z.sin(),
                 Fn1::Cos => z.cos(),
                 Fn1::Tan => z.tan(),
-                Fn1::Tanh => z.tanh(),
+                Fn1::Tanh | Fn1::TanhLibm => z.tanh(),
                 Fn1::Logistic => one / (one + (-z).exp()),
                 Fn1::Asin => z.asin(),
                 Fn1::Acos => z.acos(),
                 Fn1::Atan => z.atan(),
-                Fn1::Sinh => z.sinh(),
-                Fn1::Cosh => z.cosh(),
+                Fn1::Sinh => exp(z + log_half) - exp(log_half - z),
+                Fn1::Cosh => exp(z + log_half) + exp(log_half - z),
+                Fn1::SinhLibm => z.sinh(),
+                Fn1::CoshLibm => z.cosh(),
                 Fn1::Asinh => z.asinh(),
                 Fn1::Acosh => z.acosh(),
                 Fn1::Atanh => z.atanh(),
@@ -191,5 +336,5 @@ macro_rules! complex_fn {
         }
     };
 }
-complex_fn!(complex_f32, f32);
-complex_fn!(complex_f64, f64);
+complex_fn!(complex_f32, f32, real_f32);
+complex_fn!(complex_f64, f64, real_f64);

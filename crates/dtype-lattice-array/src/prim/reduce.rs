@@ -235,6 +235,31 @@ fn via_stand_in(
             filled.astype(out.dtype())?.with_weak_type(out.weak_type()),
         ]);
     }
+    // JAX's identity for max, argmax and argmin (∓∞) is NaN in float8_e8m0fnu (no infinities,
+    // no negative numbers). XLA's max propagates it, but for a reduction of unit dimensions
+    // (a reshape, below); its argmax and argmin never replace it: index 0. (NumPy's loops
+    // start from the first element.)
+    let e8m0_identity = x.dtype() == DType::Float8E8M0Fnu
+        && x.size() > 0
+        && crate::numpy::semantics() == crate::convert::Semantics::Jax
+        && match prim.name {
+            "reduce_max" => norm_axes(x, &axes_param(params, prim.name)?)
+                .iter()
+                .any(|&a| x.shape()[a] != 1),
+            "argmax" | "argmin" => true,
+            _ => false,
+        };
+    if e8m0_identity {
+        let v = if prim.name == "reduce_max" {
+            f64::NAN
+        } else {
+            0.0
+        };
+        let filled = Array::from_shape_vec(out.shape(), vec![v; out.size()])?;
+        return Ok(smallvec::smallvec![
+            filled.astype(out.dtype())?.with_weak_type(out.weak_type()),
+        ]);
+    }
     let y = super::bind1(
         prim,
         &[&x.astype(wide)?.with_weak_type(x.weak_type())],

@@ -1,6 +1,8 @@
 //! Vectorised float32 `exp`, `exp2`, `expm1`, `log`, `log1p`, `logistic`, `sin`, `cos`,
 //! `tanh`, `sinh` and `cosh` that give, bit for bit, what [`math::real_f32`] gives: the
-//! platform's float64 libm result rounded once to float32.
+//! platform's float64 libm result rounded once to float32 (the `Libm` forms of `tanh`, `sinh`
+//! and `cosh`, NumPy's), or XLA's `tanh`, `sinh` and `cosh` built on those (see the last
+//! section of the reductions below).
 //!
 //! # The scheme
 //!
@@ -48,9 +50,14 @@
 //!   exact for `k < 2²⁰`, so the first subtraction is exact and the others are rounded once);
 //!   `sin r = r + r³·S(r²)`, `cos r = 1 − r²/2 + r⁴·C(r²)` (minimax, degree 4 each, errors
 //!   2⁻⁴⁶·⁶ and 2⁻⁵¹), the quadrant `k mod 4` choosing and negating.
-//! - `logistic` = `1/(1 + exp(−a))`, `tanh` = `E/(E + 2)` with `E = expm1(2|a|)`, `sinh` =
-//!   `(E + E/(E + 1))/2` with `E = expm1(|a|)`, `cosh` = `(e + 1/e)/2` with `e = exp(|a|)`,
-//!   the sign restored for the odd ones.
+//! - `logistic` = `1/(1 + exp(−a))`, libm's `tanh` = `E/(E + 2)` with `E = expm1(2|a|)`,
+//!   `sinh` = `(E + E/(E + 1))/2` with `E = expm1(|a|)`, `cosh` = `(e + 1/e)/2` with
+//!   `e = exp(|a|)`, the sign restored for the odd ones.
+//! - XLA's `sinh` and `cosh` ([`math::xla_sinh`], [`math::xla_cosh`]) are their float32 steps
+//!   on this module's settled float32 `exp` and `expm1` (both branches of `sinh` computed,
+//!   then selected): the steps are the scalar path's on the same float32 values, and a NaN
+//!   from a settling failure carries through the arithmetic to the answer. XLA's `tanh` is
+//!   libm's `tanh` above, replaced by ±1 and `x` where XLA saturates ([`math::xla_tanh_f32`]).
 //!
 //! The polynomials' coefficients were fitted for this module (Remez, in 50-digit arithmetic)
 //! and rounded to float64; their errors above include that rounding.
@@ -61,10 +68,11 @@
 //! # Measured
 //!
 //! All 2³² float32 arguments (the `#[ignore]`d exhaustive test, glibc 2.36): no mismatch in
-//! any of the eleven functions. Arguments with a non-NaN result that settling left to the
+//! any of the fourteen functions. Arguments with a non-NaN result that settling left to the
 //! scalar path: 12,414 (`exp`), 12,374 (`exp2`), 11,920 (`expm1`), 45,934 (`log`), 32,718
-//! (`log1p`), 13,434 (`logistic`), 13,390 (`sin`), 14,436 (`cos`), 6,136 (`tanh`), 7,166
-//! (`sinh`), 5,802 (`cosh`), besides the `sin`/`cos` arguments of 2²⁰ or more.
+//! (`log1p`), 13,434 (`logistic`), 13,390 (`sin`), 14,436 (`cos`); libm's 6,136 (`tanh`),
+//! 7,166 (`sinh`), 5,802 (`cosh`); XLA's 5,674 (`tanh`), 14,372 (`sinh`), 15,400 (`cosh`,
+//! two settled `exp`s); besides the `sin`/`cos` arguments of 2²⁰ or more.
 //!
 //! Time per element through `prim::bind` on a float32 array, one thread of an AMD EPYC (Zen 3)
 //! under load, scalar path → this module: `[256, 32]`: `exp` 9.1 → 2.1 ns, `log1p` 13.4 →
@@ -92,6 +100,9 @@ pub(crate) fn fast(f: Fn1) -> bool {
             | Fn1::Tanh
             | Fn1::Sinh
             | Fn1::Cosh
+            | Fn1::TanhLibm
+            | Fn1::SinhLibm
+            | Fn1::CoshLibm
     ) && simd::fused_mul_add()
 }
 
@@ -152,6 +163,9 @@ where
         Fn1::Tanh => chunks(f, x, out, io, tanh),
         Fn1::Sinh => chunks(f, x, out, io, sinh),
         Fn1::Cosh => chunks(f, x, out, io, cosh),
+        Fn1::TanhLibm => chunks(f, x, out, io, tanh_libm),
+        Fn1::SinhLibm => chunks(f, x, out, io, sinh_libm),
+        Fn1::CoshLibm => chunks(f, x, out, io, cosh_libm),
         _ => return false,
     }
     true
@@ -480,25 +494,59 @@ pub(crate) fn cos(x: f32) -> f32 {
     if a < SINCOS_MAX { y } else { f32::NAN }
 }
 
-/// tanh x = E/(E + 2), E = expm1(2|x|).
+/// libm's tanh x = E/(E + 2), E = expm1(2|x|).
 #[inline(always)]
-pub(crate) fn tanh(x: f32) -> f32 {
+pub(crate) fn tanh_libm(x: f32) -> f32 {
     let e = expm1_core(2.0 * clamp(f64::from(x).abs(), 0.0, 20.0));
     settle(odd(x, e / (e + 2.0)))
 }
 
-/// sinh x = (E + E/(E + 1))/2, E = expm1(|x|).
+/// libm's sinh x = (E + E/(E + 1))/2, E = expm1(|x|).
 #[inline(always)]
-pub(crate) fn sinh(x: f32) -> f32 {
+pub(crate) fn sinh_libm(x: f32) -> f32 {
     let e = expm1_core(clamp(f64::from(x).abs(), 0.0, 100.0));
     settle(odd(x, 0.5 * (e + e / (e + 1.0))))
 }
 
-/// cosh x = (e + 1/e)/2, e = exp(|x|).
+/// libm's cosh x = (e + 1/e)/2, e = exp(|x|).
 #[inline(always)]
-pub(crate) fn cosh(x: f32) -> f32 {
+pub(crate) fn cosh_libm(x: f32) -> f32 {
     let e = exp_core(clamp(f64::from(x).abs(), 0.0, 100.0));
     settle(0.5 * (e + 1.0 / e))
+}
+
+/// XLA's tanh: ±1 from [`math::TANH_F32_ONE`] on, `x` below [`math::TANH_F32_LINEAR`],
+/// libm's between.
+#[inline(always)]
+pub(crate) fn tanh(x: f32) -> f32 {
+    let a = x.abs();
+    let one = 1f32.copysign(x);
+    let y = tanh_libm(x);
+    if a >= math::TANH_F32_ONE {
+        one
+    } else if a < math::TANH_F32_LINEAR {
+        x
+    } else {
+        y
+    }
+}
+
+/// XLA's sinh ([`math::xla_sinh`]) on this module's float32 `exp` and `expm1`: the float32
+/// steps are the scalar path's, and a NaN from either function carries through to the answer.
+#[inline(always)]
+pub(crate) fn sinh(x: f32) -> f32 {
+    use math::Float;
+    // Both branches, then a select: the lanes stay branch-free.
+    let e = expm1(x);
+    let small = 0.5 * (e + e / (e + 1.0));
+    let large = exp(x + f32::LOG_HALF) - exp(f32::LOG_HALF - x);
+    if x.abs() < 1.0 { small } else { large }
+}
+
+/// XLA's cosh ([`math::xla_cosh`]) on this module's float32 `exp`.
+#[inline(always)]
+pub(crate) fn cosh(x: f32) -> f32 {
+    math::xla_cosh(x, exp)
 }
 
 #[cfg(test)]
@@ -506,7 +554,7 @@ mod tests {
     use super::*;
 
     /// Every function with a vectorised form.
-    const ALL: [Fn1; 11] = [
+    const ALL: [Fn1; 14] = [
         Fn1::Exp,
         Fn1::Exp2,
         Fn1::Expm1,
@@ -518,6 +566,9 @@ mod tests {
         Fn1::Tanh,
         Fn1::Sinh,
         Fn1::Cosh,
+        Fn1::TanhLibm,
+        Fn1::SinhLibm,
+        Fn1::CoshLibm,
     ];
 
     /// The element function alone (NaN where it asks the scalar path).
@@ -534,6 +585,9 @@ mod tests {
             Fn1::Tanh => tanh,
             Fn1::Sinh => sinh,
             Fn1::Cosh => cosh,
+            Fn1::TanhLibm => tanh_libm,
+            Fn1::SinhLibm => sinh_libm,
+            Fn1::CoshLibm => cosh_libm,
             _ => unreachable!(),
         }
     }
@@ -637,7 +691,18 @@ mod tests {
                 ]);
                 m
             }
-            Fn1::Tanh => vec![9.010_913, 8.317_766, 20.0, 1.0e-4, 0.55],
+            Fn1::TanhLibm => vec![9.010_913, 8.317_766, 20.0, 1.0e-4, 0.55],
+            Fn1::Tanh => vec![
+                9.010_913,
+                8.317_766,
+                20.0,
+                1.0e-4,
+                0.55,
+                math::TANH_F32_ONE,
+                math::TANH_F32_LINEAR,
+            ],
+            // Where `x ± log ½` overflows, the branch at 1, the float32 steps' rounding.
+            Fn1::Sinh | Fn1::Cosh => vec![89.415_985, 88.722_84, 88.029_69, 1.0, 0.5, 22.0],
             _ => vec![89.415_985, 88.722_84, 1.0e-4, 0.5, 22.0],
         };
         points.push(ln2);
@@ -729,16 +794,28 @@ mod tests {
         check(Fn1::Cos, &inputs(Fn1::Cos));
     }
     #[test]
-    fn tanh_matches_libm() {
+    fn tanh_matches_the_scalar_path() {
         check(Fn1::Tanh, &inputs(Fn1::Tanh));
     }
     #[test]
-    fn sinh_matches_libm() {
+    fn sinh_matches_the_scalar_path() {
         check(Fn1::Sinh, &inputs(Fn1::Sinh));
     }
     #[test]
-    fn cosh_matches_libm() {
+    fn cosh_matches_the_scalar_path() {
         check(Fn1::Cosh, &inputs(Fn1::Cosh));
+    }
+    #[test]
+    fn tanh_libm_matches_libm() {
+        check(Fn1::TanhLibm, &inputs(Fn1::TanhLibm));
+    }
+    #[test]
+    fn sinh_libm_matches_libm() {
+        check(Fn1::SinhLibm, &inputs(Fn1::SinhLibm));
+    }
+    #[test]
+    fn cosh_libm_matches_libm() {
+        check(Fn1::CoshLibm, &inputs(Fn1::CoshLibm));
     }
 
     /// The element functions do the work: on ordinary arguments (finite, a finite result, below
@@ -808,7 +885,8 @@ mod tests {
     }
 
     /// All 2³² float32 arguments of every function against `real_f32` (release mode, 3 to 5
-    /// minutes per function on two busy cores; `VMATH_ONLY=sin` for one function):
+    /// minutes per function on two busy cores, XLA's `sinh` and `cosh` up to 20;
+    /// `VMATH_ONLY=sin` for one function, `VMATH_ONLY=sinhlibm` for libm's):
     /// `cargo test --release -p dtype-lattice-array --lib vmath::tests::exhaustive -- --ignored
     /// --nocapture`. Last run: no mismatch in any function (see the module doc).
     #[test]
