@@ -531,6 +531,21 @@ mod tests {
             .flat_map(|b| (*b as u16).to_le_bytes())
             .collect();
         check(DType::BFloat16, &x16, &y16, n);
+        // Every bfloat16 code (NaNs and infinities of both signs among them) against the
+        // smallest normals of both signs (subnormal sums and differences), a subnormal and a
+        // NaN.
+        let every: Vec<u16> = (0..=u16::MAX).collect();
+        let band = [0x0080u16, 0x8081, 0x80fe, 0x0001, 0xffc1];
+        let (xs, ys): (Vec<u8>, Vec<u8>) = every
+            .iter()
+            .flat_map(|&a| band.iter().map(move |&b| (a, b)))
+            .map(|(a, b)| (a.to_le_bytes(), b.to_le_bytes()))
+            .fold((Vec::new(), Vec::new()), |(mut xs, mut ys), (a, b)| {
+                xs.extend(a);
+                ys.extend(b);
+                (xs, ys)
+            });
+        check(DType::BFloat16, &xs, &ys, every.len() * band.len());
     }
 
     /// The transcendental fast paths against the generic kernel's scalar form (load, flush,
