@@ -354,6 +354,16 @@ pub(crate) fn family_dtype(rules: &Rules, family: Family, dtype: DType) -> DType
     }
 }
 
+/// The comparison functions (bool results).
+pub(crate) const COMPARISONS: &[&str] = &[
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+];
+
 /// NumPy's float32 loop of the binary ufunc `name` on two float32 arrays, which keeps
 /// subnormals (the primitives read them as zeros and flush results, as XLA does): `f` on the
 /// values in float64, where float32's subnormals are normal numbers, rounded back once. Exact
@@ -367,14 +377,6 @@ pub(crate) fn float32_in_float64(
     y: &ArrayLike<'_>,
     f: fn(ArrayLike<'static>, ArrayLike<'static>) -> Result<Array, Error>,
 ) -> Option<Result<Array, Error>> {
-    const BOOL: &[&str] = &[
-        "equal",
-        "not_equal",
-        "less",
-        "less_equal",
-        "greater",
-        "greater_equal",
-    ];
     const FLOAT: &[&str] = &[
         "maximum",
         "minimum",
@@ -386,7 +388,7 @@ pub(crate) fn float32_in_float64(
         "power",
     ];
     let (a, b) = (x.as_array()?, y.as_array()?);
-    if !(BOOL.contains(&name) || FLOAT.contains(&name))
+    if !(COMPARISONS.contains(&name) || FLOAT.contains(&name))
         || a.dtype() != DType::Float32
         || b.dtype() != DType::Float32
         || !is_numpy(&rules())

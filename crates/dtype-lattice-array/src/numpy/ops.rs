@@ -50,15 +50,7 @@ fn beyond_integers(
     x: &ArrayLike<'_>,
     y: &ArrayLike<'_>,
 ) -> Option<Result<Array, Error>> {
-    let comparisons = [
-        "equal",
-        "not_equal",
-        "less",
-        "less_equal",
-        "greater",
-        "greater_equal",
-    ];
-    if !comparisons.contains(&name) {
+    if !super::COMPARISONS.contains(&name) {
         return None;
     }
     fn flip(n: &str) -> &str {
