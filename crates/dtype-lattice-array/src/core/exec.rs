@@ -630,10 +630,15 @@ impl Fused {
                 slices[c].push(s);
             }
         }
+        // The caller's rules (thread-scoped by `with_rules`) hold on the pool's threads too:
+        // they choose a primitive's semantics (NumPy's libm sinh or XLA's, conversions).
+        let rules = crate::numpy::rules();
         slices
             .into_par_iter()
             .enumerate()
-            .try_for_each(|(c, mut outs)| self.chunk(c, &ins, &whole, &mut outs))?;
+            .try_for_each(|(c, mut outs)| {
+                crate::numpy::with_rules(rules, || self.chunk(c, &ins, &whole, &mut outs))
+            })?;
         Ok(bufs
             .into_iter()
             .zip(&self.outs)
@@ -791,6 +796,27 @@ mod tests {
         assert_eq!(exe.steps(), (2, 1), "{j}");
         assert!(tiles(&[1, 257], &[rows, 257]) && tiles(&[1, 1, 4], &[5, 1, 4]));
         assert!(!tiles(&[2, 1], &[2, 3]) && !tiles(&[3], &[2, 3]) && !tiles(&[0, 3], &[0, 3]));
+    }
+
+    /// A chain's blocks run on the pool's threads under the caller's thread-scoped rules:
+    /// NumPy's `sinh`, `cosh` and `tanh` (libm) are not XLA's.
+    #[test]
+    fn chunks_run_under_the_callers_rules() {
+        let x = jnp::multiply(ramp(8 * CHUNK + 3, DType::Float32), 3.0).unwrap();
+        let f = |x: Array| {
+            let y = jnp::add(jnp::sinh(&x)?, jnp::cosh(&x)?)?;
+            jnp::add(&y, jnp::tanh(&x)?)
+        };
+        let numpy = || {
+            let j = make_jaxpr(f, &x).unwrap();
+            let got = Executable::compile(&j).unwrap().run(&[&x]).unwrap();
+            (bits(&got), bits(&[f(x.clone()).unwrap()]))
+        };
+        let (jitted, eager) = jnp::with_rules(dtype_lattice::Rules::numpy(), numpy);
+        assert_eq!(jitted, eager);
+        // The two rule sets differ here, so the test sees which one a block ran under.
+        let (xla, _) = numpy();
+        assert_ne!(xla, jitted);
     }
 
     /// Constants are folded (omnistaging stages `add 1 1`; the plan multiplies by 2), dead
