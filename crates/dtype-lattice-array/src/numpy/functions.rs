@@ -181,12 +181,7 @@ pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if let Some(r) = numpy_kernel("log2", &x) {
         return r;
     }
-    if x.dtype().kind() == Kind::Complex {
-        return Err(Error::refused(
-            Exception::NotImplementedError,
-            "log2 of complex arrays is not implemented yet",
-        ));
-    }
+    // log(x) / log(2), the 2 in x's dtype (complex ones too).
     let log_x = lax1("log", &x)?;
     let two = strong_const(&x, Value::Float(2.0))?;
     lax2("div", &log_x, &lax1("log", &two)?)
@@ -1215,8 +1210,13 @@ pub fn any<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
     reduce(&ANY, to_bool_cast(&arraylike(x)?)?, &axes, keepdims)
 }
 
-/// `jnp`'s `_cast_to_bool`: `convert_element_type(x, bool)`.
+/// `jnp`'s `_cast_to_bool`: `convert_element_type(x, bool)`, which for complex numbers reads
+/// the real part alone (lax discards the imaginary part, with a `ComplexWarning`); NumPy's
+/// truth of a complex number is `x != 0`.
 fn to_bool_cast(x: &Array) -> Result<Array, Error> {
+    if x.dtype().kind() == Kind::Complex && !is_numpy(&rules()) {
+        return convert(&lax1("real", x)?, DType::Bool);
+    }
     // (NumPy's cast of ml_dtypes' complex32/bcomplex32, whose `ne` has no kernel, is the same.)
     if x.dtype().kind() == Kind::Complex && !ml::is_ml(x.dtype()) {
         return to_bool(x);

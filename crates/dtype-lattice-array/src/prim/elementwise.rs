@@ -409,6 +409,7 @@ macro_rules! complex_arith {
             fn imag(self) -> $t { self.im }
             fn conj(self) -> Self { Complex::conj(&self) }
             fn one() -> Self { Complex::new(1.0, 0.0) }
+            fn ln2() -> Self { Complex::new(std::f64::consts::LN_2 as $t, 0.0) }
             fn div(self, o: Self) -> Self { self / o }
             fn pow(self, o: Self) -> Self {
                 if o.re == 0.0 && o.im == 0.0 { Self::one() } else { self.powc(o) }
