@@ -17,7 +17,7 @@
 //!
 //! It is the primitives' only module allowed to (`lib.rs` denies `unsafe_code` everywhere
 //! else). Calling a `#[target_feature(enable = "avx2,fma")]` function is only sound on a CPU
-//! that has both: the one call sits right behind the `is_x86_feature_detected!` tests. The
+//! that has both: each call sits right behind the `is_x86_feature_detected!` tests. The
 //! streaming stores write through raw pointers: each is a 32-byte aligned stretch inside the
 //! output slice (the SAFETY comment there says why). The tests compare every lane of each path
 //! with the closure applied one element at a time, on odd lengths, and the streamed path at
@@ -58,7 +58,6 @@ pub(crate) fn zip_stream<A: Copy, B: Copy, O: bytemuck::Pod>(
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::mem::size_of_val(out) >= STREAM_MIN_BYTES
-        && std::env::var_os("DL_NOSTREAM").is_none()
         && std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("fma")
     {
