@@ -547,6 +547,7 @@ pub(crate) fn same_operands<'b>(
 
 /// A binary `jax.numpy` function: promotion by `op`'s rules, then the `lax` primitive
 /// (`on_bool` for bool operands where jnp substitutes one: `add` is `or`, `multiply` `and`).
+/// Its caller has tried [`same_operands`] first.
 fn binary<'a>(
     op: dtype_lattice::Op,
     prim: &'static Primitive,
@@ -555,9 +556,6 @@ fn binary<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
-    if let Some((a, b)) = same_operands(&x, &y) {
-        return prim::bind1(prim, &[a, b], &Params::new());
-    }
     let args = promote_and_broadcast(op, &[x, y])?;
     let prim = match on_bool {
         Some(p) if args[0].dtype() == DType::Bool => p,

@@ -423,10 +423,7 @@ fn impl_rule(
     let dims4 = (size(&l, &lb), size(&l, &lf), size(&l, &lc), size(&r, &rf));
     // XLA's CPU backend (not NumPy, under its rules) has no dot on 2-bit integers; its simplifier only removes a dot that
     // contracts at most one element (into a multiply or zeros) before it would be compiled.
-    if matches!(dt, DType::Int2 | DType::UInt2)
-        && dims4.2 >= 2
-        && crate::numpy::semantics() == crate::convert::Semantics::Jax
-    {
+    if matches!(dt, DType::Int2 | DType::UInt2) && dims4.2 >= 2 && super::on_xla() {
         let hlo = if dt == DType::Int2 { "S2" } else { "U2" };
         return Err(Error::refused(
             dtype_lattice::error::Exception::JaxRuntimeError,

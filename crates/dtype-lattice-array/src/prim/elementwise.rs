@@ -621,7 +621,7 @@ impl Op {
     /// rules are in force ([`crate::numpy::semantics`], read on the calling thread), NumPy's
     /// (the platform's libm) for the functions whose XLA form differs (`sinh`, `cosh`, `tanh`).
     pub(crate) fn fn1(self) -> Option<Fn1> {
-        let numpy = || crate::numpy::semantics() == crate::convert::Semantics::NumPy;
+        let numpy = || !super::on_xla();
         Some(match self {
             Op::Tanh if numpy() => Fn1::TanhLibm,
             Op::Sinh if numpy() => Fn1::SinhLibm,

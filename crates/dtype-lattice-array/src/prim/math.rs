@@ -260,13 +260,22 @@ const TANH_F64_ONE: f64 = 20.0;
 /// XLA's float32 tanh (see the module doc): ±1 from [`TANH_F32_ONE`] on, `x` below
 /// [`TANH_F32_LINEAR`], the correctly rounded tanh between.
 pub(crate) fn xla_tanh_f32(x: f32) -> f32 {
+    xla_tanh_f32_on(x, |x| f64::from(x).tanh() as f32)
+}
+
+/// XLA's float32 saturation of `tanh`, a correctly rounded float32 tanh: ±1 from
+/// [`TANH_F32_ONE`] on, `x` below [`TANH_F32_LINEAR`]. `tanh` is evaluated for every argument,
+/// then selected (branch-free lanes for `vmath`).
+#[inline(always)]
+pub(crate) fn xla_tanh_f32_on(x: f32, tanh: impl Fn(f32) -> f32) -> f32 {
     let a = x.abs();
+    let y = tanh(x);
     if a >= TANH_F32_ONE {
         1f32.copysign(x)
     } else if a < TANH_F32_LINEAR {
         x
     } else {
-        f64::from(x).tanh() as f32
+        y
     }
 }
 

@@ -480,6 +480,12 @@ pub fn bind(
     (prim.impl_rule)(prim, inputs, params, &out)
 }
 
+/// Whether the primitives compute as XLA's CPU backend does (JAX's rules), not as NumPy's
+/// loops (the NumPy rules in force on this thread, [`crate::numpy::semantics`]).
+pub(crate) fn on_xla() -> bool {
+    crate::numpy::semantics() == crate::convert::Semantics::Jax
+}
+
 /// [`bind`] for a primitive with one output.
 pub(crate) fn bind1(
     prim: &'static Primitive,

@@ -241,7 +241,7 @@ fn via_stand_in(
     // start from the first element.)
     let e8m0_identity = x.dtype() == DType::Float8E8M0Fnu
         && x.size() > 0
-        && crate::numpy::semantics() == crate::convert::Semantics::Jax
+        && super::on_xla()
         && match prim.name {
             "reduce_max" => norm_axes(x, &axes_param(params, prim.name)?)
                 .iter()
@@ -695,7 +695,7 @@ fn argminmax_impl<const MAX: bool>(
     if matches!(x.dtype(), DType::Int2 | DType::UInt2)
         && x.shape()[axis] >= 2
         && n_out > 0
-        && crate::numpy::semantics() == crate::convert::Semantics::Jax
+        && super::on_xla()
     {
         return Err(Error::refused(
             dtype_lattice::error::Exception::JaxRuntimeError,

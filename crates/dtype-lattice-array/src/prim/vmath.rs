@@ -519,16 +519,7 @@ pub(crate) fn cosh_libm(x: f32) -> f32 {
 /// libm's between.
 #[inline(always)]
 pub(crate) fn tanh(x: f32) -> f32 {
-    let a = x.abs();
-    let one = 1f32.copysign(x);
-    let y = tanh_libm(x);
-    if a >= math::TANH_F32_ONE {
-        one
-    } else if a < math::TANH_F32_LINEAR {
-        x
-    } else {
-        y
-    }
+    math::xla_tanh_f32_on(x, tanh_libm)
 }
 
 /// XLA's sinh ([`math::xla_sinh`]) on this module's float32 `exp` and `expm1`: the float32
