@@ -169,8 +169,14 @@ pub(crate) mod pool {
             .flatten()
             && let Some(v) = Arc::get_mut(&mut a)
         {
-            v.clear();
-            v.resize(n, W::default());
+            // A `fill` that writes every word may find the old ones (the common case, a
+            // result of the size just freed, then costs no clearing).
+            if zero || v.len() != n {
+                v.clear();
+                v.resize(n, W::default());
+            } else if cfg!(debug_assertions) {
+                bytemuck::cast_slice_mut::<W, u8>(v).fill(0xA5);
+            }
             fill(v)?;
             return Ok(a);
         }
