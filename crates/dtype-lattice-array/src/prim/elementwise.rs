@@ -174,6 +174,26 @@ pub(crate) trait Arith: Lane {
         let _ = f;
         self
     }
+    /// `x * x` as XLA squares (complex: StableHLO's `(a − b)(a + b)`, `2ab`).
+    fn square_xla(self) -> Self {
+        self.mul(self)
+    }
+    /// `x / y` as XLA divides (complex: Smith's algorithm with XLA's corner cases).
+    fn div_xla(self, o: Self) -> Self {
+        self.div(o)
+    }
+    /// `sign` as XLA computes it (complex: `x / |x|` with XLA's `abs`, `0` for `0`).
+    fn sign_xla(self) -> Self {
+        self.sign()
+    }
+    /// [`Arith::f1`] as XLA computes it where that differs (complex `sqrt` and `exp`).
+    fn f1_xla(self, f: Fn1) -> Self {
+        self.f1(f)
+    }
+    /// The complex number of real part `self` and imaginary part `im` (`lax.complex`; the
+    /// shape rule admits float32 and float64 only, other lanes return `self`'s complex form
+    /// unchanged).
+    fn compose(self, im: Self) -> Self::Cplx;
     /// [`Arith::f1`] of every element (float32 lanes: vectorised where [`super::vmath`] has
     /// the function).
     fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> {
@@ -238,6 +258,7 @@ macro_rules! int_arith {
             #[inline(always)] fn not(self) -> Self { !self }
             #[inline(always)] fn pattern(self) -> u64 { self as u64 }
             #[inline(always)] fn of_pattern(p: u64) -> Self { p as $t }
+            fn compose(self, _im: Self) -> Self { self }
         }
     )*};
 }
@@ -315,6 +336,9 @@ impl Arith for bool {
     fn of_pattern(p: u64) -> Self {
         p & 1 != 0
     }
+    fn compose(self, _im: Self) -> Self {
+        self
+    }
 }
 
 /// `r`, the IEEE result of a binary operation on `a` and `b`, with x86's choice among NaN
@@ -373,6 +397,7 @@ macro_rules! float_arith {
             fn is_finite(self) -> bool { self.is_finite() }
             fn f1(self, f: Fn1) -> Self { $f1(f, self) }
             fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> { $f1_all(v, f) }
+            fn compose(self, im: Self) -> Complex<$t> { Complex::new(self, im) }
         }
     )*};
 }
@@ -382,7 +407,7 @@ float_arith!(
 );
 
 macro_rules! complex_arith {
-    ($($t:ty, $f1:expr);*) => {$(
+    ($($t:ty, $f1:expr, $f1_xla:expr, $div_xla:expr);*) => {$(
         impl Arith for Complex<$t> {
             type Real = $t;
             type Cplx = Complex<$t>;
@@ -420,10 +445,25 @@ macro_rules! complex_arith {
             }
             fn is_finite(self) -> bool { self.re.is_finite() && self.im.is_finite() }
             fn f1(self, f: Fn1) -> Self { $f1(f, self) }
+            fn square_xla(self) -> Self {
+                let (a, b) = (self.re, self.im);
+                let re = if a.abs() == b.abs() { 0.0 } else { (a - b) * (a + b) };
+                Complex::new(re, 2.0 * (a * b))
+            }
+            fn div_xla(self, o: Self) -> Self { $div_xla(self, o) }
+            fn sign_xla(self) -> Self {
+                let m = Arith::abs(self);
+                if m == 0.0 { Complex::new(0.0, 0.0) } else { Complex::new(self.re / m, self.im / m) }
+            }
+            fn f1_xla(self, f: Fn1) -> Self { $f1_xla(f, self) }
+            fn compose(self, _im: Self) -> Self { self }
         }
     )*};
 }
-complex_arith!(f32, math::complex_f32; f64, math::complex_f64);
+complex_arith!(
+    f32, math::complex_f32, math::complex_xla_f32, math::xla_div_f32;
+    f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64
+);
 
 /// The dtypes a primitive accepts, with the wording of lax's refusal.
 #[derive(Clone, Copy, Debug)]
@@ -484,13 +524,18 @@ const ACC_ABS: Accept = Accept {
     test: |d| is_float(d) || is_complex(d) || d.kind() == Kind::SignedInt,
     names: "floating, complexfloating, signedinteger",
 };
-const COMPLEX: Accept = Accept {
+const ACC_COMPLEX: Accept = Accept {
     test: is_complex,
     names: "complexfloating",
 };
 const ACC_CONJ: Accept = Accept {
     test: |d| is_complex(d) || d == DType::Float32 || d == DType::Float64,
     names: "float32, complexfloating, float64",
+};
+
+const ACC_COMPLEX_PARTS: Accept = Accept {
+    test: |d| d == DType::Float32 || d == DType::Float64,
+    names: "float32, float64",
 };
 
 /// The output dtype of an elementwise primitive from its operands'.
@@ -569,6 +614,7 @@ ops! {
     POW = "pow", 2, Pow, INEXACT, Same, Some("float_power");
     ATAN2 = "atan2", 2, Atan2, INEXACT, Same, Some("arctan2");
     NEXTAFTER = "nextafter", 2, Nextafter, FLOAT, Same, Some("nextafter");
+    COMPLEX = "complex", 2, Complex, ACC_COMPLEX_PARTS, Complex, Some("complex");
     SHIFT_LEFT = "shift_left", 2, ShiftLeft, INT, Same, Some("left_shift");
     SHIFT_RIGHT_ARITHMETIC = "shift_right_arithmetic", 2, ShiftRightArithmetic, INT, Same, Some("right_shift");
     SHIFT_RIGHT_LOGICAL = "shift_right_logical", 2, ShiftRightLogical, INT, Same, Some("right_shift");
@@ -583,8 +629,8 @@ ops! {
     INTEGER_POW = "integer_pow", 1, IntegerPow, NUM, Same, None;
     POPULATION_COUNT = "population_count", 1, PopulationCount, INT, Same, None;
     CLZ = "clz", 1, Clz, INT, Same, None;
-    REAL = "real", 1, Real, COMPLEX, Real, None;
-    IMAG = "imag", 1, Imag, COMPLEX, Real, None;
+    REAL = "real", 1, Real, ACC_COMPLEX, Real, None;
+    IMAG = "imag", 1, Imag, ACC_COMPLEX, Real, None;
     CONJ = "conj", 1, Conj, ACC_CONJ, Complex, None;
     EXP = "exp", 1, Exp, INEXACT, Same, None;
     EXP2 = "exp2", 1, Exp2, INEXACT, Same, None;
@@ -911,8 +957,14 @@ fn map<T: Copy, U>(x: &[T], f: impl Fn(T) -> U) -> Vec<U> {
 }
 
 /// `x ** y` by JAX's square-and-multiply (`_integer_pow`): every product and the reciprocal
-/// are primitives of their own, each result rounded to the dtype by `round`.
-fn integer_pow_vec<T: Arith>(x: Vec<T>, y: i64, round: impl Fn(Vec<T>) -> Vec<T>) -> Vec<T> {
+/// are primitives of their own, each result rounded to the dtype by `round`; `div` divides
+/// one by the product for a negative power.
+fn integer_pow_vec<T: Arith>(
+    x: Vec<T>,
+    y: i64,
+    round: impl Fn(Vec<T>) -> Vec<T>,
+    div: fn(T, T) -> T,
+) -> Vec<T> {
     if y == 0 {
         return vec![T::one(); x.len()];
     }
@@ -933,7 +985,7 @@ fn integer_pow_vec<T: Arith>(x: Vec<T>, y: i64, round: impl Fn(Vec<T>) -> Vec<T>
     }
     let acc = acc.unwrap_or_default();
     if y < 0 {
-        map(&acc, |a| T::one().div(a))
+        map(&acc, |a| div(T::one(), a))
     } else {
         acc
     }
@@ -989,6 +1041,8 @@ fn kernel<T: Arith>(
         let aval = ShapedArray::new(&[v.len()], od, false);
         T::load(&Array::from_parts(aval, T::store(od, v)))
     };
+    // XLA's complex formulas where NumPy's loops compute otherwise (read once per call).
+    let xla = is_complex(od) && super::on_xla();
     if op == Op::Exp2 && !matches!(od, DType::Float32 | DType::Float64) {
         // JAX lowers exp2 as exp(log(2) * x), the constant and product in the dtype.
         let ln2 = round(vec![T::ln2()])
@@ -1009,6 +1063,9 @@ fn kernel<T: Arith>(
             let x = T::load_raw(inputs[0]);
             return Ok(T::store_raw(od, T::f1_all(x, f)));
         }
+        if xla && is_complex(od) {
+            return Ok(same(map(&x, |a| a.f1_xla(f))));
+        }
         return Ok(same(T::f1_all(x, f)));
     }
     if matches!(op, Op::Neg | Op::Abs | Op::Real | Op::Imag | Op::Conj) {
@@ -1026,6 +1083,7 @@ fn kernel<T: Arith>(
     if op.is_unary() {
         return Ok(match op {
             Op::Not => same(map(&x, T::not)),
+            Op::Sign if xla => same(map(&x, T::sign_xla)),
             Op::Sign => same(map(&x, T::sign)),
             Op::Floor => same(map(&x, T::floor)),
             Op::Ceil => same(map(&x, T::ceil)),
@@ -1036,11 +1094,14 @@ fn kernel<T: Arith>(
             Op::Real => T::Real::store(od, map(&x, T::real)),
             Op::Imag => T::Real::store(od, map(&x, T::imag)),
             Op::Conj => T::Cplx::store(od, map(&x, T::conj)),
+            Op::Square if xla => same(map(&x, T::square_xla)),
             Op::Square => same(map(&x, |a| a.mul(a))),
             Op::IntegerPow => {
                 let y = integer_pow_y("integer_pow", params)?;
                 // Each product is its own primitive, rounded to the dtype.
-                same(integer_pow_vec(x, y, round))
+                // A negative power divides one by the product (XLA's complex division).
+                let div = if xla { T::div_xla } else { T::div };
+                same(integer_pow_vec(x, y, round, div))
             }
             Op::PopulationCount => same(map(&x, |a| {
                 T::of_pattern(u64::from((a.pattern() & mask(container)).count_ones()))
@@ -1055,11 +1116,17 @@ fn kernel<T: Arith>(
     if op == Op::Atan2 && is_complex(od) {
         return Err(not_implemented(op, od));
     }
+    if op == Op::Complex {
+        // A composition of the parts, no arithmetic: no flushing.
+        let (re, im) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
+        return Ok(T::Cplx::store_raw(od, zip(&re, &im, T::compose)));
+    }
     let y = load(inputs[1]);
     Ok(match op {
         Op::Add | Op::AddAny => same(zip(&x, &y, T::add)),
         Op::Sub => same(zip(&x, &y, T::sub)),
         Op::Mul => same(zip(&x, &y, T::mul)),
+        Op::Div if xla => same(zip(&x, &y, T::div_xla)),
         Op::Div => same(zip(&x, &y, T::div)),
         Op::Rem => same(zip(&x, &y, T::rem)),
         Op::Pow => same(zip(&x, &y, T::pow)),

@@ -347,3 +347,121 @@ macro_rules! complex_fn {
 }
 complex_fn!(complex_f32, f32, real_f32);
 complex_fn!(complex_f64, f64, real_f64);
+
+const SQRT_2: f64 = std::f64::consts::SQRT_2;
+
+macro_rules! complex_xla_fn {
+    ($name:ident, $div:ident, $t:ty, $real:ident, $complex:ident) => {
+        /// Complex division as XLA's CPU backend divides: Smith's algorithm (the ratio of the
+        /// smaller to the larger part of the divisor), and where both parts of that quotient
+        /// are NaN, XLA's corner cases: a zero divisor (∞ with the sign of its real part times
+        /// each part of the dividend), an infinite dividend over a finite divisor, a finite
+        /// dividend over an infinite divisor.
+        pub(crate) fn $div(a: Complex<$t>, b: Complex<$t>) -> Complex<$t> {
+            let (ar, ai, br, bi) = (a.re, a.im, b.re, b.im);
+            let inf = <$t>::INFINITY;
+            let (cr, ci) = if br.abs() < bi.abs() {
+                let ratio = br / bi;
+                let denom = bi + ratio * br;
+                ((ratio * ar + ai) / denom, (ratio * ai - ar) / denom)
+            } else {
+                let ratio = bi / br;
+                let denom = br + ratio * bi;
+                ((ratio * ai + ar) / denom, (ai - ratio * ar) / denom)
+            };
+            if !(cr.is_nan() && ci.is_nan()) {
+                return Complex::new(cr, ci);
+            }
+            let unit = |v: $t| if v.is_infinite() { 1.0 as $t } else { 0.0 }.copysign(v);
+            if br == 0.0 && bi == 0.0 && !(ar.is_nan() && ai.is_nan()) {
+                let s = inf.copysign(br);
+                return Complex::new(s * ar, s * ai);
+            }
+            let a_finite = ar.is_finite() && ai.is_finite();
+            let b_finite = br.is_finite() && bi.is_finite();
+            if (ar.is_infinite() || ai.is_infinite()) && b_finite {
+                let (ur, ui) = (unit(ar), unit(ai));
+                return Complex::new(inf * (ur * br + ui * bi), inf * (ui * br - ur * bi));
+            }
+            if (br.is_infinite() || bi.is_infinite()) && a_finite {
+                let (ur, ui) = (unit(br), unit(bi));
+                return Complex::new(0.0 * (ar * ur + ai * ui), 0.0 * (ai * ur - ar * ui));
+            }
+            Complex::new(cr, ci)
+        }
+
+        /// `f` of a complex number as XLA's CPU backend computes it where that differs from
+        /// the `num_complex` formulas: `sqrt` as StableHLO expands it (`u = √((|z| + |a|)/2)`,
+        /// the other part `|b|/2u`, rescaled where `u` underflows or overflows).
+        pub(crate) fn $name(f: Fn1, z: Complex<$t>) -> Complex<$t> {
+            let (a, b) = (z.re, z.im);
+            match f {
+                Fn1::Sqrt => {
+                    // StableHLO's expansion (functional_algorithms): u = √((|z| + |a|)/2)
+                    // and |b|/(2u), rescaled where u underflows or overflows.
+                    let sqrt = |v: $t| $real(Fn1::Sqrt, v);
+                    // |(mx, mn)| without overflow, √2·mx on a tie.
+                    let hypot = |mx: $t, mn: $t| {
+                        if mx == mn {
+                            (SQRT_2 as $t) * mx
+                        } else {
+                            let q = mn / mx;
+                            let r = q * q;
+                            let sqa = sqrt(1.0 + r);
+                            if sqa == 1.0 && r > 0.0 {
+                                mx + mx * r / 2.0
+                            } else {
+                                mx * sqa
+                            }
+                        }
+                    };
+                    let (ax, ay) = (a.abs(), b.abs());
+                    // The constants in the type; XLA divides by a constant as a product by
+                    // its reciprocal and folds products of constants.
+                    let (sq_ax, sq_ay, sq_2) = (sqrt(ax), sqrt(ay), SQRT_2 as $t);
+                    let inv_sq_2 = 1.0 / sq_2;
+                    let sq_12 = sqrt(1.0 + sq_2);
+                    let eq = ax == ay;
+                    let u_general = sqrt(hypot(ax.max(ay), ax.min(ay)) / 2.0 + ax / 2.0);
+                    let rescale = u_general == 0.0 || u_general == <$t>::INFINITY;
+                    let ratio = if eq {
+                        1.0
+                    } else if ax < ay {
+                        ax / ay
+                    } else {
+                        ay / ax
+                    };
+                    let h = hypot((1.0 as $t).max(ratio.abs()), (1.0 as $t).min(ratio.abs()));
+                    let (sq_1h, sq_rh) = (sqrt(1.0 + h), sqrt(ratio + h));
+                    let u = if eq {
+                        sq_ax * (sq_12 * inv_sq_2)
+                    } else if !rescale {
+                        u_general
+                    } else if ax > ay {
+                        sq_ax * (sq_1h * inv_sq_2)
+                    } else {
+                        sq_ay * (sq_rh * inv_sq_2)
+                    };
+                    let ay_over_2u = if eq {
+                        sq_ay * (1.0 / (sq_12 * sq_2))
+                    } else if !rescale {
+                        ay / (u_general * 2.0)
+                    } else if ax > ay {
+                        sq_ay * (sq_ay / sq_ax) / (sq_1h * sq_2)
+                    } else {
+                        sq_ay / (sq_rh * sq_2)
+                    };
+                    let signed = |v: $t| if b < 0.0 { -v } else { v };
+                    if a >= 0.0 {
+                        Complex::new(u, signed(ay_over_2u))
+                    } else {
+                        Complex::new(ay_over_2u, signed(u))
+                    }
+                }
+                _ => $complex(f, z),
+            }
+        }
+    };
+}
+complex_xla_fn!(complex_xla_f32, xla_div_f32, f32, real_f32, complex_f32);
+complex_xla_fn!(complex_xla_f64, xla_div_f64, f64, real_f64, complex_f64);
