@@ -182,6 +182,10 @@ pub(crate) trait Arith: Lane {
     fn div_xla(self, o: Self) -> Self {
         self.div(o)
     }
+    /// `atan2` as XLA computes it (complex: `−i·log((x + i·y)/√(x² + y²))`).
+    fn atan2_xla(self, o: Self) -> Self {
+        self.atan2(o)
+    }
     /// `sign` as XLA computes it (complex: `x / |x|` with XLA's `abs`, `0` for `0`).
     fn sign_xla(self) -> Self {
         self.sign()
@@ -407,7 +411,7 @@ float_arith!(
 );
 
 macro_rules! complex_arith {
-    ($($t:ty, $f1:expr, $f1_xla:expr, $div_xla:expr);*) => {$(
+    ($($t:ty, $f1:expr, $f1_xla:expr, $div_xla:expr, $atan2_xla:expr);*) => {$(
         impl Arith for Complex<$t> {
             type Real = $t;
             type Cplx = Complex<$t>;
@@ -451,6 +455,7 @@ macro_rules! complex_arith {
                 Complex::new(re, 2.0 * (a * b))
             }
             fn div_xla(self, o: Self) -> Self { $div_xla(self, o) }
+            fn atan2_xla(self, o: Self) -> Self { $atan2_xla(self, o) }
             fn sign_xla(self) -> Self {
                 let m = Arith::abs(self);
                 if m == 0.0 { Complex::new(0.0, 0.0) } else { Complex::new(self.re / m, self.im / m) }
@@ -461,8 +466,8 @@ macro_rules! complex_arith {
     )*};
 }
 complex_arith!(
-    f32, math::complex_f32, math::complex_xla_f32, math::xla_div_f32;
-    f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64
+    f32, math::complex_f32, math::complex_xla_f32, math::xla_div_f32, math::xla_atan2_f32;
+    f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64, math::xla_atan2_f64
 );
 
 /// The dtypes a primitive accepts, with the wording of lax's refusal.
@@ -1113,7 +1118,7 @@ fn kernel<T: Arith>(
     if op == Op::Pow && inputs[1].dtype() != inputs[0].dtype() {
         return Err(not_implemented(op, inputs[1].dtype()));
     }
-    if op == Op::Atan2 && is_complex(od) {
+    if op == Op::Atan2 && is_complex(od) && !xla {
         return Err(not_implemented(op, od));
     }
     if op == Op::Complex {
@@ -1130,6 +1135,7 @@ fn kernel<T: Arith>(
         Op::Div => same(zip(&x, &y, T::div)),
         Op::Rem => same(zip(&x, &y, T::rem)),
         Op::Pow => same(zip(&x, &y, T::pow)),
+        Op::Atan2 if xla => same(zip(&x, &y, T::atan2_xla)),
         Op::Atan2 => same(zip(&x, &y, T::atan2)),
         // Complex max/min select an operand: no flushing.
         Op::Max if is_complex(od) => T::store_raw(od, zip(&x, &y, T::max)),

@@ -351,7 +351,7 @@ complex_fn!(complex_f64, f64, real_f64);
 const SQRT_2: f64 = std::f64::consts::SQRT_2;
 
 macro_rules! complex_xla_fn {
-    ($name:ident, $div:ident, $t:ty, $real:ident, $complex:ident) => {
+    ($name:ident, $div:ident, $atan2:ident, $t:ty, $real:ident, $complex:ident) => {
         /// Complex division as XLA's CPU backend divides: Smith's algorithm (the ratio of the
         /// smaller to the larger part of the divisor), and where both parts of that quotient
         /// are NaN, XLA's corner cases: a zero divisor (∞ with the sign of its real part times
@@ -388,6 +388,72 @@ macro_rules! complex_xla_fn {
                 return Complex::new(0.0 * (ar * ur + ai * ui), 0.0 * (ai * ur - ar * ui));
             }
             Complex::new(cr, ci)
+        }
+
+        /// `atan2(y, x)` of complex numbers as XLA's CPU backend emits it:
+        /// `−i·log((x + i·y) / √(x² + y²))`, each step XLA's complex operation (the square
+        /// root and logarithm in polar form: `√r·(cos(θ/2), sin(θ/2))` with
+        /// `√r = √max·(1 + (min/max)²)^¼`, and `(log |w|, atan2(im w, re w))`).
+        pub(crate) fn $atan2(y: Complex<$t>, x: Complex<$t>) -> Complex<$t> {
+            let real_atan2 = |b: $t, a: $t| (f64::from(b).atan2(f64::from(a))) as $t;
+            let mul = |p: Complex<$t>, q: Complex<$t>| {
+                Complex::new(p.re * q.re - p.im * q.im, p.re * q.im + p.im * q.re)
+            };
+            let add = |p: Complex<$t>, q: Complex<$t>| Complex::new(p.re + q.re, p.im + q.im);
+            // XLA's |w|: max·√(1 + (min/max)²), min where that is NaN.
+            let helper = |w: Complex<$t>| {
+                let (a, b) = (w.re.abs(), w.im.abs());
+                let (hi, lo) = if a.is_nan() || b.is_nan() {
+                    (<$t>::NAN, <$t>::NAN)
+                } else {
+                    (a.max(b), a.min(b))
+                };
+                let q = lo / hi;
+                (hi, lo, 1.0 + q * q)
+            };
+            let sqrt = |w: Complex<$t>| {
+                let (hi, lo, s) = helper(w);
+                let p = (f64::from(s).powf(0.25)) as $t;
+                let mut r = $real(Fn1::Sqrt, hi) * p;
+                if r.is_nan() {
+                    r = lo;
+                }
+                if r == 0.0 {
+                    return Complex::new(0.0, 0.0);
+                }
+                let (a, b, inf) = (w.re, w.im, <$t>::INFINITY);
+                let angle = real_atan2(b, a) * 0.5;
+                let (c, sn) = ($real(Fn1::Cos, angle), $real(Fn1::Sin, angle));
+                let re = if b.abs() == inf || a == inf {
+                    inf
+                } else if a == -inf {
+                    0.0
+                } else {
+                    r * c
+                };
+                let im = if b.abs() == inf || a == -inf {
+                    inf.copysign(b)
+                } else if r.is_nan() {
+                    <$t>::NAN
+                } else if sn == 0.0 {
+                    sn
+                } else {
+                    r * sn
+                };
+                Complex::new(re, im)
+            };
+            let log = |w: Complex<$t>| {
+                let (hi, lo, s) = helper(w);
+                let mut m = hi * $real(Fn1::Sqrt, s);
+                if m.is_nan() {
+                    m = lo;
+                }
+                Complex::new($real(Fn1::Log, m), real_atan2(w.im, w.re))
+            };
+            let root = sqrt(add(mul(x, x), mul(y, y)));
+            let iy = mul(Complex::new(0.0, 1.0), y);
+            let w = $div(add(x, iy), root);
+            mul(Complex::new(0.0, -1.0), log(w))
         }
 
         /// `f` of a complex number as XLA's CPU backend computes it where that differs from
@@ -463,5 +529,19 @@ macro_rules! complex_xla_fn {
         }
     };
 }
-complex_xla_fn!(complex_xla_f32, xla_div_f32, f32, real_f32, complex_f32);
-complex_xla_fn!(complex_xla_f64, xla_div_f64, f64, real_f64, complex_f64);
+complex_xla_fn!(
+    complex_xla_f32,
+    xla_div_f32,
+    xla_atan2_f32,
+    f32,
+    real_f32,
+    complex_f32
+);
+complex_xla_fn!(
+    complex_xla_f64,
+    xla_div_f64,
+    xla_atan2_f64,
+    f64,
+    real_f64,
+    complex_f64
+);
