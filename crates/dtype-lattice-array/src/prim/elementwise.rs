@@ -1313,3 +1313,123 @@ pub(crate) fn complex_comparison(
         &none,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prim::bind1;
+    use crate::prim::transpose::Lin;
+    use dtype_lattice::rules::Rules;
+
+    fn c32(v: &[(f32, f32)]) -> Array {
+        Array::from_vec(
+            v.iter()
+                .map(|&(a, b)| Complex::new(a, b))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    fn un(p: &'static Primitive, x: &Array) -> Vec<Complex<f32>> {
+        bind1(p, &[x], &Params::new())
+            .unwrap()
+            .to_vec::<Complex<f32>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn complex_composes_float32_and_float64_parts_bit_for_bit() {
+        let re = Array::from_vec(vec![1.5f32, -0.0, f32::MIN_POSITIVE / 4.0, f32::NAN]);
+        let im = Array::from_vec(vec![-2.0f32, 0.0, -0.0, 3.0]);
+        let z = bind1(&COMPLEX, &[&re, &im], &Params::new()).unwrap();
+        assert_eq!(z.dtype(), DType::Complex64);
+        let got = z.to_vec::<Complex<f32>>().unwrap();
+        let want_re = re.to_vec::<f32>().unwrap();
+        let want_im = im.to_vec::<f32>().unwrap();
+        for ((g, r), i) in got.iter().zip(&want_re).zip(&want_im) {
+            // No flushing, signed zeros kept: a composition, no arithmetic.
+            assert_eq!((g.re.to_bits(), g.im.to_bits()), (r.to_bits(), i.to_bits()));
+        }
+        let wide = Array::from_vec(vec![0.25f64]);
+        let z = bind1(&COMPLEX, &[&wide, &wide], &Params::new()).unwrap();
+        assert_eq!(z.dtype(), DType::Complex128);
+    }
+
+    #[test]
+    fn complex_refuses_what_lax_refuses() {
+        let h = Array::from_vec(vec![half::f16::ONE]);
+        let err = bind1(&COMPLEX, &[&h, &h], &Params::new()).unwrap_err();
+        assert_eq!(err.exception(), Some(Exception::TypeError));
+        assert!(err.to_string().contains("float32, float64"), "{err}");
+        let (f, d) = (Array::from_vec(vec![1f32]), Array::from_vec(vec![1f64]));
+        let err = bind1(&COMPLEX, &[&f, &d], &Params::new()).unwrap_err();
+        assert_eq!(err.exception(), Some(Exception::TypeError));
+        let c = c32(&[(1.0, 2.0)]);
+        assert!(bind1(&COMPLEX, &[&c, &c], &Params::new()).is_err());
+    }
+
+    #[test]
+    fn complex_is_linear_in_both_parts() {
+        let (x, y) = (
+            Array::from_vec(vec![1f32, 2.0]),
+            Array::from_vec(vec![3f32, 4.0]),
+        );
+        let (tx, ty) = (
+            Array::from_vec(vec![0.5f32, -1.0]),
+            Array::from_vec(vec![2f32, 0.25]),
+        );
+        let jvp = COMPLEX.jvp.unwrap();
+        let (_, t) = jvp(
+            &COMPLEX,
+            &[x.clone(), y.clone()],
+            &[Some(tx.clone()), None],
+            &Params::new(),
+        )
+        .unwrap();
+        let t = t[0].clone().unwrap().to_vec::<Complex<f32>>().unwrap();
+        assert_eq!(t, vec![Complex::new(0.5, 0.0), Complex::new(-1.0, 0.0)]);
+        let (_, t) = jvp(&COMPLEX, &[x, y], &[None, Some(ty)], &Params::new()).unwrap();
+        let t = t[0].clone().unwrap().to_vec::<Complex<f32>>().unwrap();
+        assert_eq!(t, vec![Complex::new(0.0, 2.0), Complex::new(0.0, 0.25)]);
+        // The transpose: real(ct) to the real part, imag(neg(ct)) to the imaginary one.
+        let ct = c32(&[(1.0, 2.0), (-3.0, 0.5)]);
+        let aval = tx.aval().clone();
+        let cts = (COMPLEX.transpose.unwrap())(
+            &COMPLEX,
+            &[Some(ct)],
+            &[Lin::Linear(aval.clone()), Lin::Linear(aval)],
+            &Params::new(),
+        )
+        .unwrap();
+        let re = cts[0].clone().unwrap().to_vec::<f32>().unwrap();
+        let im = cts[1].clone().unwrap().to_vec::<f32>().unwrap();
+        assert_eq!((re, im), (vec![1.0, -3.0], vec![-2.0, -0.5]));
+    }
+
+    /// XLA squares a complex number as StableHLO expands it, `((a − b)(a + b), 2ab)`; NumPy
+    /// as its loop multiplies, `(a² − b², 2ab)`. On 1 + 0.001i the two real parts differ
+    /// (`square complex64[(-1+0.001j), …]` of the eval fixtures has XLA's).
+    #[test]
+    fn square_follows_the_rules_in_force() {
+        let (a, b) = (1f32, 0.001f32);
+        let (xla, numpy) = ((a - b) * (a + b), a * a - b * b);
+        assert_ne!(xla, numpy, "a case where the forms differ");
+        let z = c32(&[(a, b)]);
+        assert_eq!(un(&SQUARE, &z)[0], Complex::new(xla, 2.0 * (a * b)));
+        let np = crate::numpy::with_rules(Rules::numpy(), || un(&SQUARE, &z));
+        assert_eq!(np[0].re, numpy);
+    }
+
+    /// XLA's sign is `x / |x|` with its own `|x|`, and `(+0, +0)` for a zero.
+    #[test]
+    fn complex_sign_divides_by_xlas_abs() {
+        let z = c32(&[(0.001, 0.001), (-0.0, -0.0), (3.0, -4.0)]);
+        let abs = bind1(&ABS, &[&z], &Params::new())
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        let s = un(&SIGN, &z);
+        assert_eq!(s[0], Complex::new(0.001 / abs[0], 0.001 / abs[0]));
+        assert_eq!((s[1].re.to_bits(), s[1].im.to_bits()), (0, 0));
+        assert_eq!(s[2], Complex::new(3.0 / abs[2], -4.0 / abs[2]));
+    }
+}

@@ -625,3 +625,104 @@ complex_xla_fn!(
     real_f64,
     complex_f64
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Units in the last place between two float32 values.
+    fn ulps(a: f32, b: f32) -> u32 {
+        let key = |x: f32| {
+            let b = x.to_bits() as i64;
+            if b < 0x8000_0000 { b } else { 0x8000_0000 - b }
+        };
+        key(a).abs_diff(key(b)) as u32
+    }
+
+    fn grid() -> Vec<Complex<f32>> {
+        let parts = [
+            -1e30f32, -3.5, -1.0, -0.001, -0.0, 0.0, 0.001, 0.5, 2.5, 1e30,
+        ];
+        let mut v = Vec::new();
+        for &a in &parts {
+            for &b in &parts {
+                v.push(Complex::new(a, b));
+            }
+        }
+        v
+    }
+
+    /// Smith's quotient is the exact one within a few ulps (computed in float64 from the
+    /// float32 operands), also where the naive `|y|²` overflows float32.
+    #[test]
+    fn xla_division_is_close_to_the_exact_quotient() {
+        for &x in &grid() {
+            for &y in &grid() {
+                if y.re == 0.0 && y.im == 0.0 {
+                    continue;
+                }
+                let wide = |z: Complex<f32>| Complex::new(f64::from(z.re), f64::from(z.im));
+                let exact = wide(x) / wide(y);
+                let got = xla_div_f32(x, y);
+                for (g, e) in [(got.re, exact.re), (got.im, exact.im)] {
+                    let e = e as f32;
+                    if e.is_finite() && e.abs() > 1e-30 && e.abs() < 1e30 {
+                        assert!(ulps(g, e) <= 4, "{x} / {y}: {got} vs {exact}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The zero divisor: ∞ with the sign of its real part times each part of the dividend.
+    #[test]
+    fn xla_division_by_zero_scales_by_a_signed_infinity() {
+        let q = xla_div_f32(Complex::new(2.0, -3.0), Complex::new(-0.0, 0.0));
+        assert_eq!(q, Complex::new(f32::NEG_INFINITY, f32::INFINITY));
+    }
+
+    /// StableHLO's square root is the principal one: it squares back to its operand, has a
+    /// non-negative real part and the imaginary part's sign is the operand's (but for a
+    /// negative zero, which StableHLO's `y < 0` reads as positive).
+    #[test]
+    fn xla_sqrt_is_the_principal_square_root() {
+        for &z in &grid() {
+            if z.re.abs() > 1e20 || z.im.abs() > 1e20 {
+                continue;
+            }
+            let r = complex_xla_f32(Fn1::Sqrt, z);
+            assert!(r.re >= 0.0, "sqrt({z}) = {r}");
+            if z.im != 0.0 {
+                assert_eq!(
+                    r.im.is_sign_negative(),
+                    z.im.is_sign_negative(),
+                    "sqrt({z})"
+                );
+            }
+            let back = Complex::new(
+                f64::from(r.re) * f64::from(r.re) - f64::from(r.im) * f64::from(r.im),
+                2.0 * f64::from(r.re) * f64::from(r.im),
+            );
+            let scale = f64::from(z.norm()).max(1e-6);
+            assert!(
+                (back.re - f64::from(z.re)).abs() / scale < 1e-6,
+                "sqrt({z}) = {r}"
+            );
+            assert!(
+                (back.im - f64::from(z.im)).abs() / scale < 1e-6,
+                "sqrt({z}) = {r}"
+            );
+        }
+    }
+
+    /// Complex atan2 of real arguments (zero imaginary parts) is the real atan2.
+    #[test]
+    fn xla_complex_atan2_of_reals_is_the_real_atan2() {
+        for (y, x) in [(1.0f32, 2.0f32), (-3.0, 0.5), (0.25, -4.0), (2.5, 2.5)] {
+            let r = xla_atan2_f32(Complex::new(y, 0.0), Complex::new(x, 0.0));
+            let want = (f64::from(y).atan2(f64::from(x))) as f32;
+            assert!(ulps(r.re, want) <= 2, "atan2({y}, {x}) = {r} vs {want}");
+            assert!(r.im.abs() < 1e-6, "atan2({y}, {x}) = {r}");
+        }
+    }
+}
