@@ -174,6 +174,11 @@ pub(crate) trait Arith: Lane {
         let _ = f;
         self
     }
+    /// `x * y` as XLA multiplies (complex: LLVM contracts each part's second product into
+    /// a fused multiply-add, `(fma(−b, d, a·c), fma(b, c, a·d))`).
+    fn mul_xla(self, o: Self) -> Self {
+        self.mul(o)
+    }
     /// `x * x` as XLA squares (complex: StableHLO's `(a − b)(a + b)`, `2ab`).
     fn square_xla(self) -> Self {
         self.mul(self)
@@ -454,6 +459,7 @@ macro_rules! complex_arith {
                 let re = if a.abs() == b.abs() { 0.0 } else { (a - b) * (a + b) };
                 Complex::new(re, 2.0 * (a * b))
             }
+            fn mul_xla(self, o: Self) -> Self { math::xla_mul(self, o) }
             fn div_xla(self, o: Self) -> Self { $div_xla(self, o) }
             fn atan2_xla(self, o: Self) -> Self { $atan2_xla(self, o) }
             fn sign_xla(self) -> Self {
@@ -963,11 +969,12 @@ fn map<T: Copy, U>(x: &[T], f: impl Fn(T) -> U) -> Vec<U> {
 
 /// `x ** y` by JAX's square-and-multiply (`_integer_pow`): every product and the reciprocal
 /// are primitives of their own, each result rounded to the dtype by `round`; `div` divides
-/// one by the product for a negative power.
+/// one by the product for a negative power, `mul` multiplies.
 fn integer_pow_vec<T: Arith>(
     x: Vec<T>,
     y: i64,
     round: impl Fn(Vec<T>) -> Vec<T>,
+    mul: fn(T, T) -> T,
     div: fn(T, T) -> T,
 ) -> Vec<T> {
     if y == 0 {
@@ -980,12 +987,12 @@ fn integer_pow_vec<T: Arith>(
         if n & 1 == 1 {
             acc = Some(match acc {
                 None => base.clone(),
-                Some(a) => round(zip(&a, &base, T::mul)),
+                Some(a) => round(zip(&a, &base, mul)),
             });
         }
         n >>= 1;
         if n > 0 {
-            base = round(zip(&base, &base, T::mul));
+            base = round(zip(&base, &base, mul));
         }
     }
     let acc = acc.unwrap_or_default();
@@ -1105,8 +1112,12 @@ fn kernel<T: Arith>(
                 let y = integer_pow_y("integer_pow", params)?;
                 // Each product is its own primitive, rounded to the dtype.
                 // A negative power divides one by the product (XLA's complex division).
-                let div = if xla { T::div_xla } else { T::div };
-                same(integer_pow_vec(x, y, round, div))
+                let (mul, div) = if xla {
+                    (T::mul_xla as fn(T, T) -> T, T::div_xla as fn(T, T) -> T)
+                } else {
+                    (T::mul as fn(T, T) -> T, T::div as fn(T, T) -> T)
+                };
+                same(integer_pow_vec(x, y, round, mul, div))
             }
             Op::PopulationCount => same(map(&x, |a| {
                 T::of_pattern(u64::from((a.pattern() & mask(container)).count_ones()))
@@ -1130,6 +1141,7 @@ fn kernel<T: Arith>(
     Ok(match op {
         Op::Add | Op::AddAny => same(zip(&x, &y, T::add)),
         Op::Sub => same(zip(&x, &y, T::sub)),
+        Op::Mul if xla => same(zip(&x, &y, T::mul_xla)),
         Op::Mul => same(zip(&x, &y, T::mul)),
         Op::Div if xla => same(zip(&x, &y, T::div_xla)),
         Op::Div => same(zip(&x, &y, T::div)),
@@ -1417,6 +1429,31 @@ mod tests {
         assert_eq!(un(&SQUARE, &z)[0], Complex::new(xla, 2.0 * (a * b)));
         let np = crate::numpy::with_rules(Rules::numpy(), || un(&SQUARE, &z));
         assert_eq!(np[0].re, numpy);
+    }
+
+    /// XLA multiplies complex numbers with each part's second product fused,
+    /// `(fma(a, c, −bd), fma(b, c, ad))`; NumPy unfused. The operands are element 25 of the
+    /// complex64 `mul` fixture of tests/fixtures/lax_elementwise, where the forms differ.
+    #[test]
+    fn complex_multiply_fuses_under_xla_only() {
+        let (x, y) = (
+            (f32::from_bits(0x42c8_0000), f32::from_bits(0x3f1c_91f4)),
+            (f32::from_bits(0x42c8_0000), f32::from_bits(0x3dc9_745b)),
+        );
+        let ((a, b), (c, d)) = (x, y);
+        let fused = Complex::new(a.mul_add(c, -(b * d)), b.mul_add(c, a * d));
+        let plain = Complex::new(a * c - b * d, a * d + b * c);
+        assert_ne!(fused, plain, "a case where the forms differ");
+        let (zx, zy) = (c32(&[x]), c32(&[y]));
+        let mul = |zx: &Array, zy: &Array| {
+            bind1(&MUL, &[zx, zy], &Params::new())
+                .unwrap()
+                .to_vec::<Complex<f32>>()
+                .unwrap()
+        };
+        assert_eq!(mul(&zx, &zy)[0], fused);
+        let np = crate::numpy::with_rules(Rules::numpy(), || mul(&zx, &zy));
+        assert_eq!(np[0], plain);
     }
 
     /// XLA's sign is `x / |x|` with its own `|x|`, and `(+0, +0)` for a zero.
