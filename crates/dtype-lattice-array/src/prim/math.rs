@@ -378,7 +378,8 @@ pub(crate) fn xla_mul<T: Fma>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
 macro_rules! complex_xla_fn {
     ($name:ident, $div:ident, $atan2:ident, $tanh:ident, $t:ty, $real:ident, $complex:ident) => {
         /// Complex division as XLA's CPU backend divides: Smith's algorithm (the ratio of the
-        /// smaller to the larger part of the divisor), and where both parts of that quotient
+        /// smaller to the larger part of the divisor; each `ratio·p + q` a fused multiply-add,
+        /// as LLVM contracts it), and where both parts of that quotient
         /// are NaN, XLA's corner cases: a zero divisor (∞ with the sign of its real part times
         /// each part of the dividend), an infinite dividend over a finite divisor, a finite
         /// dividend over an infinite divisor.
@@ -387,12 +388,18 @@ macro_rules! complex_xla_fn {
             let inf = <$t>::INFINITY;
             let (cr, ci) = if br.abs() < bi.abs() {
                 let ratio = br / bi;
-                let denom = bi + ratio * br;
-                ((ratio * ar + ai) / denom, (ratio * ai - ar) / denom)
+                let denom = ratio.mul_add(br, bi);
+                (
+                    ratio.mul_add(ar, ai) / denom,
+                    ratio.mul_add(ai, -ar) / denom,
+                )
             } else {
                 let ratio = bi / br;
-                let denom = br + ratio * bi;
-                ((ratio * ai + ar) / denom, (ai - ratio * ar) / denom)
+                let denom = ratio.mul_add(bi, br);
+                (
+                    ratio.mul_add(ai, ar) / denom,
+                    (-ratio).mul_add(ar, ai) / denom,
+                )
             };
             if !(cr.is_nan() && ci.is_nan()) {
                 return Complex::new(cr, ci);
