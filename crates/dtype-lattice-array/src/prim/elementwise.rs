@@ -187,6 +187,10 @@ pub(crate) trait Arith: Lane {
     fn div_xla(self, o: Self) -> Self {
         self.div(o)
     }
+    /// `pow` as XLA computes it (complex: XLA's polar form).
+    fn pow_xla(self, o: Self) -> Self {
+        self.pow(o)
+    }
     /// `atan2` as XLA computes it (complex: `−i·log((x + i·y)/√(x² + y²))`).
     fn atan2_xla(self, o: Self) -> Self {
         self.atan2(o)
@@ -416,7 +420,7 @@ float_arith!(
 );
 
 macro_rules! complex_arith {
-    ($($t:ty, $f1:expr, $f1_xla:expr, $div_xla:expr, $atan2_xla:expr);*) => {$(
+    ($($t:ty, $f1:expr, $f1_xla:expr, $div_xla:expr, $atan2_xla:expr, $pow_xla:expr);*) => {$(
         impl Arith for Complex<$t> {
             type Real = $t;
             type Cplx = Complex<$t>;
@@ -462,6 +466,7 @@ macro_rules! complex_arith {
             fn mul_xla(self, o: Self) -> Self { math::xla_mul(self, o) }
             fn div_xla(self, o: Self) -> Self { $div_xla(self, o) }
             fn atan2_xla(self, o: Self) -> Self { $atan2_xla(self, o) }
+            fn pow_xla(self, o: Self) -> Self { $pow_xla(self, o) }
             fn sign_xla(self) -> Self {
                 let m = Arith::abs(self);
                 if m == 0.0 { Complex::new(0.0, 0.0) } else { Complex::new(self.re / m, self.im / m) }
@@ -472,8 +477,10 @@ macro_rules! complex_arith {
     )*};
 }
 complex_arith!(
-    f32, math::complex_f32, math::complex_xla_f32, math::xla_div_f32, math::xla_atan2_f32;
-    f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64, math::xla_atan2_f64
+    f32, math::complex_f32, math::complex_xla_f32, math::xla_div_f32, math::xla_atan2_f32,
+        math::xla_pow_f32;
+    f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64, math::xla_atan2_f64,
+        math::xla_pow_f64
 );
 
 /// The dtypes a primitive accepts, with the wording of lax's refusal.
@@ -1146,6 +1153,7 @@ fn kernel<T: Arith>(
         Op::Div if xla => same(zip(&x, &y, T::div_xla)),
         Op::Div => same(zip(&x, &y, T::div)),
         Op::Rem => same(zip(&x, &y, T::rem)),
+        Op::Pow if xla => same(zip(&x, &y, T::pow_xla)),
         Op::Pow => same(zip(&x, &y, T::pow)),
         Op::Atan2 if xla => same(zip(&x, &y, T::atan2_xla)),
         Op::Atan2 => same(zip(&x, &y, T::atan2)),
