@@ -77,8 +77,8 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("exp2", &["complex128", "complex64", "float8_e8m0fnu"]),
     ("expm1", &["complex128", "complex64", "float32", "float64"]),
     ("integer_pow", &["complex128", "complex64"]),
-    ("log", &["complex128", "complex64"]),
-    ("log1p", &["complex128", "complex64"]),
+    ("log", &["complex128"]),
+    ("log1p", &["complex128"]),
     (
         "logistic",
         &[

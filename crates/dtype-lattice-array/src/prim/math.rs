@@ -655,6 +655,37 @@ macro_rules! complex_xla_fn {
                         Complex::new(cs * cosh, if a == 0.0 { 0.0 } else { -sn * sinh })
                     }
                 }
+                // log |z| as ½·log1p(x² + y² − 1) near the unit circle (the squares' rounding
+                // errors kept, as StableHLO's expansion keeps them with Dekker's products), and
+                // log1p z as ½·log1p(2a + a² + b²) + i·atan2(b, 1 + a): XLA's accurate forms.
+                Fn1::Log | Fn1::Log1p => {
+                    let log1p = f == Fn1::Log1p;
+                    let big = if log1p { 1e15 } else { 2.0 };
+                    let (hi, lo) = (a.abs().max(b.abs()), a.abs().min(b.abs()));
+                    let near = if log1p {
+                        hi < big
+                    } else {
+                        hi > 0.5 && hi < big && lo < big
+                    };
+                    let angle = if log1p {
+                        (f64::from(b).atan2(f64::from(a) + 1.0)) as $t
+                    } else {
+                        (f64::from(b).atan2(f64::from(a))) as $t
+                    };
+                    if !near || !(a.is_finite() && b.is_finite()) {
+                        return $complex(f, z);
+                    }
+                    // The squares and their rounding errors (exact products).
+                    let (xa, xb) = (f64::from(a), f64::from(b));
+                    let (ha, hb) = (xa * xa, xb * xb);
+                    let (la, lb) = (xa.mul_add(xa, -ha), xb.mul_add(xb, -hb));
+                    let sum = if log1p {
+                        ((2.0 * xa + ha) + hb) + (la + lb)
+                    } else {
+                        ((ha - 1.0) + hb) + (la + lb)
+                    };
+                    Complex::new((0.5 * sum.ln_1p()) as $t, angle)
+                }
                 Fn1::Tanh => $tanh(z),
                 // tan z = −i·tanh(i·z).
                 Fn1::Tan => {
