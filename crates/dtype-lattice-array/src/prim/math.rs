@@ -350,6 +350,35 @@ complex_fn!(complex_f64, f64, real_f64);
 
 const SQRT_2: f64 = std::f64::consts::SQRT_2;
 
+/// `asin(x + iy)` for `x, y ≥ 0` (finite, below 1e150) by Hull, Fairgrieve and Tang's
+/// algorithm: `A = (|z + 1| + |z − 1|)/2`, the real part `asin(x/A)` or an `atan` form near
+/// the branch point, the imaginary part `log(A + √(A² − 1))` or its `log1p` form for `A`
+/// near 1.
+fn asin_first_quadrant(x: f64, y: f64) -> (f64, f64) {
+    let (r, s) = ((x + 1.0).hypot(y), (x - 1.0).hypot(y));
+    let a = 0.5 * (r + s);
+    let b = x / a;
+    let apx = a + x;
+    let re = if b <= 0.6417 {
+        b.asin()
+    } else if x <= 1.0 {
+        (x / (0.5 * apx * (y * y / (r + x + 1.0) + (s + (1.0 - x)))).sqrt()).atan()
+    } else {
+        (x / (y * (0.5 * (apx / (r + x + 1.0) + apx / (s + (x - 1.0)))).sqrt())).atan()
+    };
+    let im = if a <= 1.5 {
+        let am1 = if x < 1.0 {
+            0.5 * (y * y / (r + x + 1.0) + y * y / (s + (1.0 - x)))
+        } else {
+            0.5 * (y * y / (r + x + 1.0) + (s + (x - 1.0)))
+        };
+        (am1 + (am1 * (a + 1.0)).sqrt()).ln_1p()
+    } else {
+        (a + (a * a - 1.0).sqrt()).ln()
+    };
+    (re, im)
+}
+
 /// A float type with a fused multiply-add (for XLA's contracted complex products).
 pub(crate) trait Fma:
     Copy + std::ops::Mul<Output = Self> + std::ops::Neg<Output = Self>
@@ -685,6 +714,29 @@ macro_rules! complex_xla_fn {
                         ((ha - 1.0) + hb) + (la + lb)
                     };
                     Complex::new((0.5 * sum.ln_1p()) as $t, angle)
+                }
+                // atan z = −i·atanh(i·z) as StableHLO's accurate expansion computes it:
+                // (½·atan2(2a, (1 + b)(1 − b) − a²), −¼·log1p(−4b / ((1 + b)² + a²))),
+                // evaluated in float64.
+                Fn1::Atan
+                    if a.is_finite()
+                        && b.is_finite()
+                        && f64::from(a.abs().max(b.abs())) < 1e150 =>
+                {
+                    let (x, y) = (f64::from(a), f64::from(b));
+                    let re = 0.5 * (2.0 * x).atan2((1.0 + y) * (1.0 - y) - x * x);
+                    let im = -0.25 * (-4.0 * y / ((1.0 + y) * (1.0 + y) + x * x)).ln_1p();
+                    Complex::new(re as $t, im as $t)
+                }
+                // asin z by Hull, Fairgrieve and Tang's algorithm (as StableHLO's accurate
+                // expansion), evaluated in float64; the parts take the operand's signs.
+                Fn1::Asin
+                    if a.is_finite()
+                        && b.is_finite()
+                        && f64::from(a.abs().max(b.abs())) < 1e150 =>
+                {
+                    let (re, im) = asin_first_quadrant(f64::from(a).abs(), f64::from(b).abs());
+                    Complex::new((re as $t).copysign(a), (im as $t).copysign(b))
                 }
                 Fn1::Tanh => $tanh(z),
                 // tan z = −i·tanh(i·z).
