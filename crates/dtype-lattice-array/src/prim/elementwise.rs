@@ -22,9 +22,15 @@
 //! bfloat16 and the 8-bit formats keep their sign with the canonical payload (float8_e5m2's
 //! are all `0x7f`); `max`/`min` give the positive NaN.
 //!
+//! Complex numbers under JAX's rules ([`super::on_xla`]) follow XLA's CPU formulas: products
+//! with each part's second product fused (`mul`, `integer_pow`), Smith's division, `square`,
+//! `sign`, `sqrt`, `atan2` and the transcendentals of [`super::math`]'s `complex_xla_*`; under
+//! NumPy's rules they keep NumPy's loops (unfused products, `num_complex`'s formulas). `complex`
+//! composes two float32/float64 parts (`lax.complex`).
+//!
 //! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
-//! complex `atan2`; complex transcendentals are `num_complex`'s formulas, which differ from
-//! XLA's at infinities and by a few ulps elsewhere (listed in `tests/lax_elementwise.rs`).
+//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA (a few ulps
+//! in `pow`, `tanh`, `expm1`) are listed in `tests/lax_elementwise.rs`.
 
 use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;

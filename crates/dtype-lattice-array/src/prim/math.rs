@@ -15,7 +15,10 @@
 //! - float16, bfloat16 and the float8/float6/float4 formats: the float32 result rounded once to
 //!   the format, as XLA's CPU backend computes them (in float32); they differ from JAX only
 //!   where the float32 results differ and the rounding of the two falls on different sides.
-//! - complex: `num_complex`'s formulas (but for XLA's sinh and cosh, below); finite results
+//! - complex: under JAX's rules XLA's forms ([`complex_xla_f32`]/[`complex_xla_f64`]:
+//!   StableHLO's `sqrt`, XLA's `exp`, `expm1`, `tanh`/`tan` corner cases, jax's `sin`/`cos`,
+//!   accurate `log`, `log1p`, `atan` and `asin`; Smith's division and fused products);
+//!   otherwise `num_complex`'s formulas (but for XLA's sinh and cosh, below); finite results
 //!   agree to a few ulps, the branch cuts and infinities follow C99's conventions where
 //!   `num_complex` does.
 //!
