@@ -819,6 +819,39 @@ mod tests {
         assert_ne!(xla, jitted);
     }
 
+    /// Complex chains (XLA's fused products, Smith's division, StableHLO's square and square
+    /// root, the `complex` primitive of `round`) run fused bit for bit as they run eagerly,
+    /// under either rule set.
+    #[test]
+    fn fused_complex_chains_agree_with_eager_ones() {
+        let re = ramp(2 * CHUNK + 5, DType::Float32);
+        let im = jnp::multiply(&re, 0.7).unwrap();
+        let none = crate::prim::Params::new();
+        let z = crate::prim::bind1(&crate::prim::elementwise::COMPLEX, &[&re, &im], &none).unwrap();
+        let f = |z: Array| {
+            let p = jnp::multiply(&z, jnp::square(&z)?)?;
+            let q = jnp::divide(&p, jnp::add(&z, jnp::sqrt(&z)?)?)?;
+            jnp::round(jnp::add(jnp::sqrt(&q)?, jnp::sign(&z)?)?)
+        };
+        // NumPy's rules: the products and the division (their sqrt and rint are NumPy's
+        // host loops, not traceable).
+        let g = |z: Array| jnp::divide(jnp::multiply(&z, jnp::square(&z)?)?, jnp::add(&z, 1.5)?);
+        let jitted_and_eager = |f: &dyn Fn(Array) -> Result<Array, Error>| {
+            let j = make_jaxpr(f, &z).unwrap();
+            let exe = Executable::compile(&j).unwrap();
+            assert!(exe.steps().1 >= 1, "a fused chain: {j}");
+            let got = exe.run(&[&z]).unwrap();
+            (bits(&got), bits(&[f(z.clone()).unwrap()]))
+        };
+        let (jitted, eager) = jitted_and_eager(&f);
+        assert_eq!(jitted, eager);
+        let (jitted, eager) =
+            jnp::with_rules(dtype_lattice::Rules::numpy(), || jitted_and_eager(&g));
+        assert_eq!(jitted, eager);
+        // The two rule sets differ on these products, so each block ran under its caller's.
+        assert_ne!(jitted_and_eager(&g).0, jitted);
+    }
+
     /// Constants are folded (omnistaging stages `add 1 1`; the plan multiplies by 2), dead
     /// equations dropped, small arrays run a primitive at a time.
     #[test]

@@ -116,6 +116,20 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
             )?
         }
         Op::Neg => t0.map(|t| lax::neg(&t)).transpose()?,
+        // Linear in both parts: `complex(ṙ, i̇)`, a missing tangent a zero.
+        Op::Complex if t0.is_some() || t1.is_some() => {
+            let x1 = second()?;
+            let re = match t0 {
+                Some(t) => t,
+                None => crate::core::jvp_zeros_like(x)?,
+            };
+            let im = match t1 {
+                Some(t) => t,
+                None => crate::core::jvp_zeros_like(x1)?,
+            };
+            Some(bind(prim, &[&re, &im], params)?[0].clone())
+        }
+        Op::Complex => None,
         Op::Exp => scale(&t0, || Ok(y.clone()))?,
         Op::Exp2 => scale(&t0, || lax::mul(y, &konst(x, std::f64::consts::LN_2)?))?,
         Op::Expm1 => scale(&t0, || lax::add(y, &konst(x, 1.0)?))?,

@@ -22,9 +22,15 @@
 //! bfloat16 and the 8-bit formats keep their sign with the canonical payload (float8_e5m2's
 //! are all `0x7f`); `max`/`min` give the positive NaN.
 //!
+//! Complex numbers under JAX's rules ([`super::on_xla`]) follow XLA's CPU formulas: products
+//! with each part's second product fused (`mul`, `integer_pow`), Smith's division, `square`,
+//! `sign`, `sqrt`, `atan2` and the transcendentals of [`super::math`]'s `complex_xla_*`; under
+//! NumPy's rules they keep NumPy's loops (unfused products, `num_complex`'s formulas). `complex`
+//! composes two float32/float64 parts (`lax.complex`).
+//!
 //! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
-//! complex `atan2`; complex transcendentals are `num_complex`'s formulas, which differ from
-//! XLA's at infinities and by a few ulps elsewhere (listed in `tests/lax_elementwise.rs`).
+//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA (a few ulps
+//! in `pow`, `tanh`, `expm1`) are listed in `tests/lax_elementwise.rs`.
 
 use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
@@ -174,6 +180,39 @@ pub(crate) trait Arith: Lane {
         let _ = f;
         self
     }
+    /// `x * y` as XLA multiplies (complex: LLVM contracts each part's second product into
+    /// a fused multiply-add, `(fma(−b, d, a·c), fma(b, c, a·d))`).
+    fn mul_xla(self, o: Self) -> Self {
+        self.mul(o)
+    }
+    /// `x * x` as XLA squares (complex: StableHLO's `(a − b)(a + b)`, `2ab`).
+    fn square_xla(self) -> Self {
+        self.mul(self)
+    }
+    /// `x / y` as XLA divides (complex: Smith's algorithm with XLA's corner cases).
+    fn div_xla(self, o: Self) -> Self {
+        self.div(o)
+    }
+    /// `pow` as XLA computes it (complex: XLA's polar form).
+    fn pow_xla(self, o: Self) -> Self {
+        self.pow(o)
+    }
+    /// `atan2` as XLA computes it (complex: `−i·log((x + i·y)/√(x² + y²))`).
+    fn atan2_xla(self, o: Self) -> Self {
+        self.atan2(o)
+    }
+    /// `sign` as XLA computes it (complex: `x / |x|` with XLA's `abs`, `0` for `0`).
+    fn sign_xla(self) -> Self {
+        self.sign()
+    }
+    /// [`Arith::f1`] as XLA computes it where that differs (complex `sqrt` and `exp`).
+    fn f1_xla(self, f: Fn1) -> Self {
+        self.f1(f)
+    }
+    /// The complex number of real part `self` and imaginary part `im` (`lax.complex`; the
+    /// shape rule admits float32 and float64 only, other lanes return `self`'s complex form
+    /// unchanged).
+    fn compose(self, im: Self) -> Self::Cplx;
     /// [`Arith::f1`] of every element (float32 lanes: vectorised where [`super::vmath`] has
     /// the function).
     fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> {
@@ -238,6 +277,7 @@ macro_rules! int_arith {
             #[inline(always)] fn not(self) -> Self { !self }
             #[inline(always)] fn pattern(self) -> u64 { self as u64 }
             #[inline(always)] fn of_pattern(p: u64) -> Self { p as $t }
+            fn compose(self, _im: Self) -> Self { self }
         }
     )*};
 }
@@ -315,6 +355,9 @@ impl Arith for bool {
     fn of_pattern(p: u64) -> Self {
         p & 1 != 0
     }
+    fn compose(self, _im: Self) -> Self {
+        self
+    }
 }
 
 /// `r`, the IEEE result of a binary operation on `a` and `b`, with x86's choice among NaN
@@ -373,6 +416,7 @@ macro_rules! float_arith {
             fn is_finite(self) -> bool { self.is_finite() }
             fn f1(self, f: Fn1) -> Self { $f1(f, self) }
             fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> { $f1_all(v, f) }
+            fn compose(self, im: Self) -> Complex<$t> { Complex::new(self, im) }
         }
     )*};
 }
@@ -382,7 +426,7 @@ float_arith!(
 );
 
 macro_rules! complex_arith {
-    ($($t:ty, $f1:expr);*) => {$(
+    ($($t:ty, $f1:expr, $f1_xla:expr, $div_xla:expr, $atan2_xla:expr, $pow_xla:expr);*) => {$(
         impl Arith for Complex<$t> {
             type Real = $t;
             type Cplx = Complex<$t>;
@@ -420,10 +464,30 @@ macro_rules! complex_arith {
             }
             fn is_finite(self) -> bool { self.re.is_finite() && self.im.is_finite() }
             fn f1(self, f: Fn1) -> Self { $f1(f, self) }
+            fn square_xla(self) -> Self {
+                let (a, b) = (self.re, self.im);
+                let re = if a.abs() == b.abs() { 0.0 } else { (a - b) * (a + b) };
+                Complex::new(re, 2.0 * (a * b))
+            }
+            fn mul_xla(self, o: Self) -> Self { math::xla_mul(self, o) }
+            fn div_xla(self, o: Self) -> Self { $div_xla(self, o) }
+            fn atan2_xla(self, o: Self) -> Self { $atan2_xla(self, o) }
+            fn pow_xla(self, o: Self) -> Self { $pow_xla(self, o) }
+            fn sign_xla(self) -> Self {
+                let m = Arith::abs(self);
+                if m == 0.0 { Complex::new(0.0, 0.0) } else { Complex::new(self.re / m, self.im / m) }
+            }
+            fn f1_xla(self, f: Fn1) -> Self { $f1_xla(f, self) }
+            fn compose(self, _im: Self) -> Self { self }
         }
     )*};
 }
-complex_arith!(f32, math::complex_f32; f64, math::complex_f64);
+complex_arith!(
+    f32, math::complex_f32, math::complex_xla_f32, math::xla_div_f32, math::xla_atan2_f32,
+        math::xla_pow_f32;
+    f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64, math::xla_atan2_f64,
+        math::xla_pow_f64
+);
 
 /// The dtypes a primitive accepts, with the wording of lax's refusal.
 #[derive(Clone, Copy, Debug)]
@@ -484,13 +548,18 @@ const ACC_ABS: Accept = Accept {
     test: |d| is_float(d) || is_complex(d) || d.kind() == Kind::SignedInt,
     names: "floating, complexfloating, signedinteger",
 };
-const COMPLEX: Accept = Accept {
+const ACC_COMPLEX: Accept = Accept {
     test: is_complex,
     names: "complexfloating",
 };
 const ACC_CONJ: Accept = Accept {
     test: |d| is_complex(d) || d == DType::Float32 || d == DType::Float64,
     names: "float32, complexfloating, float64",
+};
+
+const ACC_COMPLEX_PARTS: Accept = Accept {
+    test: |d| d == DType::Float32 || d == DType::Float64,
+    names: "float32, float64",
 };
 
 /// The output dtype of an elementwise primitive from its operands'.
@@ -569,6 +638,7 @@ ops! {
     POW = "pow", 2, Pow, INEXACT, Same, Some("float_power");
     ATAN2 = "atan2", 2, Atan2, INEXACT, Same, Some("arctan2");
     NEXTAFTER = "nextafter", 2, Nextafter, FLOAT, Same, Some("nextafter");
+    COMPLEX = "complex", 2, Complex, ACC_COMPLEX_PARTS, Complex, Some("complex");
     SHIFT_LEFT = "shift_left", 2, ShiftLeft, INT, Same, Some("left_shift");
     SHIFT_RIGHT_ARITHMETIC = "shift_right_arithmetic", 2, ShiftRightArithmetic, INT, Same, Some("right_shift");
     SHIFT_RIGHT_LOGICAL = "shift_right_logical", 2, ShiftRightLogical, INT, Same, Some("right_shift");
@@ -583,8 +653,8 @@ ops! {
     INTEGER_POW = "integer_pow", 1, IntegerPow, NUM, Same, None;
     POPULATION_COUNT = "population_count", 1, PopulationCount, INT, Same, None;
     CLZ = "clz", 1, Clz, INT, Same, None;
-    REAL = "real", 1, Real, COMPLEX, Real, None;
-    IMAG = "imag", 1, Imag, COMPLEX, Real, None;
+    REAL = "real", 1, Real, ACC_COMPLEX, Real, None;
+    IMAG = "imag", 1, Imag, ACC_COMPLEX, Real, None;
     CONJ = "conj", 1, Conj, ACC_CONJ, Complex, None;
     EXP = "exp", 1, Exp, INEXACT, Same, None;
     EXP2 = "exp2", 1, Exp2, INEXACT, Same, None;
@@ -911,8 +981,15 @@ fn map<T: Copy, U>(x: &[T], f: impl Fn(T) -> U) -> Vec<U> {
 }
 
 /// `x ** y` by JAX's square-and-multiply (`_integer_pow`): every product and the reciprocal
-/// are primitives of their own, each result rounded to the dtype by `round`.
-fn integer_pow_vec<T: Arith>(x: Vec<T>, y: i64, round: impl Fn(Vec<T>) -> Vec<T>) -> Vec<T> {
+/// are primitives of their own, each result rounded to the dtype by `round`; `div` divides
+/// one by the product for a negative power, `mul` multiplies.
+fn integer_pow_vec<T: Arith>(
+    x: Vec<T>,
+    y: i64,
+    round: impl Fn(Vec<T>) -> Vec<T>,
+    mul: fn(T, T) -> T,
+    div: fn(T, T) -> T,
+) -> Vec<T> {
     if y == 0 {
         return vec![T::one(); x.len()];
     }
@@ -923,17 +1000,17 @@ fn integer_pow_vec<T: Arith>(x: Vec<T>, y: i64, round: impl Fn(Vec<T>) -> Vec<T>
         if n & 1 == 1 {
             acc = Some(match acc {
                 None => base.clone(),
-                Some(a) => round(zip(&a, &base, T::mul)),
+                Some(a) => round(zip(&a, &base, mul)),
             });
         }
         n >>= 1;
         if n > 0 {
-            base = round(zip(&base, &base, T::mul));
+            base = round(zip(&base, &base, mul));
         }
     }
     let acc = acc.unwrap_or_default();
     if y < 0 {
-        map(&acc, |a| T::one().div(a))
+        map(&acc, |a| div(T::one(), a))
     } else {
         acc
     }
@@ -989,6 +1066,8 @@ fn kernel<T: Arith>(
         let aval = ShapedArray::new(&[v.len()], od, false);
         T::load(&Array::from_parts(aval, T::store(od, v)))
     };
+    // XLA's complex formulas where NumPy's loops compute otherwise (read once per call).
+    let xla = is_complex(od) && super::on_xla();
     if op == Op::Exp2 && !matches!(od, DType::Float32 | DType::Float64) {
         // JAX lowers exp2 as exp(log(2) * x), the constant and product in the dtype.
         let ln2 = round(vec![T::ln2()])
@@ -1009,6 +1088,9 @@ fn kernel<T: Arith>(
             let x = T::load_raw(inputs[0]);
             return Ok(T::store_raw(od, T::f1_all(x, f)));
         }
+        if xla && is_complex(od) {
+            return Ok(same(map(&x, |a| a.f1_xla(f))));
+        }
         return Ok(same(T::f1_all(x, f)));
     }
     if matches!(op, Op::Neg | Op::Abs | Op::Real | Op::Imag | Op::Conj) {
@@ -1026,6 +1108,7 @@ fn kernel<T: Arith>(
     if op.is_unary() {
         return Ok(match op {
             Op::Not => same(map(&x, T::not)),
+            Op::Sign if xla => same(map(&x, T::sign_xla)),
             Op::Sign => same(map(&x, T::sign)),
             Op::Floor => same(map(&x, T::floor)),
             Op::Ceil => same(map(&x, T::ceil)),
@@ -1036,11 +1119,18 @@ fn kernel<T: Arith>(
             Op::Real => T::Real::store(od, map(&x, T::real)),
             Op::Imag => T::Real::store(od, map(&x, T::imag)),
             Op::Conj => T::Cplx::store(od, map(&x, T::conj)),
+            Op::Square if xla => same(map(&x, T::square_xla)),
             Op::Square => same(map(&x, |a| a.mul(a))),
             Op::IntegerPow => {
                 let y = integer_pow_y("integer_pow", params)?;
                 // Each product is its own primitive, rounded to the dtype.
-                same(integer_pow_vec(x, y, round))
+                // A negative power divides one by the product (XLA's complex division).
+                let (mul, div) = if xla {
+                    (T::mul_xla as fn(T, T) -> T, T::div_xla as fn(T, T) -> T)
+                } else {
+                    (T::mul as fn(T, T) -> T, T::div as fn(T, T) -> T)
+                };
+                same(integer_pow_vec(x, y, round, mul, div))
             }
             Op::PopulationCount => same(map(&x, |a| {
                 T::of_pattern(u64::from((a.pattern() & mask(container)).count_ones()))
@@ -1052,17 +1142,26 @@ fn kernel<T: Arith>(
     if op == Op::Pow && inputs[1].dtype() != inputs[0].dtype() {
         return Err(not_implemented(op, inputs[1].dtype()));
     }
-    if op == Op::Atan2 && is_complex(od) {
+    if op == Op::Atan2 && is_complex(od) && !xla {
         return Err(not_implemented(op, od));
+    }
+    if op == Op::Complex {
+        // A composition of the parts, no arithmetic: no flushing.
+        let (re, im) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
+        return Ok(T::Cplx::store_raw(od, zip(&re, &im, T::compose)));
     }
     let y = load(inputs[1]);
     Ok(match op {
         Op::Add | Op::AddAny => same(zip(&x, &y, T::add)),
         Op::Sub => same(zip(&x, &y, T::sub)),
+        Op::Mul if xla => same(zip(&x, &y, T::mul_xla)),
         Op::Mul => same(zip(&x, &y, T::mul)),
+        Op::Div if xla => same(zip(&x, &y, T::div_xla)),
         Op::Div => same(zip(&x, &y, T::div)),
         Op::Rem => same(zip(&x, &y, T::rem)),
+        Op::Pow if xla => same(zip(&x, &y, T::pow_xla)),
         Op::Pow => same(zip(&x, &y, T::pow)),
+        Op::Atan2 if xla => same(zip(&x, &y, T::atan2_xla)),
         Op::Atan2 => same(zip(&x, &y, T::atan2)),
         // Complex max/min select an operand: no flushing.
         Op::Max if is_complex(od) => T::store_raw(od, zip(&x, &y, T::max)),
@@ -1239,4 +1338,149 @@ pub(crate) fn complex_comparison(
         &[&same, &on_real, &on_imag],
         &none,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prim::bind1;
+    use crate::prim::transpose::Lin;
+    use dtype_lattice::rules::Rules;
+
+    fn c32(v: &[(f32, f32)]) -> Array {
+        Array::from_vec(
+            v.iter()
+                .map(|&(a, b)| Complex::new(a, b))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    fn un(p: &'static Primitive, x: &Array) -> Vec<Complex<f32>> {
+        bind1(p, &[x], &Params::new())
+            .unwrap()
+            .to_vec::<Complex<f32>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn complex_composes_float32_and_float64_parts_bit_for_bit() {
+        let re = Array::from_vec(vec![1.5f32, -0.0, f32::MIN_POSITIVE / 4.0, f32::NAN]);
+        let im = Array::from_vec(vec![-2.0f32, 0.0, -0.0, 3.0]);
+        let z = bind1(&COMPLEX, &[&re, &im], &Params::new()).unwrap();
+        assert_eq!(z.dtype(), DType::Complex64);
+        let got = z.to_vec::<Complex<f32>>().unwrap();
+        let want_re = re.to_vec::<f32>().unwrap();
+        let want_im = im.to_vec::<f32>().unwrap();
+        for ((g, r), i) in got.iter().zip(&want_re).zip(&want_im) {
+            // No flushing, signed zeros kept: a composition, no arithmetic.
+            assert_eq!((g.re.to_bits(), g.im.to_bits()), (r.to_bits(), i.to_bits()));
+        }
+        let wide = Array::from_vec(vec![0.25f64]);
+        let z = bind1(&COMPLEX, &[&wide, &wide], &Params::new()).unwrap();
+        assert_eq!(z.dtype(), DType::Complex128);
+    }
+
+    #[test]
+    fn complex_refuses_what_lax_refuses() {
+        let h = Array::from_vec(vec![half::f16::ONE]);
+        let err = bind1(&COMPLEX, &[&h, &h], &Params::new()).unwrap_err();
+        assert_eq!(err.exception(), Some(Exception::TypeError));
+        assert!(err.to_string().contains("float32, float64"), "{err}");
+        let (f, d) = (Array::from_vec(vec![1f32]), Array::from_vec(vec![1f64]));
+        let err = bind1(&COMPLEX, &[&f, &d], &Params::new()).unwrap_err();
+        assert_eq!(err.exception(), Some(Exception::TypeError));
+        let c = c32(&[(1.0, 2.0)]);
+        assert!(bind1(&COMPLEX, &[&c, &c], &Params::new()).is_err());
+    }
+
+    #[test]
+    fn complex_is_linear_in_both_parts() {
+        let (x, y) = (
+            Array::from_vec(vec![1f32, 2.0]),
+            Array::from_vec(vec![3f32, 4.0]),
+        );
+        let (tx, ty) = (
+            Array::from_vec(vec![0.5f32, -1.0]),
+            Array::from_vec(vec![2f32, 0.25]),
+        );
+        let jvp = COMPLEX.jvp.unwrap();
+        let (_, t) = jvp(
+            &COMPLEX,
+            &[x.clone(), y.clone()],
+            &[Some(tx.clone()), None],
+            &Params::new(),
+        )
+        .unwrap();
+        let t = t[0].clone().unwrap().to_vec::<Complex<f32>>().unwrap();
+        assert_eq!(t, vec![Complex::new(0.5, 0.0), Complex::new(-1.0, 0.0)]);
+        let (_, t) = jvp(&COMPLEX, &[x, y], &[None, Some(ty)], &Params::new()).unwrap();
+        let t = t[0].clone().unwrap().to_vec::<Complex<f32>>().unwrap();
+        assert_eq!(t, vec![Complex::new(0.0, 2.0), Complex::new(0.0, 0.25)]);
+        // The transpose: real(ct) to the real part, imag(neg(ct)) to the imaginary one.
+        let ct = c32(&[(1.0, 2.0), (-3.0, 0.5)]);
+        let aval = tx.aval().clone();
+        let cts = (COMPLEX.transpose.unwrap())(
+            &COMPLEX,
+            &[Some(ct)],
+            &[Lin::Linear(aval.clone()), Lin::Linear(aval)],
+            &Params::new(),
+        )
+        .unwrap();
+        let re = cts[0].clone().unwrap().to_vec::<f32>().unwrap();
+        let im = cts[1].clone().unwrap().to_vec::<f32>().unwrap();
+        assert_eq!((re, im), (vec![1.0, -3.0], vec![-2.0, -0.5]));
+    }
+
+    /// XLA squares a complex number as StableHLO expands it, `((a − b)(a + b), 2ab)`; NumPy
+    /// as its loop multiplies, `(a² − b², 2ab)`. On 1 + 0.001i the two real parts differ
+    /// (`square complex64[(-1+0.001j), …]` of the eval fixtures has XLA's).
+    #[test]
+    fn square_follows_the_rules_in_force() {
+        let (a, b) = (1f32, 0.001f32);
+        let (xla, numpy) = ((a - b) * (a + b), a * a - b * b);
+        assert_ne!(xla, numpy, "a case where the forms differ");
+        let z = c32(&[(a, b)]);
+        assert_eq!(un(&SQUARE, &z)[0], Complex::new(xla, 2.0 * (a * b)));
+        let np = crate::numpy::with_rules(Rules::numpy(), || un(&SQUARE, &z));
+        assert_eq!(np[0].re, numpy);
+    }
+
+    /// XLA multiplies complex numbers with each part's second product fused,
+    /// `(fma(a, c, −bd), fma(b, c, ad))`; NumPy unfused. The operands are element 25 of the
+    /// complex64 `mul` fixture of tests/fixtures/lax_elementwise, where the forms differ.
+    #[test]
+    fn complex_multiply_fuses_under_xla_only() {
+        let (x, y) = (
+            (f32::from_bits(0x42c8_0000), f32::from_bits(0x3f1c_91f4)),
+            (f32::from_bits(0x42c8_0000), f32::from_bits(0x3dc9_745b)),
+        );
+        let ((a, b), (c, d)) = (x, y);
+        let fused = Complex::new(a.mul_add(c, -(b * d)), b.mul_add(c, a * d));
+        let plain = Complex::new(a * c - b * d, a * d + b * c);
+        assert_ne!(fused, plain, "a case where the forms differ");
+        let (zx, zy) = (c32(&[x]), c32(&[y]));
+        let mul = |zx: &Array, zy: &Array| {
+            bind1(&MUL, &[zx, zy], &Params::new())
+                .unwrap()
+                .to_vec::<Complex<f32>>()
+                .unwrap()
+        };
+        assert_eq!(mul(&zx, &zy)[0], fused);
+        let np = crate::numpy::with_rules(Rules::numpy(), || mul(&zx, &zy));
+        assert_eq!(np[0], plain);
+    }
+
+    /// XLA's sign is `x / |x|` with its own `|x|`, and `(+0, +0)` for a zero.
+    #[test]
+    fn complex_sign_divides_by_xlas_abs() {
+        let z = c32(&[(0.001, 0.001), (-0.0, -0.0), (3.0, -4.0)]);
+        let abs = bind1(&ABS, &[&z], &Params::new())
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        let s = un(&SIGN, &z);
+        assert_eq!(s[0], Complex::new(0.001 / abs[0], 0.001 / abs[0]));
+        assert_eq!((s[1].re.to_bits(), s[1].im.to_bits()), (0, 0));
+        assert_eq!(s[2], Complex::new(3.0 / abs[2], -4.0 / abs[2]));
+    }
 }

@@ -369,6 +369,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &elementwise::POW,
     &elementwise::ATAN2,
     &elementwise::NEXTAFTER,
+    &elementwise::COMPLEX,
     &elementwise::SHIFT_LEFT,
     &elementwise::SHIFT_RIGHT_ARITHMETIC,
     &elementwise::SHIFT_RIGHT_LOGICAL,

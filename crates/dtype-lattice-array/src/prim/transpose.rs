@@ -156,6 +156,15 @@ pub(crate) fn elementwise_transpose<const OP: u8>(
             };
             unbroadcast(&c, a)
         }),
+        // As JAX: `real(ct)` for the real part, `imag(neg(ct))` for the imaginary one.
+        Op::Complex => each(&|i, a| {
+            let c = if i == 0 {
+                lax::unary("real", &ct)?
+            } else {
+                lax::unary("imag", &lax::neg(&ct)?)?
+            };
+            unbroadcast(&c, a)
+        }),
         Op::Div => each(&|i, a| {
             if i != 0 {
                 return Err(nonlinear());
