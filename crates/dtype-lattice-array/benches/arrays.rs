@@ -49,6 +49,15 @@ fn bench(c: &mut Criterion) {
         let (x, y) = (a32.astype(dtype).unwrap(), b32.astype(dtype).unwrap());
         g.bench_function(name, |b| b.iter(|| jnp::add(black_box(&x), &y).unwrap()));
     }
+    // The floor of `add_bf16_2e24`: the same traffic (two 2-byte operands read, a 2-byte
+    // result streamed out, on all cores) with next to no arithmetic.
+    let (x, y) = (
+        a32.astype(DType::UInt16).unwrap(),
+        b32.astype(DType::UInt16).unwrap(),
+    );
+    g.bench_function("or_u16_2e24", |b| {
+        b.iter(|| jnp::bitwise_or(black_box(&x), &y).unwrap())
+    });
     let (s, t) = (
         Array::from_vec(vec![1.5f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
         Array::from_vec(vec![0.5f32; 8]),

@@ -5,9 +5,10 @@
 //! primitive, applied through [`prim::bind`]), and JAX's counter-based PRNG on typed keys
 //! ([`random`]), bit for bit with JAX 0.10 (threefry2x32, `jax_threefry_partitionable=True`).
 //! The key *dtypes* and their promotion live in the core crate, [`dtype_lattice`].
-// `unsafe` is denied everywhere but in `random::simd` and `convert::simd`, the modules that
-// need it (calls of `#[target_feature]` functions behind run-time CPU detection, and unaligned
-// vector stores); each documents why and is tested lane by lane against the scalar reference.
+// `unsafe` is denied everywhere but in `random::simd`, `convert::simd` and `prim::simd`, the
+// modules that need it (calls of `#[target_feature]` functions behind run-time CPU detection,
+// and vector loads and stores); each documents why and is tested lane by lane against the
+// scalar reference.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]

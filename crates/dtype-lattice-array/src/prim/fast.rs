@@ -38,12 +38,12 @@ fn flush(x: f32) -> f32 {
     f32::from_bits(b & keep)
 }
 
-const ADD: u8 = 0;
-const SUB: u8 = 1;
-const MUL: u8 = 2;
-const MAX: u8 = 3;
-const MIN: u8 = 4;
-const DIV: u8 = 5;
+pub(super) const ADD: u8 = 0;
+pub(super) const SUB: u8 = 1;
+pub(super) const MUL: u8 = 2;
+pub(super) const MAX: u8 = 3;
+pub(super) const MIN: u8 = 4;
+pub(super) const DIV: u8 = 5;
 
 /// The operation as a constant (one loop per operation, no branch on it inside).
 fn code(op: Op) -> u8 {
@@ -94,7 +94,7 @@ fn threads() -> usize {
 /// An operand of a fast binary operation: the words of an array of the output's shape, or one
 /// word standing for every element (a 0-d operand, or any of one element, broadcast).
 #[derive(Clone, Copy)]
-enum Side<'a, W> {
+pub(super) enum Side<'a, W> {
     Words(&'a [W]),
     Scalar(W),
 }
@@ -106,6 +106,21 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
     y: Side<'_, W>,
     f: impl Fn(W, W) -> O + Sync,
 ) -> Arc<Vec<O>> {
+    zip_par_with(x, y, |x, y, out| match (x, y) {
+        (Side::Words(a), Side::Words(b)) => super::simd::zip_stream(a, b, out, &f),
+        (Side::Words(a), Side::Scalar(s)) => super::simd::map_into(a, out, |a| f(a, s)),
+        (Side::Scalar(s), Side::Words(b)) => super::simd::map_into(b, out, |b| f(s, b)),
+        (Side::Scalar(s), Side::Scalar(t)) => out.fill_with(|| f(s, t)),
+    })
+}
+
+/// `part(x, y, out)` over the output split across the cores for large arrays: each call gets
+/// a stretch of the output and the operands' words for it (a scalar side as it is).
+fn zip_par_with<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pooled + Send>(
+    x: Side<'_, W>,
+    y: Side<'_, W>,
+    part: impl Fn(Side<'_, W>, Side<'_, W>, &mut [O]) + Sync,
+) -> Arc<Vec<O>> {
     let n = match (x, y) {
         (Side::Words(a), Side::Words(b)) => a.len().min(b.len()),
         (Side::Words(a), Side::Scalar(_)) | (Side::Scalar(_), Side::Words(a)) => a.len(),
@@ -114,18 +129,11 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
     // Output elements `start..start + out.len()`.
     let part = |start: usize, out: &mut [O]| {
         let m = out.len();
-        match (x, y) {
-            (Side::Words(a), Side::Words(b)) => {
-                super::simd::zip_stream(&a[start..start + m], &b[start..start + m], out, &f);
-            }
-            (Side::Words(a), Side::Scalar(s)) => {
-                super::simd::map_into(&a[start..start + m], out, |a| f(a, s));
-            }
-            (Side::Scalar(s), Side::Words(b)) => {
-                super::simd::map_into(&b[start..start + m], out, |b| f(s, b));
-            }
-            (Side::Scalar(s), Side::Scalar(t)) => out.fill_with(|| f(s, t)),
-        }
+        let cut = |s| match s {
+            Side::Words(a) => Side::Words(&a[start..start + m]),
+            scalar => scalar,
+        };
+        part(cut(x), cut(y), out);
     };
     let threads = if n < PARALLEL_MIN { 1 } else { threads() };
     let filled =
@@ -275,12 +283,19 @@ fn f32_loop<const OP: u8>(a: Side<'_, u32>, b: Side<'_, u32>) -> Arc<Vec<u32>> {
 
 /// bfloat16 in float32 and back, rounding to nearest even; NaN keeps its sign with the
 /// canonical payload.
+/// With AVX2, [`super::simd::bf16_zip`]'s kernel computes the same 16 lanes at a time.
 fn bf16_loop<const OP: u8>(a: Side<'_, u16>, b: Side<'_, u16>) -> Arc<Vec<u16>> {
-    zip_par(a, b, |a, b| {
-        let a = flush(f32::from_bits(u32::from(a) << 16));
-        let b = flush(f32::from_bits(u32::from(b) << 16));
-        to_bf16(flush(apply::<OP>(a, b)))
+    zip_par_with(a, b, |x, y, out| {
+        super::simd::bf16_zip::<OP>(x, y, out, bf16_scalar::<OP>);
     })
+}
+
+/// One element of [`bf16_loop`]: widen, flush, operate in float32, flush, round.
+#[inline(always)]
+pub(super) fn bf16_scalar<const OP: u8>(a: u16, b: u16) -> u16 {
+    let a = flush(f32::from_bits(u32::from(a) << 16));
+    let b = flush(f32::from_bits(u32::from(b) << 16));
+    to_bf16(flush(apply::<OP>(a, b)))
 }
 
 /// The operand's words as a [`Side`] of an output of `n` elements: all of them, or its one

@@ -13,15 +13,26 @@
 //! float64 polynomials of [`super::vmath`] are only worth running where they do: elsewhere on
 //! x86-64 each `mul_add` is a library call).
 //!
+//! The other use is [`bf16_zip`], bfloat16 `add`, `sub`, `mul`, `div`, `max` and `min`
+//! written with AVX2 intrinsics: the autovectorised closure flushes, tests and rounds 8
+//! float32 lanes at a time (about 35 instructions); the kernel does it on 16 lanes of 16 bits
+//! and widens only for the float32 operation itself, loading 16 operands per side and writing
+//! 16 results with one store, streamed like [`zip_stream`]'s for large outputs.
+//!
 //! # Why this module may use `unsafe`
 //!
 //! It is the primitives' only module allowed to (`lib.rs` denies `unsafe_code` everywhere
 //! else). Calling a `#[target_feature(enable = "avx2,fma")]` function is only sound on a CPU
 //! that has both: each call sits right behind the `is_x86_feature_detected!` tests. The
 //! streaming stores write through raw pointers: each is a 32-byte aligned stretch inside the
-//! output slice (the SAFETY comment there says why). The tests compare every lane of each path
-//! with the closure applied one element at a time, on odd lengths, and the streamed path at
-//! several offsets from a 32-byte boundary for 1-, 2- and 4-byte outputs.
+//! output slice (the SAFETY comments there say why); the bfloat16 kernel's loads and stores
+//! too (32 bytes inside the operand and output slices, whose lengths it asserts). The tests
+//! compare every lane of each path with the closure applied one element at a time, on odd
+//! lengths, and the streamed path at several offsets from a 32-byte boundary for 1-, 2- and
+//! 4-byte outputs; the bfloat16 kernel, for each of its six operations, on every bfloat16
+//! code against each of 64 codes (the special values, subnormals, overflow and underflow,
+//! others) on either side, as arrays (streamed) and as scalar sides, and at odd lengths and
+//! offsets.
 
 /// `out[i] = f(x[i], y[i])` over the shortest of the three, with AVX2 and FMA where this CPU
 /// has them.
@@ -80,6 +91,49 @@ pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
     map_loop(x, out, f);
 }
 
+/// `out[i] = f(x[i], y[i])` for the bfloat16 arithmetic `OP` of [`super::fast`] (`ADD`, `SUB`,
+/// `MUL`, `DIV`, `MAX`, `MIN`), a scalar side the same for every `i`, a side of words as long
+/// as `out`. `f` is the operation one element at a time ([`super::fast::bf16_scalar`]); with
+/// AVX2 the hand-written kernel [`avx2::bf16_zip`] computes the same bits 16 lanes at a time
+/// (`f` doing the few elements at the ends), streaming outputs of [`STREAM_MIN_BYTES`] or
+/// more; other CPUs run `f` through [`zip_stream`] and [`map_into`].
+#[inline]
+pub(super) fn bf16_zip<const OP: u8>(
+    x: Side<'_, u16>,
+    y: Side<'_, u16>,
+    out: &mut [u16],
+    f: impl Fn(u16, u16) -> u16,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        let stream = std::mem::size_of_val(out) >= STREAM_MIN_BYTES;
+        match (x, y) {
+            (Side::Words(a), Side::Words(b)) => {
+                // SAFETY: the CPU has AVX2 and FMA (checked above).
+                unsafe { avx2::bf16_zip::<OP, false, false>(a, b, out, stream, f) };
+                return;
+            }
+            (Side::Words(a), Side::Scalar(s)) => {
+                // SAFETY: as above.
+                unsafe { avx2::bf16_zip::<OP, false, true>(a, &[s], out, stream, f) };
+                return;
+            }
+            (Side::Scalar(s), Side::Words(b)) => {
+                // SAFETY: as above.
+                unsafe { avx2::bf16_zip::<OP, true, false>(&[s], b, out, stream, f) };
+                return;
+            }
+            (Side::Scalar(_), Side::Scalar(_)) => {}
+        }
+    }
+    match (x, y) {
+        (Side::Words(a), Side::Words(b)) => zip_stream(a, b, out, f),
+        (Side::Words(a), Side::Scalar(s)) => map_into(a, out, |a| f(a, s)),
+        (Side::Scalar(s), Side::Words(b)) => map_into(b, out, |b| f(s, b)),
+        (Side::Scalar(s), Side::Scalar(t)) => out.fill_with(|| f(s, t)),
+    }
+}
+
 /// Whether the loops of [`zip_into`] and [`map_into`] compute `f64::mul_add` (and
 /// `f32::mul_add`) in one instruction on this CPU: with AVX2 and FMA on x86-64, always on
 /// AArch64, elsewhere where the build's target has FMA.
@@ -109,6 +163,8 @@ fn zip_loop<A: Copy, B: Copy, O>(x: &[A], y: &[B], out: &mut [O], f: impl Fn(A, 
     }
 }
 
+use super::fast::Side;
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     #[target_feature(enable = "avx2,fma")]
@@ -124,6 +180,155 @@ mod avx2 {
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
         super::map_loop(x, out, f);
+    }
+
+    /// The bfloat16 kernel of [`super::bf16_zip`]: `out[i] = f(x[i], y[i])` where `f` is the
+    /// operation `OP` of [`super::super::fast`], 16 lanes at a time by [`bf16_block`] from
+    /// `out`'s first 32-byte boundary (when `stream`) or start, `f` itself on the elements
+    /// before and after. `XS` (`YS`): `x` (`y`) is one word standing for every element; else
+    /// it has `out.len()` words. With `stream` the blocks are written with non-temporal
+    /// stores.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn bf16_zip<const OP: u8, const XS: bool, const YS: bool>(
+        x: &[u16],
+        y: &[u16],
+        out: &mut [u16],
+        stream: bool,
+        f: impl Fn(u16, u16) -> u16,
+    ) {
+        use std::arch::x86_64::{
+            __m256i, _mm_sfence, _mm256_loadu_si256, _mm256_set1_epi16, _mm256_storeu_si256,
+            _mm256_stream_si256,
+        };
+        let n = out.len();
+        assert!(x.len() == if XS { 1 } else { n } && y.len() == if YS { 1 } else { n });
+        let at = |v: &[u16], scalar: bool, i: usize| if scalar { v[0] } else { v[i] };
+        let head = if stream {
+            out.as_ptr().align_offset(32).min(n)
+        } else {
+            0
+        };
+        let ends = |from: usize, out: &mut [u16]| {
+            for (i, o) in (from..).zip(out) {
+                *o = f(at(x, XS, i), at(y, YS, i));
+            }
+        };
+        ends(0, &mut out[..head]);
+        // The scalar sides broadcast (their flushing and tests hoisted out of the loop).
+        let first = |v: &[u16]| v.first().map_or(0, |&w| w as i16);
+        let (xs, ys) = (_mm256_set1_epi16(first(x)), _mm256_set1_epi16(first(y)));
+        let mut i = head;
+        while i + 16 <= n {
+            // SAFETY: `i + 16 <= n` and a side that is not scalar has `n` words: the 32 bytes
+            // read from `x`, `y` and written to `out` are inside them (unaligned accesses
+            // but the streaming store, whose address is `out`'s 32-byte boundary `head` plus
+            // a multiple of 16 words).
+            unsafe {
+                let a = if XS {
+                    xs
+                } else {
+                    _mm256_loadu_si256(x.as_ptr().add(i).cast::<__m256i>())
+                };
+                let b = if YS {
+                    ys
+                } else {
+                    _mm256_loadu_si256(y.as_ptr().add(i).cast::<__m256i>())
+                };
+                let r = bf16_block::<OP>(a, b);
+                let dst = out.as_mut_ptr().add(i).cast::<__m256i>();
+                if stream {
+                    _mm256_stream_si256(dst, r);
+                } else {
+                    _mm256_storeu_si256(dst, r);
+                }
+            }
+            i += 16;
+        }
+        ends(i, &mut out[i..]);
+        if stream {
+            // The streamed stores are weakly ordered: fence them before anyone reads `out`.
+            _mm_sfence();
+        }
+    }
+
+    /// 16 bfloat16 results of `OP` on 16 pairs of operands, bit for bit those of
+    /// [`super::super::fast::bf16_scalar`]:
+    ///
+    /// - subnormal operands (exponent 0) are flushed to zeros of their sign in 16-bit lanes;
+    /// - `MAX`, `MIN` stay in 16-bit lanes: the operands mapped to integers of the same order
+    ///   (a negative one's magnitude bits flipped, so -0 < +0 as `apply` orders them), the
+    ///   larger or smaller taken and mapped back; a NaN on either side gives `0x7fc0`;
+    /// - `ADD`, `SUB`, `MUL`, `DIV`: where `a` is NaN `b` is replaced by `a`, so that the
+    ///   instruction returns `a`'s NaN whichever operand order LLVM gives it (`nan_first!`);
+    ///   the even and odd 16-bit lanes are widened to float32 in place (shifted up, or their
+    ///   low halves cleared), operated on, and the results' high and low halves gathered
+    ///   back into 16-bit lanes (`hi`, `lo`). Rounding to nearest even adds 1 to `hi` where
+    ///   `lo + (hi & 1) > 0x8000`. A float32 result is subnormal exactly where `hi`'s
+    ///   exponent is 0, so flushing after the rounding to `hi`'s sign is the scalar flush
+    ///   before it (a product that rounds up to the smallest normal is flushed too); a NaN
+    ///   (`hi`'s magnitude above `0x7f80`, its quiet bit set by the instruction, low half 0)
+    ///   keeps its sign and `0x7fc0`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn bf16_block<const OP: u8>(
+        a: std::arch::x86_64::__m256i,
+        b: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256i {
+        use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
+        use std::arch::x86_64::*;
+        let abs = _mm256_set1_epi16(0x7fff);
+        let min_normal = _mm256_set1_epi16(0x0080);
+        let inf = _mm256_set1_epi16(0x7f80);
+        let (a_abs, b_abs) = (_mm256_and_si256(a, abs), _mm256_and_si256(b, abs));
+        let flush = |v, v_abs| {
+            let tiny = _mm256_cmpgt_epi16(min_normal, v_abs);
+            _mm256_andnot_si256(_mm256_and_si256(tiny, abs), v)
+        };
+        let (a, b) = (flush(a, a_abs), flush(b, b_abs));
+        if OP == MAX || OP == MIN {
+            let nan = _mm256_or_si256(
+                _mm256_cmpgt_epi16(a_abs, inf),
+                _mm256_cmpgt_epi16(b_abs, inf),
+            );
+            // An involution: negative codes' magnitude bits flipped.
+            let key = |v| _mm256_xor_si256(v, _mm256_and_si256(_mm256_srai_epi16::<15>(v), abs));
+            let r = if OP == MAX {
+                _mm256_max_epi16(key(a), key(b))
+            } else {
+                _mm256_min_epi16(key(a), key(b))
+            };
+            return _mm256_blendv_epi8(key(r), _mm256_set1_epi16(0x7fc0), nan);
+        }
+        let b = _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi16(a_abs, inf));
+        let high = _mm256_set1_epi32(0xffff_0000_u32 as i32);
+        let even = |v| _mm256_castsi256_ps(_mm256_slli_epi32::<16>(v));
+        let odd = |v| _mm256_castsi256_ps(_mm256_and_si256(v, high));
+        let (ae, ao, be, bo) = (even(a), odd(a), even(b), odd(b));
+        let (re, ro) = match OP {
+            ADD => (_mm256_add_ps(ae, be), _mm256_add_ps(ao, bo)),
+            SUB => (_mm256_sub_ps(ae, be), _mm256_sub_ps(ao, bo)),
+            MUL => (_mm256_mul_ps(ae, be), _mm256_mul_ps(ao, bo)),
+            DIV => (_mm256_div_ps(ae, be), _mm256_div_ps(ao, bo)),
+            _ => unreachable!(),
+        };
+        let (re, ro) = (_mm256_castps_si256(re), _mm256_castps_si256(ro));
+        let hi = _mm256_blend_epi16::<0xaa>(_mm256_srli_epi32::<16>(re), ro);
+        let lo = _mm256_blend_epi16::<0xaa>(re, _mm256_slli_epi32::<16>(ro));
+        // lo + lsb > 0x8000, as a signed comparison: lo - 0x8000 > -lsb.
+        let lsb = _mm256_and_si256(hi, _mm256_set1_epi16(1));
+        let up = _mm256_cmpgt_epi16(
+            _mm256_xor_si256(lo, _mm256_set1_epi16(i16::MIN)),
+            _mm256_sub_epi16(_mm256_setzero_si256(), lsb),
+        );
+        let rounded = _mm256_sub_epi16(hi, up);
+        let hi_abs = _mm256_and_si256(hi, abs);
+        let tiny = _mm256_cmpgt_epi16(min_normal, hi_abs);
+        let nan = _mm256_cmpgt_epi16(hi_abs, inf);
+        let clear = _mm256_or_si256(
+            _mm256_and_si256(tiny, abs),
+            _mm256_and_si256(nan, _mm256_set1_epi16(0x003f)),
+        );
+        _mm256_andnot_si256(clear, rounded)
     }
 
     /// Bytes of results staged in L1 between two streaming copies.
@@ -252,6 +457,100 @@ mod tests {
             (s.to_bits() >> 16) as u16
         });
         check(|a, b| (f32::from_bits(a) * f32::from_bits(b)).to_bits());
+    }
+
+    /// bfloat16 codes the exhaustive tests pair with every code: zeros, subnormals, the
+    /// smallest normals, around 1, the largest finite values, infinities, quiet and
+    /// signalling NaNs of both signs, magnitudes whose products and quotients overflow or
+    /// underflow (to subnormals that round up to the smallest normal), and a spread of others.
+    fn bf16_band() -> Vec<u16> {
+        let mut band = vec![
+            0x0000, 0x8000, 0x0001, 0x807f, 0x0040, 0x0080, 0x8080, 0x0081, 0x00ff, 0x0100, 0x3f80,
+            0xbf80, 0x3f7f, 0xbf7f, 0x3f81, 0x3f00, 0x4000, 0x7f7f, 0xff7f, 0x7f00, 0x7f80, 0xff80,
+            0x7f81, 0xff81, 0x7fc0, 0xffc0, 0x7fff, 0xffff, 0x1f80, 0x2000, 0x5f80, 0xdf80, 0x4300,
+            0xc2ff,
+        ];
+        let mut s = 0x2545_f491_u32;
+        band.extend((0..30).map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 7) as u16
+        }));
+        band
+    }
+
+    /// Every lane of `bf16_zip::<OP>` against `bf16_scalar::<OP>` one element at a time.
+    fn check_bf16<const OP: u8>(x: Side<'_, u16>, y: Side<'_, u16>, out: &mut [u16]) {
+        use super::super::fast::bf16_scalar;
+        out.fill(0x5a5a);
+        bf16_zip::<OP>(x, y, out, bf16_scalar::<OP>);
+        let at = |s: Side<'_, u16>, i: usize| match s {
+            Side::Words(w) => w[i],
+            Side::Scalar(v) => v,
+        };
+        for (i, &o) in out.iter().enumerate() {
+            let (a, b) = (at(x, i), at(y, i));
+            let want = bf16_scalar::<OP>(a, b);
+            assert_eq!(
+                o,
+                want,
+                "op {OP}: {a:#06x}, {b:#06x} in lane {i} of {}",
+                out.len()
+            );
+        }
+    }
+
+    /// The bfloat16 kernel, lane by lane against the scalar form, for every operation: every
+    /// code against each of a band of codes on either side, as arrays long enough to stream
+    /// (the streamed stores) and as a scalar side; odd lengths and offsets from a 32-byte
+    /// boundary, streamed and not.
+    #[test]
+    fn bf16_kernel_matches_the_scalar_form_on_every_code() {
+        use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
+        fn every_op<const OP: u8>() {
+            let band = bf16_band();
+            let every: Vec<u16> = (0..=u16::MAX).collect();
+            let xs: Vec<u16> = every
+                .iter()
+                .flat_map(|&a| band.iter().map(move |_| a))
+                .collect();
+            let ys: Vec<u16> = every.iter().flat_map(|_| band.iter().copied()).collect();
+            let mut out = vec![0u16; xs.len()];
+            assert!(size_of_val(&out[..]) >= STREAM_MIN_BYTES);
+            check_bf16::<OP>(Side::Words(&xs), Side::Words(&ys), &mut out);
+            check_bf16::<OP>(Side::Words(&ys), Side::Words(&xs), &mut out);
+            let mut out = vec![0u16; every.len()];
+            for &b in &band {
+                check_bf16::<OP>(Side::Words(&every), Side::Scalar(b), &mut out);
+                check_bf16::<OP>(Side::Scalar(b), Side::Words(&every), &mut out);
+            }
+            // Offsets and odd lengths: unaligned operands, streamed outputs starting off a
+            // 32-byte boundary, short outputs (the scalar ends alone).
+            let n = STREAM_MIN_BYTES / 2 + 1003;
+            let mut out = vec![0u16; n + 40];
+            for offset in [0, 1, 3, 5, 17, 31] {
+                let m = n - offset;
+                let (x, y) = (&xs[offset..offset + m], &ys[7 + offset..7 + offset + m]);
+                check_bf16::<OP>(Side::Words(x), Side::Words(y), &mut out[offset..offset + m]);
+                check_bf16::<OP>(
+                    Side::Words(x),
+                    Side::Scalar(0x3f81),
+                    &mut out[offset..][..m],
+                );
+                for len in [0, 1, 15, 16, 17, 33, 1001] {
+                    let (x, y) = (&x[..len], &y[..len]);
+                    check_bf16::<OP>(Side::Words(x), Side::Words(y), &mut out[offset..][..len]);
+                    check_bf16::<OP>(Side::Scalar(0xc000), Side::Words(y), &mut out[..len]);
+                }
+            }
+        }
+        every_op::<ADD>();
+        every_op::<SUB>();
+        every_op::<MUL>();
+        every_op::<DIV>();
+        every_op::<MAX>();
+        every_op::<MIN>();
     }
 
     /// The same for the unary loop, with a float64 polynomial evaluated by `mul_add` (the
