@@ -218,6 +218,31 @@ mod avx2 {
         let first = |v: &[u16]| v.first().map_or(0, |&w| w as i16);
         let (xs, ys) = (_mm256_set1_epi16(first(x)), _mm256_set1_epi16(first(y)));
         let mut i = head;
+        // Two blocks an iteration: a whole 64-byte line of `out` (streamed lines are written
+        // out whole by the write-combining buffers when all of them is filled together).
+        while i + 32 <= n {
+            // SAFETY: as in the loop below, for words `i..i + 32`.
+            unsafe {
+                let load = |v: &[u16], scalar: bool, splat, at: usize| {
+                    if scalar {
+                        splat
+                    } else {
+                        _mm256_loadu_si256(v.as_ptr().add(at).cast::<__m256i>())
+                    }
+                };
+                let r0 = bf16_block::<OP>(load(x, XS, xs, i), load(y, YS, ys, i));
+                let r1 = bf16_block::<OP>(load(x, XS, xs, i + 16), load(y, YS, ys, i + 16));
+                let dst = out.as_mut_ptr().add(i).cast::<__m256i>();
+                if stream {
+                    _mm256_stream_si256(dst, r0);
+                    _mm256_stream_si256(dst.add(1), r1);
+                } else {
+                    _mm256_storeu_si256(dst, r0);
+                    _mm256_storeu_si256(dst.add(1), r1);
+                }
+            }
+            i += 32;
+        }
         while i + 16 <= n {
             // SAFETY: `i + 16 <= n` and a side that is not scalar has `n` words: the 32 bytes
             // read from `x`, `y` and written to `out` are inside them (unaligned accesses
