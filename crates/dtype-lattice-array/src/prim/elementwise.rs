@@ -1088,7 +1088,7 @@ fn kernel<T: Arith>(
             let x = T::load_raw(inputs[0]);
             return Ok(T::store_raw(od, T::f1_all(x, f)));
         }
-        if xla && is_complex(od) {
+        if xla {
             return Ok(same(map(&x, |a| a.f1_xla(f))));
         }
         return Ok(same(T::f1_all(x, f)));

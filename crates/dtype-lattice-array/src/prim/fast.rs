@@ -106,12 +106,7 @@ fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pool
     y: Side<'_, W>,
     f: impl Fn(W, W) -> O + Sync,
 ) -> Arc<Vec<O>> {
-    zip_par_with(x, y, |x, y, out| match (x, y) {
-        (Side::Words(a), Side::Words(b)) => super::simd::zip_stream(a, b, out, &f),
-        (Side::Words(a), Side::Scalar(s)) => super::simd::map_into(a, out, |a| f(a, s)),
-        (Side::Scalar(s), Side::Words(b)) => super::simd::map_into(b, out, |b| f(s, b)),
-        (Side::Scalar(s), Side::Scalar(t)) => out.fill_with(|| f(s, t)),
-    })
+    zip_par_with(x, y, |x, y, out| super::simd::zip_sides(x, y, out, &f))
 }
 
 /// `part(x, y, out)` over the output split across the cores for large arrays: each call gets

@@ -211,6 +211,8 @@ pub(crate) trait Float:
     const HALF: Self;
     const ONE: Self;
     fn abs(self) -> Self;
+    /// `self · b + c` rounded once (for XLA's contracted complex products).
+    fn mul_add(self, b: Self, c: Self) -> Self;
 }
 
 impl Float for f32 {
@@ -220,6 +222,9 @@ impl Float for f32 {
     fn abs(self) -> f32 {
         f32::abs(self)
     }
+    fn mul_add(self, b: f32, c: f32) -> f32 {
+        f32::mul_add(self, b, c)
+    }
 }
 
 impl Float for f64 {
@@ -228,6 +233,9 @@ impl Float for f64 {
     const ONE: f64 = 1.0;
     fn abs(self) -> f64 {
         f64::abs(self)
+    }
+    fn mul_add(self, b: f64, c: f64) -> f64 {
+        f64::mul_add(self, b, c)
     }
 }
 
@@ -382,29 +390,12 @@ fn asin_first_quadrant(x: f64, y: f64) -> (f64, f64) {
     (re, im)
 }
 
-/// A float type with a fused multiply-add (for XLA's contracted complex products).
-pub(crate) trait Fma:
-    Copy + std::ops::Mul<Output = Self> + std::ops::Neg<Output = Self>
-{
-    fn fma(self, b: Self, c: Self) -> Self;
-}
-impl Fma for f32 {
-    fn fma(self, b: f32, c: f32) -> f32 {
-        self.mul_add(b, c)
-    }
-}
-impl Fma for f64 {
-    fn fma(self, b: f64, c: f64) -> f64 {
-        self.mul_add(b, c)
-    }
-}
-
 /// The complex product XLA's CPU code computes: `(ac − bd, ad + bc)` with LLVM's
 /// contraction of the second product of each part into a fused multiply-add,
 /// `(fma(−b, d, a·c), fma(b, c, a·d))` (JAX's results; the unfused form differs by an ulp).
-pub(crate) fn xla_mul<T: Fma>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+pub(crate) fn xla_mul<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
     let (a, b, c, d) = (x.re, x.im, y.re, y.im);
-    Complex::new(a.fma(c, -(b * d)), b.fma(c, a * d))
+    Complex::new(a.mul_add(c, -(b * d)), b.mul_add(c, a * d))
 }
 
 macro_rules! complex_xla_fn {

@@ -126,6 +126,17 @@ pub(super) fn bf16_zip<const OP: u8>(
             (Side::Scalar(_), Side::Scalar(_)) => {}
         }
     }
+    zip_sides(x, y, out, f);
+}
+
+/// `out[i] = f(x[i], y[i])` on two [`Side`]s (a scalar side the same for every `i`): the
+/// generic loops, [`zip_stream`] for two arrays, [`map_into`] for an array and a scalar.
+pub(super) fn zip_sides<W: Copy, O: bytemuck::Pod>(
+    x: Side<'_, W>,
+    y: Side<'_, W>,
+    out: &mut [O],
+    f: impl Fn(W, W) -> O,
+) {
     match (x, y) {
         (Side::Words(a), Side::Words(b)) => zip_stream(a, b, out, f),
         (Side::Words(a), Side::Scalar(s)) => map_into(a, out, |a| f(a, s)),
