@@ -7,8 +7,8 @@
 //! The key *dtypes* and their promotion live in the core crate, [`dtype_lattice`].
 // `unsafe` is denied everywhere but in `random::simd`, `convert::simd` and `prim::simd`, the
 // modules that need it (calls of `#[target_feature]` functions behind run-time CPU detection,
-// and vector loads and stores); each documents why and is tested lane by lane against the
-// scalar reference.
+// and vector loads and stores), and `prim::gemm` (the call of the `gemm` crate's raw-pointer
+// entry point); each documents why and is tested against the scalar reference.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]

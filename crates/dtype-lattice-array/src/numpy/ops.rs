@@ -20,7 +20,7 @@ macro_rules! binary_functions {
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
             let (x, y) = (x.into(), y.into());
             if let Some((a, b)) = super::same_operands(&x, &y) {
-                return prim::bind1(&crate::prim::elementwise::$prim, &[a, b], &Params::new());
+                return prim::bind_same_aval(&crate::prim::elementwise::$prim, a, b);
             }
             if let Some(r) = beyond_integers(stringify!($name), &x, &y) {
                 return r;

@@ -12,8 +12,8 @@
 //! transposed to `[batch, free, contract]` and `[batch, contract, free]` (float32 and float64
 //! operands stored with free and contracting dimensions swapped are read through transposed
 //! views instead of copied), and multiplied as
-//! batched 2-D products: float32 and float64 through `matrixmultiply` (via `ndarray`'s safe
-//! `general_mat_mul`, its `threading` feature on), every other dtype through one generic loop
+//! batched 2-D products: float32 and float64 through the `gemm` crate (AVX-512, AVX2 or SSE
+//! kernels chosen at run time, on rayon's pool; `prim::gemm`), every other dtype through one generic loop
 //! (integers wrap; float16 and bfloat16 accumulate in float32 and round once, bit-exact with
 //! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
 //! another order than XLA's and agree with it to rounding.
@@ -280,11 +280,10 @@ fn generic_kernel<T: Reducible + Element>(
     out
 }
 
-/// float32/float64 products through matrixmultiply, into a pooled buffer (a fresh one of
-/// megabytes would cost a page fault per 4 KiB). An operand stored transposed
+/// float32/float64 products through the `gemm` crate ([`super::gemm`]), into a pooled buffer
+/// (a fresh one of megabytes would cost a page fault per 4 KiB). An operand stored transposed
 /// (`[batch, contract, free]` on the left, `[batch, free, contract]` on the right) is read
-/// through a transposed view instead of being copied: matrixmultiply packs strided operands
-/// itself.
+/// in place through its strides instead of being copied.
 fn fast_kernel<T>(
     shape: &[usize],
     (a, a_t): (&[T], bool),
@@ -292,42 +291,23 @@ fn fast_kernel<T>(
     (bs, m, k, n): (usize, usize, usize, usize),
 ) -> Result<Array, Error>
 where
-    T: ndarray::LinalgScalar + Element + bytemuck::Pod,
+    T: super::gemm::GemmScalar + Element + bytemuck::Pod,
 {
-    fn view<T>(x: &[T], (r, c): (usize, usize), t: bool) -> Option<ndarray::ArrayView2<'_, T>> {
-        if t {
-            ndarray::ArrayView2::from_shape((c, r), x)
-                .ok()
-                .map(|v| v.reversed_axes())
-        } else {
-            ndarray::ArrayView2::from_shape((r, c), x).ok()
-        }
+    if a.len() < bs * m * k || b.len() < bs * k * n {
+        return Err(crate::array::invalid("dot_general", "operands do not fit"));
     }
-    // beta = 0: the product does not read the output first.
+    // The product overwrites every element: the buffer is not cleared first.
     let data = Storage::overwritten(size_of::<T>(), bs * m * n, |bytes| {
         let out: &mut [T] = bytemuck::cast_slice_mut(bytes);
         for batch in 0..bs {
-            let (Some(x), Some(y), Ok(mut z)) = (
-                view(
-                    a.get(batch * m * k..(batch + 1) * m * k).unwrap_or(&[]),
-                    (m, k),
-                    a_t,
-                ),
-                view(
-                    b.get(batch * k * n..(batch + 1) * k * n).unwrap_or(&[]),
-                    (k, n),
-                    b_t,
-                ),
-                ndarray::ArrayViewMut2::from_shape(
-                    (m, n),
-                    &mut out[batch * m * n..(batch + 1) * m * n],
-                ),
-            ) else {
-                return Err(crate::array::invalid("dot_general", "operands do not fit"));
-            };
-            ndarray::linalg::general_mat_mul(T::one(), &x, &y, T::zero(), &mut z);
+            super::gemm::matmul::<T>(
+                (&a[batch * m * k..(batch + 1) * m * k], a_t),
+                (&b[batch * k * n..(batch + 1) * k * n], b_t),
+                (m, k, n),
+                &mut out[batch * m * n..(batch + 1) * m * n],
+            );
         }
-        Ok(())
+        Ok::<(), Error>(())
     })?;
     Ok(Array::from_parts(
         ShapedArray::new(shape, T::DTYPE, false),

@@ -269,11 +269,31 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     }
 }
 
+/// One float32 element of `OP` on words: flush, operate, flush.
+#[inline(always)]
+fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
+    let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
+    flush(r).to_bits()
+}
+
 fn f32_loop<const OP: u8>(a: Side<'_, u32>, b: Side<'_, u32>) -> Arc<Vec<u32>> {
-    zip_par(a, b, |a, b| {
-        let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
-        flush(r).to_bits()
-    })
+    zip_par(a, b, f32_op::<OP>)
+}
+
+/// [`f32_loop`] of two operands of one length on this thread, into a cached or pooled buffer.
+fn f32_direct<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
+    let filled = crate::array::storage::pool::shared::<u32, std::convert::Infallible>(
+        a.len(),
+        false,
+        |out| {
+            super::simd::zip_into(a, b, out, f32_op::<OP>);
+            Ok(())
+        },
+    );
+    match filled {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
 }
 
 /// bfloat16 in float32 and back, rounding to nearest even; NaN keeps its sign with the
@@ -303,6 +323,47 @@ fn side<'a, W: Word>(x: &'a Array, n: usize) -> Option<Side<'a, W>> {
         [s] => Some(Side::Scalar(*s)),
         _ => None,
     }
+}
+
+/// `add`, `sub`, `mul`, `div`, `max` or `min` of two concrete float32 arrays of one aval
+/// (shape, dtype and weak type), below the size split across the cores: the elementwise
+/// shape rule's answer for equal avals is that aval, so this runs the loop of [`binary`]
+/// without the general dispatch of `bind` (small arrays spend most of their time there).
+/// `None` for anything else.
+pub(crate) fn same_aval(prim: &'static super::Primitive, x: &Array, y: &Array) -> Option<Array> {
+    use super::elementwise as E;
+    if x.dtype() != DType::Float32
+        || y.dtype() != DType::Float32
+        || x.weak_type() != y.weak_type()
+        || !crate::array::same_shape(x.shape(), y.shape())
+        || !x.is_concrete()
+        || !y.is_concrete()
+    {
+        return None;
+    }
+    let (Storage::W32(a), Storage::W32(b)) = (x.storage(), y.storage()) else {
+        return None;
+    };
+    if a.len() >= PARALLEL_MIN || a.len() != b.len() {
+        return None;
+    }
+    let is = |p: &'static super::Primitive| std::ptr::eq(prim, p);
+    let v = if is(&E::ADD) {
+        f32_direct::<ADD>(a, b)
+    } else if is(&E::SUB) {
+        f32_direct::<SUB>(a, b)
+    } else if is(&E::MUL) {
+        f32_direct::<MUL>(a, b)
+    } else if is(&E::DIV) {
+        f32_direct::<DIV>(a, b)
+    } else if is(&E::MAX) {
+        f32_direct::<MAX>(a, b)
+    } else if is(&E::MIN) {
+        f32_direct::<MIN>(a, b)
+    } else {
+        return None;
+    };
+    Some(Array::from_parts(x.aval().clone(), Storage::W32(v)))
 }
 
 /// The fast result of `op` on `x` and `y` (one dtype; each of the output's shape or of one
@@ -556,6 +617,50 @@ mod tests {
                 (xs, ys)
             });
         check(DType::BFloat16, &xs, &ys, every.len() * band.len());
+    }
+
+    /// The direct path of two small float32 arrays of one aval computes the generic kernel's
+    /// bits (NaNs, infinities, zeros of both signs and subnormals among the operands), keeps
+    /// the aval, and declines what it does not compute.
+    #[test]
+    fn same_aval_agrees_with_the_generic_kernel_and_declines_the_rest() {
+        use super::super::elementwise as E;
+        let n = 4096;
+        let words = |seed: u64, mask: u32| -> Vec<u32> {
+            let mut w: Vec<u32> = bits(n, seed).iter().map(|b| (*b as u32) & mask).collect();
+            w[..6].copy_from_slice(&[0, 0x8000_0000, 0x7f80_0000, 0xffc0_0000, 0x8000_0001, 1]);
+            w
+        };
+        let arr = |w: &[u32], weak: bool| {
+            let bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+            Array::from_bytes(DType::Float32, &[64, 64], &bytes)
+                .unwrap()
+                .with_weak_type(weak)
+        };
+        for weak in [false, true] {
+            let (x, y) = (
+                arr(&words(1, u32::MAX), weak),
+                arr(&words(2, 0x80ff_ffff), weak),
+            );
+            for (prim, op) in [
+                (&E::ADD, Op::Add),
+                (&E::SUB, Op::Sub),
+                (&E::MUL, Op::Mul),
+                (&E::DIV, Op::Div),
+                (&E::MAX, Op::Max),
+                (&E::MIN, Op::Min),
+            ] {
+                let got = same_aval(prim, &x, &y).expect("the direct path");
+                let want = super::super::elementwise::generic_binary(op, &x, &y, x.aval()).unwrap();
+                assert_eq!(got.aval(), x.aval(), "{op:?}");
+                assert_eq!(got.as_bytes(), want.as_bytes(), "{op:?} weak={weak}");
+            }
+        }
+        let x = arr(&words(1, u32::MAX), false);
+        assert!(same_aval(&E::ADD, &x, &x.with_weak_type(true)).is_none());
+        assert!(same_aval(&E::EQ, &x, &x).is_none());
+        let h = x.astype(DType::BFloat16).unwrap();
+        assert!(same_aval(&E::ADD, &h, &h).is_none());
     }
 
     /// The transcendental fast paths against the generic kernel's scalar form (load, flush,

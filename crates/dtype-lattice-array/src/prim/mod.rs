@@ -19,8 +19,11 @@ pub(crate) mod batching;
 mod convert;
 mod dot;
 mod elem_arith;
+// The one call of `gemm::gemm` (raw pointers and strides), behind slice checks.
 pub(crate) mod elementwise;
 mod fast;
+#[allow(unsafe_code)]
+mod gemm;
 mod iota;
 pub(crate) mod lanes;
 pub(crate) mod lax;
@@ -485,6 +488,21 @@ pub fn bind(
 /// loops (the NumPy rules in force on this thread, [`crate::numpy::semantics`]).
 pub(crate) fn on_xla() -> bool {
     crate::numpy::semantics() == crate::convert::Semantics::Jax
+}
+
+/// [`bind1`] of a binary primitive on two arrays of one aval: small float32 arithmetic
+/// outside any transformation runs its loop directly ([`fast::same_aval`]), the rest binds.
+pub(crate) fn bind_same_aval(
+    prim: &'static Primitive,
+    x: &Array,
+    y: &Array,
+) -> Result<Array, Error> {
+    if crate::core::current().is_none()
+        && let Some(out) = fast::same_aval(prim, x, y)
+    {
+        return Ok(out);
+    }
+    bind1(prim, &[x, y], &Params::new())
 }
 
 /// [`bind`] for a primitive with one output.
