@@ -822,8 +822,16 @@ mod tests {
             (41, 34, 6)
         );
         assert_eq!(DType::ALL.last(), Some(&DType::Float0));
-        assert!(DType::NUMERIC.iter().all(|d| !d.is_extended() && !d.is_float0()));
-        assert!(DType::EXTENDED.iter().all(|d| d.is_extended() && !d.is_float0()));
+        assert!(
+            DType::NUMERIC
+                .iter()
+                .all(|d| !d.is_extended() && !d.is_float0())
+        );
+        assert!(
+            DType::EXTENDED
+                .iter()
+                .all(|d| d.is_extended() && !d.is_float0())
+        );
         assert_eq!(
             DType::ALL.iter().filter(|d| d.is_extended()).count(),
             DType::EXTENDED.len()

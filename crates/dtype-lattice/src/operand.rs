@@ -127,6 +127,13 @@ impl Node {
 
     /// Whether the node is a dtype that no promotion lattice holds: an extended (PRNG key)
     /// dtype or `float0` (answered before any lattice, with the library's refusal).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Node};
+    /// assert!(Node::from(DType::Float0).is_outside_lattices());
+    /// assert!(Node::from(DType::KeyRbg).is_outside_lattices());
+    /// assert!(!Node::from(DType::Int8).is_outside_lattices());
+    /// ```
     #[inline]
     pub fn is_outside_lattices(self) -> bool {
         matches!(self, Node::Dtype(d) if d.is_extended() || d.is_float0())

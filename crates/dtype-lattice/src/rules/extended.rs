@@ -238,7 +238,10 @@ pub(crate) fn evaluate(
     op: Option<Op>,
     operands: &[Operand],
 ) -> Result<Promotion, Error> {
-    if operands.iter().any(|o| o.dtype().is_some_and(DType::is_float0)) {
+    if operands
+        .iter()
+        .any(|o| o.dtype().is_some_and(DType::is_float0))
+    {
         return match rules.rule_set().def().extended {
             Extended::Jax => jax_with_float0(op, operands),
             Extended::Refuse => Err(unsupported_float0(rules)),
