@@ -8,9 +8,16 @@ in_axes/out_axes including None and axis 1, pytree outputs, nested vmap, vmap co
 grad, jvp and jit, the structural, slicing, reduction and PRNG primitives under vmap, and
 vmap's ValueErrors (VMAP_ERRORS).
 
+A third corpus, FLOAT0, exercises JAX's float0 tangents of integer, boolean and key values
+(each case also written in the same test file): jvp, linearize, vjp, grad with allow_int, vmap
+and jit over integer inputs and outputs, mixed integer/float argument pytrees, custom_jvp and
+custom_vjp with integer arguments, the jaxprs JAX prints for them, the reprs of float0 arrays,
+and the TypeErrors/ValueErrors of every check (FLOAT0_ERRORS), with their exact messages.
+
 Run with the venv of tools/requirements-jax.txt:
     tools/.venv-jax/bin/python tools/gen_transform_fixtures.py
-Writes tests/fixtures/transformations/corpus.json and tests/fixtures/transformations/vmap.json.
+Writes tests/fixtures/transformations/corpus.json, tests/fixtures/transformations/vmap.json and
+tests/fixtures/transformations/float0.json.
 """
 
 import os
@@ -328,6 +335,342 @@ def vmap_cases():
     return cases
 
 
+F0 = jax.dtypes.float0
+
+
+def f0(shape):
+    """float0 zeros of a shape (what jax.jvp takes as an integer's tangent)."""
+    return np.zeros(shape, dtype=F0)
+
+
+def float0_leaf(x):
+    """One output leaf: dtype, shape, values (none for float0) and JAX's repr."""
+    rec = leaf_record(x)
+    rec["repr"] = repr(x)
+    return rec
+
+
+@jax.custom_jvp
+def _cj(x, n):
+    return x * n
+
+
+@_cj.defjvp
+def _cj_jvp(primals, tangents):
+    (x, n), (tx, tn) = primals, tangents
+    assert tn.dtype == F0, tn.dtype  # the rule receives float0 for the int argument
+    return x * n, tx * n * 10.0
+
+
+@jax.custom_vjp
+def _cv(x, n):
+    return x * n
+
+
+def _cv_fwd(x, n):
+    return x * n, (x, n)
+
+
+def _cv_bwd(res, g):
+    x, n = res
+    return g * n * 10.0, None
+
+
+_cv.defvjp(_cv_fwd, _cv_bwd)
+
+
+@jax.custom_vjp
+def _cv_int_out(x):
+    return x * 2.0, (x * 3.0).astype(jnp.int32)
+
+
+def _cv_int_out_fwd(x):
+    return _cv_int_out(x), None
+
+
+def _cv_int_out_bwd(_, g):
+    g_float, g_int = g
+    assert g_int.dtype == F0, g_int.dtype  # bwd receives float0 for the int output
+    return (g_float * 5.0,)
+
+
+_cv_int_out.defvjp(_cv_int_out_fwd, _cv_int_out_bwd)
+
+
+def _linearized(f, n_args):
+    """linearize f at the arguments, then apply f_jvp to tangents of ones (float0 zeros for
+    integer arguments): (primal outputs, output tangents)."""
+    def run(*args):
+        y, f_jvp = jax.linearize(f, *args)
+        ts = [jnp.ones_like(a) if jnp.issubdtype(a.dtype, jnp.inexact) else f0(a.shape)
+              for a in args[:n_args]]
+        return y, f_jvp(*ts)
+    return run
+
+
+def _vjp_ones(f):
+    """vjp of f at the arguments with cotangents of ones (float0 zeros for integer outputs)."""
+    def run(*args):
+        y, pullback = jax.vjp(f, *args)
+        cts = jax.tree_util.tree_map(
+            lambda o: jnp.ones_like(o) if jnp.issubdtype(o.dtype, jnp.inexact) else f0(o.shape),
+            y)
+        return y, pullback(cts)
+    return run
+
+
+def _jvp_ones(f):
+    """jvp of f at the arguments along ones (float0 zeros for integer arguments)."""
+    def run(*args):
+        ts = tuple(jnp.ones_like(a) if jnp.issubdtype(a.dtype, jnp.inexact) else f0(a.shape)
+                   for a in args)
+        return jax.jvp(f, args, ts)
+    return run
+
+
+# name -> (function of the arguments, argument specs). Outputs: the leaves of the result.
+# Argument specs as VMAP's, plus ("bool", shape): element k is (7k + 3i) mod 3 == 0.
+FLOAT0 = {
+    "jvp_int_mul": (_jvp_ones(lambda n: n * 2), [("mod", "int32", (3,), 5)]),
+    "jvp_int_scalar": (_jvp_ones(lambda n: n * 2), [("mod", "int32", (), 5)]),
+    "jvp_float_to_int": (_jvp_ones(lambda x: (x * 2).astype(jnp.int32)), [("float32", (3,))]),
+    "jvp_float_to_bool": (_jvp_ones(lambda x: x > 0), [("float32", (3,))]),
+    "jvp_int_to_float": (_jvp_ones(lambda n: n.astype(jnp.float32) * 2), [("mod", "int32", (2,), 5)]),
+    "jvp_mixed": (_jvp_ones(lambda x, n: (x * n, n + 1)),
+                  [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "jvp_bool_where": (_jvp_ones(lambda b, x: jnp.where(b, x, -x)),
+                       [("bool", (3,)), ("float32", (3,))]),
+    "jvp_uint8": (_jvp_ones(lambda n: n), [("mod", "uint8", (2, 2), 200)]),
+    "jvp_key": (_jvp_ones(lambda k: jax.random.key_data(k)), [("key", 0)]),
+    "linearize_mixed": (_linearized(lambda x, n: x * n, 2),
+                        [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "linearize_int_out": (_linearized(lambda x: (x * 2, (x * 2).astype(jnp.int32)), 1),
+                          [("float32", (3,))]),
+    "vjp_mixed": (_vjp_ones(lambda x, n: x * n), [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "vjp_int_out": (_vjp_ones(lambda x: (x * 2, (x * 3).astype(jnp.int32))), [("float32", (3,))]),
+    "vjp_int_to_int": (_vjp_ones(lambda n: n * 2), [("mod", "int32", (3,), 5)]),
+    "grad_allow_int": (jax.grad(lambda x, n: jnp.sum(x * n), argnums=(0, 1), allow_int=True),
+                       [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "grad_allow_int_only": (jax.grad(lambda n: jnp.sum(n.astype(jnp.float32) * 2.0),
+                                     allow_int=True),
+                            [("mod", "int32", (3,), 5)]),
+    "value_and_grad_allow_bool": (jax.value_and_grad(
+        lambda b, x: jnp.sum(jnp.where(b, x, 0.0)), argnums=(0, 1), allow_int=True),
+        [("bool", (3,)), ("float32", (3,))]),
+    "grad_allow_int_key": (jax.grad(lambda k, x: jnp.sum(jax.random.normal(k, (3,)) * x),
+                                    argnums=(0, 1), allow_int=True),
+                           [("key", 1), ("float32", (3,))]),
+    "vmap_grad_allow_int": (jax.vmap(jax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)),
+                            [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "vmap_jvp_int": (jax.vmap(_jvp_ones(lambda n: n * 2)), [("mod", "int32", (3,), 5)]),
+    "vmap_jvp_out_axis1": (jax.vmap(lambda n: _jvp_ones(lambda n: n * 2)(n)[1], out_axes=1),
+                           [("mod", "int32", (3, 2), 5)]),
+    "jvp_vmap_int": (_jvp_ones(jax.vmap(lambda n: n * 2)), [("mod", "int32", (3,), 5)]),
+    "jit_jvp_int": (jax.jit(_jvp_ones(lambda x, n: (x * n, n * 2))),
+                    [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "jit_grad_allow_int": (jax.jit(jax.grad(lambda x, n: jnp.sum(x * n), argnums=(0, 1),
+                                            allow_int=True)),
+                           [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "custom_jvp_int_arg": (_jvp_ones(_cj), [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "custom_jvp_int_arg_grad": (jax.grad(lambda x, n: jnp.sum(_cj(x, n)), argnums=(0, 1),
+                                         allow_int=True),
+                                [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "custom_vjp_int_arg_grad": (jax.grad(lambda x, n: jnp.sum(_cv(x, n)), argnums=(0, 1),
+                                         allow_int=True),
+                                [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "custom_vjp_int_out": (_vjp_ones(_cv_int_out), [("float32", (3,))]),
+}
+
+# name -> (function, argument specs): the jaxprs JAX prints for float0 tangents.
+FLOAT0_JAXPRS = {
+    "jaxpr_jvp_int_scalar": (lambda n: jax.jvp(lambda n: n * 2, (n,), (f0(()),)),
+                             [("mod", "int32", (), 5)]),
+    "jaxpr_jvp_int": (lambda n: jax.jvp(lambda n: n * 2, (n,), (f0((3,)),)),
+                      [("mod", "int32", (3,), 5)]),
+    "jaxpr_jvp_float_to_int": (lambda x: jax.jvp(lambda z: (z * 2).astype(jnp.int32), (x,),
+                                                 (jnp.ones_like(x),)),
+                               [("float32", ())]),
+    "jaxpr_grad_allow_int": (jax.grad(lambda n: jnp.sum(n * 2.0), allow_int=True),
+                             [("mod", "int32", (3,), 5)]),
+    "jaxpr_vmap_grad_allow_int": (jax.vmap(jax.grad(lambda x, n: x * n, argnums=(0, 1),
+                                                    allow_int=True)),
+                                  [("float32", (3,)), ("mod", "int32", (3,), 5)]),
+    "jaxpr_float0_arg": (lambda t: lax.broadcast_in_dim(t, (2, 3), (1,)), [("float0", (3,))]),
+    "jaxpr_float0_convert": (lambda t: lax.convert_element_type(t, jnp.float32),
+                             [("float0", (3,))]),
+}
+
+
+@jax.custom_jvp
+def _cj_bad_int(x):
+    return (x * 2).astype(jnp.int32)
+
+
+@_cj_bad_int.defjvp
+def _cj_bad_int_jvp(p, t):
+    return _cj_bad_int(p[0]), jnp.zeros(p[0].shape, jnp.int32)
+
+
+@jax.custom_jvp
+def _cj_bad_f0(x):
+    return x * 2
+
+
+@_cj_bad_f0.defjvp
+def _cj_bad_f0_jvp(p, t):
+    return _cj_bad_f0(p[0]), f0(p[0].shape)
+
+
+@jax.custom_vjp
+def _cv_bad_shape(x, n):
+    return x * n
+
+
+_cv_bad_shape.defvjp(lambda x, n: (x * n, (x, n)), lambda res, g: (jnp.ones(2), None))
+
+
+def _lin_apply(f, tangent):
+    def run(*args):
+        _, f_jvp = jax.linearize(f, *args)
+        return f_jvp(tangent(args[0]))
+    return run
+
+
+def _vjp_apply(f, ct):
+    def run(*args):
+        y, pullback = jax.vjp(f, *args)
+        return pullback(ct(y))
+    return run
+
+
+# name -> (function, argument specs): JAX's refusals around float0, with exception class and
+# message.
+FLOAT0_ERRORS = {
+    "jvp_int_tangent_int": (lambda n: jax.jvp(lambda n: n * 2, (n,), (n,)), [("mod", "int32", (), 5)]),
+    "jvp_int_tangent_float": (lambda n: jax.jvp(lambda n: n * 2, (n,), (jnp.ones(n.shape),)),
+                              [("mod", "int32", (3,), 5)]),
+    "jvp_float_tangent_float0": (lambda x: jax.jvp(lambda x: x * 2, (x,), (f0(x.shape),)),
+                                 [("float32", (3,))]),
+    "jvp_float_tangent_f16": (lambda x: jax.jvp(lambda x: x * 2, (x,), (x.astype(jnp.float16),)),
+                              [("float32", (3,))]),
+    "jvp_bool_tangent_bool": (lambda b: jax.jvp(lambda b: b, (b,), (b,)), [("bool", (3,))]),
+    "jvp_int_shape": (lambda n: jax.jvp(lambda n: n, (n,), (f0((2,)),)), [("mod", "int32", (3,), 5)]),
+    "jvp_float_shape": (lambda x: jax.jvp(lambda x: x, (x,), (jnp.ones(2),)), [("float32", (3,))]),
+    "grad_int": (jax.grad(lambda n: jnp.sum(n * 2.0)), [("mod", "int32", (3,), 5)]),
+    "grad_bool": (jax.grad(lambda b: jnp.sum(jnp.where(b, 1.0, 0.0))), [("bool", (3,))]),
+    "grad_uint8_in_pytree": (jax.grad(lambda x, n: jnp.sum(x * n), argnums=(0, 1)),
+                             [("float32", (3,)), ("mod", "uint8", (3,), 5)]),
+    "grad_key": (jax.grad(lambda k: 1.0), [("key", 0)]),
+    "grad_float0_input": (jax.grad(lambda t: 1.0, allow_int=True), [("float0", ())]),
+    "grad_int_output": (jax.grad(lambda n: jnp.sum(n * 2), allow_int=True),
+                        [("mod", "int32", (3,), 5)]),
+    "grad_bool_output": (jax.grad(lambda x: jnp.sum(x) > 0), [("float32", (3,))]),
+    "grad_complex_output": (jax.grad(lambda x: jnp.sum(x.astype(jnp.complex64))),
+                            [("float32", (3,))]),
+    "grad_not_scalar": (jax.grad(lambda x: x * 2), [("float32", (3,))]),
+    "linearize_int_tangent_int": (_lin_apply(lambda n: n * 2, lambda n: jnp.ones(n.shape, jnp.int32)),
+                                  [("mod", "int32", (3,), 5)]),
+    "linearize_float_tangent_float0": (_lin_apply(lambda x: x * 2, lambda x: f0(x.shape)),
+                                       [("float32", (3,))]),
+    "linearize_weak_tangent_shape": (_lin_apply(lambda x: x * 2, lambda x: jnp.ones(2)),
+                                     [("float32", (3,))]),
+    "vjp_ct_shape": (_vjp_apply(lambda x: (x * 2, (x * 3).astype(jnp.int32)),
+                                lambda y: (jnp.ones(2), f0((3,)))),
+                     [("float32", (3,))]),
+    "vjp_ct_dtype": (_vjp_apply(lambda x: x * 2, lambda y: jnp.ones(3, jnp.float16)),
+                     [("float32", (3,))]),
+    "custom_jvp_int_tangent_for_int_out": (lambda x: jax.jvp(_cj_bad_int, (x,), (jnp.ones_like(x),)),
+                                           [("float32", (3,))]),
+    "custom_jvp_float0_tangent_for_float_out": (lambda x: jax.jvp(_cj_bad_f0, (x,), (jnp.ones_like(x),)),
+                                                [("float32", ())]),
+    "custom_vjp_bwd_shape": (jax.grad(lambda x, n: _cv_bad_shape(x, n)),
+                             [("float32", ()), ("mod", "int32", (), 5)]),
+    "jnp_add_float0": (lambda t: jnp.add(t, t), [("float0", (3,))]),
+    "jnp_multiply_float0_float": (lambda t: jnp.multiply(t, 2.0), [("float0", (3,))]),
+    "lax_add_float0": (lambda t: lax.add(t, t), [("float0", (3,))]),
+    "lax_mul_float_float0": (lambda t: lax.mul(jnp.zeros(3), t), [("float0", (3,))]),
+    "lax_neg_float0": (lambda t: lax.neg(t), [("float0", (3,))]),
+    "lax_reduce_sum_float0": (lambda t: lax.reduce_sum(t, (0,)), [("float0", (3,))]),
+    "lax_reduce_max_float0": (lambda t: lax.reduce_max(t, (0,)), [("float0", (3,))]),
+    "lax_cumsum_float0": (lambda t: lax.cumsum(t, 0), [("float0", (3,))]),
+    "lax_bitcast_float0": (lambda t: lax.bitcast_convert_type(t, jnp.float32), [("float0", (3,))]),
+    "convert_key_to_float0": (lambda k: lax.convert_element_type(k, F0), [("key", 0)]),
+}
+
+# Type promotion of float0: (label, thunk) -> the result's dtype or the error.
+FLOAT0_DTYPES = [
+    ("promote_types float0 float0", lambda: jnp.promote_types(F0, F0)),
+    ("promote_types float0 float32", lambda: jnp.promote_types(F0, jnp.float32)),
+    ("promote_types int32 float0", lambda: jnp.promote_types(jnp.int32, F0)),
+    ("promote_types bool float0", lambda: jnp.promote_types(jnp.bool_, F0)),
+    ("result_type float0", lambda: jnp.result_type(F0)),
+    ("result_type float0 float0", lambda: jnp.result_type(F0, F0)),
+    ("result_type float0 float32", lambda: jnp.result_type(F0, jnp.float32)),
+    ("result_type float0 1.0", lambda: jnp.result_type(F0, 1.0)),
+]
+
+
+def float0_arg(spec, i):
+    if spec[0] == "float0":
+        return f0(spec[1])
+    if spec[0] == "bool":
+        n = int(np.prod(spec[1])) if spec[1] else 1
+        vals = [(k * 7 + 3 * i) % 3 == 0 for k in range(n)]
+        return jnp.asarray(np.array(vals).reshape(spec[1]))
+    return vmap_arg(spec, i)
+
+
+def float0_spec_json(spec):
+    if spec[0] in ("float0", "bool"):
+        return [spec[0], list(spec[1])]
+    return vmap_spec_json(spec)
+
+
+def float0_cases():
+    cases = []
+    for name, (f, specs) in FLOAT0.items():
+        args = [float0_arg(s, i) for i, s in enumerate(specs)]
+        out = f(*args)
+        cases.append({
+            "name": name,
+            "args": [float0_spec_json(s) for s in specs],
+            "outputs": [float0_leaf(x) for x in jax.tree_util.tree_leaves(out)],
+        })
+    for name, (f, specs) in FLOAT0_JAXPRS.items():
+        args = [float0_arg(s, i) for i, s in enumerate(specs)]
+        cases.append({
+            "name": name,
+            "args": [float0_spec_json(s) for s in specs],
+            "jaxpr": str(jax.make_jaxpr(f)(*args)),
+        })
+    for name, (f, specs) in FLOAT0_ERRORS.items():
+        args = [float0_arg(s, i) for i, s in enumerate(specs)]
+        try:
+            f(*args)
+        except (TypeError, ValueError) as e:
+            cases.append({
+                "name": name,
+                "args": [float0_spec_json(s) for s in specs],
+                "error": {"exception": type(e).__name__, "message": str(e)},
+            })
+        else:
+            raise AssertionError(f"{name} did not fail")
+    for label, thunk in FLOAT0_DTYPES:
+        try:
+            result = {"dtype": str(thunk())}
+        except (TypeError, ValueError) as e:
+            result = {"error": {"exception": type(e).__name__, "message": str(e)}}
+        cases.append({"name": label, "promotion": result})
+    for shape in [(), (3,), (2, 3), (0,), (2, 0), (30,), (2, 2, 2), (1001,)]:
+        cases.append({
+            "name": f"repr {list(shape)}",
+            "shape": list(shape),
+            "repr": repr(jnp.zeros(shape, F0)),
+            "numpy_repr": repr(np.zeros(shape, F0)),
+        })
+    return cases
+
+
 def main():
     vcases = vmap_cases()
     header = {
@@ -398,6 +741,21 @@ def main():
     path = os.path.join(ROOT, "tests", "fixtures", "transformations", "corpus.json")
     write_fixture(path, header, cases)
     print(f"{path}: {len(cases)} functions")
+    fcases = float0_cases()
+    header = {
+        "generator": "tools/gen_transform_fixtures.py",
+        "versions": {"jax": jax.__version__, "numpy": np.__version__},
+        "notes": "float0 tangents and cotangents of integer, bool and key values. Arguments as "
+                 "vmap.json's, plus [\"bool\", shape]: element k of argument i is "
+                 "(7k + 3i) mod 3 == 0, and [\"float0\", shape]: float0 zeros. Outputs: the "
+                 "leaves of the result (float0 ones without values), with JAX's repr. Errors: "
+                 "the exception class and message. Promotion cases: jnp.promote_types / "
+                 "jnp.result_type. repr cases: repr(jnp.zeros(shape, float0)) (a TypedNdArray) "
+                 "and repr(np.zeros(shape, float0)).",
+    }
+    path = os.path.join(ROOT, "tests", "fixtures", "transformations", "float0.json")
+    write_fixture(path, header, fcases)
+    print(f"{path}: {len(fcases)} cases")
 
 
 if __name__ == "__main__":

@@ -87,12 +87,13 @@ fn io(e: std::io::Error) -> Error {
 /// assert_eq!(descr(DType::BFloat16).as_deref(), Some("<V2"));
 /// assert_eq!(descr(DType::Float8E5M2).as_deref(), Some("<V1"));
 /// assert_eq!(descr(DType::KeyThreefry2x32), None);
+/// assert_eq!(descr(DType::Float0).as_deref(), Some("<V0"));
 /// ```
 pub fn descr(dtype: DType) -> Option<String> {
     if dtype.is_extended() {
         return None;
     }
-    let size = layout(dtype).0;
+    let size = element_bytes(dtype);
     let code = match dtype {
         DType::Bool => "b",
         DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => "i",
@@ -103,6 +104,12 @@ pub fn descr(dtype: DType) -> Option<String> {
     };
     let order = if size == 1 && code != "V" { '|' } else { '<' };
     Some(format!("{order}{code}{size}"))
+}
+
+/// Bytes per element in a file (none for `float0`).
+fn element_bytes(dtype: DType) -> usize {
+    let (width, words) = layout(dtype);
+    width * words
 }
 
 /// A descr read from a header: the dtype, or raw bytes of a width; and whether it is
@@ -138,7 +145,7 @@ fn parse_descr(d: &str) -> Result<(Parsed, bool), Error> {
         "c8" => typed(DType::Complex64),
         "c16" => typed(DType::Complex128),
         v if v.starts_with('V') => match v[1..].parse::<usize>() {
-            Ok(n @ (1 | 2 | 4)) => Ok((Parsed::Void(n), big)),
+            Ok(n @ (0 | 1 | 2 | 4)) => Ok((Parsed::Void(n), big)),
             _ => Err(bad(format!(
                 "descr '{d}': raw bytes of a width no dtype of this crate has"
             ))),
@@ -273,7 +280,7 @@ fn named_descr(fields: &[Lit]) -> Result<Parsed, Error> {
         && let Ok(dtype) = name.parse::<DType>()
         && let Ok((Parsed::Void(n), _)) = parse_descr(d)
         && !dtype.is_extended()
-        && layout(dtype).0 == n
+        && element_bytes(dtype) == n
     {
         return Ok(Parsed::Typed(dtype));
     }
@@ -424,16 +431,16 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Ar
             )));
         }
         (Parsed::Void(n), Some(w)) => {
-            if w.is_extended() || layout(w).0 != n {
+            if w.is_extended() || element_bytes(w) != n {
                 return Err(bad(format!(
                     "raw {n}-byte elements cannot be read as {w} ({} bytes)",
-                    layout(w).0
+                    element_bytes(w)
                 )));
             }
             w
         }
     };
-    let size = layout(dtype).0;
+    let size = element_bytes(dtype);
     let n = crate::array::checked_size(&h.shape)
         .and_then(|n| n.checked_mul(size))
         .filter(|&b| b <= limit)
@@ -452,7 +459,7 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Ar
         };
         swap_bytes(&mut data, width);
     }
-    if h.fortran && h.shape.len() > 1 {
+    if h.fortran && h.shape.len() > 1 && size > 0 {
         data = fortran_to_c(&data, &h.shape, size);
     }
     Array::from_bytes(dtype, &h.shape, &data)
@@ -524,7 +531,19 @@ pub enum Encoding {
 }
 
 /// Writes one `.npy` array, as `np.save` does (see the module's documentation for the
-/// ml_dtypes types).
+/// ml_dtypes types; a `float0` array as NumPy's structured `[('float0', '|V0')]`, no data).
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::{Array, npy};
+/// let t = Array::from_vec(vec![(); 2]);
+/// let mut file = Vec::new();
+/// npy::write(&mut file, &t)?;
+/// assert!(file.starts_with(b"\x93NUMPY\x01\x00v\x00{'descr': [('float0', '|V0')], 'fortran_order': False, 'shape': (2,), }"));
+/// let back = npy::read(&mut file.as_slice())?;
+/// assert_eq!((back.dtype(), back.shape()), (DType::Float0, &[2usize][..]));
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
 ///
 /// # Errors
 ///
@@ -557,8 +576,11 @@ pub fn write_with<W: Write>(w: &mut W, a: &Array, encoding: Encoding) -> Result<
             a.dtype()
         ))
     })?;
+    // float0 is a structured dtype to NumPy: np.save writes its field, whatever the encoding.
     let literal = match d.strip_prefix("<V") {
-        Some(n) if encoding == Encoding::Named => format!("[('{}', '|V{n}')]", a.dtype()),
+        Some(n) if encoding == Encoding::Named || a.dtype().is_float0() => {
+            format!("[('{}', '|V{n}')]", a.dtype())
+        }
         _ => format!("'{d}'"),
     };
     w.write_all(&header_bytes(&literal, a.shape()))

@@ -402,7 +402,7 @@ pub(crate) fn to_json(a: &Array) -> String {
             Some(Scalar::Float(x)) => json_float(x),
             Some(Scalar::Complex(re, im)) => json!([json_float(re), json_float(im)]),
             Some(Scalar::KeyData(words)) => json!(words),
-            None => Json::Null,
+            Some(Scalar::Float0) | None => Json::Null,
         });
     }
     let bits = matches!(dtype.kind(), Kind::Float | Kind::Complex).then(|| {

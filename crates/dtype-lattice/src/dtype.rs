@@ -13,7 +13,7 @@ use crate::error::{Error, Reason};
 use crate::key::{self, KeyImpl};
 
 /// The kind of a dtype, as NumPy's `dtype.kind` letters name them (`b`, `u`, `i`, `f`, `c`,
-/// and `V` for JAX's extended dtypes).
+/// and `V` for JAX's extended dtypes and for `float0`).
 ///
 /// ```
 /// use dtype_lattice::{DType, Kind};
@@ -36,6 +36,9 @@ pub enum Kind {
     Complex,
     /// JAX's extended dtypes, such as the PRNG key dtype `key<fry>` (`V`, as JAX reports).
     Extended,
+    /// NumPy's void kind (`V`) of JAX's `float0`: the dtype of the tangents and cotangents of
+    /// integer, boolean and key values, which holds no numbers.
+    Void,
 }
 
 impl Kind {
@@ -51,7 +54,7 @@ impl Kind {
             Kind::SignedInt => 'i',
             Kind::Float => 'f',
             Kind::Complex => 'c',
-            Kind::Extended => 'V',
+            Kind::Extended | Kind::Void => 'V',
         }
     }
 
@@ -154,6 +157,8 @@ pub enum Repr {
     Float(FloatFormat),
     /// PRNG keys of one implementation (an extended dtype).
     Key(&'static KeyImpl),
+    /// No values: JAX's `float0`, the trivial vector space (NumPy's void dtype of itemsize 0).
+    Void,
 }
 
 /// Everything the model knows about one dtype: one row of [`DType::info`]'s table.
@@ -166,7 +171,7 @@ pub struct DTypeInfo {
     /// The kind.
     pub kind: Kind,
     /// Bit width of one element (both components for complex; 8 for bool, as JAX's
-    /// `itemsize_bits`).
+    /// `itemsize_bits`; 0 for `float0`).
     pub bits: u32,
     /// The value representation.
     pub repr: Repr,
@@ -174,8 +179,9 @@ pub struct DTypeInfo {
 
 macro_rules! dtypes {
     ($( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr; )*) => {
-        /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`, and JAX's
-        /// extended PRNG key dtypes (`key<fry>`, …; [`Kind::Extended`]).
+        /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`, JAX's
+        /// extended PRNG key dtypes (`key<fry>`, …; [`Kind::Extended`]) and JAX's `float0`
+        /// (the dtype of the tangents of integers; [`Kind::Void`]).
         ///
         /// Parse with [`FromStr`] (NumPy/ml_dtypes names, NumPy codes such as `i4` and `c8`, and
         /// the short names of JAX's documentation such as `bf`); print with [`Display`](fmt::Display).
@@ -205,7 +211,8 @@ macro_rules! dtypes {
         impl DType {
             /// Every dtype: the numeric ones in the order of JAX's `_jax_types` (complex32,
             /// bcomplex32 before complex64), then the key dtypes in the order of
-            /// [`KEY_IMPLS`](crate::key::KEY_IMPLS).
+            /// [`KEY_IMPLS`](crate::key::KEY_IMPLS), then `float0`. Iterate
+            /// [`DType::NUMERIC`] for the dtypes that promote, [`DType::EXTENDED`] for the keys.
             pub const ALL: &'static [DType] = &[ $( DType::$variant, )* ];
         }
     };
@@ -294,6 +301,7 @@ dtypes! {
     KeyThreefry4x32 = "key<fry4>", None, Extended, 128, Repr::Key(&key::THREEFRY4X32);
     KeyPhilox2x32 = "key<phx2>", None, Extended, 32, Repr::Key(&key::PHILOX2X32);
     KeyPhilox4x32 = "key<phx4>", None, Extended, 64, Repr::Key(&key::PHILOX4X32);
+    Float0 = "float0", None, Void, 0, Repr::Void;
 }
 
 impl DType {
@@ -301,7 +309,11 @@ impl DType {
     pub const NUMERIC: &'static [DType] = DType::ALL.split_at(DType::KeyThreefry2x32 as usize).0;
 
     /// The extended (PRNG key) dtypes.
-    pub const EXTENDED: &'static [DType] = DType::ALL.split_at(DType::KeyThreefry2x32 as usize).1;
+    pub const EXTENDED: &'static [DType] = DType::ALL
+        .split_at(DType::Float0 as usize)
+        .0
+        .split_at(DType::KeyThreefry2x32 as usize)
+        .1;
 }
 
 /// Extra spellings accepted by [`DType::from_str`] besides names and codes.
@@ -412,7 +424,7 @@ impl DType {
         match self.info().repr {
             Repr::Int { min, max } => Some((min, max)),
             Repr::Bool => Some((0, 1)),
-            Repr::Float(_) | Repr::Key(_) => None,
+            Repr::Float(_) | Repr::Key(_) | Repr::Void => None,
         }
     }
 
@@ -424,8 +436,8 @@ impl DType {
         }
     }
 
-    /// The largest finite value as an `f64` (1 for bool, NaN for key dtypes, which hold no
-    /// numbers).
+    /// The largest finite value as an `f64` (1 for bool, NaN for key dtypes and `float0`,
+    /// which hold no numbers).
     ///
     /// ```
     /// use dtype_lattice::DType;
@@ -437,7 +449,7 @@ impl DType {
             Repr::Bool => 1.0,
             Repr::Int { max, .. } => max as f64,
             Repr::Float(f) => f.max,
-            Repr::Key(_) => f64::NAN,
+            Repr::Key(_) | Repr::Void => f64::NAN,
         }
     }
 
@@ -450,8 +462,79 @@ impl DType {
     /// ```
     #[inline]
     pub const fn is_extended(self) -> bool {
-        // The extended dtypes are the last variants (checked in the tests).
-        self as u8 >= DType::KeyThreefry2x32 as u8
+        // The extended dtypes are the variants before `float0`, the last (checked in the tests).
+        self as u8 >= DType::KeyThreefry2x32 as u8 && (self as u8) < DType::Float0 as u8
+    }
+
+    /// Whether this is JAX's `float0` (`jax.dtypes.float0`, NumPy's `[('float0', 'V')]`):
+    /// the dtype of the tangents and cotangents of integer, boolean and key values, a NumPy
+    /// void dtype of itemsize 0 whose arrays hold no numbers and take no bytes. It is in no
+    /// promotion lattice: JAX refuses it in `promote_types` and in every arithmetic operation.
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Kind, Rules};
+    /// assert!(DType::Float0.is_float0() && !DType::Float0.is_extended());
+    /// assert_eq!((DType::Float0.kind(), DType::Float0.bits()), (Kind::Void, 0));
+    /// assert!(!DType::NUMERIC.contains(&DType::Float0));
+    /// let e = Rules::jax().promote_types(DType::Float0, DType::Float32).unwrap_err();
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "ValueError: dtype=dtype([('float0', 'V')]) is not a valid dtype for JAX type promotion."
+    /// );
+    /// ```
+    #[inline]
+    pub const fn is_float0(self) -> bool {
+        self as u8 == DType::Float0 as u8
+    }
+
+    /// The dtype of the tangents of values of this dtype (JAX's
+    /// `core.primal_dtype_to_tangent_dtype`): the dtype itself for floating and complex
+    /// dtypes, `float0` for every other (bool, integers, PRNG keys, `float0`).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::BFloat16.tangent_dtype(), DType::BFloat16);
+    /// assert_eq!(DType::Int32.tangent_dtype(), DType::Float0);
+    /// assert_eq!(DType::KeyThreefry2x32.tangent_dtype(), DType::Float0);
+    /// ```
+    #[must_use]
+    pub fn tangent_dtype(self) -> DType {
+        match self.kind() {
+            Kind::Float | Kind::Complex => self,
+            _ => DType::Float0,
+        }
+    }
+
+    /// `str(np.dtype(d))`, as NumPy and JAX's messages print a dtype: the name, but
+    /// `[('float0', 'V')]` for `float0` (a structured void dtype).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::Int32.numpy_str(), "int32");
+    /// assert_eq!(DType::Float0.numpy_str(), "[('float0', 'V')]");
+    /// ```
+    pub fn numpy_str(self) -> &'static str {
+        if self.is_float0() {
+            "[('float0', 'V')]"
+        } else {
+            self.name()
+        }
+    }
+
+    /// `np.dtype(d).name`, as JAX's messages that print `dtype.name` show a dtype: the name,
+    /// but `void` for `float0`.
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(DType::UInt8.numpy_name(), "uint8");
+    /// assert_eq!(DType::Float0.numpy_name(), "void");
+    /// ```
+    pub fn numpy_name(self) -> &'static str {
+        if self.is_float0() {
+            "void"
+        } else {
+            self.name()
+        }
     }
 
     /// The PRNG implementation of a key dtype.
@@ -602,6 +685,8 @@ pub enum DTypeClass {
     ComplexFloating,
     /// `np.bool_`.
     Bool,
+    /// `np.void` (JAX's `float0`).
+    Void,
     /// `jax.dtypes.extended`.
     Extended,
     /// `jax.dtypes.prng_key`.
@@ -631,6 +716,7 @@ const CLASSES: &[(DTypeClass, &str, Option<DTypeClass>)] = &[
         Some(DTypeClass::Inexact),
     ),
     (DTypeClass::Bool, "bool", Some(DTypeClass::Generic)),
+    (DTypeClass::Void, "void", Some(DTypeClass::Generic)),
     (DTypeClass::Extended, "extended", Some(DTypeClass::Generic)),
     (DTypeClass::PrngKey, "prng_key", Some(DTypeClass::Extended)),
 ];
@@ -652,7 +738,8 @@ impl DTypeClass {
             .and_then(|(_, _, p)| *p)
     }
 
-    /// The most specific class of a dtype: its kind's class, or `prng_key` for key dtypes.
+    /// The most specific class of a dtype: its kind's class, `prng_key` for key dtypes, `void`
+    /// for `float0`.
     pub fn of(dtype: DType) -> DTypeClass {
         match dtype.kind() {
             Kind::Bool => DTypeClass::Bool,
@@ -661,6 +748,7 @@ impl DTypeClass {
             Kind::Float => DTypeClass::Floating,
             Kind::Complex => DTypeClass::ComplexFloating,
             Kind::Extended => DTypeClass::PrngKey,
+            Kind::Void => DTypeClass::Void,
         }
     }
 }
@@ -701,6 +789,10 @@ impl fmt::Display for DTypeClass {
 /// assert!(!issubdtype(key, DTypeClass::Number));
 /// assert!(issubdtype("bfloat16".parse().unwrap(), DTypeClass::Floating));
 /// assert!(!issubdtype("bool".parse().unwrap(), DTypeClass::Number));
+/// // jnp.issubdtype(jax.dtypes.float0, np.void), and not np.number nor extended.
+/// assert!(issubdtype(DType::Float0, DTypeClass::Void));
+/// assert!(!issubdtype(DType::Float0, DTypeClass::Number));
+/// assert!(!issubdtype(DType::Float0, DTypeClass::Extended));
 /// ```
 pub fn issubdtype(dtype: DType, class: DTypeClass) -> bool {
     let mut c = Some(DTypeClass::of(dtype));
@@ -724,12 +816,26 @@ mod tests {
             assert_eq!(d.short_name().parse::<DType>().unwrap(), d);
             assert_eq!(DType::ALL[d.index()], d);
         }
+        // float0 is last: in ALL, in neither NUMERIC nor EXTENDED.
         assert_eq!(
             (DType::COUNT, DType::NUMERIC.len(), DType::EXTENDED.len()),
-            (40, 34, 6)
+            (41, 34, 6)
         );
-        assert!(DType::NUMERIC.iter().all(|d| !d.is_extended()));
-        assert!(DType::EXTENDED.iter().all(|d| d.is_extended()));
+        assert_eq!(DType::ALL.last(), Some(&DType::Float0));
+        assert!(
+            DType::NUMERIC
+                .iter()
+                .all(|d| !d.is_extended() && !d.is_float0())
+        );
+        assert!(
+            DType::EXTENDED
+                .iter()
+                .all(|d| d.is_extended() && !d.is_float0())
+        );
+        assert_eq!(
+            DType::ALL.iter().filter(|d| d.is_extended()).count(),
+            DType::EXTENDED.len()
+        );
     }
 
     #[test]

@@ -125,6 +125,20 @@ impl Node {
         matches!(self, Node::Dtype(d) if d.is_extended())
     }
 
+    /// Whether the node is a dtype that no promotion lattice holds: an extended (PRNG key)
+    /// dtype or `float0` (answered before any lattice, with the library's refusal).
+    ///
+    /// ```
+    /// use dtype_lattice::{DType, Node};
+    /// assert!(Node::from(DType::Float0).is_outside_lattices());
+    /// assert!(Node::from(DType::KeyRbg).is_outside_lattices());
+    /// assert!(!Node::from(DType::Int8).is_outside_lattices());
+    /// ```
+    #[inline]
+    pub fn is_outside_lattices(self) -> bool {
+        matches!(self, Node::Dtype(d) if d.is_extended() || d.is_float0())
+    }
+
     /// Number of distinct nodes ([`Node::index`] is below this).
     pub const COUNT: usize = DType::COUNT + 3;
 
@@ -305,6 +319,10 @@ impl Value {
             (Kind::Extended, _) => Err(malformed(
                 &format!("{dtype}({self})"),
                 format!("{dtype} holds PRNG keys, not numbers"),
+            )),
+            (Kind::Void, _) => Err(malformed(
+                &format!("{dtype}({self})"),
+                format!("{dtype} holds no numbers (JAX's dtype of the tangents of integers)"),
             )),
             (_, Value::Complex(..)) => Err(malformed(
                 &format!("{dtype}({self})"),

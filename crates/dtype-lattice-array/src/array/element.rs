@@ -1,5 +1,5 @@
 //! Rust element types and the dtypes they are: `bool`, the integers, `half::f16`/`bf16`,
-//! `f32`, `f64`, `Complex<f32>`, `Complex<f64>`. The 1-, 2- and 4-bit integers and the 4-, 6-
+//! `f32`, `f64`, `Complex<f32>`, `Complex<f64>`, and `()` for `float0` (its one value). The 1-, 2- and 4-bit integers and the 4-, 6-
 //! and 8-bit floats have no Rust type: arrays of them are made with `astype`.
 
 use dtype_lattice::DType;
@@ -77,8 +77,30 @@ impl Element for bool {
     }
 }
 
+/// `float0`'s element: `()`, the one value of the trivial vector space (NumPy's `(b'',)`).
+/// Its arrays take no storage.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::Array;
+/// let t = Array::from_vec(vec![(); 3]);
+/// assert_eq!((t.dtype(), t.shape(), t.as_bytes().len()), (DType::Float0, &[3usize][..], 0));
+/// assert_eq!(t.to_vec::<()>()?, [(), (), ()]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+impl Element for () {
+    const DTYPE: DType = DType::Float0;
+    type Word = u8;
+    #[inline(always)]
+    fn to_word(self) -> u8 {
+        0
+    }
+    #[inline(always)]
+    fn from_word(_: u8) {}
+}
+
 /// The storage word width of a dtype in bytes, and the words per element (more than one only
-/// for key dtypes: their key data). `None` for nothing today (every dtype is storable).
+/// for key dtypes: their key data; none for `float0`, whose arrays take no bytes).
 ///
 /// ```
 /// use dtype_lattice::DType;
@@ -86,10 +108,14 @@ impl Element for bool {
 /// assert_eq!(layout(DType::Float8E4M3Fn), (1, 1));
 /// assert_eq!(layout(DType::Complex128), (16, 1));
 /// assert_eq!(layout(DType::KeyThreefry2x32), (4, 2));
+/// assert_eq!(layout(DType::Float0), (1, 0));
 /// ```
 pub fn layout(dtype: DType) -> (usize, usize) {
     if let Some(k) = dtype.key_impl() {
         return (4, k.key_words);
+    }
+    if dtype.is_float0() {
+        return (1, 0);
     }
     let bits = dtype.bits() as usize;
     ((bits.div_ceil(8)).next_power_of_two().max(1), 1)

@@ -122,6 +122,37 @@ impl fmt::Display for ShapedArray {
     }
 }
 
+impl ShapedArray {
+    /// As JAX's messages print an aval with `str(aval)`: long dtype names, `~` before a weak
+    /// type (`float32[3]`, `~int32[]`, `float0[2]`, `key<fry>[]`; jaxprs print the short
+    /// names of [`Display`](fmt::Display)).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// use dtype_lattice_array::ShapedArray;
+    /// assert_eq!(ShapedArray::new(&[3], DType::Float32, true).long_name(), "~float32[3]");
+    /// assert_eq!(ShapedArray::new(&[2, 1], DType::Float0, false).long_name(), "float0[2,1]");
+    /// ```
+    pub fn long_name(&self) -> String {
+        self.long_text(true)
+    }
+
+    /// `long_name`, with or without the weak type's `~` (without: JAX's `str_short()`).
+    pub(crate) fn long_text(&self, weak: bool) -> String {
+        let dims: Vec<String> = self.shape.iter().map(usize::to_string).collect();
+        let tilde = if weak && self.weak_type { "~" } else { "" };
+        format!("{tilde}{}[{}]", self.dtype.name(), dims.join(","))
+    }
+}
+
+/// Storage for elements: their words, none for `float0`.
+fn words_of<T: Element>(values: Vec<T>) -> Storage {
+    if T::DTYPE.is_float0() {
+        return Storage::W8(Arc::new(Vec::new()));
+    }
+    T::Word::into_storage(values.into_iter().map(T::to_word).collect())
+}
+
 /// Whether two shapes are equal, compared inline (shapes are short; a `memcmp` call costs
 /// more than the comparison in the binds of small arrays).
 #[inline]
@@ -129,9 +160,10 @@ pub(crate) fn same_shape(a: &[usize], b: &[usize]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
-/// The short dtype names of jaxprs (`f32`, `i8`, `u4`, `bf16`, `c64`, `bool`, `f8_e4m3fn`).
+/// The short dtype names of jaxprs (`f32`, `i8`, `u4`, `bf16`, `c64`, `bool`, `f8_e4m3fn`,
+/// `float0`).
 pub fn jaxpr_dtype_name(dtype: DType) -> String {
-    if dtype.is_extended() || dtype == DType::Bool {
+    if dtype.is_extended() || dtype == DType::Bool || dtype.is_float0() {
         return dtype.name().to_string();
     }
     let name = dtype.name();
@@ -257,11 +289,7 @@ impl Array {
     /// A one-dimensional array of the elements.
     pub fn from_vec<T: Element>(values: Vec<T>) -> Array {
         let n = values.len();
-        let words: Vec<T::Word> = values.into_iter().map(T::to_word).collect();
-        Array::from_parts(
-            ShapedArray::new(&[n], T::DTYPE, false),
-            T::Word::into_storage(words),
-        )
+        Array::from_parts(ShapedArray::new(&[n], T::DTYPE, false), words_of(values))
     }
 
     /// An array of the given shape from its elements in row-major order.
@@ -276,10 +304,9 @@ impl Array {
                 format!("{} elements do not fill shape {shape:?}", values.len()),
             ));
         }
-        let words: Vec<T::Word> = values.into_iter().map(T::to_word).collect();
         Ok(Array::from_parts(
             ShapedArray::new(shape, T::DTYPE, false),
-            T::Word::into_storage(words),
+            words_of(values),
         ))
     }
 
@@ -287,8 +314,15 @@ impl Array {
     pub fn scalar<T: Element>(value: T) -> Array {
         Array::from_parts(
             ShapedArray::new(&[], T::DTYPE, false),
-            T::Word::into_storage(vec![value.to_word()]),
+            words_of(vec![value]),
         )
+    }
+
+    /// An array of `aval` holding no bytes: a `float0` array (JAX's tangent of integers,
+    /// which has one value, so its arrays need no storage).
+    pub(crate) fn float0(aval: ShapedArray) -> Array {
+        debug_assert!(aval.dtype().is_float0());
+        Array::from_parts(aval, Storage::W8(Arc::new(Vec::new())))
     }
 
     /// An array of `dtype` and `shape` from its elements' little-endian bytes, as NumPy stores
@@ -377,6 +411,11 @@ impl Array {
         if let Data::Traced(t) = &self.data {
             return Err(t.concretization_error(self));
         }
+        if T::DTYPE.is_float0() {
+            // `()` (float0's element) is zero-sized: its vector never allocates, so leaking
+            // it leaks nothing.
+            return Ok(vec![T::from_word(Default::default()); self.size()].leak());
+        }
         let words =
             T::Word::view(self.storage()).ok_or_else(|| invalid("dtype", "storage width"))?;
         Ok(bytemuck::cast_slice(words))
@@ -391,6 +430,9 @@ impl Array {
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, Error> {
         self.check_element::<T>()?;
         let this = self.concrete()?;
+        if T::DTYPE.is_float0() {
+            return Ok(vec![T::from_word(Default::default()); self.size()]);
+        }
         let words =
             T::Word::view(this.storage()).ok_or_else(|| invalid("dtype", "storage width"))?;
         Ok(words.iter().map(|&w| T::from_word(w)).collect())
@@ -464,6 +506,9 @@ impl Array {
         let dtype = self.dtype();
         let (width, words) = layout(dtype);
         let size = width * words;
+        if dtype.is_float0() {
+            return Scalar::Float0;
+        }
         let bytes = &self.as_bytes()[i * size..(i + 1) * size];
         if dtype.is_extended() {
             let words = bytes

@@ -14,7 +14,7 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
 use super::jaxpr::ClosedJaxpr;
-use super::jvp::zeros_like;
+use super::jvp::{has_tangent_space, tangent_aval, tangent_zeros};
 use super::pytree::Pytree;
 use super::{TraceTag, current};
 use crate::array::{Array, ShapedArray};
@@ -98,8 +98,10 @@ impl Custom {
         }
     }
 
-    /// The JVP: the rule on tangents with zeros instantiated, or the forward pass and
-    /// `custom_lin` on the tangents (transposable into the backward pass, and nothing else).
+    /// The JVP: the rule on tangents with zeros instantiated (`float0` zeros for integer,
+    /// bool and key inputs, as JAX's rules receive them), its output tangents checked against
+    /// the outputs' tangent types; or the forward pass and `custom_lin` on the tangents
+    /// (transposable into the backward pass, and nothing else).
     pub(crate) fn jvp(
         &self,
         primals: &[Array],
@@ -110,11 +112,15 @@ impl Custom {
             .zip(tangents)
             .map(|(p, t)| match t {
                 Some(t) => Ok(t.clone()),
-                None => zeros_like(p),
+                None => tangent_zeros(p.aval()),
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let rule = match self {
-            Custom::Jvp(r) => return r.0.jvp(primals.to_vec(), t),
+            Custom::Jvp(r) => {
+                let (outs, touts) = r.0.jvp(primals.to_vec(), t)?;
+                check_rule_tangents(&outs, &touts)?;
+                return Ok((outs, touts));
+            }
             Custom::Vjp(r) => r,
         };
         let (outs, res) = rule.0.fwd(primals.to_vec())?;
@@ -195,6 +201,58 @@ impl Custom {
     }
 }
 
+/// JAX's check of a custom JVP rule's output tangents: each of its output's tangent type
+/// (shape and tangent dtype, weak types aside), `float0` for an integer output.
+fn check_rule_tangents(outs: &[Array], touts: &[Array]) -> Result<(), Error> {
+    if outs.len() != touts.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Custom JVP rule must produce primal and tangent outputs with equal container \
+                 (pytree) structures, but got {} and {} leaves respectively.",
+                outs.len(),
+                touts.len()
+            ),
+        ));
+    }
+    let expected: Vec<ShapedArray> = outs.iter().map(|o| tangent_aval(o.aval())).collect();
+    let bad = |(e, t): (&ShapedArray, &Array)| e.dtype() != t.dtype() || e.shape() != t.shape();
+    if !expected.iter().zip(touts).any(bad) {
+        return Ok(());
+    }
+    let text = |a: &ShapedArray| a.long_text(false);
+    let msg = if let ([o], [e], [t]) = (outs, expected.as_slice(), touts) {
+        format!(
+            "Custom JVP rule must produce primal and tangent outputs with corresponding shapes \
+             and dtypes. Expected {} (tangent type of {}) but got {}.",
+            text(e),
+            text(o.aval()),
+            text(t.aval())
+        )
+    } else {
+        let lines: Vec<String> = outs
+            .iter()
+            .zip(&expected)
+            .zip(touts)
+            .filter(|((_, e), t)| bad((e, t)))
+            .map(|((o, e), t)| {
+                format!(
+                    "  primal {} with tangent {}, expecting tangent {}",
+                    text(o.aval()),
+                    text(t.aval()),
+                    text(e)
+                )
+            })
+            .collect();
+        format!(
+            "Custom JVP rule must produce primal and tangent outputs with corresponding shapes \
+             and dtypes, but got:\n{}",
+            lines.join("\n")
+        )
+    };
+    Err(Error::refused(Exception::TypeError, msg))
+}
+
 fn stored<T: Clone>(m: &Mutex<Option<T>>, what: &str) -> Result<T, Error> {
     m.lock().ok().and_then(|v| v.clone()).ok_or_else(|| {
         Error::refused(
@@ -258,6 +316,10 @@ impl<I: Pytree + Clone, O: Pytree + Clone> Shapes<I, O> {
 
 /// `jax.custom_jvp`: `f` with the JVP rule `rule(primals, tangents) -> (outputs, output
 /// tangents)`, both over pytrees of `I` and `O`.
+///
+/// The rule receives `float0` zeros as the tangents of integer, bool and key inputs, and must
+/// return tangents of its outputs' tangent types (`float0` for integer outputs: JAX's
+/// `TypeError` otherwise, when the rule runs).
 ///
 /// ```
 /// use dtype_lattice_array::{Array, core::{CustomJvp, grad}, numpy as jnp};
@@ -335,6 +397,11 @@ where
 /// call `bwd`; `jvp` is refused with JAX's `TypeError`. Arguments that must not be
 /// differentiated (JAX's `nondiff_argnums`) are captured by the closures; `bwd` answers zero
 /// for an input by returning zeros.
+///
+/// Integer, bool and key values have `float0` cotangents: `bwd` receives `float0` zeros for
+/// such outputs, and whatever it returns for such an input is replaced by `float0` zeros (as
+/// JAX replaces it, or its `None`). For a floating input, `bwd` must return a cotangent of
+/// the input's shape (JAX's `ValueError` otherwise, naming the leaf as `output[i]`).
 ///
 /// ```
 /// use dtype_lattice_array::{Array, core::{CustomVjp, grad}, numpy as jnp};
@@ -583,12 +650,56 @@ fn lin_transpose_rule(
         .iter()
         .zip(avals)
         .map(|(c, a)| match c {
-            Some(c) => Ok(c.clone()),
-            None => super::jvp::zeros(a),
+            Some(c) if has_tangent_space(a.dtype()) => Ok(c.clone()),
+            _ => tangent_zeros(a),
         })
         .collect::<Result<Vec<_>, Error>>()?;
     let mut out: Vec<Option<Array>> = vec![None; n];
-    out.extend(rule.0.bwd(res, cts)?.into_iter().map(Some));
+    let in_cts = rule.0.bwd(res, cts)?;
+    let in_avals: Vec<ShapedArray> = ins[n..]
+        .iter()
+        .map(|l| match l {
+            Lin::Known(x) => x.aval().clone(),
+            Lin::Linear(a) => a.clone(),
+        })
+        .collect();
+    if in_cts.len() != in_avals.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Custom VJP bwd rule must produce an output with the same container (pytree) \
+                 structure as the args tuple of the primal function: got {} leaves for {}",
+                in_cts.len(),
+                in_avals.len()
+            ),
+        ));
+    }
+    for (i, (c, a)) in in_cts.into_iter().zip(&in_avals).enumerate() {
+        // An integer input's (float0) cotangent is zero, whatever bwd returned.
+        if !has_tangent_space(a.dtype()) {
+            out.push(None);
+            continue;
+        }
+        if c.shape() != a.shape() {
+            let mut why = Vec::new();
+            if c.dtype() != a.dtype() {
+                why.push("the dtypes do not match");
+            }
+            why.push("the shapes do not match");
+            return Err(Error::refused(
+                Exception::ValueError,
+                format!(
+                    "Custom VJP bwd rule must produce an output with the same type as the args \
+                     tuple of the primal function, but at output[{i}] the bwd rule produced an \
+                     output of type {} corresponding to an input of type {}, so {}",
+                    c.aval().long_text(false),
+                    a.long_text(false),
+                    why.join(", and ")
+                ),
+            ));
+        }
+        out.push(Some(c));
+    }
     Ok(out)
 }
 
@@ -679,6 +790,12 @@ impl CustomVjpRule for BatchedVjp {
             .into_iter()
             .zip(&self.dims)
             .map(|(c, d)| match d {
+                // A float0 cotangent (of an integer input) sums to float0 zeros.
+                None if c.dtype().is_float0() => super::jvp::zeros(&ShapedArray::new(
+                    c.shape().get(1..).unwrap_or_default(),
+                    c.dtype(),
+                    false,
+                )),
                 None => crate::numpy::sum(&c, crate::numpy::Axes::Some(vec![0]), false),
                 Some(0) => Ok(c),
                 Some(d) => crate::prim::batching::moveaxis(&c, 0, *d),

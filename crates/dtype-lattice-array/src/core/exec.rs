@@ -217,7 +217,7 @@ fn fold(
             Src::Slot(_) => None,
         })
         .collect::<Option<_>>()?;
-    (prim.impl_rule)(prim, &consts, params, avals).ok()
+    crate::prim::implement(prim, &consts, params, avals).ok()
 }
 
 /// Drops the calls none of whose outputs is used.
@@ -269,7 +269,12 @@ fn tiles(sh: &[usize], shape: &[usize]) -> bool {
 }
 
 /// Groups chains of elementwise calls over large shapes (see the module documentation).
-fn fuse(calls: Vec<Call>, outputs: &[Src], shape_of: &[Vec<usize>]) -> Vec<Step> {
+fn fuse(
+    calls: Vec<Call>,
+    outputs: &[Src],
+    shape_of: &[Vec<usize>],
+    float0_slot: &[bool],
+) -> Vec<Step> {
     let slots = shape_of.len();
     // Uses of each slot by calls (and the jaxpr's outputs), to find what a group must write.
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); slots];
@@ -310,7 +315,14 @@ fn fuse(calls: Vec<Call>, outputs: &[Src], shape_of: &[Vec<usize>]) -> Vec<Step>
     };
     for (i, c) in calls.iter().enumerate() {
         let size: usize = c.avals.first().map_or(0, ShapedArray::size);
+        // float0 values hold no bytes to chunk: their (moving, converting) calls run whole.
+        let float0 = c.avals.iter().any(|a| a.dtype().is_float0())
+            || c.inputs.iter().any(|s| match s {
+                Src::Const(x) => x.dtype().is_float0(),
+                Src::Slot(k) => float0_slot[*k],
+            });
         let join = c.avals.len() == 1
+            && !float0
             && size >= FUSE_MIN
             && fusible(c, c.avals[0].shape(), |s| in_shape(s, shape_of));
         if join {
@@ -426,15 +438,18 @@ impl Executable {
         let outputs = low.lower(j, inputs.iter().map(|&s| Src::Slot(s)).collect())?;
         let calls = eliminate_dead(low.calls, &outputs, low.slots);
         let mut shape_of: Vec<Vec<usize>> = vec![Vec::new(); low.slots];
+        let mut float0_slot = vec![false; low.slots];
         for (&s, v) in inputs.iter().zip(&j.jaxpr.invars) {
             shape_of[s] = v.aval.shape().to_vec();
+            float0_slot[s] = v.aval.dtype().is_float0();
         }
         for c in &calls {
             for (&o, a) in c.outs.iter().zip(&c.avals) {
                 shape_of[o] = a.shape().to_vec();
+                float0_slot[o] = a.dtype().is_float0();
             }
         }
-        let steps = fuse(calls, &outputs, &shape_of);
+        let steps = fuse(calls, &outputs, &shape_of, &float0_slot);
         // Liveness: the last step reading each slot releases it (outputs are never released).
         let mut last: Vec<Option<usize>> = vec![None; low.slots];
         for (i, st) in steps.iter().enumerate() {
@@ -506,7 +521,7 @@ impl Executable {
                             .iter()
                             .map(|s| read(s, &env))
                             .collect::<Result<_, _>>()?;
-                        (c.prim.impl_rule)(c.prim, &ins, &c.params, &c.avals)?
+                        crate::prim::implement(c.prim, &ins, &c.params, &c.avals)?
                     };
                     for (&o, x) in c.outs.iter().zip(outs) {
                         env[o] = Some(x);

@@ -302,6 +302,7 @@ fn literal_text(x: &Array) -> String {
         Some(Scalar::Int(i)) => i.to_string(),
         Some(Scalar::Float(f)) => Value::Float(f).to_string(),
         Some(Scalar::Complex(re, im)) => Value::Complex(re, im).to_string(),
+        Some(Scalar::Float0) => "(b'',)".to_string(),
         _ => "?".to_string(),
     }
 }

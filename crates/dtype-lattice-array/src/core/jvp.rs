@@ -1,6 +1,10 @@
 //! Forward-mode differentiation (JAX's `JVPTrace`): each tracer carries a primal and a
 //! tangent (`None`: a symbolic zero); a primitive's JVP rule, bound in the parent trace,
 //! computes both.
+//!
+//! Integer, boolean and key values have `float0` tangents (JAX's trivial vector space): a
+//! symbolic zero inside the trace whatever the rules compute, `float0` zeros when
+//! instantiated (an output tangent, a custom rule's input tangent).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -105,7 +109,11 @@ impl Trace for JvpTrace {
         Ok(outs
             .into_iter()
             .zip(touts.into_iter().chain(std::iter::repeat(None)))
-            .map(|(o, t)| self.pack(o, t))
+            .map(|(o, t)| {
+                // An integer (or bool, key) result's tangent is float0: zero.
+                let t = t.filter(|_| has_tangent_space(o.dtype()));
+                self.pack(o, t)
+            })
             .collect())
     }
 
@@ -125,13 +133,62 @@ impl Trace for JvpTrace {
         Ok(outs
             .into_iter()
             .zip(touts)
-            .map(|(o, t)| self.pack(o, Some(t)))
+            .map(|(o, t)| {
+                let t = Some(t).filter(|_| has_tangent_space(o.dtype()));
+                self.pack(o, t)
+            })
             .collect())
     }
 }
 
 /// Output tangents (`None`: zero).
 pub(crate) type Tangents = Vec<Option<Array>>;
+
+/// Whether values of `dtype` have tangents of their own dtype (floating and complex dtypes);
+/// the others' tangents are `float0`, always zero.
+pub(crate) fn has_tangent_space(dtype: dtype_lattice::DType) -> bool {
+    dtype.tangent_dtype() == dtype && !dtype.is_float0()
+}
+
+/// JAX's checks of `jax.jvp`'s tangents against the primals, leaf by leaf: the dtype (the
+/// primal's tangent dtype: `float0` for integers, bools and keys) first, then the shape.
+pub(crate) fn check_tangents(primals: &[Array], tangents: &[Array]) -> Result<(), Error> {
+    if primals.len() != tangents.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "primal and tangent arguments to jax.jvp must have the same tree structure",
+        ));
+    }
+    for (p, t) in primals.iter().zip(tangents) {
+        let want = p.dtype().tangent_dtype();
+        if t.dtype() != want {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "primal and tangent arguments to jax.jvp do not match; dtypes must be \
+                     equal, or in case of int/bool primal dtype the tangent dtype must be \
+                     float0.Got primal dtype {} and so expected tangent dtype {}, but got \
+                     tangent dtype {} instead.",
+                    p.dtype().numpy_str(),
+                    want.numpy_str(),
+                    t.dtype().numpy_str()
+                ),
+            ));
+        }
+        if p.shape() != t.shape() {
+            return Err(Error::refused(
+                Exception::ValueError,
+                format!(
+                    "jvp called with different primal and tangent shapes;Got primal shape {} \
+                     and tangent shape as {}",
+                    crate::array::py_shape(p.shape()),
+                    crate::array::py_shape(t.shape())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Runs `f` on JVP tracers of `primals` and `tangents` (flattened leaves), returning the
 /// output leaves' primals and tangents (`None`: zero).
@@ -142,40 +199,30 @@ where
     F: FnOnce(I) -> Result<O, Error>,
 {
     let (ps, ts) = (primals.leaves(), tangents.leaves());
-    if ps.len() != ts.len() {
-        return Err(Error::refused(
-            Exception::TypeError,
-            "primal and tangent arguments to jax.jvp must have the same tree structure",
-        ));
-    }
-    for (p, t) in ps.iter().zip(&ts) {
-        if p.shape() != t.shape() || p.dtype() != t.dtype() {
-            return Err(Error::refused(
-                Exception::TypeError,
-                format!(
-                    "primal and tangent arguments to jax.jvp do not match; dtypes must be \
-                     equal, or in case of int/bool primal dtype the tangent dtype must be \
-                     float0.Got primal dtype {} and so expected tangent dtype {}, but got \
-                     tangent dtype {} instead.",
-                    p.dtype(),
-                    p.dtype(),
-                    t.dtype()
-                ),
-            ));
-        }
-    }
+    check_tangents(&ps, &ts)?;
     let trace = Arc::new(JvpTrace::new(current()));
+    // A float0 tangent (of an integer, bool or key) is a symbolic zero.
     let inputs: Vec<Array> = ps
         .into_iter()
         .zip(ts)
-        .map(|(p, t)| trace.pack(p, Some(t)))
+        .map(|(p, t)| {
+            let t = Some(t).filter(|_| has_tangent_space(p.dtype()));
+            trace.pack(p, t)
+        })
         .collect();
     let input = primals.rebuild(&mut inputs.into_iter())?;
     let as_trace: Arc<dyn Trace> = trace.clone();
     let out = with_trace(Some(as_trace), || f(input));
     let result = out.map(|out| {
-        let (p, t): (Vec<Array>, Vec<Option<Array>>) =
-            out.leaves().iter().map(|x| trace.unpack(x)).unzip();
+        let (p, t): (Vec<Array>, Vec<Option<Array>>) = out
+            .leaves()
+            .iter()
+            .map(|x| {
+                let (p, t) = trace.unpack(x);
+                let t = t.filter(|_| has_tangent_space(p.dtype()));
+                (p, t)
+            })
+            .unzip();
         (out, p, t)
     });
     trace.tag.kill();
@@ -183,20 +230,38 @@ where
 }
 
 /// `jax.jvp(f, primals, tangents)`: `f`'s outputs and their directional derivatives along
-/// `tangents` (a pytree of `primals`' structure, shapes and dtypes).
+/// `tangents` (a pytree of `primals`' structure and shapes, each leaf of the primal's
+/// tangent dtype: its own for floating and complex primals, `float0` for integers, bools and
+/// keys).
+///
+/// An integer (bool, key) output's tangent is `float0` zeros, whatever `f`.
 ///
 /// ```
+/// use dtype_lattice::DType;
 /// use dtype_lattice_array::{Array, core::jvp, numpy as jnp};
 /// let x = Array::scalar(2.0f32);
 /// let (y, dy) = jvp(|x: Array| jnp::multiply(&x, &x), &x, &Array::scalar(1.0f32))?;
 /// assert_eq!((y.to_vec::<f32>()?, dy.to_vec::<f32>()?), (vec![4.0], vec![4.0]));
+///
+/// // An integer primal takes a float0 tangent; its outputs' tangents are float0 too.
+/// let n = Array::from_vec(vec![1i32, 2]);
+/// let t0 = jnp::zeros(&[2], DType::Float0)?;
+/// let (m, dm) = jvp(|n: Array| jnp::multiply(&n, 3), &n, &t0)?;
+/// assert_eq!((m.to_vec::<i32>()?, dm.dtype()), (vec![3, 6], DType::Float0));
+/// assert_eq!(dm.to_string(), "TypedNdArray([(b'',), (b'',)], dtype=void)");
+/// // An integer tangent is JAX's TypeError.
+/// let e = jvp(|n: Array| Ok(n), &Array::scalar(1i32), &Array::scalar(1i32)).unwrap_err();
+/// assert!(e.message().ends_with(
+///     "Got primal dtype int32 and so expected tangent dtype [('float0', 'V')], but got \
+///      tangent dtype int32 instead."));
 /// # Ok::<(), dtype_lattice::Error>(())
 /// ```
 ///
 /// # Errors
 ///
-/// JAX's `TypeError` for tangents that do not match the primals; `NotImplementedError` for a
-/// primitive without a JVP rule; whatever `f` returns.
+/// JAX's `TypeError` for tangents of another dtype than the primals' tangent dtypes (or
+/// another structure), its `ValueError` for tangents of other shapes; `NotImplementedError`
+/// for a primitive without a JVP rule; whatever `f` returns.
 pub fn jvp<I, O, F>(f: F, primals: &I, tangents: &I) -> Result<(O, O), Error>
 where
     I: Pytree,
@@ -209,7 +274,7 @@ where
         .zip(t)
         .map(|(p, t)| match t {
             Some(t) => Ok(t),
-            None => zeros_like(p),
+            None => tangent_zeros(p.aval()),
         })
         .collect::<Result<_, Error>>()?;
     Ok((
@@ -240,6 +305,18 @@ where
 /// Zeros of `x`'s aval (strong), under the current trace.
 pub(crate) fn zeros_like(x: &Array) -> Result<Array, Error> {
     zeros(x.aval())
+}
+
+/// The tangent aval of a primal aval (JAX's `to_tangent_aval`): its shape and weak type, its
+/// tangent dtype (`float0` for integers, bools and keys).
+pub(crate) fn tangent_aval(a: &crate::array::ShapedArray) -> crate::array::ShapedArray {
+    a.with_dtype(a.dtype().tangent_dtype())
+}
+
+/// Zero tangents of a primal of `aval` (strong), under the current trace: zeros of its dtype,
+/// or `float0` zeros for an integer, bool or key primal (JAX's instantiated symbolic zero).
+pub(crate) fn tangent_zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
+    zeros(&tangent_aval(aval))
 }
 
 /// Zeros of `aval` (strong), under the current trace.

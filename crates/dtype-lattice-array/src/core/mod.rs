@@ -16,7 +16,11 @@
 //! - a trace handles its own tracers; any other array reaching it (a concrete one, or a tracer
 //!   of an enclosing transformation) is a constant to it;
 //! - a transformation's tracers die with it: used afterwards they raise
-//!   `UnexpectedTracerError`, never a wrong value.
+//!   `UnexpectedTracerError`, never a wrong value;
+//! - only floating and complex values have tangents of their own dtype: an integer, bool or
+//!   key value's tangent (and cotangent) is JAX's `float0` ([`DType::Float0`](dtype_lattice::DType::Float0)),
+//!   a symbolic zero inside the transformations and `float0` zeros where one is made (`jvp`'s
+//!   output tangents, `vjp`'s and `Grad::allow_int`'s cotangents, a custom rule's inputs).
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -47,7 +51,7 @@ pub use jvp::{jvp, linearize_jvp};
 pub use pytree::Pytree;
 pub(crate) use stage::JIT as JIT_PRIMITIVE;
 pub use stage::{Jit, jit, make_jaxpr};
-pub use vjp::{Linearized, grad, linearize, value_and_grad, vjp};
+pub use vjp::{Grad, Linearized, grad, linearize, value_and_grad, vjp};
 
 /// The identity of one trace (one application of a transformation), shared by its tracers.
 pub(crate) struct TraceTag {

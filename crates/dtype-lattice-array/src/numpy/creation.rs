@@ -36,7 +36,8 @@ fn canonical(dtype: DType) -> DType {
 /// # Errors
 ///
 /// NumPy's `OverflowError` for an integer the dtype cannot hold, `ValueError` when the
-/// number of values is not the shape's size, `TypeError` for key dtypes.
+/// number of values is not the shape's size, `TypeError` for key dtypes and for numbers as
+/// `float0` (NumPy's `a bytes-like object is required, not 'int'`: `float0` takes none).
 pub fn array(values: &[Value], shape: &[usize], dtype: DType) -> Result<Array, Error> {
     if dtype.is_extended() {
         return Err(Error::refused(
@@ -57,6 +58,24 @@ pub fn array(values: &[Value], shape: &[usize], dtype: DType) -> Result<Array, E
                 py_shape(shape)
             ),
         ));
+    }
+    if dtype.is_float0() {
+        // np.array(values, dtype=float0): a structured void dtype takes no numbers.
+        return match values.first() {
+            None => Ok(Array::float0(ShapedArray::new(shape, dtype, false))),
+            Some(v) => Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "a bytes-like object is required, not '{}'",
+                    match v {
+                        Value::Bool(_) => "bool",
+                        Value::Int(_) => "int",
+                        Value::Float(_) => "float",
+                        Value::Complex(..) => "complex",
+                    }
+                ),
+            )),
+        };
     }
     let (width, words) = layout(dtype);
     let n = width * words;

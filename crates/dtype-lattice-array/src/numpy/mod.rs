@@ -223,6 +223,10 @@ impl ArrayLike<'_> {
 /// A Python scalar as a zero-dimensional array of `dtype`, as JAX converts it
 /// (`lax._convert_element_type(x, dtype, weak_type)`).
 pub(crate) fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
+    if dtype.is_float0() {
+        // lax.full((), 1, float0): whatever the value, float0's one element.
+        return Ok(Array::float0(ShapedArray::new(&[], dtype, weak)));
+    }
     let (width, words) = layout(dtype);
     let mut bytes = vec![0u8; width * words];
     encode_value(v, dtype, semantics(), &mut bytes).map_err(|e| match e.reason() {
@@ -512,7 +516,11 @@ pub(crate) fn promote_only(
     let operands: Vec<Operand> = args.iter().map(ArrayLike::operand).collect();
     // JAX checks Python ints as `add` does; NumPy converts them without checks where no ufunc
     // runs (`np.where` wraps them).
-    if op.is_some() || !is_numpy(&rules) {
+    // A function that is no operation (`where`, `concatenate`) takes float0 arrays, as jnp's.
+    let float0 = operands
+        .iter()
+        .any(|o| o.dtype().is_some_and(DType::is_float0));
+    if op.is_some() || !(is_numpy(&rules) || float0) {
         rules.op_result(op.unwrap_or(dtype_lattice::Op::Add), &operands)?;
     }
     let p = rules.promoted(&operands)?;
@@ -535,6 +543,7 @@ pub(crate) fn same_operands<'b>(
         && a.weak_type() == b.weak_type()
         && crate::array::same_shape(a.shape(), b.shape())
         && !d.is_extended()
+        && !d.is_float0()
         && d != DType::Bool
         && d.kind() != Kind::Complex;
     if !plain {

@@ -25,6 +25,24 @@ fn shape_rule(
             ));
         }
     };
+    if x.dtype().is_extended() && new_dtype.is_float0() {
+        return Err(Error::refused(
+            Exception::ValueError,
+            format!(
+                "Cannot convert_element_type from {} to {}",
+                x.dtype(),
+                new_dtype.numpy_name()
+            ),
+        ));
+    }
+    if x.dtype().is_float0() && (new_dtype == dtype_lattice::DType::Bool || new_dtype.is_extended())
+    {
+        // JAX fails on its way (NumPy's TypeError about bytes-like objects).
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!("convert_element_type cannot convert a float0 array to {new_dtype}"),
+        ));
+    }
     if x.dtype().is_extended() != new_dtype.is_extended() && x.dtype() != new_dtype {
         return Err(Error::refused(
             Exception::TypeError,

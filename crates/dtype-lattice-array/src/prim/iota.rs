@@ -35,8 +35,9 @@ fn shape_rule(
         Kind::SignedInt | Kind::UnsignedInt | Kind::Float | Kind::Complex
     ) {
         return type_error(format!(
-            "iota does not accept dtype {dtype}. Accepted dtypes are subtypes of integer, \
-             floating, complexfloating."
+            "iota does not accept dtype {}. Accepted dtypes are subtypes of integer, \
+             floating, complexfloating.",
+            dtype.numpy_name()
         ));
     }
     if dim < 0 || dim as usize >= shape.len() {

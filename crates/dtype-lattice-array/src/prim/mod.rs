@@ -317,8 +317,135 @@ impl Primitive {
                 ),
             ));
         }
+        if inputs.iter().any(|a| a.dtype().is_float0()) {
+            float0_operands(self, inputs)?;
+        }
         (self.shape_rule)(self, inputs, params)
     }
+}
+
+/// The primitives that take `float0` operands, as JAX's do: they move, select or convert
+/// elements and compute nothing (their `float0` outputs need no kernel).
+const TAKES_FLOAT0: &[&str] = &[
+    "broadcast_in_dim",
+    "reshape",
+    "transpose",
+    "squeeze",
+    "rev",
+    "slice",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "concatenate",
+    "pad",
+    "select_n",
+    "convert_element_type",
+    "jit",
+    "custom_jvp_call",
+    "custom_vjp_call",
+    "custom_lin",
+    // The PRNG primitives refuse a float0 operand with their own key checks.
+    "random_seed",
+    "random_split",
+    "random_fold_in",
+    "random_bits",
+    "random_wrap",
+    "random_unwrap",
+];
+
+/// JAX's refusal of a `float0` operand by a primitive that computes (`lax`'s wording: the
+/// elementwise operations' `Called add with a float0 at position 0. …`, the reductions'
+/// dtype errors).
+fn float0_operands(prim: &'static Primitive, inputs: &[&ShapedArray]) -> Result<(), Error> {
+    if TAKES_FLOAT0.contains(&prim.name) {
+        return Ok(());
+    }
+    const WHY: &str = "float0s do not support any operations by design, because they are not \
+        compatible with non-trivial vector spaces. No implicit dtype conversion is done. You \
+        can use np.zeros_like(arr, dtype=np.float) to cast a float0 array to a regular zeros \
+        array. \nIf you didn't expect to get a float0 you might have accidentally taken a \
+        gradient with respect to an integer argument.";
+    let f0 = DType::Float0.numpy_str();
+    let refused = |e: Exception, m: String| Err(Error::refused(e, m));
+    match prim.name {
+        "reduce_sum" | "reduce_prod" | "cumsum" | "cumprod" | "cummax" | "cummin" => refused(
+            Exception::TypeError,
+            format!(
+                "{} does not accept dtype void. Accepted dtypes are subtypes of number.",
+                prim.name
+            ),
+        ),
+        "reduce_max" | "argmax" => refused(
+            Exception::ValueError,
+            format!("Unsupported dtype for max: {f0}"),
+        ),
+        "reduce_min" | "argmin" => refused(
+            Exception::ValueError,
+            format!("Unsupported dtype for min: {f0}"),
+        ),
+        "reduce_and" | "reduce_or" | "reduce_xor" => refused(
+            Exception::TypeError,
+            format!("logical reduction requires operand dtype bool or int, got {f0}."),
+        ),
+        "bitcast_convert_type" => refused(
+            Exception::ValueError,
+            format!("unexpected input: dtype=dtype({f0})"),
+        ),
+        // JAX fails an assertion.
+        "dot_general" => refused(
+            Exception::TypeError,
+            "dot_general does not accept float0 operands".to_string(),
+        ),
+        // Elementwise: unary operations name the array, the others its position.
+        _ if prim.arity == Some(1) => refused(
+            Exception::TypeError,
+            format!("Called {} with a float0 array. {WHY}", prim.name),
+        ),
+        _ => {
+            let i = inputs
+                .iter()
+                .position(|a| a.dtype().is_float0())
+                .unwrap_or(0);
+            let name = if prim.name == "add_any" {
+                "add"
+            } else {
+                prim.name
+            };
+            refused(
+                Exception::TypeError,
+                format!("Called {name} with a float0 at position {i}. {WHY}"),
+            )
+        }
+    }
+}
+
+/// Runs `prim`'s implementation on concrete `inputs` for outputs of `avals` (the shape rule
+/// has passed). `float0` needs no kernel: its outputs hold no bytes, and a `float0` operand
+/// converts to zeros.
+pub(crate) fn implement(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    if avals.iter().any(|a| a.dtype().is_float0()) || inputs.iter().any(|x| x.dtype().is_float0()) {
+        return avals
+            .iter()
+            .map(|a| {
+                if a.dtype().is_float0() {
+                    Ok(Array::float0(a.clone()))
+                } else {
+                    // convert_element_type of float0: zeros.
+                    let zero = crate::numpy::scalar_array(
+                        dtype_lattice::Value::Int(0),
+                        a.dtype(),
+                        a.weak_type(),
+                    )?;
+                    lax::broadcast_to(&zero, a.shape())
+                }
+            })
+            .collect();
+    }
+    (prim.impl_rule)(prim, inputs, params, avals)
 }
 
 /// Parameters JAX's jaxpr printer leaves out: `(primitive, parameter, when)` (`None`: always;
@@ -481,7 +608,7 @@ pub fn bind(
             prim.abstract_eval(&avals, params)?
         }
     };
-    (prim.impl_rule)(prim, inputs, params, &out)
+    implement(prim, inputs, params, &out)
 }
 
 /// Whether the primitives compute as XLA's CPU backend does (JAX's rules), not as NumPy's

@@ -32,6 +32,8 @@ pub(crate) enum Element {
     PlainInt,
     /// ml_dtypes' float types: C's `%g`.
     G(DType),
+    /// `float0` (a structured void dtype of one empty field): `(b'',)`.
+    Void,
 }
 
 /// Whether NumPy prints the dtype with its own formatters (bool, its integers and floats);
@@ -77,6 +79,7 @@ impl Element {
                 )
             }
             Kind::Float => Element::G(dtype),
+            Kind::Void => Element::Void,
             _ => panic!("{dtype} elements are printed as their key data"),
         }
     }
@@ -102,6 +105,7 @@ impl Element {
                 format!("{r}{}j{}", &i[..end], &i[end..])
             }
             Element::G(dtype) => g_format(held(*dtype, as_float(s)), *dtype),
+            Element::Void => "(b'',)".to_string(),
         }
     }
 }

@@ -59,6 +59,18 @@
 //! assert_eq!(jax_repr(DType::KeyThreefry2x32, &[], &|_| Scalar::KeyData(vec![0, 0]), false),
 //!            "Array((), dtype=key<fry>) overlaying:\n[0 0]");
 //! ```
+//!
+//! `float0` arrays (the tangents of integers) are NumPy arrays of a structured void dtype
+//! in JAX, each element `(b'',)`; JAX 0.10 returns them as its `TypedNdArray`:
+//!
+//! ```
+//! # use dtype_lattice::DType;
+//! # use dtype_lattice_array::repr::{Scalar, jax_repr, numpy_repr};
+//! assert_eq!(jax_repr(DType::Float0, &[2], &|_| Scalar::Float0, false),
+//!            "TypedNdArray([(b'',), (b'',)], dtype=void)");
+//! assert_eq!(numpy_repr(DType::Float0, &[], &|_| Scalar::Float0),
+//!            "array((b'',), dtype=[('float0', 'V')])");
+//! ```
 
 mod digits;
 mod element;
@@ -84,6 +96,8 @@ pub enum Scalar {
     Complex(f64, f64),
     /// A PRNG key: its key data (`key_words` `uint32` words, as `jax.random.key_data` gives).
     KeyData(Vec<u32>),
+    /// A `float0` element: the one value of the trivial vector space (NumPy's `(b'',)`).
+    Float0,
 }
 
 /// A shape as Python prints a tuple: `()`, `(3,)`, `(2, 3)`.
@@ -131,6 +145,9 @@ fn array2string(
 /// What JAX 0.10's `repr()` prints for an array of `dtype` and `shape` whose element at flat
 /// row-major index `i` is `element(i)`; `weak_type` is JAX's weak-type flag.
 ///
+/// `float0` arrays print as JAX 0.10 prints its `TypedNdArray` (the NumPy arrays it returns
+/// for `float0` tangents): `TypedNdArray([(b'',), (b'',)], dtype=void)`.
+///
 /// Key dtypes ([`Kind::Extended`]) take [`Scalar::KeyData`] elements and print as
 /// `Array(SHAPE, dtype=key<…>) overlaying:` followed by the key data as NumPy's `str()`
 /// prints a `uint32` array of shape `SHAPE + (key_words,)`.
@@ -158,11 +175,16 @@ pub fn jax_repr(
     if dtype.kind() == Kind::Extended {
         return key_repr(dtype, shape, element);
     }
-    let prefix = "Array(";
-    let dtype_text = if weak_type {
-        format!("dtype={}, weak_type=True", dtype.name())
+    // float0 values are NumPy arrays, which JAX 0.10 returns as `TypedNdArray`s.
+    let prefix = if dtype.is_float0() {
+        "TypedNdArray("
     } else {
-        format!("dtype={}", dtype.name())
+        "Array("
+    };
+    let dtype_text = if weak_type {
+        format!("dtype={}, weak_type=True", dtype.numpy_name())
+    } else {
+        format!("dtype={}", dtype.numpy_name())
     };
     let size: usize = shape.iter().product();
     let body = if size == 0 {
@@ -240,7 +262,9 @@ pub fn numpy_repr(dtype: DType, shape: &[usize], element: &dyn Fn(usize) -> Scal
         dtype,
         DType::Float64 | DType::Int64 | DType::Bool | DType::Complex128
     );
-    if !implied || size == 0 {
+    if dtype.is_float0() {
+        extras.push(format!("dtype={}", dtype.numpy_str()));
+    } else if !implied || size == 0 {
         let name = dtype.name();
         if name.starts_with(|c: char| c.is_ascii_alphabetic())
             && name.chars().all(|c| c.is_ascii_alphanumeric())

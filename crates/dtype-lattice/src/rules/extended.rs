@@ -1,9 +1,11 @@
-//! Extended (PRNG key) dtypes meet the rule sets here, before any lattice: a rule set's row
-//! says whether it follows JAX (a key promotes only with itself; everything else is refused
-//! with JAX's wording, as data) or has no such dtypes (an operand it cannot represent).
+//! Extended (PRNG key) dtypes and `float0` meet the rule sets here, before any lattice: a
+//! rule set's row says whether it follows JAX (a key promotes only with itself; `float0` only
+//! with itself in `result_type`, nowhere in `promote_types`, and no operation takes it;
+//! everything else is refused with JAX's wording, as data) or has no such dtypes (an operand
+//! it cannot represent).
 //!
 //! ```
-//! use dtype_lattice::{DType, Op, Operand, Rules};
+//! use dtype_lattice::{DType, Op, Operand, Rules, Value};
 //! let ops = [Operand::array(DType::KeyThreefry2x32), Operand::array(DType::Int32)];
 //! // jax.dtypes.result_type(key, int32 array)
 //! let e = Rules::jax().result_type(&ops).unwrap_err();
@@ -14,6 +16,14 @@
 //! // A key with itself: its own dtype.
 //! let keys = [Operand::array(DType::KeyThreefry2x32); 2];
 //! assert_eq!(Rules::jax().result_type(&keys).unwrap().dtype, DType::KeyThreefry2x32);
+//!
+//! // float0: jnp.result_type(float0, float32), jnp.add(float0, 1.0), jnp.result_type(float0).
+//! let f0 = Operand::array(DType::Float0);
+//! let e = Rules::jax().result_type(&[f0, Operand::array(DType::Float32)]).unwrap_err();
+//! assert_eq!(e.message(), "dtype=dtype([('float0', 'V')]) is not a valid dtype for JAX type promotion.");
+//! let e = Rules::jax().op_result(Op::Add, &[f0, Value::Float(1.0).into()]).unwrap_err();
+//! assert!(e.message().starts_with("Called add with a float0 array. float0s do not support any operations by design"));
+//! assert_eq!(Rules::jax().result_type(&[f0]).unwrap().dtype, DType::Float0);
 //! ```
 
 use crate::dtype::DType;
@@ -22,12 +32,65 @@ use crate::operand::{Node, Operand, PyType, Value};
 use crate::ops::Op;
 use crate::rules::{Extended, Promotion, Rules};
 
-/// Whether any operand has an extended dtype.
+/// Whether any operand has an extended dtype or `float0` (a dtype outside the lattices).
 #[inline]
 pub(crate) fn any_extended(operands: &[Operand]) -> bool {
     operands
         .iter()
-        .any(|o| o.dtype().is_some_and(DType::is_extended))
+        .any(|o| o.dtype().is_some_and(|d| d.is_extended() || d.is_float0()))
+}
+
+/// JAX's refusal of a dtype its promotion lattice does not hold (`dtype=key<fry> ...`,
+/// `dtype=dtype([('float0', 'V')]) ...`: the dtype's `repr`).
+fn not_in_lattice(d: DType) -> Error {
+    let repr = if d.is_float0() {
+        format!("dtype({})", d.numpy_str())
+    } else {
+        d.to_string()
+    };
+    Error::refused(
+        Exception::ValueError,
+        format!("dtype={repr} is not a valid dtype for JAX type promotion."),
+    )
+}
+
+/// `jnp`'s `check_no_float0s`: the `TypeError` of any `jax.numpy` function called with a
+/// `float0` array (`name` is the function's name: `add`, `true_divide`).
+///
+/// ```
+/// let e = dtype_lattice::rules::float0_operation("sin");
+/// assert!(e.to_string().starts_with("TypeError: Called sin with a float0 array."));
+/// ```
+pub fn float0_operation(name: &str) -> Error {
+    Error::refused(
+        Exception::TypeError,
+        format!(
+            "Called {name} with a float0 array. float0s do not support any operations by \
+             design because they are not compatible with non-trivial vector spaces. No \
+             implicit dtype conversion is done. You can use np.zeros_like(arr, \
+             dtype=np.float) to cast a float0 array to a regular zeros array. \nIf you didn't \
+             expect to get a float0 you might have accidentally taken a gradient with respect \
+             to an integer argument."
+        ),
+    )
+}
+
+/// `float0` operands under JAX's rules: `result_type` of nothing but `float0` arrays is
+/// `float0`, anything else (other dtypes beside it, any op) is refused.
+fn jax_with_float0(op: Option<Op>, operands: &[Operand]) -> Result<Promotion, Error> {
+    if let Some(op) = op {
+        return Err(float0_operation(op.name()));
+    }
+    if operands
+        .iter()
+        .all(|o| matches!(o, Operand::Array { dtype, .. } if dtype.is_float0()))
+    {
+        return Ok(Promotion {
+            dtype: DType::Float0,
+            weak_type: false,
+        });
+    }
+    Err(not_in_lattice(DType::Float0))
 }
 
 /// What a `jnp` op makes of two arrays of the same key dtype (the check for mixed dtypes
@@ -101,10 +164,7 @@ fn jax_with_keys(
         return if all_same {
             Ok(key)
         } else {
-            Err(Error::refused(
-                Exception::ValueError,
-                format!("dtype={first_key} is not a valid dtype for JAX type promotion."),
-            ))
+            Err(not_in_lattice(first_key))
         };
     };
     // jnp.power with a Python int exponent parses the base's dtype with NumPy first.
@@ -159,13 +219,34 @@ fn unsupported_key(rules: &Rules, key: DType) -> Error {
     .into()
 }
 
+/// The refusal of `float0` by a rule set other than JAX's.
+fn unsupported_float0(rules: &Rules) -> Error {
+    Reason::Unsupported {
+        rules: rules.rule_set().name(),
+        operand: DType::Float0.to_string(),
+        why: "float0 is JAX's dtype of the tangents of integers, outside every promotion \
+              lattice (use --rules jax)"
+            .into(),
+    }
+    .into()
+}
+
 /// `result_type` (`op` is `None`) or an op's result, for operands of which at least one has
-/// an extended dtype.
+/// an extended dtype or `float0`.
 pub(crate) fn evaluate(
     rules: &Rules,
     op: Option<Op>,
     operands: &[Operand],
 ) -> Result<Promotion, Error> {
+    if operands
+        .iter()
+        .any(|o| o.dtype().is_some_and(DType::is_float0))
+    {
+        return match rules.rule_set().def().extended {
+            Extended::Jax => jax_with_float0(op, operands),
+            Extended::Refuse => Err(unsupported_float0(rules)),
+        };
+    }
     let mut keys = operands.iter().filter_map(|o| match *o {
         Operand::Array { dtype, weak } if dtype.is_extended() => Some((dtype, weak)),
         _ => None,
@@ -186,9 +267,17 @@ pub(crate) fn evaluate(
     }
 }
 
-/// `promote_types(a, b)` where `a` or `b` is an extended dtype: JAX's `promote_types` parses
-/// its arguments with NumPy, which cannot interpret a key dtype.
+/// `promote_types(a, b)` where `a` or `b` is an extended dtype or `float0`: JAX's
+/// `promote_types` parses its arguments with NumPy, which cannot interpret a key dtype, then
+/// finds no `float0` in its lattice.
 pub(crate) fn promote_types(rules: &Rules, a: Node, b: Node) -> Result<DType, Error> {
+    let key_first = [a, b].into_iter().find(|n| n.is_extended());
+    if key_first.is_none() && [a, b].contains(&Node::Dtype(DType::Float0)) {
+        return match rules.rule_set().def().extended {
+            Extended::Jax => Err(not_in_lattice(DType::Float0)),
+            Extended::Refuse => Err(unsupported_float0(rules)),
+        };
+    }
     let key = [a, b]
         .into_iter()
         .find_map(|n| match n {

@@ -369,7 +369,7 @@ fn default_of_kind(dtype: DType, x64: bool) -> Result<DType, Error> {
         Kind::SignedInt => Int64,
         Kind::Float => Float64,
         Kind::Complex => Complex128,
-        Kind::Extended => return Ok(dtype),
+        Kind::Extended | Kind::Void => return Ok(dtype),
     };
     Ok(canonicalize(wide, x64))
 }

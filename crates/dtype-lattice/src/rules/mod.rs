@@ -14,6 +14,7 @@
 mod array_api;
 mod compiled;
 mod extended;
+pub use extended::float0_operation;
 pub(crate) mod jax;
 mod jax_lax;
 mod megengine;
@@ -521,7 +522,7 @@ impl Rules {
                 return Ok(DType::ALL[r as usize]);
             }
         }
-        if a.is_extended() || b.is_extended() {
+        if a.is_outside_lattices() || b.is_outside_lattices() {
             return extended::promote_types(self, a, b);
         }
         (self.set.0.promote_types)(self.options, a, b)

@@ -379,7 +379,7 @@ pub(crate) fn kind_char(dtype: DType) -> char {
         Kind::SignedInt => 'i',
         Kind::Float => 'f',
         Kind::Complex => 'c',
-        Kind::Extended => 'V',
+        Kind::Extended | Kind::Void => 'V',
     }
 }
 

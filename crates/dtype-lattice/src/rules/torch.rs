@@ -167,7 +167,7 @@ fn class_of(t: Option<DType>) -> usize {
             Kind::UnsignedInt | Kind::SignedInt => 2,
             Kind::Float => 3,
             Kind::Complex => 4,
-            Kind::Extended => 0,
+            Kind::Extended | Kind::Void => 0,
         },
     }
 }

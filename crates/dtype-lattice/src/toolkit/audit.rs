@@ -182,7 +182,7 @@ pub fn loses_magnitude(x: DType, r: DType) -> bool {
 pub fn loses_precision(x: DType, r: DType) -> bool {
     match (x.info().repr, r.info().repr) {
         (Repr::Bool, _) | (_, Repr::Bool) | (Repr::Int { .. }, Repr::Int { .. }) => false,
-        (Repr::Key(_), _) | (_, Repr::Key(_)) => false,
+        (Repr::Key(_) | Repr::Void, _) | (_, Repr::Key(_) | Repr::Void) => false,
         (Repr::Float(_), Repr::Int { .. }) => true,
         (Repr::Int { min, max }, Repr::Float(f)) => {
             if min < 0 && !f.signed {

@@ -111,7 +111,7 @@ fn fill(name: &str) -> &'static str {
             Kind::SignedInt => "#cfe3f7",
             Kind::Float => "#d3f0d0",
             Kind::Complex => "#e6dbf5",
-            Kind::Extended => "#f2f2f2",
+            Kind::Extended | Kind::Void => "#f2f2f2",
         },
         None if name.starts_with('~') => "#ffffff",
         None => "#f2f2f2",
