@@ -109,4 +109,58 @@ proptest! {
             want.values().clone()
         );
     }
+
+    /// The staged samplers (under `jit`: `random_bits` and lax primitives, as JAX stages
+    /// them) compute the fused kernels' bits: `randint` over every integer width and bounds
+    /// anywhere in the default integer's range (empty and reversed ranges, bounds beyond the
+    /// dtype), `uniform` with any bounds, `normal` and `bernoulli`, with x64 off and on.
+    #[test]
+    fn staged_samplers_are_the_eager_ones(
+        seed in any::<i32>(),
+        lo in any::<i32>(),
+        hi in any::<i32>(),
+        width in 0usize..8,
+        fl in -1e3f64..1e3,
+        fh in -1e3f64..1e3,
+        x64 in any::<bool>(),
+    ) {
+        use dtype_lattice_array::{core::jit, numpy as jnp};
+        let ints = [
+            DType::Int8, DType::UInt8, DType::Int16, DType::UInt16,
+            DType::Int32, DType::UInt32, DType::Int64, DType::UInt64,
+        ];
+        let dtype = ints[width];
+        let (lo, hi) = (i128::from(lo), i128::from(hi));
+        let run = || -> Result<(), TestCaseError> {
+            let key = random::key(i128::from(seed)).unwrap();
+            let eager = random::randint(&key, &[7], lo, hi, dtype);
+            let staged = jit(|k: Array| random::randint(&k, &[7], lo, hi, dtype)).call(&key);
+            match (eager, staged) {
+                (Ok(e), Ok(s)) => {
+                    prop_assert_eq!(e.aval(), s.aval());
+                    prop_assert_eq!(e.as_bytes(), s.as_bytes());
+                }
+                (Err(e), Err(s)) => prop_assert_eq!(e.to_string(), s.to_string()),
+                (e, s) => prop_assert!(false, "{:?} vs {:?}", e.map(|a| a.to_string()), s.map(|a| a.to_string())),
+            }
+            for dt in [DType::Float32, DType::BFloat16, DType::Float16] {
+                let e = random::uniform(&key, &[5], dt, fl, fh).unwrap();
+                let s = jit(|k: Array| random::uniform(&k, &[5], dt, fl, fh)).call(&key).unwrap();
+                prop_assert_eq!(e.as_bytes(), s.as_bytes(), "uniform {} {} {}", dt, fl, fh);
+                let e = random::normal(&key, &[5], dt).unwrap();
+                let s = jit(|k: Array| random::normal(&k, &[5], dt)).call(&key).unwrap();
+                prop_assert_eq!(e.as_bytes(), s.as_bytes(), "normal {}", dt);
+            }
+            let p = (fl.abs() / 1e3).min(1.0);
+            let e = random::bernoulli(&key, p, &[9]).unwrap();
+            let s = jit(|k: Array| random::bernoulli(&k, p, &[9])).call(&key).unwrap();
+            prop_assert_eq!(e.as_bytes(), s.as_bytes(), "bernoulli {}", p);
+            Ok(())
+        };
+        if x64 {
+            jnp::with_rules(dtype_lattice::Rules::jax().x64(true), run)?;
+        } else {
+            run()?;
+        }
+    }
 }

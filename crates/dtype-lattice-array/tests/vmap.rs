@@ -646,11 +646,17 @@ fn keys_batched_along_any_axis() {
             assert_eq!(a[(c * 2 + r) * 2..][..2], b[(r * 3 + c) * 2..][..2]);
         }
     }
-    // randint needs a concrete key: a clear refusal, not a wrong value.
-    let e = vmap(|k: Array| random::randint(&k, &[2], 0, 5, DType::Int32))
-        .call::<Array, Array>(&random::split(&random::key(0).unwrap(), 3).unwrap())
-        .unwrap_err();
-    assert!(e.to_string().starts_with("NotImplementedError"), "{e}");
+    // randint maps too: each row is the eager sampler's on its key.
+    let ks = random::split(&random::key(0).unwrap(), 3).unwrap();
+    let got: Array = vmap(|k: Array| random::randint(&k, &[2], -3, 500, DType::UInt8))
+        .call(&ks)
+        .unwrap();
+    assert_eq!(got.shape(), [3, 2]);
+    for i in 0..3 {
+        let k = jnp::index(&ks, &[jnp::Index::At(i as isize)]).unwrap();
+        let want = random::randint(&k, &[2], -3, 500, DType::UInt8).unwrap();
+        assert_eq!(&got.as_bytes()[2 * i..2 * i + 2], want.as_bytes());
+    }
 }
 
 type Sampler = fn(&Array, DType) -> Result<Array, Error>;

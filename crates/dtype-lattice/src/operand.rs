@@ -228,6 +228,7 @@ impl FromStr for Node {
 /// assert_eq!(v, Value::Complex(1e40, 1.0));
 /// assert_eq!(v.to_string(), "(1e+40+1j)");
 /// assert_eq!("18446744073709551615".parse::<Value>().unwrap(), Value::Int(u64::MAX as i128));
+/// assert_eq!((Value::from(2.5), Value::from(3i32), Value::from(true)), (Value::Float(2.5), Value::Int(3), Value::Bool(true)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
@@ -577,6 +578,24 @@ fn parse_float(s: &str) -> Option<f64> {
 fn parse_imag(s: &str) -> Option<f64> {
     parse_float_with(s, true)
 }
+
+macro_rules! value_from {
+    ($($t:ty => $v:ident as $as:ty),*) => {$(
+        impl From<$t> for Value {
+            /// The Python scalar of a Rust number or bool (`2.5` is `Value::Float(2.5)`).
+            fn from(x: $t) -> Value {
+                Value::$v(<$as>::from(x))
+            }
+        }
+    )*};
+}
+
+value_from!(
+    bool => Bool as bool,
+    i8 => Int as i128, i16 => Int as i128, i32 => Int as i128, i64 => Int as i128,
+    u8 => Int as i128, u16 => Int as i128, u32 => Int as i128, u64 => Int as i128,
+    f32 => Float as f64, f64 => Float as f64
+);
 
 impl FromStr for Value {
     type Err = Error;

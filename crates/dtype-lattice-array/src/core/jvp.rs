@@ -324,3 +324,38 @@ pub(crate) fn zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
     let zero = super::jaxpr::scalar(0.0, aval.dtype())?;
     crate::prim::lax::broadcast_to(&zero, aval.shape())
 }
+
+/// `jax.lax.stop_gradient(x)`: `x` unchanged, but a constant to every differentiation around
+/// it (its tangent is zero, so no cotangent flows back through it). Applied to each leaf of a
+/// pytree as the `stop_gradient` primitive; key arrays are returned as they are (JAX skips
+/// extended dtypes).
+///
+/// ```
+/// use dtype_lattice_array::{Array, core::{grad, stop_gradient}, numpy as jnp};
+/// // d/dx (x * stop_gradient(x)) = stop_gradient(x) = 3.
+/// let g = grad(|x: Array| jnp::multiply(&x, stop_gradient(&x)?), &Array::scalar(3.0f32))?;
+/// assert_eq!(g.to_vec::<f32>()?, [3.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// An escaped tracer among the leaves (`UnexpectedTracerError`).
+pub fn stop_gradient<T: Pytree>(x: &T) -> Result<T, Error> {
+    let leaves = x
+        .leaves()
+        .into_iter()
+        .map(|leaf| {
+            if leaf.dtype().is_extended() {
+                Ok(leaf)
+            } else {
+                crate::prim::bind1(
+                    &crate::prim::structural::STOP_GRADIENT,
+                    &[&leaf],
+                    &Default::default(),
+                )
+            }
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    x.rebuild(&mut leaves.into_iter())
+}

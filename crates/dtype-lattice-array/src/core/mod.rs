@@ -47,7 +47,7 @@ pub(crate) use custom::{CUSTOM_JVP_CALL, CUSTOM_LIN, CUSTOM_VJP_CALL};
 pub use custom::{CustomJvp, CustomVjp, RuleRef, VjpRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub(crate) use jvp::zeros_like as jvp_zeros_like;
-pub use jvp::{jvp, linearize_jvp};
+pub use jvp::{jvp, linearize_jvp, stop_gradient};
 pub use pytree::Pytree;
 pub(crate) use stage::JIT as JIT_PRIMITIVE;
 pub use stage::{Jit, jit, make_jaxpr};
@@ -199,6 +199,17 @@ pub(crate) trait Trace: Send + Sync {
     fn process_custom(&self, rule: &custom::Custom, args: &[Array]) -> Result<Vec<Array>, Error> {
         rule.call(args)
     }
+
+    /// Whether this trace stages every primitive into a jaxpr (`make_jaxpr`, `jit`'s
+    /// tracing: omnistaging), rather than evaluating, differentiating or batching them.
+    fn stages(&self) -> bool {
+        false
+    }
+}
+
+/// Whether the current trace stages every primitive (see [`Trace::stages`]).
+pub(crate) fn staging() -> bool {
+    CURRENT.with(|c| c.borrow().as_ref().is_some_and(|t| t.stages()))
 }
 
 thread_local! {

@@ -144,6 +144,10 @@ impl Staging {
 }
 
 impl Trace for Staging {
+    fn stages(&self) -> bool {
+        self.partial.is_none()
+    }
+
     fn process_primitive(
         &self,
         prim: &'static Primitive,

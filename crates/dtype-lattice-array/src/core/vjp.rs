@@ -153,10 +153,19 @@ impl<O: Pytree> Linearized<O> {
                 ));
             }
         }
+        self.transpose_some(cts.iter().cloned().map(Some))
+    }
+
+    /// [`Linearized::transpose_leaves`] without the checks, `None` for an output leaf without
+    /// a cotangent (a zero one: `has_aux`'s auxiliary outputs).
+    fn transpose_some(
+        &self,
+        cts: impl Iterator<Item = Option<Array>>,
+    ) -> Result<Vec<Array>, Error> {
         let mut out_cts: Vec<Option<Array>> = vec![None; self.jaxpr.jaxpr.outvars.len()];
         for (i, c) in self.out_index.iter().zip(cts) {
-            if let Some(i) = i {
-                out_cts[*i] = Some(c.clone());
+            if let (Some(i), Some(c)) = (i, c) {
+                out_cts[*i] = Some(c);
             }
         }
         let ins = backward_pass(&self.jaxpr, out_cts)?;
@@ -265,7 +274,10 @@ where
 ///
 /// As [`linearize`].
 #[allow(clippy::type_complexity)]
-pub fn vjp<I, O, F>(f: F, primals: &I) -> Result<(O, impl Fn(&O) -> Result<I, Error>), Error>
+pub fn vjp<I, O, F>(
+    f: F,
+    primals: &I,
+) -> Result<(O, impl Fn(&O) -> Result<I, Error> + use<I, O, F>), Error>
 where
     I: Pytree + Clone,
     O: Pytree + Clone,
@@ -371,11 +383,41 @@ impl Grad {
         I: Pytree + Clone,
         F: FnOnce(I) -> Result<Array, Error>,
     {
+        let ((y, ()), g) = self.value_and_grad_with_aux(|x| Ok((f(x)?, ())), x)?;
+        Ok((y, g))
+    }
+
+    /// `jax.value_and_grad(f, has_aux=True, allow_int=...)(x)`: `f` returns the scalar to
+    /// differentiate and an auxiliary pytree `aux`, which is returned as computed, not
+    /// differentiated: `((f(x), aux), gradient)`.
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, core::Grad, numpy as jnp};
+    /// let x = Array::from_vec(vec![1.0f32, 2.0]);
+    /// let f = |x: Array| {
+    ///     let sq = jnp::multiply(&x, &x)?;
+    ///     Ok((jnp::sum(&sq, Default::default(), false)?, sq)) // (loss, aux)
+    /// };
+    /// let ((loss, aux), g) = Grad::new().value_and_grad_with_aux(f, &x)?;
+    /// assert_eq!((loss.to_vec::<f32>()?, aux.to_vec::<f32>()?), (vec![5.0], vec![1.0, 4.0]));
+    /// assert_eq!(g.to_vec::<f32>()?, [2.0, 4.0]);
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Grad::value_and_grad`] (the checks apply to the scalar, not to `aux`).
+    pub fn value_and_grad_with_aux<I, A, F>(&self, f: F, x: &I) -> Result<((Array, A), I), Error>
+    where
+        I: Pytree + Clone,
+        A: Pytree,
+        F: FnOnce(I) -> Result<(Array, A), Error>,
+    {
         for leaf in x.leaves() {
             check_input_dtype(self.allow_int, leaf.dtype())?;
         }
         let lin = linearize(f, x)?;
-        let y = lin.primal().clone();
+        let y = lin.primal().0.clone();
         if y.ndim() != 0 {
             return Err(Error::refused(
                 Exception::TypeError,
@@ -386,9 +428,27 @@ impl Grad {
             ));
         }
         check_output_dtype(y.dtype())?;
+        // The scalar is the first output leaf; `aux`'s leaves take no cotangent.
         let one = super::jaxpr::scalar(1.0, y.dtype())?;
-        let leaves = lin.transpose_leaves(&[one])?;
-        Ok((y, x.rebuild(&mut leaves.into_iter())?))
+        let leaves = lin.transpose_some(std::iter::once(Some(one)))?;
+        let Linearized { out: (y, aux), .. } = lin;
+        Ok(((y, aux), x.rebuild(&mut leaves.into_iter())?))
+    }
+
+    /// `jax.grad(f, has_aux=True, allow_int=...)(x)`: the gradient of `f`'s scalar and `f`'s
+    /// auxiliary pytree, `(gradient, aux)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Grad::value_and_grad_with_aux`].
+    pub fn grad_with_aux<I, A, F>(&self, f: F, x: &I) -> Result<(I, A), Error>
+    where
+        I: Pytree + Clone,
+        A: Pytree,
+        F: FnOnce(I) -> Result<(Array, A), Error>,
+    {
+        self.value_and_grad_with_aux(f, x)
+            .map(|((_, aux), g)| (g, aux))
     }
 
     /// `jax.grad(f, allow_int=...)(x)`: the gradient of the scalar `f` at `x`.

@@ -169,6 +169,52 @@ pub fn ones(shape: &[usize], dtype: DType) -> Result<Array, Error> {
     full(shape, Value::Int(1), dtype)
 }
 
+/// `jnp.full_like(x, value)`: an array of `x`'s shape, dtype and weak type (as `lax.full_like`
+/// keeps a weak type) filled with `value`.
+///
+/// ```
+/// use dtype_lattice::Value;
+/// use dtype_lattice_array::{numpy as jnp, Array};
+/// let x = Array::from_vec(vec![1.0f32, 2.0]).with_weak_type(true);
+/// let y = jnp::full_like(&x, Value::Float(1.5))?;
+/// assert_eq!(y.to_string(), "Array([1.5, 1.5], dtype=float32, weak_type=True)");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`full`].
+pub fn full_like(x: &Array, value: impl Into<Value>) -> Result<Array, Error> {
+    let dtype = canonical(x.dtype());
+    broadcast_to(scalar_array(value.into(), dtype, x.weak_type())?, x.shape())
+}
+
+/// `jnp.zeros_like(x)`: [`full_like`] with 0.
+///
+/// # Errors
+///
+/// As [`full`].
+pub fn zeros_like(x: &Array) -> Result<Array, Error> {
+    full_like(x, Value::Int(0))
+}
+
+/// `jnp.ones_like(x)`: [`full_like`] with 1.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::{numpy as jnp, Array};
+/// let o = jnp::ones_like(&Array::from_vec(vec![3i8, 4]))?;
+/// assert_eq!((o.dtype(), o.to_vec::<i8>()?), (DType::Int8, vec![1, 1]));
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`full`].
+pub fn ones_like(x: &Array) -> Result<Array, Error> {
+    full_like(x, Value::Int(1))
+}
+
 /// `jnp.arange(start, stop, step, dtype)` with concrete bounds, as NumPy computes it (which
 /// is what `jnp.arange` does for concrete arguments): `ceil((stop - start) / step)` elements
 /// `start + i * step`, computed in float64 (integers exactly), then converted.

@@ -218,23 +218,35 @@ pub fn stack(arrays: &[ArrayLike<'_>], axis_: isize) -> Result<Array, Error> {
     concatenate(&expanded, d as isize)
 }
 
-/// One index of [`index`]: an integer (the axis goes away) or a slice `start:stop:step`.
+/// One index of [`index`]: an integer (the axis goes away), a slice `start:stop:step`, or
+/// `None` (`jnp.newaxis`: a new axis of size 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Index {
     /// `x[i]` (negative counts from the end).
     At(isize),
     /// `x[start:stop:step]` (Python's slice semantics; `None` is the default).
     Slice(Option<isize>, Option<isize>, isize),
+    /// `x[None]`, `x[:, jnp.newaxis]`: a new axis of size 1 at this place of the result.
+    NewAxis,
 }
 
-/// `x[indices]` with integers and slices (static indexing, as `jnp` stages it with `slice`,
-/// `rev` and `squeeze`); axes not indexed are kept whole.
+impl Index {
+    /// `:`, the whole axis.
+    pub const ALL: Index = Index::Slice(None, None, 1);
+}
+
+/// `x[indices]` with integers, slices and new axes (static indexing, as `jnp` stages it with
+/// `slice`, `rev`, `squeeze` and, for new axes, `broadcast_in_dim`); axes not indexed are
+/// kept whole.
 ///
 /// ```
 /// use dtype_lattice_array::{numpy as jnp, numpy::Index, Array};
 /// let m = Array::from_shape_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6])?;
 /// let v = jnp::index(&m, &[Index::At(1), Index::Slice(None, None, -1)])?;
 /// assert_eq!(v.to_vec::<i32>()?, [6, 5, 4]);
+/// let c = jnp::index(&v, &[Index::ALL, Index::NewAxis])?; // v[:, None]
+/// assert_eq!(c.shape(), &[3, 1]);
 /// # Ok::<(), dtype_lattice::Error>(())
 /// ```
 ///
@@ -243,6 +255,29 @@ pub enum Index {
 /// NumPy's `IndexError`-like `ValueError` for an integer out of range or too many indices, a
 /// zero step.
 pub fn index(x: &Array, indices: &[Index]) -> Result<Array, Error> {
+    // New axes consume no axis of `x`: they are inserted into the result at the end, at
+    // their place among the indices that keep an axis.
+    let mut new_axes = Vec::new();
+    let mut kept = 0i64;
+    for ix in indices {
+        match ix {
+            Index::NewAxis => {
+                new_axes.push(kept);
+                kept += 1;
+            }
+            Index::Slice(..) => kept += 1,
+            Index::At(_) => {}
+        }
+    }
+    if !new_axes.is_empty() {
+        let axes: Vec<Index> = indices
+            .iter()
+            .copied()
+            .filter(|ix| *ix != Index::NewAxis)
+            .collect();
+        let out = index(x, &axes)?;
+        return crate::prim::expand_dims(&out, &new_axes);
+    }
     if indices.len() > x.ndim() {
         return Err(Error::refused(
             Exception::ValueError,
@@ -271,6 +306,8 @@ pub fn index(x: &Array, indices: &[Index]) -> Result<Array, Error> {
                 (start[d], limit[d]) = (j as usize, j as usize + 1);
                 squeezed.push(d);
             }
+            // Taken out above.
+            Index::NewAxis => {}
             Index::Slice(a, b, step) => {
                 if step == 0 {
                     return Err(Error::refused(

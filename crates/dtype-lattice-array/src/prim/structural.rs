@@ -597,6 +597,35 @@ pub(crate) static REV: Primitive = Primitive {
     batch: Some(super::batching::rev),
 };
 
+/// `lax.stop_gradient`'s primitive (`ad_util.stop_gradient_p`): the identity, whose tangent is
+/// zero, so no gradient flows back through it; batched as it is.
+fn stop_gradient_shape_rule(
+    _: &'static Primitive,
+    inputs: &[&ShapedArray],
+    _: &Params,
+) -> Result<Avals, Error> {
+    Ok(smallvec::smallvec![inputs[0].clone()])
+}
+
+fn stop_gradient_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    _: &Params,
+    _: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    Ok(smallvec::smallvec![inputs[0].clone()])
+}
+
+pub(crate) static STOP_GRADIENT: Primitive = Primitive {
+    name: "stop_gradient",
+    arity: Some(1),
+    shape_rule: stop_gradient_shape_rule,
+    impl_rule: stop_gradient_impl,
+    jvp: Some(super::ad::zero_jvp),
+    transpose: None,
+    batch: Some(super::batching::vectorized),
+};
+
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
 /// from the end of the result) by binding `broadcast_in_dim`, as JAX does, so a staged program
 /// reads `broadcast_in_dim[broadcast_dimensions=… shape=… sharding=None]` (jaxprs print only

@@ -85,16 +85,38 @@ fn single_key(name: &str, key: &Array) -> Result<Key, Error> {
     }
 }
 
-/// `uniform`'s values as JAX stages them (`_uniform`): `random_bits` of the key, the top
+/// Whether a sampler runs as JAX stages it (through `random_bits` and the lax primitives
+/// below) rather than through the fused kernels: for a traced key, and for any key while
+/// `jit` or `make_jaxpr` is staging (omnistaging stages PRNG calls on constant keys too). A
+/// constant key under `grad` or `vmap` alone samples through the kernels: the same bits as
+/// JAX, whose `_uniform` is compiled (XLA fuses its multiply and add, as jit's plan does; a
+/// primitive at a time would round twice).
+fn staged(key: &Array) -> bool {
+    !key.is_concrete() || crate::core::staging()
+}
+
+/// `lax.broadcast_to_rank(x, rank)`: leading dimensions of size 1 up to `rank`.
+fn to_rank(x: &Array, rank: usize) -> Result<Array, Error> {
+    if x.ndim() >= rank {
+        return Ok(x.clone());
+    }
+    let mut shape = vec![1; rank - x.ndim()];
+    shape.extend_from_slice(x.shape());
+    prim::lax::broadcast_to(x, &shape)
+}
+
+/// `uniform`'s values as JAX stages them (`_uniform(key, minval, maxval, shape, dtype)`):
+/// the bounds converted to `dtype` (a weak Python float is converted, a strong bound of
+/// `dtype` is not) and broadcast to the rank of `shape`, `random_bits` of the key, the top
 /// mantissa bits under the exponent of 1.0, minus 1, scaled and shifted into `[minval,
-/// maxval)`, then `max(minval, ·)`; for a traced key.
+/// maxval)`, then `max(minval, ·)`.
 fn traced_uniform(
     name: &str,
     key: &Array,
     shape: &[usize],
     dtype: DType,
-    minval: f64,
-    maxval: f64,
+    minval: &Array,
+    maxval: &Array,
 ) -> Result<Array, Error> {
     let (keys, _) = check_key(name, key, false)?;
     super::output_size(shape)?;
@@ -104,6 +126,11 @@ fn traced_uniform(
         DType::Float32 => (DType::UInt32, 23),
         _ => (DType::UInt64, 52),
     };
+    let (lo, hi) = (
+        prim::lax::convert(minval, dtype, false)?,
+        prim::lax::convert(maxval, dtype, false)?,
+    );
+    let (lo, hi) = (to_rank(&lo, shape.len())?, to_rank(&hi, shape.len())?);
     let nbits = uint.bits();
     let rng_bits = if nmant < 8 { 8 } else { nbits };
     let params = Params::new()
@@ -141,11 +168,20 @@ fn traced_uniform(
         &[&float_bits],
         &Params::new().with("new_dtype", Param::DType(dtype)),
     )?;
-    let konst = |v: f64| crate::core::jaxpr::scalar(v, dtype);
-    let floats = prim::lax::sub(&floats, &konst(1.0)?)?;
-    let (lo, hi) = (konst(minval)?, konst(maxval)?);
+    let floats = prim::lax::sub(&floats, &crate::core::jaxpr::scalar(1.0, dtype)?)?;
     let scaled = prim::lax::add(&prim::lax::mul(&floats, &prim::lax::sub(&hi, &lo)?)?, &lo)?;
     lax_bin("max", &lo, &scaled)
+}
+
+/// A Python float bound (weakly typed, in the default float dtype, as JAX passes
+/// `minval=0.0` into `_uniform`), for [`traced_uniform`].
+fn weak_bound(v: f64) -> Result<Array, Error> {
+    let dtype = if x64() {
+        DType::Float64
+    } else {
+        DType::Float32
+    };
+    Ok(crate::core::jaxpr::scalar(v, dtype)?.with_weak_type(true))
 }
 
 fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
@@ -352,9 +388,10 @@ pub fn uniform(
     minval: f64,
     maxval: f64,
 ) -> Result<Array, Error> {
-    if !key.is_concrete() {
+    if staged(key) {
         let dtype = rng().float_dtype("uniform", "a float dtype", dtype)?;
-        return traced_uniform("uniform", key, shape, dtype, minval, maxval);
+        let (lo, hi) = (weak_bound(minval)?, weak_bound(maxval)?);
+        return traced_uniform("uniform", key, shape, dtype, &lo, &hi);
     }
     let k = single_key("uniform", key)?;
     sample_array(rng().uniform(&k, shape, dtype, minval, maxval)?)
@@ -367,15 +404,17 @@ pub fn uniform(
 /// JAX's `ValueError` for a batched key or a dtype that is not a float dtype; the errors of
 /// [`Random::normal`].
 pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
-    if !key.is_concrete() {
+    if staged(key) {
         let dtype = rng().float_dtype("normal", "a float or complex dtype", dtype)?;
+        // np.nextafter(-1, 0) and 1 of `dtype` (strong: no conversion is staged).
         let lo = match dtype {
             DType::Float16 => half::f16::from_bits(half::f16::NEG_ONE.to_bits() - 1).to_f64(),
             DType::BFloat16 => half::bf16::from_bits(half::bf16::NEG_ONE.to_bits() - 1).to_f64(),
             DType::Float32 => f64::from(f32::from_bits((-1.0f32).to_bits() - 1)),
             _ => f64::from_bits((-1.0f64).to_bits() - 1),
         };
-        let u = traced_uniform("normal", key, shape, dtype, lo, 1.0)?;
+        let konst = |v: f64| crate::core::jaxpr::scalar(v, dtype);
+        let u = traced_uniform("normal", key, shape, dtype, &konst(lo)?, &konst(1.0)?)?;
         let e = prim::lax::unary("erf_inv", &u)?;
         let sqrt2 = crate::core::jaxpr::scalar(std::f64::consts::SQRT_2, dtype)?;
         return prim::lax::mul(&sqrt2, &e);
@@ -390,13 +429,14 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error
 ///
 /// JAX's `ValueError` for a batched key; the errors of [`Random::bernoulli`].
 pub fn bernoulli(key: &Array, p: f64, shape: &[usize]) -> Result<Array, Error> {
-    if !key.is_concrete() {
+    if staged(key) {
         let dtype = if x64() {
             DType::Float64
         } else {
             DType::Float32
         };
-        let u = traced_uniform("bernoulli", key, shape, dtype, 0.0, 1.0)?;
+        let (lo, hi) = (weak_bound(0.0)?, weak_bound(1.0)?);
+        let u = traced_uniform("bernoulli", key, shape, dtype, &lo, &hi)?;
         let p = crate::core::jaxpr::scalar(p, dtype)?;
         return bind(
             prim::by_name("lt").ok_or_else(no_lt)?,
@@ -420,8 +460,90 @@ pub fn randint(
     maxval: i128,
     dtype: DType,
 ) -> Result<Array, Error> {
+    if staged(key) {
+        return traced_randint(key, shape, minval, maxval, dtype);
+    }
     let k = single_key("randint", key)?;
     sample_array(rng().randint(&k, shape, minval, maxval, dtype)?)
+}
+
+/// `randint` as JAX stages `_randint`: the bounds clipped into the sampling dtype (`randint`'s
+/// checks and clips on the Python ints computed here, as constants), broadcast to the rank of
+/// `shape`; two keys from `random_split`, `random_bits` of each; the span as unsigned
+/// (one when `maxval <= minval`, one more when `maxval` is beyond the dtype), the high bits'
+/// remainder times `2^nbits mod span` plus the low bits' remainder, modulo the span, added to
+/// `minval`; converted to `dtype` (from int32 for narrower dtypes).
+fn traced_randint(
+    key: &Array,
+    shape: &[usize],
+    minval: i128,
+    maxval: i128,
+    dtype: DType,
+) -> Result<Array, Error> {
+    let (keys, _) = check_key("randint", key, false)?;
+    let r = rng();
+    let dtype = r.canonical(dtype);
+    let (sdt, minval, maxval) = r.randint_bounds(dtype, minval, maxval)?;
+    super::output_size(shape)?;
+    let (tmin, tmax) = sdt.int_range().ok_or_else(no_lt)?;
+    let (dmin, dmax) = r.default_int_range();
+    let clip = |v: i128| v.clamp(tmin.max(dmin), tmax.min(dmax));
+    let konst =
+        |v: i128, d: DType| crate::numpy::scalar_array(dtype_lattice::Value::Int(v), d, false);
+    let out_of_range = Array::scalar(maxval > tmax.min(dmax));
+    let lo = to_rank(&konst(clip(minval), sdt)?, shape.len())?;
+    let hi = to_rank(&konst(clip(maxval), sdt)?, shape.len())?;
+    let lax2 = |name: &str, x: &Array, y: &Array| {
+        bind(
+            prim::by_name(name).ok_or_else(no_lt)?,
+            &[x, y],
+            &Params::new(),
+        )
+    };
+    let two = bind(
+        &RANDOM_SPLIT,
+        &[&keys],
+        &Params::new().with("shape", Param::Ints(vec![2])),
+    )?;
+    let nbits = sdt.bits();
+    let bits_params = Params::new()
+        .with("bit_width", Param::Int(i64::from(nbits)))
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        );
+    let mut halves = Vec::with_capacity(2);
+    for i in 0..2 {
+        let k = crate::numpy::index(&two, &[crate::numpy::Index::At(i)])?;
+        halves.push(bind(&RANDOM_BITS, &[&k], &bits_params)?);
+    }
+    let unsigned = match nbits {
+        8 => DType::UInt8,
+        16 => DType::UInt16,
+        32 => DType::UInt32,
+        _ => DType::UInt64,
+    };
+    let span = prim::lax::convert(&prim::lax::sub(&hi, &lo)?, unsigned, false)?;
+    let ones = prim::lax::broadcast_to(&konst(1, unsigned)?, span.shape())?;
+    let span = prim::lax::select_n(&lax2("le", &hi, &lo)?, &[&span, &ones])?;
+    let wider = lax2("and", &out_of_range, &lax2("gt", &hi, &lo)?)?;
+    let span = prim::lax::select_n(
+        &wider,
+        &[&span, &prim::lax::add(&span, &konst(1, unsigned)?)?],
+    )?;
+    let multiplier = lax2("rem", &konst(1 << (nbits / 2), unsigned)?, &span)?;
+    let multiplier = lax2("rem", &prim::lax::mul(&multiplier, &multiplier)?, &span)?;
+    let offset = prim::lax::add(
+        &prim::lax::mul(&lax2("rem", &halves[0], &span)?, &multiplier)?,
+        &lax2("rem", &halves[1], &span)?,
+    )?;
+    let offset = lax2("rem", &offset, &span)?;
+    let out = prim::lax::add(&lo, &prim::lax::convert(&offset, sdt, false)?)?;
+    if sdt == dtype {
+        Ok(out)
+    } else {
+        prim::lax::convert(&out, dtype, false)
+    }
 }
 
 /// `jax.random.key_data(keys)`: the `uint32` key data of keys of any shape (shape + `(2,)`

@@ -474,6 +474,41 @@ impl Random {
         dtype: DType,
     ) -> Result<Sample, Error> {
         let dtype = self.canonical(dtype);
+        let (sample_dtype, minval, maxval) = self.randint_bounds(dtype, minval, maxval)?;
+        let (d_min, d_max) = self.default_int_range();
+        let n = output_size(shape)?;
+        let offsets = self.randint_offsets(key, n, sample_dtype, (d_min, d_max), minval, maxval)?;
+        let values = convert_ints(offsets, dtype)?;
+        Ok(Sample {
+            shape: shape.to_vec(),
+            values,
+        })
+    }
+
+    /// The range of JAX's default integer (int32, or int64 with x64): the Python ints
+    /// `randint` takes become arrays of it.
+    pub(crate) fn default_int_range(&self) -> (i128, i128) {
+        if self.x64 {
+            (i64::MIN as i128, i64::MAX as i128)
+        } else {
+            (i32::MIN as i128, i32::MAX as i128)
+        }
+    }
+
+    /// `randint`'s checks and the bounds `_randint` receives: the dtype it samples in (int32
+    /// for narrower dtypes, which get `jnp.asarray(v).astype('int32').clip(min, max [+ 1])`)
+    /// and the bounds in the default integer type.
+    ///
+    /// # Errors
+    ///
+    /// JAX's `TypeError` for a dtype that is not an 8- to 64-bit integer, `OverflowError` for
+    /// a bound the default integer cannot hold.
+    pub(crate) fn randint_bounds(
+        &self,
+        dtype: DType,
+        minval: i128,
+        maxval: i128,
+    ) -> Result<(DType, i128, i128), Error> {
         if !dtype.kind().is_integer() {
             return Err(Error::refused(
                 Exception::TypeError,
@@ -488,12 +523,8 @@ impl Random {
         }
         let (dmin, dmax) = dtype.int_range().expect("integer dtypes have a range");
         // The Python ints become arrays of the default int type D.
-        let (d_min, d_max) = if self.x64 {
-            (i64::MIN as i128, i64::MAX as i128)
-        } else {
-            (i32::MIN as i128, i32::MAX as i128)
-        };
-        let (sample_dtype, minval, maxval) = if dtype.bits() < 32 {
+        let (d_min, d_max) = self.default_int_range();
+        Ok(if dtype.bits() < 32 {
             // Sampled in int32: jnp.asarray(v).astype('int32').clip(min, max [+ 1]).
             let as_d = |v: i128| -> Result<i128, Error> {
                 if v < d_min || v > d_max {
@@ -525,13 +556,6 @@ impl Random {
                 }
             }
             (dtype, minval, maxval)
-        };
-        let n = output_size(shape)?;
-        let offsets = self.randint_offsets(key, n, sample_dtype, (d_min, d_max), minval, maxval)?;
-        let values = convert_ints(offsets, dtype)?;
-        Ok(Sample {
-            shape: shape.to_vec(),
-            values,
         })
     }
 
