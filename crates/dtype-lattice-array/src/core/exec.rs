@@ -33,7 +33,7 @@ use smallvec::SmallVec;
 
 use super::jaxpr::{Atom, ClosedJaxpr};
 use crate::array::{Array, ShapedArray, Storage, layout};
-use crate::prim::{Avals, Outputs, Params, Primitive};
+use crate::prim::{Avals, Outputs, Params, Primitive, fma};
 
 /// Elements per chunk of a fused chain: 16 Ki elements (64 KiB of float32 per operand), so a
 /// chain's operands and intermediates stay in the second-level cache.
@@ -113,7 +113,206 @@ pub(crate) struct Executable {
 /// Whether `prim` computes each output element from the same element of its operands (or a
 /// 0-d operand), so that it can run on any slice of them.
 fn is_elementwise(prim: &'static Primitive) -> bool {
-    crate::prim::elementwise::is_elementwise(prim)
+    crate::prim::elementwise::is_elementwise(prim) || std::ptr::eq(prim, &fma::FMA)
+}
+
+/// A call's operand as a key for common subexpression elimination: a slot, or a constant by
+/// its value (small) or its identity.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum SrcKey {
+    Slot(usize),
+    Value(dtype_lattice::DType, Vec<usize>, Vec<u8>),
+    Data(usize),
+}
+
+fn src_key(s: &Src) -> SrcKey {
+    match s {
+        Src::Slot(k) => SrcKey::Slot(*k),
+        Src::Const(x) if x.size() <= 16 && x.is_concrete() => {
+            SrcKey::Value(x.dtype(), x.shape().to_vec(), x.as_bytes().to_vec())
+        }
+        Src::Const(x) => SrcKey::Data(x.identity()),
+    }
+}
+
+/// XLA's common subexpression elimination, for the calls that matter to what XLA fuses and
+/// contracts: an elementwise call or broadcast equal to an earlier one (same primitive,
+/// parameters, operands and result) is dropped, its uses reading the earlier result.
+fn eliminate_common(calls: Vec<Call>, outputs: &mut [Src]) -> Vec<Call> {
+    let mut rename: HashMap<usize, usize> = HashMap::new();
+    let mut table: HashMap<(usize, Vec<SrcKey>), Vec<usize>> = HashMap::new();
+    let mut kept: Vec<Call> = Vec::with_capacity(calls.len());
+    let renamed = |s: &mut Src, rename: &HashMap<usize, usize>| {
+        if let Src::Slot(k) = s
+            && let Some(&r) = rename.get(k)
+        {
+            *k = r;
+        }
+    };
+    for mut c in calls {
+        for s in c.inputs.iter_mut() {
+            renamed(s, &rename);
+        }
+        let eligible = c.outs.len() == 1
+            && (is_elementwise(c.prim) || std::ptr::eq(c.prim, &crate::prim::BROADCAST_IN_DIM));
+        if eligible {
+            let key = (
+                c.prim as *const Primitive as usize,
+                c.inputs.iter().map(src_key).collect::<Vec<_>>(),
+            );
+            let earlier = table.get(&key).and_then(|list| {
+                list.iter()
+                    .copied()
+                    .find(|&j| kept[j].params == c.params && kept[j].avals == c.avals)
+            });
+            if let Some(j) = earlier {
+                rename.insert(c.outs[0], kept[j].outs[0]);
+                continue;
+            }
+            table.entry(key).or_default().push(kept.len());
+        }
+        kept.push(c);
+    }
+    for s in outputs.iter_mut() {
+        renamed(s, &rename);
+    }
+    kept
+}
+
+/// XLA's contraction of products into additions (see [`crate::prim::fma`]), under JAX's
+/// rules: an `add`, `add_any` or `sub` of float16/float32/float64 whose first operand (else
+/// its second) is a product (`mul`, `square`, `integer_pow[y=2]`, or the `neg` of one) becomes
+/// one `fma` call, the product's calls dropped where nothing else reads them. As XLA fuses:
+/// a product feeds each elementwise consumer's fusion (duplicated), so it is contracted into
+/// an addition unless it is also an output of the jaxpr, has a consumer that is not
+/// elementwise (a reduction: then it is computed once, in memory), or another use in the same
+/// fusion (an elementwise path from both uses to one value that leaves the chain).
+fn contract(calls: Vec<Call>, outputs: &[Src], slots: usize) -> Vec<Call> {
+    use crate::prim::elementwise as ew;
+    if !crate::prim::on_xla() {
+        return calls;
+    }
+    let n = calls.len();
+    let mut producer: Vec<Option<usize>> = vec![None; slots];
+    // Each slot's readers (a call once per operand it reads it as).
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); slots];
+    for (i, c) in calls.iter().enumerate() {
+        for &o in &c.outs {
+            producer[o] = Some(i);
+        }
+        for s in &c.inputs {
+            if let Src::Slot(k) = s {
+                readers[*k].push(i);
+            }
+        }
+    }
+    let mut is_output = vec![false; slots];
+    for s in outputs {
+        if let Src::Slot(k) = s {
+            is_output[*k] = true;
+        }
+    }
+    // The fusion roots each elementwise call's value reaches along elementwise readers (a
+    // root: a value returned, or read by a call that is not elementwise).
+    let mut roots: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in (0..n).rev() {
+        let c = &calls[i];
+        if !is_elementwise(c.prim) || c.outs.len() != 1 {
+            continue;
+        }
+        let o = c.outs[0];
+        let mut r: Vec<usize> = Vec::new();
+        if is_output[o] || readers[o].iter().any(|&j| !is_elementwise(calls[j].prim)) {
+            r.push(i);
+        }
+        for &j in &readers[o] {
+            if is_elementwise(calls[j].prim) {
+                r.extend(roots[j].iter().copied());
+            }
+        }
+        r.sort_unstable();
+        r.dedup();
+        roots[i] = r;
+    }
+    let shares = |a: usize, b: usize| roots[a].iter().any(|r| roots[b].binary_search(r).is_ok());
+    let is = |p: &'static Primitive, q: &'static Primitive| std::ptr::eq(p, q);
+    // Whether the value in slot `k` reaches the addition `a` inside a fusion where it has no
+    // other use.
+    let fusable_into = |k: usize, a: usize| -> bool {
+        !is_output[k]
+            && readers[k].iter().filter(|&&j| j == a).count() == 1
+            && readers[k].iter().all(|&j| is_elementwise(calls[j].prim))
+            && readers[k].iter().all(|&j| j == a || !shares(j, a))
+    };
+    // `s` as a product contracted into the addition `a`: its factors and whether it is
+    // negated.
+    let product = |s: &Src, a: usize| -> Option<(Src, Src, bool)> {
+        let Src::Slot(k) = s else { return None };
+        if !fusable_into(*k, a) {
+            return None;
+        }
+        let mut p = producer[*k]?;
+        let mut neg = false;
+        if is(calls[p].prim, &ew::NEG) {
+            let Src::Slot(k2) = &calls[p].inputs[0] else {
+                return None;
+            };
+            if !fusable_into(*k2, p) {
+                return None;
+            }
+            neg = true;
+            p = producer[*k2]?;
+        }
+        let c = &calls[p];
+        let (x, y) = if is(c.prim, &ew::MUL) {
+            (c.inputs[0].clone(), c.inputs[1].clone())
+        } else if is(c.prim, &ew::SQUARE)
+            || (is(c.prim, &ew::INTEGER_POW)
+                && matches!(c.params.get("y"), Some(crate::prim::Param::Int(2))))
+        {
+            (c.inputs[0].clone(), c.inputs[0].clone())
+        } else {
+            return None;
+        };
+        Some((x, y, neg))
+    };
+    let mut rewrites: Vec<(usize, Params, SmallVec<[Src; 4]>)> = Vec::new();
+    for (i, c) in calls.iter().enumerate() {
+        let (add, sub) = (
+            is(c.prim, &ew::ADD) || is(c.prim, &ew::ADD_ANY),
+            is(c.prim, &ew::SUB),
+        );
+        if !(add || sub) || c.inputs.len() != 2 || !fma::contracts(c.avals[0].dtype()) {
+            continue;
+        }
+        // x*y ± z, or z ± x*y (the first operand's product first, as LLVM combines).
+        let (x, y, neg_p, z, neg_z) = if let Some((x, y, neg)) = product(&c.inputs[0], i) {
+            (x, y, neg, c.inputs[1].clone(), sub)
+        } else if let Some((x, y, neg)) = product(&c.inputs[1], i) {
+            (x, y, neg ^ sub, c.inputs[0].clone(), false)
+        } else {
+            continue;
+        };
+        if [&x, &y, &z].iter().any(|s| match s {
+            Src::Const(v) => v.dtype() != c.avals[0].dtype(),
+            Src::Slot(_) => false,
+        }) {
+            continue;
+        }
+        let params = Params::new()
+            .with(fma::NEG_PRODUCT, crate::prim::Param::Bool(neg_p))
+            .with(fma::NEG_ADDEND, crate::prim::Param::Bool(neg_z));
+        rewrites.push((i, params, smallvec::smallvec![x, y, z]));
+    }
+    let mut calls = calls;
+    for (i, params, inputs) in rewrites {
+        let c = &mut calls[i];
+        c.prim = &fma::FMA;
+        c.params = params;
+        c.inputs = inputs;
+    }
+    // The products (and negations) nothing reads any more go with the dead code.
+    calls
 }
 
 /// The jaxpr a call primitive applies to its operands, if `prim` is one.
@@ -430,13 +629,26 @@ impl Executable {
     ///
     /// `TypeError` for a malformed jaxpr (a variable used before its equation).
     pub(crate) fn compile(j: &ClosedJaxpr) -> Result<Executable, Error> {
+        Executable::compile_with(j, true)
+    }
+
+    /// [`Executable::compile`], with XLA's contraction of products into additions or
+    /// (`contracting` false, for tests against the interpreter) without.
+    fn compile_with(j: &ClosedJaxpr, contracting: bool) -> Result<Executable, Error> {
         let mut low = Lowering {
             calls: Vec::new(),
             slots: 0,
         };
         let inputs: Vec<usize> = j.jaxpr.invars.iter().map(|_| low.slot()).collect();
         let outputs = low.lower(j, inputs.iter().map(|&s| Src::Slot(s)).collect())?;
-        let calls = eliminate_dead(low.calls, &outputs, low.slots);
+        let mut outputs = outputs;
+        let calls = eliminate_common(low.calls, &mut outputs);
+        let calls = if contracting {
+            contract(calls, &outputs, low.slots)
+        } else {
+            calls
+        };
+        let calls = eliminate_dead(calls, &outputs, low.slots);
         let mut shape_of: Vec<Vec<usize>> = vec![Vec::new(); low.slots];
         let mut float0_slot = vec![false; low.slots];
         for (&s, v) in inputs.iter().zip(&j.jaxpr.invars) {
@@ -744,9 +956,9 @@ mod tests {
         xs.iter().map(|x| x.as_bytes().to_vec()).collect()
     }
 
-    /// The plan's results, bit for bit the interpreter's.
+    /// The plan's results without XLA's contraction, bit for bit the interpreter's.
     fn same_as_interpreter(j: &ClosedJaxpr, args: &[Array]) -> Executable {
-        let exe = Executable::compile(j).unwrap();
+        let exe = Executable::compile_with(j, false).unwrap();
         let refs: Vec<&Array> = args.iter().collect();
         let got = exe.run(&refs).unwrap();
         let want = j.call(args).unwrap();
@@ -807,8 +1019,9 @@ mod tests {
         )
         .unwrap();
         let exe = same_as_interpreter(&j, &[x, b]);
-        // The bias's two broadcasts to [1, 257] run alone; add, mul and tanh are one chain.
-        assert_eq!(exe.steps(), (2, 1), "{j}");
+        // The bias's two broadcasts to [1, 257] are one (common subexpression elimination)
+        // and run alone; add, mul and tanh are one chain.
+        assert_eq!(exe.steps(), (1, 1), "{j}");
         assert!(tiles(&[1, 257], &[rows, 257]) && tiles(&[1, 1, 4], &[5, 1, 4]));
         assert!(!tiles(&[2, 1], &[2, 3]) && !tiles(&[3], &[2, 3]) && !tiles(&[0, 3], &[0, 3]));
     }

@@ -19,6 +19,7 @@ pub(crate) mod batching;
 mod convert;
 mod dot;
 mod elem_arith;
+pub(crate) mod fma;
 // The one call of `gemm::gemm` (raw pointers and strides), behind slice checks.
 pub(crate) mod elementwise;
 mod fast;
@@ -34,7 +35,7 @@ mod select;
 #[allow(unsafe_code)]
 pub(crate) mod simd;
 mod slicing;
-mod structural;
+pub(crate) mod structural;
 pub mod transpose;
 mod vmath;
 
@@ -547,6 +548,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &structural::TRANSPOSE,
     &structural::SQUEEZE,
     &structural::REV,
+    &structural::STOP_GRADIENT,
     &slicing::SLICE,
     &slicing::DYNAMIC_SLICE,
     &slicing::DYNAMIC_UPDATE_SLICE,

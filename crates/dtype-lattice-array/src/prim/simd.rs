@@ -79,6 +79,32 @@ pub(crate) fn zip_stream<A: Copy, B: Copy, O: bytemuck::Pod>(
     zip_into(x, y, out, f);
 }
 
+/// `f(x[i], y[i], z[i])` for every `i` of three slices of one length, into a new (pooled)
+/// vector, with AVX2 and FMA where this CPU has them (then `mul_add` is one instruction).
+pub(crate) fn zip3<W: Copy + crate::array::storage::pool::Pooled>(
+    x: &[W],
+    y: &[W],
+    z: &[W],
+    f: impl Fn(W, W, W) -> W,
+) -> std::sync::Arc<Vec<W>> {
+    let n = x.len().min(y.len()).min(z.len());
+    let filled =
+        crate::array::storage::pool::shared::<W, std::convert::Infallible>(n, false, |out| {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
+                unsafe { avx2::zip3_into(x, y, z, out, &f) };
+                return Ok(());
+            }
+            zip3_loop(x, y, z, out, &f);
+            Ok(())
+        });
+    match filled {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
 /// `out[i] = f(x[i])` over the shorter of the two, with AVX2 and FMA where this CPU has them.
 #[inline]
 pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
@@ -168,6 +194,13 @@ fn map_loop<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
 }
 
 #[inline(always)]
+fn zip3_loop<W: Copy>(x: &[W], y: &[W], z: &[W], out: &mut [W], f: impl Fn(W, W, W) -> W) {
+    for (((o, &a), &b), &c) in out.iter_mut().zip(x).zip(y).zip(z) {
+        *o = f(a, b, c);
+    }
+}
+
+#[inline(always)]
 fn zip_loop<A: Copy, B: Copy, O>(x: &[A], y: &[B], out: &mut [O], f: impl Fn(A, B) -> O) {
     for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
         *o = f(a, b);
@@ -186,6 +219,17 @@ mod avx2 {
         f: impl Fn(A, B) -> O,
     ) {
         super::zip_loop(x, y, out, f);
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn zip3_into<W: Copy>(
+        x: &[W],
+        y: &[W],
+        z: &[W],
+        out: &mut [W],
+        f: impl Fn(W, W, W) -> W,
+    ) {
+        super::zip3_loop(x, y, z, out, f);
     }
 
     #[target_feature(enable = "avx2,fma")]
