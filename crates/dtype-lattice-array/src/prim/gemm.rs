@@ -1,6 +1,8 @@
-//! float32/float64 matrix products through the `gemm` crate: its kernels for AVX-512
-//! (`x86-v4`), AVX2+FMA and SSE, chosen at run time, on rayon's pool (the pool every other
-//! parallel kernel of this crate uses) for products large enough to share.
+//! float32/float64 matrix products: small ones summed in XLA's order (each element's sum in
+//! order of the contracted index, one fused multiply-add a step), larger ones through the
+//! `gemm` crate: its kernels for AVX-512 (`x86-v4`), AVX2+FMA and SSE, chosen at run time, on
+//! rayon's pool (the pool every other parallel kernel of this crate uses) for products large
+//! enough to share.
 //!
 //! `gemm::gemm` takes raw pointers and strides; this module is the crate's one call of it,
 //! behind [`matmul`], which checks every slice against the shape it is read or written as
@@ -12,14 +14,56 @@
 pub(crate) trait GemmScalar: Copy + Default + 'static {
     /// One, the `beta` that scales the product.
     const ONE: Self;
+    /// `self * a + b` rounded once.
+    fn fma(self, a: Self, b: Self) -> Self;
 }
 
 impl GemmScalar for f32 {
     const ONE: f32 = 1.0;
+    #[inline(always)]
+    fn fma(self, a: f32, b: f32) -> f32 {
+        self.mul_add(a, b)
+    }
 }
 
 impl GemmScalar for f64 {
     const ONE: f64 = 1.0;
+    #[inline(always)]
+    fn fma(self, a: f64, b: f64) -> f64 {
+        self.mul_add(a, b)
+    }
+}
+
+/// Products of at most this many multiply-adds run [`sequential`]: XLA's order for the small
+/// products its CPU backend emits as loops (the conformance fixtures' sizes, bit for bit).
+const SEQUENTIAL_MAX: usize = 1 << 16;
+
+/// `out[i][j] = Σ_l a[i][l]·b[l][j]` summed in order of `l` from zero, each step one fused
+/// multiply-add (as XLA's loop, whose multiply LLVM contracts into the running sum's add).
+fn sequential<T: GemmScalar>(
+    a: &[T],
+    a_t: bool,
+    b: &[T],
+    b_t: bool,
+    (m, k, n): (usize, usize, usize),
+    out: &mut [T],
+) {
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        row.fill(T::default());
+        for l in 0..k {
+            let x = if a_t { a[l * m + i] } else { a[i * k + l] };
+            if b_t {
+                for (j, c) in row.iter_mut().enumerate() {
+                    *c = x.fma(b[j * k + l], *c);
+                }
+            } else {
+                for (c, &y) in row.iter_mut().zip(&b[l * n..(l + 1) * n]) {
+                    *c = x.fma(y, *c);
+                }
+            }
+        }
+    }
 }
 
 /// `out = a · b` for a row-major `m×k` `a` (or `k×m` when `a_t`: read transposed) and a
@@ -47,6 +91,9 @@ pub(crate) fn matmul<T: GemmScalar>(
     if k == 0 {
         out[..mn].fill(T::default());
         return;
+    }
+    if mn.saturating_mul(k) <= SEQUENTIAL_MAX {
+        return sequential(a, a_t, b, b_t, (m, k, n), &mut out[..mn]);
     }
     // (column stride, row stride) of each matrix as the product reads it.
     let (a_cs, a_rs) = if a_t { (m, 1) } else { (1, k) };
@@ -143,6 +190,27 @@ mod tests {
                 assert_eq!(out32, want32, "f32 {m}x{k}x{n} a_t={a_t} b_t={b_t}");
             }
         }
+    }
+
+    /// Small products sum in order with one rounding a step (XLA's loop): `1·(-1)` then
+    /// `(1 + e)(1 - e)` added in one fused step is `-e²`, where rounding the product first
+    /// gives 0.
+    #[test]
+    fn small_products_fuse_each_step_in_order() {
+        let e = f32::EPSILON;
+        let mut out = [f32::NAN];
+        matmul(
+            (&[1.0, 1.0 + e], false),
+            (&[-1.0, 1.0 - e], false),
+            (1, 2, 1),
+            &mut out,
+        );
+        assert_eq!(out, [-e * e]);
+        let e = f64::EPSILON;
+        let mut out = [f64::NAN; 2];
+        let b = [-1.0, 2.0, 1.0 - e, 0.5];
+        matmul((&[1.0, 1.0 + e], false), (&b, false), (1, 2, 2), &mut out);
+        assert_eq!(out, [-e * e, 2.5 + 0.5 * e]);
     }
 
     #[test]
