@@ -76,3 +76,18 @@ def run_children(children, jobs):
             sys.stderr.write(f"{label} failed (exit {p.returncode}):\n{err}\n")
     if failed:
         sys.exit(f"{len(failed)} child process(es) failed: {', '.join(map(str, failed))}")
+
+
+# The CPU XLA compiles for, as the project models it: x86-64 with AVX2 and FMA. XLA's output
+# depends on the host's instruction sets (on a CPU with AVX512-FP16 it fuses float16 multiplies
+# and adds into float16 FMA instructions, elsewhere it rounds after each), so the generators
+# whose cases run compiled JAX code pin it; set XLA_FLAGS yourself to override.
+XLA_ISA = "--xla_cpu_max_isa=AVX2"
+
+
+def pin_xla_isa():
+    """Pins XLA's CPU instruction sets (XLA_ISA) for this process and its children: call it
+    before importing jax."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_cpu_max_isa" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " " + XLA_ISA).strip()

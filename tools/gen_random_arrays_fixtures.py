@@ -25,7 +25,9 @@ import re
 import sys
 import warnings
 
-from fixturelib import first_line, run_children, write_fixture
+from fixturelib import first_line, pin_xla_isa, run_children, write_fixture  # noqa: E402
+
+pin_xla_isa()
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_random_arrays_fixtures.py"
@@ -110,14 +112,19 @@ def child(args):
             api.append(run({"fn": "bits", "key": kin, "shape": shape, "dtype": dtype},
                            lambda: jax.random.bits(k, tuple(shape),
                                                    None if dtype is None else jnp.dtype(dtype))))
+        # Bounds whose product and sum round (XLA fuses the multiply and add of float16,
+        # float32 and float64, not of bfloat16).
         for dtype, lo, hi in [("float32", "0.0", "1.0"), ("bfloat16", "-2.0", "3.0"),
                               ("float16", "0.0", "1.0"), ("float64", "-1.0", "1.0"),
-                              ("int32", "0.0", "1.0")]:
+                              ("int32", "0.0", "1.0"), ("float16", "-693.0214232569983",
+                                                        "371.194119328328"),
+                              ("float32", "-3.7", "11.1"), ("bfloat16", "-3.7", "11.1"),
+                              ("float64", "-3.7", "11.1")]:
             api.append(run({"fn": "uniform", "key": kin, "shape": [2, 3], "dtype": dtype,
                             "minval": lo, "maxval": hi},
                            lambda: jax.random.uniform(k, (2, 3), jnp.dtype(dtype),
                                                       float(lo), float(hi))))
-        for dtype in ["float32", "bfloat16", "float64"]:
+        for dtype in ["float32", "bfloat16", "float64", "float16"]:
             api.append(run({"fn": "normal", "key": kin, "shape": [5], "dtype": dtype},
                            lambda: jax.random.normal(k, (5,), jnp.dtype(dtype))))
         for p in ["0.5", "0.1"]:

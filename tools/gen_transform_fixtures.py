@@ -23,13 +23,15 @@ tests/fixtures/transformations/float0.json.
 import os
 import sys
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-from jax import lax
-
 sys.path.insert(0, os.path.dirname(__file__))
-from fixturelib import write_fixture  # noqa: E402
+from fixturelib import pin_xla_isa, write_fixture  # noqa: E402
+
+pin_xla_isa()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 

@@ -58,11 +58,11 @@ pub fn close(name: &str, what: &str, got: &Array, want: &Value, tol: f64) {
     let vals = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
     let want_vals = want["values"].as_array().unwrap();
     assert_eq!(vals.len(), want_vals.len(), "{name} {what}");
-    for (g, w) in vals.iter().zip(want_vals) {
+    for (i, (g, w)) in vals.iter().zip(want_vals).enumerate() {
         let w = w.as_f64().unwrap();
         assert!(
             (g - w).abs() <= tol * w.abs().max(1.0),
-            "{name} {what}: got {got}, want {:?}",
+            "{name} {what}: element {i} is {g:e}, JAX's {w:e}; got {got}, want {:?}",
             want["values"]
         );
     }
