@@ -467,7 +467,7 @@ mod tests {
 
     /// Every lane of the dispatched paths (AVX2 where the CPU has it) and of the baseline loops
     /// against the closure applied alone, for float32 arithmetic with NaN and subnormal
-    /// operands, on odd lengths.
+    /// operands, on odd lengths; two operands and three ([`zip3`]).
     #[test]
     fn lanes_match_the_closure_applied_alone() {
         let xs: Vec<u32> = (0..1003u32)
@@ -501,6 +501,20 @@ mod tests {
             for i in 0..len {
                 let want = g(xs[i]);
                 assert_eq!((fast[i], base[i]), (want, want), "map lane {i} of {len}");
+            }
+            // Three operands: the dispatched path (AVX2 and FMA where the CPU has them) and
+            // the baseline loop, a fused multiply-add of each lane.
+            let zs: Vec<u32> = xs.iter().map(|z| z.rotate_right(5)).collect();
+            let h = |a: u32, b: u32, c: u32| {
+                let (a, b, c) = (f32::from_bits(a), f32::from_bits(b), f32::from_bits(c));
+                a.mul_add(b, c).to_bits()
+            };
+            let fused = zip3(&xs[..len], &ys[..len], &zs[..len], h);
+            zip3_loop(&xs[..len], &ys[..len], &zs[..len], &mut base, h);
+            for i in 0..len {
+                let want = h(xs[i], ys[i], zs[i]);
+                // NaNs compared by bits: the lanes must produce the same ones.
+                assert_eq!((fused[i], base[i]), (want, want), "zip3 lane {i} of {len}");
             }
         }
     }
