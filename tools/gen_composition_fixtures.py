@@ -27,36 +27,16 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
+from gen_train_mlp_fixtures import MODEL  # noqa: E402
 from gen_transform_fixtures import aval_text, leaf_record, vmap_arg, vmap_spec_json  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
-@jax.custom_jvp
-def softplus(x):
-    return jnp.maximum(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
-
-
-@softplus.defjvp
-def _softplus_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return softplus(x), t * jax.nn.sigmoid(x)
-
-
-@partial(jax.custom_vjp, nondiff_argnums=(1,))
-def clip_gradient(x, bound):
-    return x
-
-
-def _clip_fwd(x, bound):
-    return x, None
-
-
-def _clip_bwd(bound, _, g):
-    return (jnp.clip(g, -bound, bound),)
-
-
-clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+# The softplus (custom_jvp) and clip_gradient (custom_vjp), from the train_mlp program.
+_MODEL = {"jax": jax, "jnp": jnp, "partial": partial}
+exec(MODEL, _MODEL)
+softplus, clip_gradient = _MODEL["softplus"], _MODEL["clip_gradient"]
 
 
 def _cube_sum(x, y):

@@ -105,6 +105,22 @@ fn to_rank(x: &Array, rank: usize) -> Result<Array, Error> {
     prim::lax::broadcast_to(x, &shape)
 }
 
+/// `random_bits[bit_width, shape]` of `keys` (their data checked already).
+fn random_bits(keys: &Array, bit_width: u32, shape: &[usize]) -> Result<Array, Error> {
+    let params = Params::new()
+        .with("bit_width", Param::Int(i64::from(bit_width)))
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        );
+    bind(&RANDOM_BITS, &[keys], &params)
+}
+
+/// The binary lax primitive of this name on `x` and `y`.
+fn lax2(name: &str, x: &Array, y: &Array) -> Result<Array, Error> {
+    bind(prim::by_name(name).ok_or_else(no_lt)?, &[x, y], &Params::new())
+}
+
 /// `uniform`'s values as JAX stages them (`_uniform(key, minval, maxval, shape, dtype)`):
 /// the bounds converted to `dtype` (a weak Python float is converted, a strong bound of
 /// `dtype` is not) and broadcast to the rank of `shape`, `random_bits` of the key, the top
@@ -133,13 +149,7 @@ fn traced_uniform(
     let (lo, hi) = (to_rank(&lo, shape.len())?, to_rank(&hi, shape.len())?);
     let nbits = uint.bits();
     let rng_bits = if nmant < 8 { 8 } else { nbits };
-    let params = Params::new()
-        .with("bit_width", Param::Int(i64::from(rng_bits)))
-        .with(
-            "shape",
-            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
-        );
-    let mut bits = bind(&RANDOM_BITS, &[&keys], &params)?;
+    let mut bits = random_bits(&keys, rng_bits, shape)?;
     if rng_bits != nbits {
         bits = convert(&bits, uint)?;
     }
@@ -148,21 +158,14 @@ fn traced_uniform(
         DType::UInt32 => Array::scalar(v as u32),
         _ => Array::scalar(v),
     };
-    let lax_bin = |name: &str, x: &Array, y: &Array| {
-        bind(
-            prim::by_name(name).ok_or_else(no_lt)?,
-            &[x, y],
-            &Params::new(),
-        )
-    };
-    let shifted = lax_bin(
+    let shifted = lax2(
         "shift_right_logical",
         &bits,
         &uint_scalar(u64::from(rng_bits - nmant)),
     )?;
     let exponent_bits = nbits - nmant - 1;
     let one_bits = ((1u64 << (exponent_bits - 1)) - 1) << nmant;
-    let float_bits = lax_bin("or", &shifted, &uint_scalar(one_bits))?;
+    let float_bits = lax2("or", &shifted, &uint_scalar(one_bits))?;
     let floats = bind(
         prim::by_name("bitcast_convert_type").ok_or_else(no_lt)?,
         &[&float_bits],
@@ -170,7 +173,7 @@ fn traced_uniform(
     )?;
     let floats = prim::lax::sub(&floats, &crate::core::jaxpr::scalar(1.0, dtype)?)?;
     let scaled = prim::lax::add(&prim::lax::mul(&floats, &prim::lax::sub(&hi, &lo)?)?, &lo)?;
-    lax_bin("max", &lo, &scaled)
+    lax2("max", &lo, &scaled)
 }
 
 /// A Python float bound (weakly typed, in the default float dtype, as JAX passes
@@ -358,13 +361,7 @@ pub fn bits_dtype(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, E
             format!("dtype argument to `bits` must be an unsigned int dtype, got {dtype}"),
         ));
     }
-    let params = Params::new()
-        .with("bit_width", Param::Int(i64::from(dtype.bits())))
-        .with(
-            "shape",
-            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
-        );
-    bind(&RANDOM_BITS, &[&keys], &params)
+    random_bits(&keys, dtype.bits(), shape)
 }
 
 /// `jax.random.uniform(key, shape, dtype, minval, maxval)`.
@@ -493,29 +490,16 @@ fn traced_randint(
     let out_of_range = Array::scalar(maxval > tmax.min(dmax));
     let lo = to_rank(&konst(clip(minval), sdt)?, shape.len())?;
     let hi = to_rank(&konst(clip(maxval), sdt)?, shape.len())?;
-    let lax2 = |name: &str, x: &Array, y: &Array| {
-        bind(
-            prim::by_name(name).ok_or_else(no_lt)?,
-            &[x, y],
-            &Params::new(),
-        )
-    };
     let two = bind(
         &RANDOM_SPLIT,
         &[&keys],
         &Params::new().with("shape", Param::Ints(vec![2])),
     )?;
     let nbits = sdt.bits();
-    let bits_params = Params::new()
-        .with("bit_width", Param::Int(i64::from(nbits)))
-        .with(
-            "shape",
-            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
-        );
     let mut halves = Vec::with_capacity(2);
     for i in 0..2 {
         let k = crate::numpy::index(&two, &[crate::numpy::Index::At(i)])?;
-        halves.push(bind(&RANDOM_BITS, &[&k], &bits_params)?);
+        halves.push(random_bits(&k, nbits, shape)?);
     }
     let unsigned = match nbits {
         8 => DType::UInt8,
