@@ -46,12 +46,6 @@ CLASSES = [
      "(False * inf, False / a broadcast False are 0); not modelled"),
     ("jit-overflow", lambda f, l, w: l.startswith("isfinite 2147483648"),
      "jnp.isfinite takes a Python int beyond int32 without jit's OverflowError"),
-    ("literal-zero-sign",
-     lambda f, l, w: f.startswith("numpy") and "-0j)" in l
-     and l.split()[0] in ("sqrt", "log", "log2", "log1p", "power"),
-     "the fixture generator reads `(a-0j)` with ast.literal_eval, whose Python 3.11 arithmetic "
-     "gives the imaginary part +0.0; eval reads it as repr() wrote it, complex(a, -0.0), and "
-     "the branch cut on the negative real axis takes the other side"),
 ]
 
 
