@@ -36,10 +36,6 @@ CLASSES = [
     ("subnormal", lambda f, l, w: re.search(r"e-4[0-9]|e-3[89]|e-32[0-9]|e-308", l),
      "subnormals: XLA flushes denormals per operation (some transcendentals, rem and pow keep "
      "them); our flushing differs here"),
-    ("narrow-shift", lambda f, l, w: l.split()[0] in ("left_shift", "right_shift")
-     and re.search(r"uint?[24]", l),
-     "XLA shifts int2/int4 values by out-of-range amounts as LLVM's narrow integers do "
-     "(undefined)"),
     ("bool-arith", lambda f, l, w: not f.startswith("numpy")
      and re.match(r"(true_divide|multiply) bool", l),
      "XLA rewrites float32/float64 arithmetic on booleans converted to float as selects "

@@ -175,3 +175,29 @@ fn hyperbolic_functions_follow_the_rules_in_force() {
     // The two differ somewhere for each function (the rules do choose).
     assert!(differ.iter().all(|&d| d > 0), "{differ:?}");
 }
+
+/// `jnp.right_shift` picks the logical shift by NumPy's `np.issubdtype(dtype,
+/// np.unsignedinteger)`, which ml_dtypes' uint2/uint4 fail: they shift arithmetically. Values
+/// from `right_shift uint2[[3,3,2],[1,0,2]] uint2[[3,1,2],[2,3,2]]` and
+/// `right_shift uint4[[4,11,12],[3,5,12]] uint4[[2,14,11],[0,11,6]]` of
+/// tests/fixtures/eval/jax_x32_binary.json; uint8 keeps the logical shift.
+#[test]
+fn right_shift_of_ml_dtypes_unsigned_ints_is_arithmetic() {
+    let shift = |d: DType, x: Vec<i64>, y: Vec<i64>| -> Vec<i64> {
+        let (x, y) = (
+            Array::from_vec(x).astype(d).unwrap(),
+            Array::from_vec(y).astype(d).unwrap(),
+        );
+        let r = jnp::right_shift(&x, &y).unwrap();
+        r.astype(DType::Int64).unwrap().to_vec::<i64>().unwrap()
+    };
+    assert_eq!(
+        shift(DType::UInt2, vec![3, 3, 2, 1, 0, 2], vec![3, 1, 2, 2, 3, 2]),
+        [3, 3, 3, 0, 0, 3]
+    );
+    assert_eq!(
+        shift(DType::UInt4, vec![4, 11, 12, 3, 5, 12], vec![2, 14, 11, 0, 11, 6]),
+        [1, 15, 15, 3, 0, 15]
+    );
+    assert_eq!(shift(DType::UInt8, vec![200], vec![1]), [100]);
+}

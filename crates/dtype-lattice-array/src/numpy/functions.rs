@@ -499,8 +499,12 @@ binary_plain! {
     /// `jnp.left_shift(x, y)` (`<<`).
     left_shift => Some(Op::BitwiseAnd), Numeric, |x, y| lax2("shift_left", &x, &y);
     /// `jnp.right_shift(x, y)` (`>>`): logical for unsigned integers, arithmetic otherwise.
+    /// jnp asks NumPy's `np.issubdtype(x.dtype, np.unsignedinteger)`, under which ml_dtypes'
+    /// uint1/uint2/uint4 are no unsigned integers (their scalar types derive from
+    /// `np.generic` only): they shift arithmetically, `uint2(3) >> 1` is 3.
     right_shift => Some(Op::BitwiseAnd), Numeric, |x, y| {
-        let name = if x.dtype().kind() == Kind::UnsignedInt {
+        let np_unsigned = x.dtype().kind() == Kind::UnsignedInt && !x.dtype().is_sub_byte_int();
+        let name = if np_unsigned {
             "shift_right_logical"
         } else {
             "shift_right_arithmetic"
