@@ -36,10 +36,6 @@ CLASSES = [
     ("subnormal", lambda f, l, w: re.search(r"e-4[0-9]|e-3[89]|e-32[0-9]|e-308", l),
      "subnormals: XLA flushes denormals per operation (some transcendentals, rem and pow keep "
      "them); our flushing differs here"),
-    ("bool-arith", lambda f, l, w: not f.startswith("numpy")
-     and re.match(r"(true_divide|multiply) bool", l),
-     "XLA rewrites float32/float64 arithmetic on booleans converted to float as selects "
-     "(False * inf, False / a broadcast False are 0); not modelled"),
     ("jit-overflow", lambda f, l, w: l.startswith("isfinite 2147483648"),
      "jnp.isfinite takes a Python int beyond int32 without jit's OverflowError"),
 ]

@@ -196,8 +196,21 @@ fn right_shift_of_ml_dtypes_unsigned_ints_is_arithmetic() {
         [3, 3, 3, 0, 0, 3]
     );
     assert_eq!(
-        shift(DType::UInt4, vec![4, 11, 12, 3, 5, 12], vec![2, 14, 11, 0, 11, 6]),
+        shift(
+            DType::UInt4,
+            vec![4, 11, 12, 3, 5, 12],
+            vec![2, 14, 11, 0, 11, 6]
+        ),
         [1, 15, 15, 3, 0, 15]
     );
     assert_eq!(shift(DType::UInt8, vec![200], vec![1]), [100]);
+}
+
+/// A Python float operand becomes a float32 jit argument on the host (NumPy's conversion,
+/// which keeps subnormals; XLA's conversions flush them): `abs 1e-40` of
+/// tests/fixtures/eval/jax_x32_unary.json is the float32 subnormal of bits 71362.
+#[test]
+fn python_floats_convert_on_the_host() {
+    let r = jnp::abs(1e-40).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap()[0].to_bits(), 71362);
 }

@@ -206,6 +206,9 @@ pub fn true_divide<'a>(
     if let Some(r) = super::float32_in_float64("true_divide", &x, &y, true_divide) {
         return r;
     }
+    if let Some(r) = super::simplify::bool_select("true_divide", &x, &y) {
+        return r;
+    }
     let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
     lax2("div", &x, &y)
 }
