@@ -108,14 +108,65 @@ floor_divide bool[False,True] float32(0.0)
 remainder bool[False,True] float32(0.0)
 """
 
+# Subnormal operands (XLA's CPU code runs with denormals off, but not every operation
+# flushes: bit operations, selects, glibc's functions and some of XLA's own keep them), for
+# each dtype whose subnormals are float32's or float64's.
+SUBNORMALS = {"float32": ["1e-40", "-1e-40", "1.401298464324817e-45", "-5.877471754111438e-39"],
+              "bfloat16": ["1e-40", "-1e-40", "1.401298464324817e-45", "-5.877471754111438e-39"],
+              "float64": ["5e-324", "-5e-324", "1e-310", "-2.2250738585072e-308"]}
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "cos", "tan", "tanh", "arcsin",
+         "arctan", "sinh", "cosh", "sqrt", "reciprocal", "square", "sign", "floor", "ceil",
+         "round", "trunc", "abs", "negative", "positive"]
+BINARY = ["add", "subtract", "multiply", "true_divide", "remainder", "power", "arctan2",
+          "maximum", "minimum", "floor_divide"]
+REDUCE = ["sum", "prod", "max", "min", "mean", "cumsum", "argmax", "argmin", "all", "any"]
+
+
+def subnormal_lines(x64):
+    dtypes = ["float32", "bfloat16"] + (["float64"] if x64 else [])
+    out = []
+    for dt in dtypes:
+        subs = SUBNORMALS[dt]
+        for f in UNARY:
+            # Sizes: XLA's vector loop (8 lanes) and its rest of 1, 3 or 6 lanes; 2-D; 0-d.
+            for n in [1, 3, 4, 6, 8]:
+                out.append(f"{f} {dt}[{','.join((subs * 2)[:n])}]")
+            out.append(f"{f} {dt}[[{subs[0]},{subs[1]}],[{subs[2]},{subs[3]}]]")
+            out.append(f"{f} {dt}({subs[0]})")
+        for f in BINARY:
+            for n in [1, 3]:
+                vals = f"{dt}[{','.join(subs[:n])}]"
+                for other in ["2.5", "-2.5", "0.0", "1.0", "-1.0", f"{dt}({subs[0]})"]:
+                    out.append(f"{f} {vals} {other}")
+                    out.append(f"{f} {other} {vals}")
+        for f in REDUCE:
+            s = subs[0]
+            big = "1e308" if dt == "float64" else "1e+40"
+            for vals in [[s, s, "-1.0"], [s, "100.0", "100.0"], [s], ["-" + s, s],
+                         [s, big, big], [s] * 5, ["-1.0", s, "-" + s]]:
+                out.append(f"{f} {dt}[{','.join(vals)}]")
+            out.append(f"{f} {dt}[[{s},{s},-1.0],[{s},2.0,{s}]]")
+            out.append(f"{f} {dt}({s})")
+    # Truth of a subnormal: bfloat16 against a constant zero is a test of its bits.
+    for dt in dtypes + ["complex64"]:
+        v = "[(1e-40+0j),1e-40j,0j,(1+0j)]" if dt == "complex64" else \
+            f"[{SUBNORMALS[dt][0]},{SUBNORMALS[dt][1]},0.0,1.0]"
+        out += [f"logical_and {dt}{v} True", f"logical_not {dt}{v}", f"where {dt}{v} 1.0 2.0",
+                f"not_equal {dt}{v} 0.0", f"astype:bool {dt}{v}"]
+    return out
+
+
 PROBES = {
-    "jax_x32": [BOOL_ARITH],
-    "jax_x64": [BOOL_ARITH],
+    "jax_x32": [BOOL_ARITH, subnormal_lines(False)],
+    "jax_x64": [BOOL_ARITH, subnormal_lines(True)],
 }
 
 
 def lines_of(blocks):
-    return [l.strip() for b in blocks for l in b.strip().splitlines() if l.strip()]
+    lines = []
+    for b in blocks:
+        lines += b if isinstance(b, list) else b.strip().splitlines()
+    return [l.strip() for l in lines if l.strip()]
 
 
 def child_main(mode, out_dir):

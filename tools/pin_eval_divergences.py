@@ -33,9 +33,6 @@ CLASSES = [
     ("e8m0", lambda f, l, w: "float8_e8m0fnu" in l,
      "float8_e8m0fnu corner: JAX's exp2 of 2^-127 is 1, where the product log(2) * x rounded "
      "to the format (2^-128, below its range) is NaN here"),
-    ("subnormal", lambda f, l, w: re.search(r"e-4[0-9]|e-3[89]|e-32[0-9]|e-308", l),
-     "subnormals: XLA flushes denormals per operation (some transcendentals, rem and pow keep "
-     "them); our flushing differs here"),
     ("jit-overflow", lambda f, l, w: l.startswith("isfinite 2147483648"),
      "jnp.isfinite takes a Python int beyond int32 without jit's OverflowError"),
 ]

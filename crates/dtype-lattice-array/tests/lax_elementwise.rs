@@ -40,27 +40,13 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("abs", &["complex64"]),
     ("acos", &["complex128", "complex64", "float4_e2m1fn"]),
     ("acosh", &["complex128", "complex64", "float64"]),
-    (
-        "asin",
-        &[
-            "bfloat16",
-            "complex128",
-            "complex64",
-            "float32",
-            "float4_e2m1fn",
-            "float64",
-            "float8_e8m0fnu",
-        ],
-    ),
+    ("asin", &["complex128", "complex64"]),
     (
         "asinh",
         &["complex128", "complex64", "float64", "float8_e8m0fnu"],
     ),
     ("atan", &["complex128", "complex64"]),
-    (
-        "atan2",
-        &["bfloat16", "complex128", "complex64", "float32", "float64"],
-    ),
+    ("atan2", &["complex128", "complex64"]),
     (
         "atanh",
         &["complex128", "complex64", "float64", "float8_e8m0fnu"],
@@ -95,11 +81,8 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("mul", &["complex128", "complex64"]),
     ("nextafter", &["float8_e8m0fnu"]),
-    (
-        "pow",
-        &["bfloat16", "complex128", "complex64", "float32", "float64"],
-    ),
-    ("rem", &["float32", "float64", "float8_e8m0fnu"]),
+    ("pow", &["complex128", "complex64"]),
+    ("rem", &["float8_e8m0fnu"]),
     ("rsqrt", &["complex128", "complex64"]),
     ("sign", &["complex64"]),
     ("sin", &["complex64"]),

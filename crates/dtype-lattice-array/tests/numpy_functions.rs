@@ -214,3 +214,28 @@ fn python_floats_convert_on_the_host() {
     let r = jnp::abs(1e-40).unwrap();
     assert_eq!(r.to_vec::<f32>().unwrap()[0].to_bits(), 71362);
 }
+
+/// A bfloat16 compared with the constant zero is a test of its bits (LLVM's folding), so a
+/// subnormal is true: `logical_and ~float32[100.0,0.0,-1.0]
+/// bfloat16[1e-40,-1.72,1.1754943508222875e-38]` of tests/fixtures/eval/jax_x32_binary.json.
+#[test]
+fn bfloat16_truth_is_a_test_of_its_bits() {
+    use half::bf16;
+    let x = Array::from_vec(vec![100f32, 0.0, -1.0]).with_weak_type(true);
+    let y = Array::from_vec(vec![
+        bf16::from_f32(1e-40),
+        bf16::from_f32(-1.72),
+        bf16::from_f32(1.175_494_4e-38),
+    ]);
+    let r = jnp::logical_and(&x, &y).unwrap();
+    assert_eq!(r.to_vec::<bool>().unwrap(), [true, false, true]);
+}
+
+/// The mean divides by a constant, which XLA rewrites: `A / 1` is `A`, so `mean float32[1e-40]`
+/// of tests/fixtures/eval/jax_x32_probes.json keeps the subnormal (bits 71362).
+#[test]
+fn a_mean_of_one_element_is_that_element() {
+    let x = Array::from_vec(vec![f32::from_bits(71362)]);
+    let r = jnp::mean(&x, jnp::Axes::All, false).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap()[0].to_bits(), 71362);
+}

@@ -21,6 +21,7 @@ mod dot;
 mod elem_arith;
 pub(crate) mod elementwise;
 mod fast;
+mod glibc;
 mod iota;
 pub(crate) mod lanes;
 pub(crate) mod lax;
