@@ -30,9 +30,6 @@ CLASSES = [
     ("complex", lambda f, l, w: not f.startswith("numpy") and re.search(r"complex|j\)|j,|j\]", l),
      "complex arithmetic and transcendentals: XLA's formulas (overflow, signed zeros, FMA) "
      "differ from num_complex beyond 2 ULP"),
-    ("e8m0", lambda f, l, w: "float8_e8m0fnu" in l,
-     "float8_e8m0fnu corner: JAX's exp2 of 2^-127 is 1, where the product log(2) * x rounded "
-     "to the format (2^-128, below its range) is NaN here"),
     ("jit-overflow", lambda f, l, w: l.startswith("isfinite 2147483648"),
      "jnp.isfinite takes a Python int beyond int32 without jit's OverflowError"),
 ]

@@ -1182,10 +1182,12 @@ fn kernel<T: Arith>(
     out: &ShapedArray,
 ) -> Result<Storage, Error> {
     // float8_e8m0fnu's smallest value, 2⁻¹²⁷, is a float32 subnormal: loaded, it is flushed to
-    // zero as XLA's float32 arithmetic does, but sign, ceil, integer_pow and pow see it as it
-    // is (JAX's results).
-    let e8m0_raw = inputs[0].dtype() == DType::Float8E8M0Fnu
-        && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Pow);
+    // zero as XLA's float32 arithmetic does. But XLA converts the format to float32 with a
+    // select of that constant, and LLVM folds an operation with constants applied to it at
+    // IEEE precision: sign, ceil, integer_pow and exp2's product by log 2 see it as it is
+    // (JAX's results); glibc's functions (pow, rem) read its bits.
+    let e8m0 = inputs[0].dtype() == DType::Float8E8M0Fnu;
+    let e8m0_raw = e8m0 && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Exp2);
     let load = |a: &Array| if e8m0_raw { T::load_raw(a) } else { T::load(a) };
     let x = load(inputs[0]);
     let od = out.dtype();
@@ -1208,7 +1210,18 @@ fn kernel<T: Arith>(
             .first()
             .copied()
             .unwrap_or_else(T::ln2);
-        let p = round(map(&x, |a| a.mul(ln2)));
+        let p = if e8m0 {
+            // The product of the constant 2⁻¹²⁷ is folded (2⁻¹²⁸, unflushed, which rounds
+            // back to 2⁻¹²⁷); the others are computed, a subnormal product flushed.
+            let p = map(&x, |a| {
+                let r = a.mul(ln2);
+                if a == a.ftz_lane() { r.ftz_lane() } else { r }
+            });
+            let aval = ShapedArray::new(&[p.len()], od, false);
+            T::load(&Array::from_parts(aval, T::store_raw(od, p)))
+        } else {
+            round(map(&x, |a| a.mul(ln2)))
+        };
         return Ok(same(T::f1_all(p, Fn1::Exp)));
     }
     let on_xla = super::on_xla();
@@ -1305,11 +1318,7 @@ fn kernel<T: Arith>(
     if op == Op::Atan2 && is_complex(od) && !xla {
         return Err(not_implemented(op, od));
     }
-    if on_xla
-        && matches!(op, Op::Rem | Op::Pow | Op::Atan2)
-        && is_float(od)
-        && inputs[0].dtype() != DType::Float8E8M0Fnu
-    {
+    if on_xla && matches!(op, Op::Rem | Op::Pow | Op::Atan2) && is_float(od) {
         // glibc's functions, on the operands as they are (they read the bits; see
         // `super::glibc`; their results come flushed where the hardware flushes them).
         let (x, y) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
@@ -1703,6 +1712,18 @@ mod tests {
         let r = bind1(&ASIN, &[&x], &Params::new()).unwrap();
         let r = r.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap();
         assert_eq!(r, [0.0, 2.0, 3.0, 3.0, 2.0, 0.0]);
+    }
+
+    /// `exp2 float8_e8m0fnu[-2.45,2.5,1e-40]` (tests/fixtures/eval/jax_x32_unary.json) is
+    /// `[nan, 2, 1]`: the product of the constant 2⁻¹²⁷ by log 2 is folded (2⁻¹²⁸, rounding
+    /// back to 2⁻¹²⁷), and `exp` of it, read as zero, is 1.
+    #[test]
+    fn e8m0s_smallest_value_is_a_folded_constant_in_exp2() {
+        let x = Array::from_vec(vec![-2.45f32, 2.5, 1e-40])
+            .astype(DType::Float8E8M0Fnu)
+            .unwrap();
+        let r = bind1(&EXP2, &[&x], &Params::new()).unwrap();
+        assert_eq!(r.as_bytes(), [255, 128, 127]);
     }
 
     /// XLA compares complex parts with denormals off: `logical_and complex64[(1e-40+0j),
