@@ -170,8 +170,23 @@ E8M0 = [f"{f} float8_e8m0fnu[1e-40,5.877471754111438e-39,1.1754943508222875e-38,
     "sum float8_e8m0fnu[1e-40,5.877471754111438e-39]",
 ]
 
+# jit's dispatch: after a successful first call of a signature, C++'s fast path parses only
+# the arguments the computation keeps (isfinite and isinf drop an integer operand).
+JIT = """
+isfinite 0
+isfinite 2147483648
+isfinite -1099511627776
+isinf 2147483648
+isinf 300
+isinf 2147483648
+isnan 300
+isnan 2147483648
+negative 2
+negative 2147483648
+"""
+
 PROBES = {
-    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0],
+    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT],
     "jax_x64": [BOOL_ARITH, subnormal_lines(True)],
 }
 

@@ -19,6 +19,7 @@
 //! ```
 
 mod creation;
+mod dispatch;
 mod functions;
 mod ml;
 mod npmath;
@@ -36,6 +37,7 @@ use crate::array::{Array, ShapedArray, Storage, layout, py_shape};
 use crate::prim::{self, Param, Params, Primitive};
 
 pub use creation::*;
+pub use dispatch::JitDispatch;
 pub use functions::*;
 pub use ops::*;
 pub use shape::*;
