@@ -185,9 +185,33 @@ negative 2
 negative 2147483648
 """
 
+def complex_lines():
+    """Complex pow, tanh, tan and expm1 (XLA's formulas on its own real functions) and their
+    neighbours, on seeded random operands."""
+    import random
+    rng = random.Random(5)
+    vals = ["0.5", "-1.0", "2.5", "-3.0", "0.001", "100.0", "1.0", "0.0", "-0.0", "-2.6", "3.579",
+            "1.147", "-1.043"]
+
+    def c():
+        return f"({rng.choice(vals)}{rng.choice('+-')}{rng.choice(vals).lstrip('-')}j)"
+
+    def arr(dt):
+        return f"{dt}[{','.join(c() for _ in range(5))}]"
+
+    out = []
+    for dt in ["complex64", "complex128"]:
+        for f in ["tanh", "tan", "expm1", "exp", "log", "sqrt", "sin", "cos"]:
+            out += [f"{f} {arr(dt)}" for _ in range(6)]
+        out += [f"power {arr(dt)} {arr(dt)}" for _ in range(12)]
+        out.append(f"power {dt}[(0.0+0j),(0.0+0j),(1.0+0j),(1e+300+0j),(1e+300+0j)] "
+                   f"{dt}[(2.0+0j),(0.0+0j),(3.0+1j),(2.0+0j),(-2.0+0j)]")
+    return out
+
+
 PROBES = {
-    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT],
-    "jax_x64": [BOOL_ARITH, subnormal_lines(True)],
+    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines()],
+    "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines()],
 }
 
 

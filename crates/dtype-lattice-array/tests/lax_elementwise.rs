@@ -61,7 +61,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("erfc", &["float32", "float64"]),
     ("exp", &["complex128", "complex64"]),
     ("exp2", &["complex128", "complex64"]),
-    ("expm1", &["complex128", "complex64", "float32", "float64"]),
+    ("expm1", &["float32", "float64"]),
     ("integer_pow", &["complex128", "complex64"]),
     ("log", &["complex128"]),
     ("log1p", &["complex128"]),
@@ -81,14 +81,12 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("mul", &["complex128", "complex64"]),
     ("nextafter", &["float8_e8m0fnu"]),
-    ("pow", &["complex128", "complex64"]),
     ("rsqrt", &["complex128", "complex64"]),
     ("sign", &["complex64"]),
     ("sin", &["complex64"]),
     ("sinh", &["complex128", "complex64", "float32"]),
     ("sqrt", &["complex128", "complex64"]),
-    ("tan", &["complex128", "complex64"]),
-    ("tanh", &["complex128", "complex64", "float32", "float64"]),
+    ("tanh", &["float32", "float64"]),
 ];
 
 fn known(prim: &str, dtype: &str) -> bool {

@@ -33,8 +33,9 @@
 //! composes two float32/float64 parts (`lax.complex`).
 //!
 //! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
-//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA (a few ulps
-//! in `pow`, `tanh`, `expm1`) are listed in `tests/lax_elementwise.rs`.
+//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
+//! in `tests/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
+//! on XLA's real functions, [`super::xla_math`], bit for bit).
 
 use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;

@@ -35,6 +35,7 @@ mod slicing;
 mod structural;
 pub mod transpose;
 mod vmath;
+mod xla_math;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 pub(crate) use structural::BROADCAST_IN_DIM;
