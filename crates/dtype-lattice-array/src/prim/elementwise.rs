@@ -1101,9 +1101,13 @@ fn clz(p: u64, bits: u32) -> u64 {
 /// [`glibc_elements`] say XLA's code keeps one.
 fn needs_subnormal_rules(op: Op, x: &Array, out: &ShapedArray) -> bool {
     let Some(f) = op.fn1() else { return false };
-    let special = keeps_tiny(f, out.dtype(), out.size())
-        || !glibc_elements(f, out.dtype(), out.shape()).is_empty();
+    let d = out.dtype();
+    // The fast paths' own rule: float32 sin and tanh keep subnormals, the rest flush.
+    let fast_keeps = d == DType::Float32 && matches!(f, Fn1::Sin | Fn1::Tanh);
+    let special = keeps_tiny(f, d, out.size()) && !fast_keeps
+        || !glibc_elements(f, d, out.shape()).is_empty();
     special
+        && super::vmath::fast(f)
         && super::on_xla()
         && match x.storage() {
             Storage::W32(v) => v
