@@ -175,3 +175,67 @@ fn hyperbolic_functions_follow_the_rules_in_force() {
     // The two differ somewhere for each function (the rules do choose).
     assert!(differ.iter().all(|&d| d > 0), "{differ:?}");
 }
+
+/// `jnp.right_shift` picks the logical shift by NumPy's `np.issubdtype(dtype,
+/// np.unsignedinteger)`, which ml_dtypes' uint2/uint4 fail: they shift arithmetically. Values
+/// from `right_shift uint2[[3,3,2],[1,0,2]] uint2[[3,1,2],[2,3,2]]` and
+/// `right_shift uint4[[4,11,12],[3,5,12]] uint4[[2,14,11],[0,11,6]]` of
+/// tests/fixtures/eval/jax_x32_binary.json; uint8 keeps the logical shift.
+#[test]
+fn right_shift_of_ml_dtypes_unsigned_ints_is_arithmetic() {
+    let shift = |d: DType, x: Vec<i64>, y: Vec<i64>| -> Vec<i64> {
+        let (x, y) = (
+            Array::from_vec(x).astype(d).unwrap(),
+            Array::from_vec(y).astype(d).unwrap(),
+        );
+        let r = jnp::right_shift(&x, &y).unwrap();
+        r.astype(DType::Int64).unwrap().to_vec::<i64>().unwrap()
+    };
+    assert_eq!(
+        shift(DType::UInt2, vec![3, 3, 2, 1, 0, 2], vec![3, 1, 2, 2, 3, 2]),
+        [3, 3, 3, 0, 0, 3]
+    );
+    assert_eq!(
+        shift(
+            DType::UInt4,
+            vec![4, 11, 12, 3, 5, 12],
+            vec![2, 14, 11, 0, 11, 6]
+        ),
+        [1, 15, 15, 3, 0, 15]
+    );
+    assert_eq!(shift(DType::UInt8, vec![200], vec![1]), [100]);
+}
+
+/// A Python float operand becomes a float32 jit argument on the host (NumPy's conversion,
+/// which keeps subnormals; XLA's conversions flush them): `abs 1e-40` of
+/// tests/fixtures/eval/jax_x32_unary.json is the float32 subnormal of bits 71362.
+#[test]
+fn python_floats_convert_on_the_host() {
+    let r = jnp::abs(1e-40).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap()[0].to_bits(), 71362);
+}
+
+/// A bfloat16 compared with the constant zero is a test of its bits (LLVM's folding), so a
+/// subnormal is true: `logical_and ~float32[100.0,0.0,-1.0]
+/// bfloat16[1e-40,-1.72,1.1754943508222875e-38]` of tests/fixtures/eval/jax_x32_binary.json.
+#[test]
+fn bfloat16_truth_is_a_test_of_its_bits() {
+    use half::bf16;
+    let x = Array::from_vec(vec![100f32, 0.0, -1.0]).with_weak_type(true);
+    let y = Array::from_vec(vec![
+        bf16::from_f32(1e-40),
+        bf16::from_f32(-1.72),
+        bf16::from_f32(1.175_494_4e-38),
+    ]);
+    let r = jnp::logical_and(&x, &y).unwrap();
+    assert_eq!(r.to_vec::<bool>().unwrap(), [true, false, true]);
+}
+
+/// The mean divides by a constant, which XLA rewrites: `A / 1` is `A`, so `mean float32[1e-40]`
+/// of tests/fixtures/eval/jax_x32_probes.json keeps the subnormal (bits 71362).
+#[test]
+fn a_mean_of_one_element_is_that_element() {
+    let x = Array::from_vec(vec![f32::from_bits(71362)]);
+    let r = jnp::mean(&x, jnp::Axes::All, false).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap()[0].to_bits(), 71362);
+}

@@ -90,7 +90,7 @@ pub(crate) fn run(args: &EvalArgs, input: &mut dyn BufRead, out: &mut impl Write
     };
     let result = jnp::with_rules(rules, || {
         let operands: Vec<&str> = args.operands.iter().map(String::as_str).collect();
-        evaluate(function, &operands, numpy)
+        evaluate(function, &operands, numpy, &mut jnp::JitDispatch::new())
     });
     let written = match &result {
         Ok(a) if args.json => writeln!(out, "{}", to_json(a)),
@@ -109,6 +109,8 @@ pub(crate) fn run(args: &EvalArgs, input: &mut dyn BufRead, out: &mut impl Write
 
 fn batch(rules: Rules, numpy: bool, input: &mut dyn BufRead, out: &mut impl Write) -> i32 {
     let mut worst = 0;
+    // One batch is one JAX process: jit's dispatch state carries from line to line.
+    let mut dispatch = jnp::JitDispatch::new();
     let mut raw = Vec::new();
     loop {
         let fits = match next_line(input, &mut raw) {
@@ -134,7 +136,7 @@ fn batch(rules: Rules, numpy: bool, input: &mut dyn BufRead, out: &mut impl Writ
                     let (f, ops) = parts
                         .split_first()
                         .ok_or_else(|| invalid("line", "empty: give FUNCTION OPERAND..."))?;
-                    evaluate(f, ops, numpy)
+                    evaluate(f, ops, numpy, &mut dispatch)
                 }),
             }
         };
@@ -195,8 +197,14 @@ fn malformed(operand: &str, reason: &str) -> Error {
     .into()
 }
 
-/// Calls `function` on the parsed operands under the rules in force.
-fn evaluate(function: &str, operands: &[&str], numpy: bool) -> Result<Array, Error> {
+/// Calls `function` on the parsed operands under the rules in force, as `dispatch` (jit's
+/// state in this run) dispatches it.
+fn evaluate(
+    function: &str,
+    operands: &[&str],
+    numpy: bool,
+    dispatch: &mut jnp::JitDispatch,
+) -> Result<Array, Error> {
     let args = operands
         .iter()
         .map(|o| parse_operand(o, numpy))
@@ -213,7 +221,7 @@ fn evaluate(function: &str, operands: &[&str], numpy: bool) -> Result<Array, Err
         };
     }
     let f = jnp::function(function).ok_or_else(|| jnp::unknown_function(function))?;
-    f.call(args)
+    dispatch.call(f, args)
 }
 
 /// The most elements one literal array may have (a line holds at most 1 MiB anyway).

@@ -220,7 +220,9 @@ impl FromStr for Node {
 /// A Python-like scalar value.
 ///
 /// Parsed from and printed as Python's `repr()`: `3`, `-2.5`, `1e+40`, `inf`, `nan`, `1j`,
-/// `(1+2j)`, `True`. Integers are exact up to 128 bits.
+/// `(1+2j)`, `True`. Integers are exact up to 128 bits. A literal has the value Python gives
+/// it: complex literals are arithmetic (`(-1-0j)` is `complex(-1, +0.0)`, `-1j` is
+/// `complex(-0.0, -1)`), so `repr` and the value differ in zero signs as in Python.
 ///
 /// ```
 /// use dtype_lattice::Value;
@@ -610,6 +612,11 @@ impl FromStr for Value {
             return Err(malformed(s, "empty value"));
         }
         // (re±imj) — the real part ends at the last sign that does not follow an exponent.
+        // Python evaluates the literal as arithmetic (`ast.literal_eval` as well): `re ± imj`
+        // is `complex(re, 0.0) ± complex(0.0, im)`, part by part, so `(-1-0j)` is
+        // `complex(-1, 0.0 - 0.0)` = `(-1+0j)` and `(-0.0+1j)` is `complex(-0.0 + 0.0, 1)` =
+        // `1j` (CPython 3.11's `complex` arithmetic; `repr` writes `complex(-1, -0.0)` as
+        // `(-1-0j)` nonetheless).
         if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
             let body = inner
                 .strip_suffix(['j', 'J'])
@@ -624,15 +631,30 @@ impl FromStr for Value {
                 Some(Err(())) => None,
                 None => parse_float(&body[..split]),
             };
-            let im = parse_imag(&body[split..]);
+            // The imaginary literal itself is unsigned; the sign is the binary operator.
+            let unsigned = &body[split + 1..];
+            let im = parse_imag(unsigned).filter(|_| !unsigned.starts_with(['+', '-']));
             return match (re, im) {
-                (Some(re), Some(im)) => Ok(Value::Complex(re, im)),
+                (Some(re), Some(im)) if bytes[split] == b'-' => {
+                    Ok(Value::Complex(re - 0.0, 0.0 - im))
+                }
+                (Some(re), Some(im)) => Ok(Value::Complex(re + 0.0, 0.0 + im)),
                 _ => Err(malformed(s, "expected (REAL+IMAGj)")),
             };
         }
         if let Some(imag) = s.strip_suffix(['j', 'J']) {
-            return parse_imag(imag)
-                .map(|im| Value::Complex(0.0, im))
+            // `-imj` is unary minus on `complex(0.0, im)`: both parts negated (`-1j` is
+            // `complex(-0.0, -1)`, `-0j` is `complex(-0.0, -0.0)`).
+            let (sign, unsigned) = split_sign(imag);
+            return parse_imag(unsigned)
+                .filter(|_| !unsigned.starts_with(['+', '-']))
+                .map(|im| {
+                    if sign == "-" {
+                        Value::Complex(-0.0, -im)
+                    } else {
+                        Value::Complex(0.0, im)
+                    }
+                })
                 .ok_or_else(|| malformed(s, "not a Python complex literal"));
         }
         match parse_int(s) {

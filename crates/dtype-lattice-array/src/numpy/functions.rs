@@ -66,9 +66,24 @@ fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> 
 }
 
 /// `x != 0` as bool (`jnp`'s `_to_bool`), `x` itself when already bool.
+///
+/// Computed, a bfloat16 `x` compared with the constant zero is a test of its bits: LLVM
+/// folds XLA's `fpext(x) != 0.0` into one (IEEE's subnormals are nonzero), where the
+/// float32 comparison of other dtypes runs with denormals off. So a bfloat16 subnormal is
+/// true (`logical_and bfloat16[1e-40] True` is `True` in JAX), a float32 one false. The
+/// jaxpr keeps JAX's `ne`.
 fn to_bool(x: &Array) -> Result<Array, Error> {
     if x.dtype() == DType::Bool {
         return Ok(x.clone());
+    }
+    if x.dtype() == DType::BFloat16
+        && prim::on_xla()
+        && crate::core::current().is_none()
+        && x.is_concrete()
+        && let Ok(v) = x.to_vec::<half::bf16>()
+    {
+        let nonzero: Vec<bool> = v.iter().map(|b| b.to_bits() & 0x7fff != 0).collect();
+        return Ok(Array::from_shape_vec(x.shape(), nonzero)?.with_weak_type(x.weak_type()));
     }
     lax2("ne", x, &const_like(x, Value::Int(0))?)
 }
@@ -117,9 +132,14 @@ macro_rules! unary_inexact {
             if let Some(r) = ml::through_loop(stringify!($name), std::slice::from_ref(&x), |v, _| $name(ml::one(v))) {
                 return r;
             }
+            // An array of the function's dtype: the primitive is the whole program.
+            let of_dtype = x.as_array().map(Array::dtype);
             let x = one(x, Family::Inexact)?;
             if let Some(r) = numpy_kernel(stringify!($name), &x) {
                 return r;
+            }
+            if of_dtype == Some(x.dtype()) {
+                return prim::elementwise::alone(|| lax1($prim, &x));
             }
             lax1($prim, &x)
         }
@@ -204,6 +224,9 @@ pub fn true_divide<'a>(
         return r;
     }
     if let Some(r) = super::float32_in_float64("true_divide", &x, &y, true_divide) {
+        return r;
+    }
+    if let Some(r) = super::simplify::bool_select("true_divide", &x, &y) {
         return r;
     }
     let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
@@ -499,8 +522,12 @@ binary_plain! {
     /// `jnp.left_shift(x, y)` (`<<`).
     left_shift => Some(Op::BitwiseAnd), Numeric, |x, y| lax2("shift_left", &x, &y);
     /// `jnp.right_shift(x, y)` (`>>`): logical for unsigned integers, arithmetic otherwise.
+    /// jnp asks NumPy's `np.issubdtype(x.dtype, np.unsignedinteger)`, under which ml_dtypes'
+    /// uint1/uint2/uint4 are no unsigned integers (their scalar types derive from
+    /// `np.generic` only): they shift arithmetically, `uint2(3) >> 1` is 3.
     right_shift => Some(Op::BitwiseAnd), Numeric, |x, y| {
-        let name = if x.dtype().kind() == Kind::UnsignedInt {
+        let np_unsigned = x.dtype().kind() == Kind::UnsignedInt && !x.dtype().is_sub_byte_int();
+        let name = if np_unsigned {
             "shift_right_logical"
         } else {
             "shift_right_arithmetic"
@@ -1255,12 +1282,29 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
     let total = reduction(&SUM, x, &axes, keepdims, comp, comp)?;
     // The count in the computation dtype (an int2 mean divides by a wrapped count, as JAX).
+    let elements = count;
     let count = if matches!(comp.kind(), Kind::SignedInt | Kind::UnsignedInt) {
         Value::Int(count as i128)
     } else {
         Value::Float(count as f64)
     };
     let n = strong_const(&total, count)?;
+    if matches!(comp.kind(), Kind::Float | Kind::Complex)
+        && prim::on_xla()
+        && crate::core::current().is_none()
+        && total.is_concrete()
+    {
+        // Computed, the quotient by the constant count is XLA's rewrite of it: `A / 1` is
+        // `A` (a mean of one element keeps a subnormal), `A / c` is `A * (1 / c)`, the
+        // reciprocal folded in the dtype. The jaxpr keeps JAX's `div`.
+        let q = if elements == 1 {
+            total
+        } else {
+            let r = lax2("div", &strong_const(&total, Value::Int(1))?, &n)?;
+            lax2("mul", &total, &r)?
+        };
+        return convert(&q, result);
+    }
     convert(&lax2("div", &total, &n)?, result)
 }
 

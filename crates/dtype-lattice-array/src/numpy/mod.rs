@@ -19,11 +19,13 @@
 //! ```
 
 mod creation;
+mod dispatch;
 mod functions;
 mod ml;
 mod npmath;
 mod ops;
 mod shape;
+mod simplify;
 
 use std::sync::RwLock;
 
@@ -35,6 +37,7 @@ use crate::array::{Array, ShapedArray, Storage, layout, py_shape};
 use crate::prim::{self, Param, Params, Primitive};
 
 pub use creation::*;
+pub use dispatch::JitDispatch;
 pub use functions::*;
 pub use ops::*;
 pub use shape::*;
@@ -206,7 +209,7 @@ impl ArrayLike<'_> {
         let a = match self {
             ArrayLike::Array(a) => (*a).clone(),
             ArrayLike::Owned(a) => a.clone(),
-            ArrayLike::Scalar(v) => return scalar_array(*v, dtype, weak),
+            ArrayLike::Scalar(v) => return python_scalar_array(*v, dtype, weak),
             ArrayLike::Failed(e) => return Err((**e).clone()),
         };
         if a.dtype() == dtype && a.weak_type() == weak {
@@ -235,6 +238,49 @@ pub(crate) fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, 
             format!("Python int {v} too large to convert to {dtype}"),
         ),
         _ => e,
+    })?;
+    Ok(Array::from_parts(
+        ShapedArray::new(&[], dtype, weak),
+        Storage::from_bytes(width, &bytes),
+    ))
+}
+
+/// A Python scalar operand of a `jax.numpy` function as a zero-dimensional array of `dtype`,
+/// as JAX gets it there: a `bool`, `float` or `complex` becomes a jit argument of its Python
+/// type's canonical dtype on the host (NumPy's conversion: `np.float32(1e-40)` keeps the
+/// subnormal), and XLA's `convert` takes it to `dtype` if that differs (denormals off there);
+/// an `int` converts to `dtype` at once, wrapping, as `lax._convert_element_type` does (the
+/// jitted functions have refused ints out of range before). Under NumPy's rules,
+/// [`scalar_array`].
+pub(crate) fn python_scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
+    let r = rules();
+    let host = match v {
+        _ if is_numpy(&r) || dtype.is_extended() => None,
+        Value::Bool(_) => Some(DType::Bool),
+        Value::Float(_) => Some(DType::Float64),
+        Value::Complex(..) => Some(DType::Complex128),
+        Value::Int(_) => None,
+    };
+    let Some(host) = host.map(|d| d.canonicalize(r.options().x64)) else {
+        return scalar_array(v, dtype, weak);
+    };
+    let (hw, hn) = layout(host);
+    let mut staged = vec![0u8; hw * hn];
+    encode_value(v, host, crate::convert::Semantics::NumPy, &mut staged)?;
+    let (width, words) = layout(dtype);
+    let mut bytes = vec![0u8; width * words];
+    crate::convert::convert_element(
+        crate::convert::Semantics::Jax,
+        host,
+        &staged,
+        dtype,
+        &mut bytes,
+    )
+    .map_err(|e| {
+        Error::from(Reason::InvalidArgument {
+            argument: "value".into(),
+            reason: e.to_string(),
+        })
     })?;
     Ok(Array::from_parts(
         ShapedArray::new(&[], dtype, weak),

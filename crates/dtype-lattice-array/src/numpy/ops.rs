@@ -37,6 +37,9 @@ macro_rules! binary_functions {
             if let Some(r) = super::float32_in_float64(stringify!($name), &x, &y, $name) {
                 return r;
             }
+            if let Some(r) = super::simplify::bool_select(stringify!($name), &x, &y) {
+                return r;
+            }
             binary(Op::$op, &crate::prim::elementwise::$prim, $bool, x, y)
         }
     )*};

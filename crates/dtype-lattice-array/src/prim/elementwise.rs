@@ -17,10 +17,14 @@
 //! shifts by the bit width or more (negative amounts included) give 0, or the sign for
 //! `shift_right_arithmetic`. XLA's CPU backend runs with denormals off: float32, bfloat16,
 //! float64 and complex arithmetic read subnormal inputs as zero and flush subnormal results
-//! (complex inputs are read as they are), except the sign and bit operations (`neg`, `abs`,
-//! `real`, `imag`, `conj`, complex `max`/`min`) and float32 `sin`/`tan`/`atan`. NaN results of
-//! bfloat16 and the 8-bit formats keep their sign with the canonical payload (float8_e5m2's
-//! are all `0x7f`); `max`/`min` give the positive NaN.
+//! (complex inputs are read as they are, but compared with their subnormal parts as zero),
+//! except the sign and bit operations (`neg`, `abs`, `real`, `imag`, `conj`, complex
+//! `max`/`min`), the functions that return a tiny argument as it is ([`keeps_tiny`]: `sin`,
+//! `tan`, `atan`, `tanh`, `expm1`), and glibc's functions, which read their operands' bits
+//! ([`super::glibc`]: `rem`, `pow`, `atan2`, and float32 `log` where LLVM calls `logf`,
+//! [`glibc_elements`]). Real `asin` is XLA's decomposition, every step in the dtype. NaN
+//! results of bfloat16 and the 8-bit formats keep their sign with the canonical payload
+//! (float8_e5m2's are all `0x7f`); `max`/`min` give the positive NaN.
 //!
 //! Complex numbers under JAX's rules ([`super::on_xla`]) follow XLA's CPU formulas: products
 //! with each part's second product fused (`mul`, `integer_pow`), Smith's division, `square`,
@@ -29,8 +33,9 @@
 //! composes two float32/float64 parts (`lax.complex`).
 //!
 //! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
-//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA (a few ulps
-//! in `pow`, `tanh`, `expm1`) are listed in `tests/lax_elementwise.rs`.
+//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
+//! in `tests/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
+//! on XLA's real functions, [`super::xla_math`], bit for bit).
 
 use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
@@ -193,17 +198,37 @@ pub(crate) trait Arith: Lane {
     fn div_xla(self, o: Self) -> Self {
         self.div(o)
     }
-    /// `pow` as XLA computes it (complex: XLA's polar form).
+    /// `pow` as XLA computes it (complex: XLA's polar form; float32/float64: glibc's
+    /// `powf`/`pow` under DAZ/FTZ, [`super::glibc::pow`], on unflushed operands).
     fn pow_xla(self, o: Self) -> Self {
         self.pow(o)
     }
-    /// `atan2` as XLA computes it (complex: `−i·log((x + i·y)/√(x² + y²))`).
+    /// `rem` as XLA computes it (float32/float64: glibc's `fmodf`/`fmod` under DAZ/FTZ,
+    /// [`super::glibc::fmod`], on unflushed operands).
+    fn rem_xla(self, o: Self) -> Self {
+        self.rem(o)
+    }
+    /// `==` as XLA compares (complex: each part compared with subnormals read as zero).
+    fn equal_xla(self, o: Self) -> bool {
+        self.equal(o)
+    }
+    /// `atan2` as XLA computes it (complex: `−i·log((x + i·y)/√(x² + y²))`; float32/float64:
+    /// glibc's `atan2f`/`atan2` under DAZ/FTZ, [`super::glibc`], on unflushed operands).
     fn atan2_xla(self, o: Self) -> Self {
         self.atan2(o)
     }
     /// `sign` as XLA computes it (complex: `x / |x|` with XLA's `abs`, `0` for `0`).
     fn sign_xla(self) -> Self {
         self.sign()
+    }
+    /// [`Arith::f1`] as glibc's function computes it on an unflushed operand (float32 `logf`,
+    /// see [`glibc_elements`]); others as [`Arith::f1`].
+    fn f1_glibc(self, f: Fn1) -> Self {
+        self.f1(f)
+    }
+    /// The value with a subnormal flushed to a zero of its sign (floats; others as they are).
+    fn ftz_lane(self) -> Self {
+        self
     }
     /// [`Arith::f1`] as XLA computes it where that differs (complex `sqrt` and `exp`).
     fn f1_xla(self, f: Fn1) -> Self {
@@ -380,7 +405,7 @@ pub(crate) use nan_first;
 
 /// IEEE arithmetic at the lane's precision; `max`/`min` propagate NaN (XLA's semantics).
 macro_rules! float_arith {
-    ($($t:ty, $f1:expr, $wide:ty, $f1_all:expr);*) => {$(
+    ($($t:ty, $f1:expr, $wide:ty, $f1_all:expr, $atan2_glibc:expr);*) => {$(
         impl Arith for $t {
             type Real = $t;
             type Cplx = Complex<$t>;
@@ -417,12 +442,38 @@ macro_rules! float_arith {
             fn f1(self, f: Fn1) -> Self { $f1(f, self) }
             fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> { $f1_all(v, f) }
             fn compose(self, im: Self) -> Complex<$t> { Complex::new(self, im) }
+            fn pow_xla(self, o: Self) -> Self {
+                super::glibc::pow(self, o, |a: $t, b: $t| Arith::pow(a, b))
+            }
+            fn f1_glibc(self, f: Fn1) -> Self {
+                use super::glibc::Bits;
+                if f == Fn1::Log {
+                    super::glibc::log(self, |a: $t| $f1(f, a.daz()))
+                } else {
+                    $f1(f, self.daz())
+                }
+            }
+            fn ftz_lane(self) -> Self {
+                super::glibc::Bits::ftz(self)
+            }
+            fn rem_xla(self, o: Self) -> Self {
+                super::glibc::fmod(self, o, |a: $t, b: $t| a % b)
+            }
+            fn atan2_xla(self, o: Self) -> Self {
+                $atan2_glibc(self, o)
+            }
         }
     )*};
 }
 float_arith!(
-    f32, math::real_f32, f64, super::vmath::map_vec;
-    f64, math::real_f64, f64, |v: Vec<f64>, f| v.into_iter().map(|a| math::real_f64(f, a)).collect()
+    f32, math::real_f32, f64, super::vmath::map_vec, |y: f32, x: f32| super::glibc::atan2f(
+        y,
+        x,
+        |t| math::real_f32(Fn1::Atan, t),
+        |a: f32, b: f32| Arith::atan2(a, b),
+    );
+    f64, math::real_f64, f64, |v: Vec<f64>, f| v.into_iter().map(|a| math::real_f64(f, a)).collect(),
+        |y: f64, x: f64| super::glibc::atan2(y, x, |a: f64, b: f64| Arith::atan2(a, b))
 );
 
 macro_rules! complex_arith {
@@ -478,6 +529,10 @@ macro_rules! complex_arith {
                 if m == 0.0 { Complex::new(0.0, 0.0) } else { Complex::new(self.re / m, self.im / m) }
             }
             fn f1_xla(self, f: Fn1) -> Self { $f1_xla(f, self) }
+            fn equal_xla(self, o: Self) -> bool {
+                use super::glibc::Bits;
+                self.re.daz() == o.re.daz() && self.im.daz() == o.im.daz()
+            }
             fn compose(self, _im: Self) -> Self { self }
         }
     )*};
@@ -1041,6 +1096,90 @@ fn clz(p: u64, bits: u32) -> u64 {
     u64::from((p & mask).leading_zeros() - (64 - bits))
 }
 
+/// Whether `op` on `x` must go to the generic kernel for its subnormal elements: the fast
+/// paths flush every subnormal but for float32 `sin` and `tanh`, where [`keeps_tiny`] or
+/// [`glibc_elements`] say XLA's code keeps one.
+fn needs_subnormal_rules(op: Op, x: &Array, out: &ShapedArray) -> bool {
+    let Some(f) = op.fn1() else { return false };
+    let d = out.dtype();
+    // The fast paths' own rule: float32 sin and tanh keep subnormals, the rest flush.
+    let fast_keeps = d == DType::Float32 && matches!(f, Fn1::Sin | Fn1::Tanh);
+    let special = keeps_tiny(f, d, out.size()) && !fast_keeps
+        || !glibc_elements(f, d, out.shape()).is_empty();
+    special
+        && super::vmath::fast(f)
+        && super::on_xla()
+        && match x.storage() {
+            Storage::W32(v) => v
+                .iter()
+                .any(|&w| w & 0x7f80_0000 == 0 && w & 0x7fff_ffff != 0),
+            Storage::W16(v) if x.dtype() == DType::BFloat16 => {
+                v.iter().any(|&w| w & 0x7f80 == 0 && w & 0x7fff != 0)
+            }
+            _ => false,
+        }
+}
+
+/// Whether XLA's CPU code returns a tiny argument of the unary function `f` as it is, a
+/// subnormal one unflushed (a select on `|x|`, or glibc's fast path for tiny arguments), in
+/// an output of `dtype` and `n` elements: float32 and bfloat16 (computed in float32) `sin`,
+/// `tan`, `atan`, `tanh` and `expm1`; float64 `sin`, `tan` and `expm1`, and `atan` but for a
+/// single element (glibc's `atan2(x, 1)`, which reads a subnormal `x` as zero); and on
+/// float8_e8m0fnu's 2⁻¹²⁷ (a float32 subnormal). The other functions flush (DAZ/FTZ).
+fn keeps_tiny(f: Fn1, dtype: DType, n: usize) -> bool {
+    use Fn1::{Atan, Expm1, Sin, Tan, Tanh};
+    match dtype {
+        DType::Float32 | DType::BFloat16 | DType::Float8E8M0Fnu => {
+            matches!(f, Sin | Tan | Atan | Tanh | Expm1)
+        }
+        DType::Float64 => matches!(f, Sin | Tan | Expm1) || f == Atan && n != 1,
+        _ => false,
+    }
+}
+
+thread_local! {
+    /// Whether the elementwise primitive now evaluated is a program of its own ([`alone`]).
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Evaluates `f`, one elementwise primitive that is the whole program XLA compiles (a
+/// `jax.numpy` function that is that primitive on an operand of its dtype, such as
+/// `jnp.log` of a float32 array): XLA emits a lone operation with its vectorising loop
+/// emitter, a fusion of several with another, which [`glibc_elements`] tells apart.
+pub(crate) fn alone<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ALONE.with(|a| a.set(self.0));
+        }
+    }
+    let _restore = Restore(ALONE.with(|a| a.replace(true)));
+    f()
+}
+
+/// The elements of an output of `dtype` and `shape` that XLA's CPU code computes with
+/// glibc's function rather than its own approximation of `f`: a lone float32 `log`
+/// ([`alone`]) over a rank-1 array of at most 16 elements computes in vectors of 8 then one
+/// vector of the rest, and LLVM expands a vector of 3, 5, 6 or 7 lanes into calls of glibc's
+/// `logf` (a `logf` of a subnormal is `-150·ln 2`, see [`super::glibc::log`]; XLA's
+/// approximation reads it as zero). Longer and multidimensional arrays, and fusions of
+/// several operations, are computed by XLA's code throughout.
+fn glibc_elements(f: Fn1, dtype: DType, shape: &[usize]) -> std::ops::Range<usize> {
+    const VECTOR: usize = 8;
+    let &[n] = shape else { return 0..0 };
+    let rest = n % VECTOR;
+    if f == Fn1::Log
+        && dtype == DType::Float32
+        && n <= 2 * VECTOR
+        && matches!(rest, 3 | 5..=7)
+        && ALONE.with(std::cell::Cell::get)
+    {
+        n - rest..n
+    } else {
+        0..0
+    }
+}
+
 fn kernel<T: Arith>(
     op: Op,
     inputs: &[&Array],
@@ -1048,10 +1187,12 @@ fn kernel<T: Arith>(
     out: &ShapedArray,
 ) -> Result<Storage, Error> {
     // float8_e8m0fnu's smallest value, 2⁻¹²⁷, is a float32 subnormal: loaded, it is flushed to
-    // zero as XLA's float32 arithmetic does, but sign, ceil, integer_pow and pow see it as it
-    // is (JAX's results).
-    let e8m0_raw = inputs[0].dtype() == DType::Float8E8M0Fnu
-        && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Pow);
+    // zero as XLA's float32 arithmetic does. But XLA converts the format to float32 with a
+    // select of that constant, and LLVM folds an operation with constants applied to it at
+    // IEEE precision: sign, ceil, integer_pow and exp2's product by log 2 see it as it is
+    // (JAX's results); glibc's functions (pow, rem) read its bits.
+    let e8m0 = inputs[0].dtype() == DType::Float8E8M0Fnu;
+    let e8m0_raw = e8m0 && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Exp2);
     let load = |a: &Array| if e8m0_raw { T::load_raw(a) } else { T::load(a) };
     let x = load(inputs[0]);
     let od = out.dtype();
@@ -1074,19 +1215,56 @@ fn kernel<T: Arith>(
             .first()
             .copied()
             .unwrap_or_else(T::ln2);
-        let p = round(map(&x, |a| a.mul(ln2)));
+        let p = if e8m0 {
+            // The product of the constant 2⁻¹²⁷ is folded (2⁻¹²⁸, unflushed, which rounds
+            // back to 2⁻¹²⁷); the others are computed, a subnormal product flushed.
+            let p = map(&x, |a| {
+                let r = a.mul(ln2);
+                if a == a.ftz_lane() { r.ftz_lane() } else { r }
+            });
+            let aval = ShapedArray::new(&[p.len()], od, false);
+            T::load(&Array::from_parts(aval, T::store_raw(od, p)))
+        } else {
+            round(map(&x, |a| a.mul(ln2)))
+        };
         return Ok(same(T::f1_all(p, Fn1::Exp)));
     }
+    let on_xla = super::on_xla();
+    if op == Op::Asin && is_float(od) && on_xla {
+        // XLA's decomposition (chlo.asin): `a + a` with `a = atan2(x, 1 + √((1 − x)(1 + x)))`,
+        // each step an operation of the dtype (float16, bfloat16 and the narrow formats round
+        // every step to it; atan2 reads `x` unflushed, as glibc's function does).
+        let raw = T::load_raw(inputs[0]);
+        let one = T::one();
+        let a = round(map(&x, |v| one.sub(v)));
+        let b = round(map(&x, |v| v.add(one)));
+        let p = round(zip(&a, &b, T::mul));
+        let r = round(map(&p, |v| v.f1(Fn1::Sqrt)));
+        let d = round(map(&r, |v| v.add(one)));
+        let t = round(zip(&raw, &d, T::atan2_xla));
+        return Ok(same(map(&t, |v| v.add(v))));
+    }
     if let Some(f) = op.fn1() {
-        // XLA's float32 sin, tan, atan and tanh return subnormal arguments as they are; so do
-        // they and expm1 on float8_e8m0fnu's 2⁻¹²⁷, a float32 subnormal (computed in float32,
-        // the result rounded without flushing).
-        if matches!(f, Fn1::Sin | Fn1::Tan | Fn1::Atan | Fn1::Tanh) && od == DType::Float32
-            || matches!(f, Fn1::Sin | Fn1::Tan | Fn1::Atan | Fn1::Tanh | Fn1::Expm1)
-                && od == DType::Float8E8M0Fnu
-        {
+        let n = out.size();
+        if on_xla && keeps_tiny(f, od, n) {
+            // A tiny argument returned as it is (subnormals kept in and out).
             let x = T::load_raw(inputs[0]);
             return Ok(T::store_raw(od, T::f1_all(x, f)));
+        }
+        let tail = if on_xla {
+            glibc_elements(f, od, out.shape())
+        } else {
+            0..0
+        };
+        if !tail.is_empty() {
+            // XLA's own approximation up to the tail, glibc's function on it (see
+            // `glibc_elements`): glibc reads a subnormal operand's bits.
+            let raw = T::load_raw(inputs[0]);
+            let mut v = T::f1_all(x, f);
+            for i in tail {
+                v[i] = raw[i].f1_glibc(f);
+            }
+            return Ok(T::store_raw(od, v.into_iter().map(T::ftz_lane).collect()));
         }
         if xla {
             return Ok(same(map(&x, |a| a.f1_xla(f))));
@@ -1145,6 +1323,17 @@ fn kernel<T: Arith>(
     if op == Op::Atan2 && is_complex(od) && !xla {
         return Err(not_implemented(op, od));
     }
+    if on_xla && matches!(op, Op::Rem | Op::Pow | Op::Atan2) && is_float(od) {
+        // glibc's functions, on the operands as they are (they read the bits; see
+        // `super::glibc`; their results come flushed where the hardware flushes them).
+        let (x, y) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
+        let f: fn(T, T) -> T = match op {
+            Op::Rem => T::rem_xla,
+            Op::Pow => T::pow_xla,
+            _ => T::atan2_xla,
+        };
+        return Ok(T::store_raw(od, zip(&x, &y, f)));
+    }
     if op == Op::Complex {
         // A composition of the parts, no arithmetic: no flushing.
         let (re, im) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
@@ -1176,6 +1365,8 @@ fn kernel<T: Arith>(
                 T::of_pattern(shift(op, a.pattern(), b.pattern(), bits))
             }))
         }
+        Op::Eq if on_xla => bool::store(od, zip(&x, &y, T::equal_xla)),
+        Op::Ne if on_xla => bool::store(od, zip(&x, &y, |a, b| !a.equal_xla(b))),
         Op::Eq => bool::store(od, zip(&x, &y, T::equal)),
         Op::Ne => bool::store(od, zip(&x, &y, |a, b| !a.equal(b))),
         Op::Lt => bool::store(od, zip(&x, &y, T::lt)),
@@ -1268,6 +1459,7 @@ fn impl_rule<const OP: u8>(
         return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
     }
     if let [a] = inputs
+        && !needs_subnormal_rules(op, a, aval)
         && let Some(data) = super::fast::unary(op, a, aval)
     {
         return Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)]);
@@ -1468,6 +1660,87 @@ mod tests {
         assert_eq!(mul(&zx, &zy)[0], fused);
         let np = crate::numpy::with_rules(Rules::numpy(), || mul(&zx, &zy));
         assert_eq!(np[0], plain);
+    }
+
+    fn f32s(v: &[u32]) -> Array {
+        Array::from_vec(v.iter().map(|&b| f32::from_bits(b)).collect::<Vec<_>>())
+    }
+
+    fn bits_of(a: &Array) -> Vec<u32> {
+        a.to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    }
+
+    /// `expm1 1e-40` (tests/fixtures/eval/jax_x32_unary.json) keeps the subnormal; `exp`
+    /// flushes it (1).
+    #[test]
+    fn tiny_arguments_pass_through_where_xla_keeps_them() {
+        let x = f32s(&[71362]);
+        assert_eq!(
+            bits_of(&bind1(&EXPM1, &[&x], &Params::new()).unwrap()),
+            [71362]
+        );
+        assert_eq!(
+            bits_of(&bind1(&EXP, &[&x], &Params::new()).unwrap()),
+            [1f32.to_bits()]
+        );
+    }
+
+    /// `log float64[1e-40,2.898831971965567,1e+40]` (x32, tests/fixtures/eval): glibc's
+    /// `logf` computes a lone log's rest of 3 lanes, and reads the subnormal's bits
+    /// (3268407732); the same operation fused with others (`log2 float32[1e-40,…]` of
+    /// jax_x32_probes.json), or on 4 elements (`log float32[1e-40,-1e-40,…]` there), is
+    /// XLA's approximation, where the subnormal reads as zero (-inf).
+    #[test]
+    fn a_lone_logs_odd_rest_is_glibcs() {
+        let x = f32s(&[71362, 2.898_832f32.to_bits(), f32::INFINITY.to_bits()]);
+        let lone = alone(|| bind1(&LOG, &[&x], &Params::new())).unwrap();
+        assert_eq!(bits_of(&lone)[0], 3_268_407_732);
+        let fused = bind1(&LOG, &[&x], &Params::new()).unwrap();
+        assert_eq!(bits_of(&fused)[0], f32::NEG_INFINITY.to_bits());
+        let four = f32s(&[71362, 71362, 71362, 71362]);
+        let lone4 = alone(|| bind1(&LOG, &[&four], &Params::new())).unwrap();
+        assert_eq!(bits_of(&lone4)[0], f32::NEG_INFINITY.to_bits());
+    }
+
+    /// XLA computes `asin` as `2·atan2(x, 1 + √((1 − x)(1 + x)))` with every step in the
+    /// dtype: `arcsin float4_e2m1fn[[0.5,2.5,100.0],[7.626392333685963,1.0,1e-40]]`
+    /// (tests/fixtures/eval/jax_x32_unary.json) is `[0, 2, 3, 3, 2, 0]`.
+    #[test]
+    fn asin_rounds_each_step_of_xlas_decomposition() {
+        let x = Array::from_vec(vec![0.5f32, 2.5, 100.0, 7.626_392, 1.0, 1e-40])
+            .astype(DType::Float4E2M1Fn)
+            .unwrap();
+        let r = bind1(&ASIN, &[&x], &Params::new()).unwrap();
+        let r = r.astype(DType::Float32).unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(r, [0.0, 2.0, 3.0, 3.0, 2.0, 0.0]);
+    }
+
+    /// `exp2 float8_e8m0fnu[-2.45,2.5,1e-40]` (tests/fixtures/eval/jax_x32_unary.json) is
+    /// `[nan, 2, 1]`: the product of the constant 2⁻¹²⁷ by log 2 is folded (2⁻¹²⁸, rounding
+    /// back to 2⁻¹²⁷), and `exp` of it, read as zero, is 1.
+    #[test]
+    fn e8m0s_smallest_value_is_a_folded_constant_in_exp2() {
+        let x = Array::from_vec(vec![-2.45f32, 2.5, 1e-40])
+            .astype(DType::Float8E8M0Fnu)
+            .unwrap();
+        let r = bind1(&EXP2, &[&x], &Params::new()).unwrap();
+        assert_eq!(r.as_bytes(), [255, 128, 127]);
+    }
+
+    /// XLA compares complex parts with denormals off: `logical_and complex64[(1e-40+0j),
+    /// 1e-40j,0j,(1+0j)] True` (tests/fixtures/eval/jax_x32_probes.json) is
+    /// `[False, False, False, True]`.
+    #[test]
+    fn complex_equality_reads_subnormal_parts_as_zero() {
+        let sub = f32::from_bits(71362);
+        let z = c32(&[(sub, 0.0), (0.0, sub), (1.0, 0.0)]);
+        let zero = c32(&[(0.0, 0.0), (0.0, 0.0), (0.0, 0.0)]);
+        let ne = bind1(&NE, &[&z, &zero], &Params::new()).unwrap();
+        assert_eq!(ne.to_vec::<bool>().unwrap(), [false, false, true]);
     }
 
     /// XLA's sign is `x / |x|` with its own `|x|`, and `(+0, +0)` for a zero.

@@ -16,8 +16,9 @@
 //!   the format, as XLA's CPU backend computes them (in float32); they differ from JAX only
 //!   where the float32 results differ and the rounding of the two falls on different sides.
 //! - complex: under JAX's rules XLA's forms ([`complex_xla_f32`]/[`complex_xla_f64`]:
-//!   StableHLO's `sqrt`, XLA's `exp`, `expm1`, `tanh`/`tan` corner cases, jax's `sin`/`cos`,
-//!   accurate `log`, `log1p`, `atan` and `asin`; Smith's division and fused products);
+//!   StableHLO's `sqrt`, XLA's `exp`, jax's `sin`/`cos`, accurate `log`, `log1p`, `atan` and
+//!   `asin`; Smith's division and fused products; and `pow`, `tanh`, `tan` and `expm1` step for
+//!   step on XLA's own real functions, [`super::xla_math`], bit for bit);
 //!   otherwise `num_complex`'s formulas (but for XLA's sinh and cosh, below); finite results
 //!   agree to a few ulps, the branch cuts and infinities follow C99's conventions where
 //!   `num_complex` does.
@@ -446,69 +447,90 @@ macro_rules! complex_xla_fn {
         }
 
         /// `x ** y` of complex numbers as XLA's CPU backend emits it:
-        /// `(a² + b²)^(c/2)·e^(−d·θ)·(cos q, sin q)` with `θ = atan2(b, a)` and
-        /// `q = c·θ + (d/2)·log(a² + b²)` (`a² + b²` and `q` with their second product fused,
-        /// as LLVM contracts them), and `0^y` for `y` real and non-negative: 1 for `0^0`, else 0.
-        /// Only a zero base (where that form gives XLA's NaNs for complex exponents) takes the
-        /// polar form; other bases take `exp(y·log x)`.
+        /// `|x|^c·e^(−d·θ)·(cos q, sin q)` with `θ = atan2(b, a)` and `q = c·θ + d·log|x|`
+        /// (`|x|` as XLA's complex `abs`, `max·√((min/max)² + 1)`), its real functions
+        /// [`super::xla_math`]'s, and XLA's selects: `x^0` and `1^y` are 1, `0^y` for a real
+        /// non-negative `y` is 1 or 0, `∞^y` for a real `y` ∞ or 0, the imaginary part 0 in
+        /// each of those cases.
         pub(crate) fn $pow(x: Complex<$t>, y: Complex<$t>) -> Complex<$t> {
+            use super::xla_math::XlaReal;
             let (a, b, c, d) = (x.re, x.im, y.re, y.im);
-            let wide_pow = |p: $t, q: $t| (f64::from(p).powf(f64::from(q))) as $t;
-            let aa_bb = b.mul_add(b, a * a);
-            if aa_bb == 0.0 && d == 0.0 && c >= 0.0 {
-                return Complex::new(if c == 0.0 { 1.0 } else { 0.0 }, 0.0);
-            }
-            if aa_bb != 0.0 {
-                // Away from a zero base, `exp(y·log x)` (`num_complex`'s form) is the closer to
-                // XLA's results on the fixtures (its float32/float64 pow, exp, log and atan2
-                // are not replayed bit for bit).
-                return if d == 0.0 && c == 0.0 {
-                    Complex::new(1.0, 0.0)
-                } else {
-                    x.powc(y)
-                };
-            }
-            let theta = (f64::from(b).atan2(f64::from(a))) as $t;
-            let coeff = wide_pow(aa_bb, 0.5 * c) * $real(Fn1::Exp, -d * theta);
-            let q = (0.5 * d).mul_add($real(Fn1::Log, aa_bb), c * theta);
-            Complex::new(coeff * $real(Fn1::Cos, q), coeff * $real(Fn1::Sin, q))
+            let inf = <$t>::INFINITY;
+            let (aa, ab) = (a.abs(), b.abs());
+            // LLVM's maximum/minimum: NaN propagating.
+            let (hi, lo) = if aa.is_nan() || ab.is_nan() {
+                (<$t>::NAN, <$t>::NAN)
+            } else {
+                (aa.max(ab), aa.min(ab))
+            };
+            let t = lo / hi;
+            let m = hi * t.mul_add(t, 1.0).sqrt();
+            let m = if m.is_nan() { lo } else { m };
+            let p = XlaReal::pow(m, c);
+            let theta = XlaReal::atan2(b, a);
+            let coeff = XlaReal::exp(theta * -d) * p;
+            let q = c.mul_add(theta, d * XlaReal::log(m));
+            let (re, im) = (coeff * XlaReal::cos(q), coeff * XlaReal::sin(q));
+            let real_exponent = d == 0.0;
+            let zero_base = real_exponent && c >= 0.0 && m == 0.0;
+            let one = (a == 1.0 && b == 0.0) || (c == 0.0 && real_exponent);
+            let inf_base = a == inf && b == 0.0;
+            let to_inf = inf_base && c > 0.0 && real_exponent;
+            let to_zero = inf_base && c < 0.0 && real_exponent;
+            let re = if to_zero {
+                0.0
+            } else if to_inf {
+                inf
+            } else if one {
+                1.0
+            } else if zero_base {
+                if c == 0.0 { 1.0 } else { 0.0 }
+            } else {
+                re
+            };
+            let real_result = if c < 0.0 && real_exponent {
+                inf_base
+            } else {
+                to_inf
+            };
+            let im = if real_result || one || zero_base {
+                0.0
+            } else {
+                im
+            };
+            Complex::new(re, im)
         }
 
-        /// `tanh` of a complex number as XLA's CPU backend emits it:
-        /// `(e^2a − e^−2a + 2i·sin 2b) / (e^2a + e^−2a + 2 cos 2b)`, the exponentials as
-        /// `expm1`, `2 + 2 cos 2b` as `4 cos² b`, `a²` for `e^2a + e^−2a − 2` where `a² < 10⁻⁸`,
-        /// `±1` for the real part where that sum overflows, and XLA's NaNs and zeros; where
-        /// none of those corner cases applies, `num_complex`'s formula.
-        fn $tanh(z: Complex<$t>) -> Complex<$t> {
-            let (a, b) = (z.re, z.im);
+        /// `tanh` of a complex number as XLA's CPU backend emits it, with
+        /// [`super::xla_math`]'s real functions:
+        /// `(E₊ − E₋ + i·4 cos b sin b) / (4 cos² b + E₊ + E₋)` with `E± = expm1(±2a)`,
+        /// `±1` for the real part where `E₊ + E₋` overflows, a NaN real part where
+        /// `4 cos b sin b` is NaN (but for an infinite `a`), and a zero imaginary part where
+        /// `b` is zero or `a` infinite with that NaN. Also whether the real part is that NaN.
+        fn $tanh(a: $t, b: $t) -> (Complex<$t>, bool) {
+            use super::xla_math::XlaReal;
             let inf = <$t>::INFINITY;
-            let two_a = a + a;
-            let (e_pos, e_neg) = ($real(Fn1::Expm1, two_a), $real(Fn1::Expm1, -two_a));
-            let (cos_b, sin_b) = ($real(Fn1::Cos, b), $real(Fn1::Sin, b));
-            let imag_num = 4.0 * (cos_b * sin_b);
-            let a_sq = a * a;
-            let sum_m2 = if a_sq < 1e-8 { a_sq } else { e_pos + e_neg };
-            let denom = sum_m2 + cos_b * cos_b * 4.0;
-            let a_inf = a.abs() == inf;
-            if sum_m2 != inf && !imag_num.is_nan() && b != 0.0 {
-                // Finite and away from XLA's corner cases, `num_complex`'s formula: on the
-                // fixtures it is the closer to XLA's float32 results there (XLA's float32
-                // expm1, sin and cos are not replayed bit for bit, see the module doc).
-                return $complex(Fn1::Tanh, z);
-            }
-            let mut re = if sum_m2 == inf {
+            let w = a + a;
+            let (e_pos, e_neg) = (XlaReal::expm1(w), XlaReal::expm1(-w));
+            let (c, s) = (XlaReal::cos(b), XlaReal::sin(b));
+            let c4 = (c * c) * 4.0;
+            let s4 = (c * s) * 4.0;
+            let sum = e_pos + e_neg;
+            let denom = c4 + sum;
+            let re = if sum == inf {
                 (1.0 as $t).copysign(a)
             } else {
                 (e_pos - e_neg) / denom
             };
-            let mut im = imag_num / denom;
-            if imag_num.is_nan() && !a_inf {
-                re = <$t>::NAN;
-            }
-            if b == 0.0 || (a_inf && imag_num.is_nan()) {
-                im = 0.0;
-            }
-            Complex::new(re, im)
+            let a_inf = a.abs() == inf;
+            let nan_re = s4.is_nan() && !a_inf;
+            let re = if nan_re { <$t>::NAN } else { re };
+            let im = if b == 0.0 || (a_inf && s4.is_nan()) {
+                0.0
+            } else {
+                s4 / denom
+            };
+            (Complex::new(re, im), nan_re)
         }
 
         /// `atan2(y, x)` of complex numbers as XLA's CPU backend emits it:
@@ -656,15 +678,20 @@ macro_rules! complex_xla_fn {
                     };
                     Complex::new(re, if b == 0.0 { 0.0 } else { im })
                 }
-                // (expm1(a)·cos b − 2 sin²(b/2), (expm1(a) + 1)·sin b), the imaginary part 0
-                // where b is.
+                // XLA's: (cosm1 b + expm1(a)·(cosm1 b + 1), sin b·(expm1(a) + 1)), the
+                // imaginary part 0 where b is ([`super::xla_math`]'s real functions).
                 Fn1::Expm1 => {
-                    let em1 = $real(Fn1::Expm1, a);
-                    let (c, sn) = ($real(Fn1::Cos, b), $real(Fn1::Sin, b));
-                    let h = $real(Fn1::Sin, b * 0.5);
-                    let cos_m1 = -2.0 * (h * h);
-                    let im = if b == 0.0 { 0.0 } else { (em1 + 1.0) * sn };
-                    Complex::new(em1 * c + cos_m1, im)
+                    use super::xla_math::XlaReal;
+                    let em1 = XlaReal::expm1(a);
+                    let cm1 = XlaReal::cosm1(b);
+                    let re = em1.mul_add(cm1 + 1.0, cm1);
+                    // `b == 0` with denormals off: a subnormal `b` too.
+                    let im = if b == 0.0 || b.is_subnormal() {
+                        0.0
+                    } else {
+                        XlaReal::sin(b) * (em1 + 1.0)
+                    };
+                    Complex::new(re, im)
                 }
                 // jax's own: (sin a·cosh b, cos a·sinh b) and (cos a·cosh b, −sin a·sinh b),
                 // cosh and sinh from expm1(±b), the part with sin a exactly 0 where a is.
@@ -732,11 +759,11 @@ macro_rules! complex_xla_fn {
                     let (re, im) = asin_first_quadrant(f64::from(a).abs(), f64::from(b).abs());
                     Complex::new((re as $t).copysign(a), (im as $t).copysign(b))
                 }
-                Fn1::Tanh => $tanh(z),
-                // tan z = −i·tanh(i·z).
+                Fn1::Tanh => $tanh(a, b).0,
+                // tan z = −i·tanh(i·z) (XLA's NaN real part of that tanh stays positive).
                 Fn1::Tan => {
-                    let t = $tanh(Complex::new(-b, a));
-                    Complex::new(t.im, -t.re)
+                    let (t, nan) = $tanh(-b, a);
+                    Complex::new(t.im, if nan { t.re } else { -t.re })
                 }
                 _ => $complex(f, z),
             }
@@ -851,6 +878,30 @@ mod tests {
                 "sqrt({z}) = {r}"
             );
         }
+    }
+
+    fn bits32(z: Complex<f32>) -> [u32; 2] {
+        [z.re.to_bits(), z.im.to_bits()]
+    }
+
+    /// XLA's complex formulas on XLA's real functions are its results bit for bit (on glibc):
+    /// `power (-1-1j) complex64((-3.454-2.547j))` and `tan (-1.043+0.001j)`, `expm1
+    /// complex128[[…,(-1.992-2.426j)]]` (x32) of tests/fixtures/eval/jax_x32_*.json, `tanh
+    /// complex128[[(0.001-3j)],[(0.001+1.147j)]]` of jax_x64_unary.json.
+    #[test]
+    fn xla_complex_formulas_are_xlas_results() {
+        let c = |a: f32, b: f32| Complex::new(a, b);
+        let p = xla_pow_f32(c(-1.0, -1.0), c(-3.454, -2.547));
+        assert_eq!(bits32(p), [970_776_788, 975_305_499]);
+        let t = complex_xla_f32(Fn1::Tan, c(-1.043, 0.001));
+        assert_eq!(bits32(t), [3_218_837_865, 998_322_244]);
+        let e = complex_xla_f32(Fn1::Expm1, c(-1.992, -2.426));
+        assert_eq!(bits32(e), [3_213_700_543, 3_182_906_558]);
+        let h = complex_xla_f64(Fn1::Tanh, Complex::new(0.001, 1.147));
+        assert_eq!(
+            [h.re.to_bits(), h.im.to_bits()],
+            [4_573_467_767_668_234_310, 4_612_173_813_609_005_018]
+        );
     }
 
     /// Complex atan2 of real arguments (zero imaginary parts) is the real atan2.

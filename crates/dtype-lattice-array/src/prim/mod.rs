@@ -19,12 +19,13 @@ pub(crate) mod batching;
 mod convert;
 mod dot;
 mod elem_arith;
-pub(crate) mod fma;
-// The one call of `gemm::gemm` (raw pointers and strides), behind slice checks.
 pub(crate) mod elementwise;
 mod fast;
+pub(crate) mod fma;
+// The one call of `gemm::gemm` (raw pointers and strides), behind slice checks.
 #[allow(unsafe_code)]
 mod gemm;
+mod glibc;
 mod iota;
 pub(crate) mod lanes;
 pub(crate) mod lax;
@@ -38,6 +39,7 @@ mod slicing;
 pub(crate) mod structural;
 pub mod transpose;
 mod vmath;
+mod xla_math;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 pub(crate) use structural::BROADCAST_IN_DIM;

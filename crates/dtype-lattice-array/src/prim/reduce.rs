@@ -18,7 +18,12 @@
 //!   (exclusively) and added. Bit-exact at every length checked (up to 5000).
 //!
 //! float16 and bfloat16 compute each step in float32 and round it (XLA's CPU backend), so a
-//! float16 sum rounds per addition. `max`/`min` propagate NaN. `argmax`/`argmin` return the
+//! float16 sum rounds per addition. Under JAX's rules every float step runs with denormals
+//! off, as XLA's CPU code does: subnormal operands read as zeros of their sign, subnormal
+//! results flushed, `max`/`min` with LLVM's `+0 > -0`, `argmax`/`argmin` comparing so (a
+//! subnormal ties with zero); a cumulative reduction over one element is the element itself
+//! (XLA's simplifier removes it), but for float16/bfloat16, which it computes behind
+//! conversions. `max`/`min` propagate NaN. `argmax`/`argmin` return the
 //! first NaN's index if any, else the first extremum's (ties: the lowest index). The 1-, 2-
 //! and 4-bit integers compute in 8 bits (the same modulo their width); the float8, float6
 //! and float4 formats compute `max`/`min` and `argmax`/`argmin` in float32 (exact), and their
@@ -80,6 +85,40 @@ pub(crate) trait Reducible: Arith {
     /// The identity of a reduction, in the accumulator type.
     fn identity(op: Red) -> Self::Acc;
     fn is_nan(self) -> bool;
+    /// The value as XLA's CPU code reads it (denormals off: a float32, bfloat16, float64 or
+    /// complex subnormal is a zero of its sign; float16's subnormals are normal float32s).
+    #[inline(always)]
+    fn daz(self) -> Self {
+        self
+    }
+    /// One step `a ⊕ b` as XLA's CPU code computes it: operands read by [`Reducible::daz`],
+    /// a subnormal result flushed.
+    #[inline(always)]
+    fn step_xla(op: Red, a: Self, b: Self) -> Self {
+        op.apply(a, b)
+    }
+}
+
+/// A float32's subnormal as a zero of its sign (branch-free, for the vectorised loops).
+#[inline(always)]
+fn flush32(x: f32) -> f32 {
+    let b = x.to_bits();
+    f32::from_bits(if b & 0x7f80_0000 == 0 {
+        b & 0x8000_0000
+    } else {
+        b
+    })
+}
+
+/// A float64's subnormal as a zero of its sign.
+#[inline(always)]
+fn flush64(x: f64) -> f64 {
+    let b = x.to_bits();
+    f64::from_bits(if b & 0x7ff0_0000_0000_0000 == 0 {
+        b & 0x8000_0000_0000_0000
+    } else {
+        b
+    })
 }
 
 macro_rules! int_reducible {
@@ -123,11 +162,21 @@ impl Reducible for bool {
 }
 
 macro_rules! float_reducible {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $flush:ident),*) => {$(
         impl Reducible for $t {
             type Acc = $t;
             #[inline(always)] fn widen(self) -> $t { self }
             #[inline(always)] fn narrow(a: $t) -> $t { a }
+            #[inline(always)] fn daz(self) -> $t { $flush(self) }
+            #[inline(always)] fn step_xla(op: Red, a: $t, b: $t) -> $t {
+                let (a, b) = ($flush(a), $flush(b));
+                $flush(match op {
+                    // LLVM's `maximum`/`minimum`: +0 above -0.
+                    Red::Max if a == b => if a.is_sign_negative() { b } else { a },
+                    Red::Min if a == b => if a.is_sign_negative() { a } else { b },
+                    _ => op.apply(a, b),
+                })
+            }
             fn identity(op: Red) -> $t {
                 match op {
                     Red::Sum | Red::Or | Red::And => 0.0,
@@ -140,7 +189,7 @@ macro_rules! float_reducible {
         }
     )*};
 }
-float_reducible!(f32, f64);
+float_reducible!(f32, flush32, f64, flush64);
 
 macro_rules! half_reducible {
     ($($t:ty),*) => {$(
@@ -153,10 +202,40 @@ macro_rules! half_reducible {
         }
     )*};
 }
-half_reducible!(f16, bf16);
+half_reducible!(f16);
+
+/// bfloat16 steps in float32 with denormals off (float16's need none: its subnormals are
+/// normal float32s, and results in its range are far from float32's subnormals).
+impl Reducible for bf16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn narrow(a: f32) -> bf16 {
+        bf16::from_f32(a)
+    }
+    fn identity(op: Red) -> f32 {
+        <f32 as Reducible>::identity(op)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        bf16::is_nan(self)
+    }
+    #[inline(always)]
+    fn daz(self) -> bf16 {
+        bf16::from_f32(flush32(self.to_f32()))
+    }
+    #[inline(always)]
+    fn step_xla(op: Red, a: bf16, b: bf16) -> bf16 {
+        let r = <f32 as Reducible>::step_xla(op, a.to_f32(), b.to_f32());
+        bf16::from_f32(r)
+    }
+}
 
 macro_rules! complex_reducible {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $flush:ident),*) => {$(
         impl Reducible for Complex<$t> {
             type Acc = Complex<$t>;
             #[inline(always)] fn widen(self) -> Self { self }
@@ -165,10 +244,14 @@ macro_rules! complex_reducible {
                 Complex::new(<$t as Reducible>::identity(op), 0.0)
             }
             #[inline(always)] fn is_nan(self) -> bool { self.re.is_nan() || self.im.is_nan() }
+            #[inline(always)] fn daz(self) -> Self { Complex::new($flush(self.re), $flush(self.im)) }
+            #[inline(always)] fn step_xla(op: Red, a: Self, b: Self) -> Self {
+                op.apply(a.daz(), b.daz()).daz()
+            }
         }
     )*};
 }
-complex_reducible!(f32, f64);
+complex_reducible!(f32, flush32, f64, flush64);
 
 /// The typed elements of an array (empty if `T` is not its element type).
 fn elems<T: Element>(x: &Array) -> impl Iterator<Item = T> + '_ {
@@ -455,6 +538,11 @@ fn reduce_kernel<T: Reducible, const OP: u8>(x: &Array, axes: &[usize]) -> Stora
         return storage_of(xs.into_iter());
     }
     let init = T::narrow(T::identity(op));
+    if super::on_xla() {
+        // Denormals off (XLA's CPU code): `max(1e-40, -1.0)` is 0.
+        let f = |a: T, b: T| T::step_xla(const { Red::of(OP) }, a, b);
+        return storage_of(tree_reduce(&f, xs, x.shape().to_vec(), axes, init).into_iter());
+    }
     // The closure captures nothing: the operation is a constant inside the loops.
     let f = |a: T, b: T| const { Red::of(OP) }.apply(a, b);
     storage_of(tree_reduce(&f, xs, x.shape().to_vec(), axes, init).into_iter())
@@ -657,9 +745,12 @@ fn argminmax_kernel<T: Reducible>(max: bool, x: &Array, axis: usize, n_out: usiz
     let mut best: Vec<Option<(T, usize)>> = vec![None; n_out];
     let step = out_steps(x.shape(), &[axis]);
     let mut it = elems::<T>(x);
+    // XLA compares with denormals off: a subnormal ties with the zeros.
+    let daz = super::on_xla();
     for_each_index(x.shape(), |idx| {
         let o: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
         let Some(v) = it.next() else { return };
+        let v = if daz { v.daz() } else { v };
         let take = match best[o] {
             None => true,
             Some((b, _)) if b.is_nan() => false,
@@ -856,6 +947,17 @@ fn cum_lanes<T: Copy, F: Fn(T, T) -> T>(
 fn cum_kernel<T: Reducible>(op: Red, x: &Array, axis: usize, reverse: bool) -> Storage {
     let xs: Vec<T> = elems::<T>(x).collect();
     let init = T::narrow(T::identity(op));
+    if super::on_xla() {
+        // XLA's simplifier removes a reduce-window of one element (the operand as it is),
+        // but not where float16 and bfloat16 compute in float32 behind conversions; other
+        // windows add with denormals off.
+        let widened = matches!(x.dtype(), DType::Float16 | DType::BFloat16);
+        if x.shape()[axis] == 1 && !widened {
+            return storage_of(xs.into_iter());
+        }
+        let f = |a: T, b: T| T::step_xla(op, a, b);
+        return storage_of(cum_lanes(&xs, x.shape(), axis, reverse, &f, init).into_iter());
+    }
     let f = |a: T, b: T| op.apply(a, b);
     storage_of(cum_lanes(&xs, x.shape(), axis, reverse, &f, init).into_iter())
 }
@@ -939,6 +1041,28 @@ cumulative! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// XLA's reductions run with denormals off (tests/fixtures/eval): `prod
+    /// float32[[1e-40,100.0,100.0],[0.17…,-2.09…,1e+40]]` is NaN (0·inf), `prod
+    /// float64[-3.0,5e-324,-9.42]` is 0, `max bfloat16[[1e-40,9.18e-41,-1.0]]` is +0.
+    #[test]
+    fn reductions_flush_subnormals_as_xla_does() {
+        let p = |x: &Array| {
+            let axes = Params::new().with("axes", Param::Ints((0..x.ndim() as i64).collect()));
+            super::super::bind1(&REDUCE_PROD, &[x], &axes.with("out_sharding", Param::None))
+        };
+        let x = Array::from_vec(vec![1e-40f32, 100.0, 100.0, 0.173, -2.09, f32::INFINITY]);
+        assert!(p(&x).unwrap().to_vec::<f32>().unwrap()[0].is_nan());
+        let x = Array::from_vec(vec![-3.0f64, f64::from_bits(1), -9.42]);
+        assert_eq!(p(&x).unwrap().to_vec::<f64>().unwrap()[0].to_bits(), 0);
+        let b = |v: f32| bf16::from_f32(v);
+        let x = Array::from_vec(vec![b(1e-40), bf16::from_bits(1), b(-1.0)]);
+        let axes = Params::new()
+            .with("axes", Param::Ints(vec![0]))
+            .with("out_sharding", Param::None);
+        let m = super::super::bind1(&REDUCE_MAX, &[&x], &axes).unwrap();
+        assert_eq!(m.to_vec::<bf16>().unwrap()[0].to_bits(), 0);
+    }
 
     /// The windows of XLA's tree reduction written out index by index (the reference the
     /// streaming passes replace).

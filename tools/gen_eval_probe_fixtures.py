@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Generate tests/fixtures/eval/jax_{x32,x64}_probes.json: chosen `eval` lines that pin down
+how XLA's CPU backend computes where the random cases of gen_eval_fixtures.py only brushed
+it (per-operation subnormal handling, the algebraic simplifier's rewrites, narrow shifts,
+jit's argument parsing). Same format, header and comparison as the other eval fixtures, so
+tests/eval_conformance.rs checks them too; the lines are data below, grouped by what they
+probe, and are evaluated in order in one process per mode (jit's caches carry over from line
+to line, as in gen_eval_fixtures.py).
+
+Usage (tools/.venv-jax: jax 0.10.2, numpy 2.4.6, ml_dtypes 0.6.0):
+    tools/.venv-jax/bin/python tools/gen_eval_probe_fixtures.py [--out-dir DIR]
+"""
+
+import argparse
+import os
+import sys
+import warnings
+
+from fixturelib import run_children, write_fixture
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_eval_fixtures as gen  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GENERATOR = "tools/gen_eval_probe_fixtures.py"
+
+# XLA's algebraic simplifier: convert(p) * a => select(p, a, 0); convert(p) / broadcast(b) =>
+# select(p, broadcast(1/b), 0), where the conversion is a direct operand.
+BOOL_ARITH = """
+multiply bool[False,False,False,False,False,False] float16[-1.0,inf,nan,-0.0,1e-40,-3.5]
+multiply float32[-1.0,inf,nan,-0.0,1e-40,-3.5] bool[False,False,False,False,False,False]
+multiply bool[False,False,False,False,False,False] float64[-1.0,inf,nan,-0.0,1e-40,-3.5]
+multiply bool[False,False,False,False,False,False] bfloat16[-1.0,inf,nan,-0.0,1e-40,-3.5]
+multiply bool[False,False,False,False,False,False] float8_e4m3fn[-1.0,inf,nan,-0.0,1e-40,-3.5]
+multiply bool(False) float32[-1.0,inf,nan,-0.0,1e-40,-3.5]
+multiply False float32[-1.0,inf,nan,-0.0,1e-40,-3.5]
+multiply bool[False,False] complex64[(-1-1j),(1e+300+1j)]
+multiply complex64[(-1-1j),(1e+300+1j)] bool[False,False]
+multiply bool[False,False] complex128[(-1-1j),(1e+300+1j)]
+multiply bool[False,True] complex64(1e+300j)
+multiply bool[[False],[True]] float32[[inf,-1.0]]
+multiply bool[[False,True]] float32[[inf],[-1.0]]
+multiply bool[False] float32[inf,-1.0]
+multiply bool[False,True] float32[inf]
+multiply bool(False) float32(inf)
+multiply False float32(inf)
+multiply False inf
+multiply bool[False,True] inf
+multiply bool[False,False] float32(-1.0)
+multiply bool[False,False] -1.0
+multiply bool[False,False] int8[-1,3]
+multiply bool[False,False] ~float32[-1.0,inf]
+multiply bool[False,True] float32[[inf,1.0]]
+multiply bool[False,True] float32[[inf,1.0],[inf,2.0]]
+multiply bool[[False,True]] float32[inf,1.0]
+multiply bool[[False,True],[False,True]] float32[inf,1.0]
+multiply bool[[False,True],[False,True]] float32[[inf],[1.0]]
+multiply bool[[False],[True]] float32[[inf],[1.0]]
+multiply float32(inf) bool[False,True]
+multiply bool[False,True] float32[[inf]]
+multiply bool[[False,True]] float32[[inf]]
+multiply bool[False,True] float32(inf)
+multiply bool[False] float32[[inf]]
+multiply bool[False] inf
+multiply bool[[False]] float32[inf]
+multiply bool[[False,True,False],[True,False,True]] float32[[inf],[nan]]
+multiply bool[[False,True,False],[True,False,True]] float32[[inf,nan,inf]]
+multiply bool[False,True] 1e-40
+multiply True 5e-324
+true_divide bool[False,True] complex64(0j)
+true_divide bool[False,True] float32(0.0)
+true_divide bool[False,True] 0.0
+true_divide bool[False,True] float16(-0.0)
+true_divide bool[False,True] bfloat16(0.0)
+true_divide bool[False,True] float64(nan)
+true_divide bool[[False],[True]] float32[[0.0,1.0]]
+true_divide bool[[False,True]] float32[[0.0],[1.0]]
+true_divide bool[False,True] float32[0.0]
+true_divide bool(False) float32(0.0)
+true_divide bool(False) 0.0
+true_divide bool[False,False] bool[False,False]
+true_divide bool[False,True] bool(False)
+true_divide bool[False,True] False
+true_divide float32[inf,1.0] bool(False)
+true_divide bool[[False,True],[False,True]] float32[[0.0]]
+true_divide bool[[False,True],[False,True]] float32[0.0]
+true_divide bool[[False,True],[False,True]] float32[[0.0],[1.0]]
+true_divide bool[[False,True],[False,True]] float32[0.0,1.0]
+true_divide bool[False,True] float32[[0.0]]
+true_divide bool[False,True] float32[[0.0],[1.0]]
+true_divide bool[False] float32(0.0)
+true_divide bool(False) float32[0.0]
+true_divide bool[[False,True],[False,True]] float32(0.0)
+true_divide bool[False,True] float16[0.0]
+true_divide bool[False,True] complex128[0j]
+true_divide bool[[False,True]] float32[0.0,1.0]
+true_divide bool[[[False,True]]] float32[[0.0]]
+true_divide bool[[False,True],[True,False]] float32[[[0.0]]]
+true_divide bool[False] 0.0
+true_divide bool[[False]] float32[0.0]
+true_divide bool[[False,True,False],[True,False,True]] float32[[0.0,nan,0.0]]
+true_divide bool[[False,True,False],[True,False,True]] float64(0.0)
+true_divide bool[[False,True,False],[True,False,True]] ~float32[0.0]
+true_divide bool[[False,True,False],[True,False,True]] bool[[False],[True]]
+true_divide bool[False,True] 1e-40
+divide bool[False,True] float32(0.0)
+floor_divide bool[False,True] float32(0.0)
+remainder bool[False,True] float32(0.0)
+"""
+
+# Subnormal operands (XLA's CPU code runs with denormals off, but not every operation
+# flushes: bit operations, selects, glibc's functions and some of XLA's own keep them), for
+# each dtype whose subnormals are float32's or float64's.
+SUBNORMALS = {"float32": ["1e-40", "-1e-40", "1.401298464324817e-45", "-5.877471754111438e-39"],
+              "bfloat16": ["1e-40", "-1e-40", "1.401298464324817e-45", "-5.877471754111438e-39"],
+              "float64": ["5e-324", "-5e-324", "1e-310", "-2.2250738585072e-308"]}
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "cos", "tan", "tanh", "arcsin",
+         "arctan", "sinh", "cosh", "sqrt", "reciprocal", "square", "sign", "floor", "ceil",
+         "round", "trunc", "abs", "negative", "positive"]
+BINARY = ["add", "subtract", "multiply", "true_divide", "remainder", "power", "arctan2",
+          "maximum", "minimum", "floor_divide"]
+REDUCE = ["sum", "prod", "max", "min", "mean", "cumsum", "argmax", "argmin", "all", "any"]
+
+
+def subnormal_lines(x64):
+    dtypes = ["float32", "bfloat16"] + (["float64"] if x64 else [])
+    out = []
+    for dt in dtypes:
+        subs = SUBNORMALS[dt]
+        for f in UNARY:
+            # Sizes: XLA's vector loop (8 lanes) and its rest of 1, 3 or 6 lanes; 2-D; 0-d.
+            for n in [1, 3, 4, 6, 8]:
+                out.append(f"{f} {dt}[{','.join((subs * 2)[:n])}]")
+            out.append(f"{f} {dt}[[{subs[0]},{subs[1]}],[{subs[2]},{subs[3]}]]")
+            out.append(f"{f} {dt}({subs[0]})")
+        for f in BINARY:
+            for n in [1, 3]:
+                vals = f"{dt}[{','.join(subs[:n])}]"
+                for other in ["2.5", "-2.5", "0.0", "1.0", "-1.0", f"{dt}({subs[0]})"]:
+                    out.append(f"{f} {vals} {other}")
+                    out.append(f"{f} {other} {vals}")
+        for f in REDUCE:
+            s = subs[0]
+            big = "1e308" if dt == "float64" else "1e+40"
+            for vals in [[s, s, "-1.0"], [s, "100.0", "100.0"], [s], ["-" + s, s],
+                         [s, big, big], [s] * 5, ["-1.0", s, "-" + s]]:
+                out.append(f"{f} {dt}[{','.join(vals)}]")
+            out.append(f"{f} {dt}[[{s},{s},-1.0],[{s},2.0,{s}]]")
+            out.append(f"{f} {dt}({s})")
+    # Truth of a subnormal: bfloat16 against a constant zero is a test of its bits.
+    for dt in dtypes + ["complex64"]:
+        v = "[(1e-40+0j),1e-40j,0j,(1+0j)]" if dt == "complex64" else \
+            f"[{SUBNORMALS[dt][0]},{SUBNORMALS[dt][1]},0.0,1.0]"
+        out += [f"logical_and {dt}{v} True", f"logical_not {dt}{v}", f"where {dt}{v} 1.0 2.0",
+                f"not_equal {dt}{v} 0.0", f"astype:bool {dt}{v}"]
+    return out
+
+
+# float8_e8m0fnu's 2^-127 is a float32 subnormal, and a constant of XLA's conversion: LLVM
+# folds operations with constants on it (exp2's product by log 2), glibc reads its bits.
+E8M0 = [f"{f} float8_e8m0fnu[1e-40,5.877471754111438e-39,1.1754943508222875e-38,0.5,1.0]"
+        for f in ["exp2", "exp", "expm1", "sin", "log", "sqrt", "square", "reciprocal", "sign",
+                  "floor", "ceil", "tanh", "arctan", "arcsin", "cosh", "log1p"]] + [
+    "exp2 float8_e8m0fnu[1e-40,2.0,1e+30]",
+    "multiply float8_e8m0fnu[1e-40,5.877471754111438e-39,1.1754943508222875e-38] 2.0",
+    "true_divide float8_e8m0fnu[1e-40,5.877471754111438e-39,1.1754943508222875e-38] 0.5",
+    "power float8_e8m0fnu[1e-40,5.877471754111438e-39,1.1754943508222875e-38] 0.5",
+    "remainder float8_e8m0fnu[1e-40,5.877471754111438e-39,1.1754943508222875e-38] 2.0",
+    "max float8_e8m0fnu[1e-40,5.877471754111438e-39]",
+    "sum float8_e8m0fnu[1e-40,5.877471754111438e-39]",
+]
+
+# jit's dispatch: after a successful first call of a signature, C++'s fast path parses only
+# the arguments the computation keeps (isfinite and isinf drop an integer operand).
+JIT = """
+isfinite 0
+isfinite 2147483648
+isfinite -1099511627776
+isinf 2147483648
+isinf 300
+isinf 2147483648
+isnan 300
+isnan 2147483648
+negative 2
+negative 2147483648
+"""
+
+def complex_lines():
+    """Complex pow, tanh, tan and expm1 (XLA's formulas on its own real functions) and their
+    neighbours, on seeded random operands."""
+    import random
+    rng = random.Random(5)
+    vals = ["0.5", "-1.0", "2.5", "-3.0", "0.001", "100.0", "1.0", "0.0", "-0.0", "-2.6", "3.579",
+            "1.147", "-1.043"]
+
+    def c():
+        return f"({rng.choice(vals)}{rng.choice('+-')}{rng.choice(vals).lstrip('-')}j)"
+
+    def arr(dt):
+        return f"{dt}[{','.join(c() for _ in range(5))}]"
+
+    out = []
+    for dt in ["complex64", "complex128"]:
+        for f in ["tanh", "tan", "expm1", "exp", "log", "sqrt", "sin", "cos"]:
+            out += [f"{f} {arr(dt)}" for _ in range(6)]
+        out += [f"power {arr(dt)} {arr(dt)}" for _ in range(12)]
+        out.append(f"power {dt}[(0.0+0j),(0.0+0j),(1.0+0j),(1e+300+0j),(1e+300+0j)] "
+                   f"{dt}[(2.0+0j),(0.0+0j),(3.0+1j),(2.0+0j),(-2.0+0j)]")
+    return out
+
+
+PROBES = {
+    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines()],
+    "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines()],
+}
+
+
+def lines_of(blocks):
+    lines = []
+    for b in blocks:
+        lines += b if isinstance(b, list) else b.strip().splitlines()
+    return [l.strip() for l in lines if l.strip()]
+
+
+def child_main(mode, out_dir):
+    warnings.simplefilter("ignore")
+    c = gen.Child(mode, 0)
+    cases = [c.evaluate(line) for line in lines_of(PROBES[mode])]
+    header = {
+        "generator": GENERATOR,
+        "versions": c.versions(),
+        "mode": {"rules": "jax", "x64": mode == "jax_x64"},
+        "approximate": gen.APPROXIMATE,
+        "notes": ("chosen `eval --batch` lines (see the generator) and the JSON object eval "
+                  "writes for each; as in gen_eval_fixtures.py"),
+    }
+    path = os.path.join(out_dir, "eval", f"{mode}_probes.json")
+    write_fixture(path, header, cases)
+    print(f"wrote {os.path.relpath(path, REPO_ROOT)}: {len(cases)} cases", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out-dir", default=os.path.join(REPO_ROOT, "tests", "fixtures"))
+    ap.add_argument("--child", choices=sorted(PROBES), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    out_dir = os.path.abspath(args.out_dir)
+    if args.child:
+        child_main(args.child, out_dir)
+        return
+    children = []
+    for mode in sorted(PROBES):
+        env = dict(os.environ)
+        env.update({
+            "JAX_ENABLE_X64": "1" if mode == "jax_x64" else "0",
+            "JAX_NUMPY_DTYPE_PROMOTION": "standard",
+            "JAX_PLATFORMS": "cpu",
+            "PYTHONHASHSEED": "0",
+            "PYTHONWARNINGS": "ignore",
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+        })
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir]
+        children.append((mode, cmd, env))
+    run_children(children, 1)
+
+
+if __name__ == "__main__":
+    main()
