@@ -118,7 +118,11 @@ fn random_bits(keys: &Array, bit_width: u32, shape: &[usize]) -> Result<Array, E
 
 /// The binary lax primitive of this name on `x` and `y`.
 fn lax2(name: &str, x: &Array, y: &Array) -> Result<Array, Error> {
-    bind(prim::by_name(name).ok_or_else(no_lt)?, &[x, y], &Params::new())
+    bind(
+        prim::by_name(name).ok_or_else(no_lt)?,
+        &[x, y],
+        &Params::new(),
+    )
 }
 
 /// `uniform`'s values as JAX stages them (`_uniform(key, minval, maxval, shape, dtype)`):
