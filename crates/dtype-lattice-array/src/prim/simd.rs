@@ -117,12 +117,58 @@ pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
     map_loop(x, out, f);
 }
 
+/// The instruction sets a kernel of this module is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Isa {
+    /// AVX-512 F and BW (32 lanes of 16 bits).
+    Avx512,
+    /// AVX2 and FMA (16 lanes of 16 bits).
+    Avx2,
+    /// The baseline target: the element-by-element loops.
+    Baseline,
+}
+
+impl Isa {
+    /// The best this CPU has.
+    fn detected() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+            {
+                return Isa::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Baseline
+    }
+
+    /// Every one this CPU can run, best first (for the tests of each path).
+    #[cfg(test)]
+    pub(super) fn available() -> Vec<Isa> {
+        let mut all = vec![Isa::Baseline];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                all.insert(0, Isa::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+            {
+                all.insert(0, Isa::Avx512);
+            }
+        }
+        all
+    }
+}
+
 /// `out[i] = f(x[i], y[i])` for the bfloat16 arithmetic `OP` of [`super::fast`] (`ADD`, `SUB`,
 /// `MUL`, `DIV`, `MAX`, `MIN`), a scalar side the same for every `i`, a side of words as long
 /// as `out`. `f` is the operation one element at a time ([`super::fast::bf16_scalar`]); with
-/// AVX2 the hand-written kernel [`avx2::bf16_zip`] computes the same bits 16 lanes at a time
-/// (`f` doing the few elements at the ends), streaming outputs of [`STREAM_MIN_BYTES`] or
-/// more; other CPUs run `f` through [`zip_stream`] and [`map_into`].
+/// AVX-512 (else AVX2) the hand-written kernel [`avx512::bf16_zip`] ([`avx2::bf16_zip`])
+/// computes the same bits 32 (16) lanes at a time (`f` doing the few elements at the ends),
+/// streaming outputs of [`STREAM_MIN_BYTES`] or more; other CPUs run `f` through
+/// [`zip_stream`] and [`map_into`].
 #[inline]
 pub(super) fn bf16_zip<const OP: u8>(
     x: Side<'_, u16>,
@@ -130,28 +176,41 @@ pub(super) fn bf16_zip<const OP: u8>(
     out: &mut [u16],
     f: impl Fn(u16, u16) -> u16,
 ) {
+    bf16_zip_on::<OP>(Isa::detected(), x, y, out, f);
+}
+
+/// [`bf16_zip`] on `isa`, which the caller has checked this CPU has.
+#[inline]
+pub(super) fn bf16_zip_on<const OP: u8>(
+    isa: Isa,
+    x: Side<'_, u16>,
+    y: Side<'_, u16>,
+    out: &mut [u16],
+    f: impl Fn(u16, u16) -> u16,
+) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+    if isa != Isa::Baseline {
         let stream = std::mem::size_of_val(out) >= STREAM_MIN_BYTES;
+        macro_rules! on {
+            ($xs:literal, $ys:literal, $x:expr, $y:expr) => {{
+                if isa == Isa::Avx512 {
+                    // SAFETY: the CPU has AVX-512 F and BW (the caller's check).
+                    unsafe { avx512::bf16_zip::<OP, $xs, $ys>($x, $y, out, stream, f) };
+                } else {
+                    // SAFETY: the CPU has AVX2 and FMA (the caller's check).
+                    unsafe { avx2::bf16_zip::<OP, $xs, $ys>($x, $y, out, stream, f) };
+                }
+                return;
+            }};
+        }
         match (x, y) {
-            (Side::Words(a), Side::Words(b)) => {
-                // SAFETY: the CPU has AVX2 and FMA (checked above).
-                unsafe { avx2::bf16_zip::<OP, false, false>(a, b, out, stream, f) };
-                return;
-            }
-            (Side::Words(a), Side::Scalar(s)) => {
-                // SAFETY: as above.
-                unsafe { avx2::bf16_zip::<OP, false, true>(a, &[s], out, stream, f) };
-                return;
-            }
-            (Side::Scalar(s), Side::Words(b)) => {
-                // SAFETY: as above.
-                unsafe { avx2::bf16_zip::<OP, true, false>(&[s], b, out, stream, f) };
-                return;
-            }
+            (Side::Words(a), Side::Words(b)) => on!(false, false, a, b),
+            (Side::Words(a), Side::Scalar(s)) => on!(false, true, a, &[s]),
+            (Side::Scalar(s), Side::Words(b)) => on!(true, false, &[s], b),
             (Side::Scalar(_), Side::Scalar(_)) => {}
         }
     }
+    let _ = isa;
     zip_sides(x, y, out, f);
 }
 
@@ -209,8 +268,182 @@ fn zip_loop<A: Copy, B: Copy, O>(x: &[A], y: &[B], out: &mut [O], f: impl Fn(A, 
 
 use super::fast::Side;
 
+/// The bfloat16 kernel of [`bf16_zip`] for one instruction set: `bf16_zip::<OP, XS, YS>(x, y,
+/// out, stream, f)` computes `out[i] = f(x[i], y[i])` where `f` is the operation `OP` of
+/// [`super::fast`], `LANES` lanes at a time by `$block` from `out`'s first 64-byte boundary
+/// (when `stream`) or start, a whole 64-byte line of `out` an iteration (streamed lines are
+/// written out whole by the write-combining buffers when all of them is filled together), `f`
+/// itself on the elements before and after. `XS` (`YS`): `x` (`y`) is one word standing for
+/// every element; else it has `out.len()` words. With `stream` the blocks are written with
+/// non-temporal stores, fenced at the end.
+#[cfg(target_arch = "x86_64")]
+macro_rules! bf16_driver {
+    ($features:literal, $lanes:literal, $load:ident, $store:ident, $stream:ident, $splat:ident,
+     $block:ident) => {
+        #[target_feature(enable = $features)]
+        pub(super) fn bf16_zip<const OP: u8, const XS: bool, const YS: bool>(
+            x: &[u16],
+            y: &[u16],
+            out: &mut [u16],
+            stream: bool,
+            f: impl Fn(u16, u16) -> u16,
+        ) {
+            use std::arch::x86_64::_mm_sfence;
+            const LANES: usize = $lanes;
+            // Words of a 64-byte line.
+            const LINE: usize = 32;
+            let n = out.len();
+            assert!(x.len() == if XS { 1 } else { n } && y.len() == if YS { 1 } else { n });
+            let at = |v: &[u16], scalar: bool, i: usize| if scalar { v[0] } else { v[i] };
+            let head = if stream {
+                out.as_ptr().align_offset(64).min(n)
+            } else {
+                0
+            };
+            let ends = |from: usize, out: &mut [u16]| {
+                for (i, o) in (from..).zip(out) {
+                    *o = f(at(x, XS, i), at(y, YS, i));
+                }
+            };
+            ends(0, &mut out[..head]);
+            // The scalar sides broadcast (their flushing and tests hoisted out of the loop).
+            let first = |v: &[u16]| v.first().map_or(0, |&w| w as i16);
+            let (xs, ys) = ($splat(first(x)), $splat(first(y)));
+            // `LANES` words from `i`: `i + LANES <= n`, and a side that is not scalar has `n`
+            // words, so the bytes read from `x`, `y` and written to `out` are inside them
+            // (unaligned accesses but the streaming store, whose address is `out`'s 64-byte
+            // boundary `head` plus a multiple of `LANES` words, `LANES * 2` bytes).
+            let block = |i: usize, out: &mut [u16]| {
+                // SAFETY: as said above; the caller of this function checked the CPU's
+                // features (`$features`).
+                unsafe {
+                    let a = if XS {
+                        xs
+                    } else {
+                        $load(x.as_ptr().add(i).cast())
+                    };
+                    let b = if YS {
+                        ys
+                    } else {
+                        $load(y.as_ptr().add(i).cast())
+                    };
+                    let r = $block::<OP>(a, b);
+                    let dst = out.as_mut_ptr().add(i).cast();
+                    if stream {
+                        $stream(dst, r);
+                    } else {
+                        $store(dst, r);
+                    }
+                }
+            };
+            let mut i = head;
+            while i + LINE <= n {
+                for k in 0..LINE / LANES {
+                    block(i + k * LANES, out);
+                }
+                i += LINE;
+            }
+            while i + LANES <= n {
+                block(i, out);
+                i += LANES;
+            }
+            ends(i, &mut out[i..]);
+            if stream {
+                // The streamed stores are weakly ordered: fence them before anyone reads
+                // `out`.
+                _mm_sfence();
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::{
+        __m512i, _mm512_add_ps, _mm512_and_si512, _mm512_andnot_si512, _mm512_castps_si512,
+        _mm512_castsi512_ps, _mm512_cmpgt_epi16_mask, _mm512_div_ps, _mm512_loadu_si512,
+        _mm512_mask_add_epi16, _mm512_mask_blend_epi16, _mm512_mask_mov_epi16, _mm512_max_epi16,
+        _mm512_min_epi16, _mm512_mul_ps, _mm512_set1_epi16, _mm512_set1_epi32,
+        _mm512_setzero_si512, _mm512_slli_epi32, _mm512_srai_epi16, _mm512_srli_epi32,
+        _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_epi16, _mm512_sub_ps,
+        _mm512_xor_si512,
+    };
+
+    bf16_driver!(
+        "avx512f,avx512bw",
+        32,
+        _mm512_loadu_si512,
+        _mm512_storeu_si512,
+        _mm512_stream_si512,
+        _mm512_set1_epi16,
+        bf16_block
+    );
+
+    /// 32 bfloat16 results of `OP` on 32 pairs of operands: [`super::avx2`]'s `bf16_block`
+    /// (whose documentation says how) on 32 lanes of 16 bits, with AVX-512's mask registers
+    /// for its comparisons and selections.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn bf16_block<const OP: u8>(a: __m512i, b: __m512i) -> __m512i {
+        use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
+        let abs = _mm512_set1_epi16(0x7fff);
+        let min_normal = _mm512_set1_epi16(0x0080);
+        let inf = _mm512_set1_epi16(0x7f80);
+        let (a_abs, b_abs) = (_mm512_and_si512(a, abs), _mm512_and_si512(b, abs));
+        // A subnormal (or zero) keeps its sign alone.
+        let flush = |v, v_abs| {
+            let tiny = _mm512_cmpgt_epi16_mask(min_normal, v_abs);
+            _mm512_mask_mov_epi16(v, tiny, _mm512_andnot_si512(abs, v))
+        };
+        let (a, b) = (flush(a, a_abs), flush(b, b_abs));
+        if OP == MAX || OP == MIN {
+            let nan = _mm512_cmpgt_epi16_mask(a_abs, inf) | _mm512_cmpgt_epi16_mask(b_abs, inf);
+            let key = |v| _mm512_xor_si512(v, _mm512_and_si512(_mm512_srai_epi16::<15>(v), abs));
+            let r = if OP == MAX {
+                _mm512_max_epi16(key(a), key(b))
+            } else {
+                _mm512_min_epi16(key(a), key(b))
+            };
+            return _mm512_mask_mov_epi16(key(r), nan, _mm512_set1_epi16(0x7fc0));
+        }
+        let b = _mm512_mask_mov_epi16(b, _mm512_cmpgt_epi16_mask(a_abs, inf), a);
+        let high = _mm512_set1_epi32(0xffff_0000_u32 as i32);
+        let even = |v| _mm512_castsi512_ps(_mm512_slli_epi32::<16>(v));
+        let odd = |v| _mm512_castsi512_ps(_mm512_and_si512(v, high));
+        let (ae, ao, be, bo) = (even(a), odd(a), even(b), odd(b));
+        let (re, ro) = match OP {
+            ADD => (_mm512_add_ps(ae, be), _mm512_add_ps(ao, bo)),
+            SUB => (_mm512_sub_ps(ae, be), _mm512_sub_ps(ao, bo)),
+            MUL => (_mm512_mul_ps(ae, be), _mm512_mul_ps(ao, bo)),
+            DIV => (_mm512_div_ps(ae, be), _mm512_div_ps(ao, bo)),
+            _ => unreachable!(),
+        };
+        let (re, ro) = (_mm512_castps_si512(re), _mm512_castps_si512(ro));
+        // The odd 16-bit lanes from the second operand.
+        const ODD: u32 = 0xaaaa_aaaa;
+        let hi = _mm512_mask_blend_epi16(ODD, _mm512_srli_epi32::<16>(re), ro);
+        let lo = _mm512_mask_blend_epi16(ODD, re, _mm512_slli_epi32::<16>(ro));
+        // lo + lsb > 0x8000, as a signed comparison: lo - 0x8000 > -lsb.
+        let lsb = _mm512_and_si512(hi, _mm512_set1_epi16(1));
+        let up = _mm512_cmpgt_epi16_mask(
+            _mm512_xor_si512(lo, _mm512_set1_epi16(i16::MIN)),
+            _mm512_sub_epi16(_mm512_setzero_si512(), lsb),
+        );
+        let rounded = _mm512_mask_add_epi16(hi, up, hi, _mm512_set1_epi16(1));
+        let hi_abs = _mm512_and_si512(hi, abs);
+        let tiny = _mm512_cmpgt_epi16_mask(min_normal, hi_abs);
+        let nan = _mm512_cmpgt_epi16_mask(hi_abs, inf);
+        let r = _mm512_mask_mov_epi16(rounded, tiny, _mm512_andnot_si512(abs, rounded));
+        _mm512_mask_mov_epi16(r, nan, _mm512_andnot_si512(_mm512_set1_epi16(0x003f), r))
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
+    use std::arch::x86_64::{
+        _mm256_loadu_si256, _mm256_set1_epi16, _mm256_storeu_si256, _mm256_stream_si256,
+    };
+
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn zip_into<A: Copy, B: Copy, O>(
         x: &[A],
@@ -237,99 +470,15 @@ mod avx2 {
         super::map_loop(x, out, f);
     }
 
-    /// The bfloat16 kernel of [`super::bf16_zip`]: `out[i] = f(x[i], y[i])` where `f` is the
-    /// operation `OP` of [`super::super::fast`], 16 lanes at a time by [`bf16_block`] from
-    /// `out`'s first 32-byte boundary (when `stream`) or start, `f` itself on the elements
-    /// before and after. `XS` (`YS`): `x` (`y`) is one word standing for every element; else
-    /// it has `out.len()` words. With `stream` the blocks are written with non-temporal
-    /// stores.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn bf16_zip<const OP: u8, const XS: bool, const YS: bool>(
-        x: &[u16],
-        y: &[u16],
-        out: &mut [u16],
-        stream: bool,
-        f: impl Fn(u16, u16) -> u16,
-    ) {
-        use std::arch::x86_64::{
-            __m256i, _mm_sfence, _mm256_loadu_si256, _mm256_set1_epi16, _mm256_storeu_si256,
-            _mm256_stream_si256,
-        };
-        let n = out.len();
-        assert!(x.len() == if XS { 1 } else { n } && y.len() == if YS { 1 } else { n });
-        let at = |v: &[u16], scalar: bool, i: usize| if scalar { v[0] } else { v[i] };
-        let head = if stream {
-            out.as_ptr().align_offset(32).min(n)
-        } else {
-            0
-        };
-        let ends = |from: usize, out: &mut [u16]| {
-            for (i, o) in (from..).zip(out) {
-                *o = f(at(x, XS, i), at(y, YS, i));
-            }
-        };
-        ends(0, &mut out[..head]);
-        // The scalar sides broadcast (their flushing and tests hoisted out of the loop).
-        let first = |v: &[u16]| v.first().map_or(0, |&w| w as i16);
-        let (xs, ys) = (_mm256_set1_epi16(first(x)), _mm256_set1_epi16(first(y)));
-        let mut i = head;
-        // Two blocks an iteration: a whole 64-byte line of `out` (streamed lines are written
-        // out whole by the write-combining buffers when all of them is filled together).
-        while i + 32 <= n {
-            // SAFETY: as in the loop below, for words `i..i + 32`.
-            unsafe {
-                let load = |v: &[u16], scalar: bool, splat, at: usize| {
-                    if scalar {
-                        splat
-                    } else {
-                        _mm256_loadu_si256(v.as_ptr().add(at).cast::<__m256i>())
-                    }
-                };
-                let r0 = bf16_block::<OP>(load(x, XS, xs, i), load(y, YS, ys, i));
-                let r1 = bf16_block::<OP>(load(x, XS, xs, i + 16), load(y, YS, ys, i + 16));
-                let dst = out.as_mut_ptr().add(i).cast::<__m256i>();
-                if stream {
-                    _mm256_stream_si256(dst, r0);
-                    _mm256_stream_si256(dst.add(1), r1);
-                } else {
-                    _mm256_storeu_si256(dst, r0);
-                    _mm256_storeu_si256(dst.add(1), r1);
-                }
-            }
-            i += 32;
-        }
-        while i + 16 <= n {
-            // SAFETY: `i + 16 <= n` and a side that is not scalar has `n` words: the 32 bytes
-            // read from `x`, `y` and written to `out` are inside them (unaligned accesses
-            // but the streaming store, whose address is `out`'s 32-byte boundary `head` plus
-            // a multiple of 16 words).
-            unsafe {
-                let a = if XS {
-                    xs
-                } else {
-                    _mm256_loadu_si256(x.as_ptr().add(i).cast::<__m256i>())
-                };
-                let b = if YS {
-                    ys
-                } else {
-                    _mm256_loadu_si256(y.as_ptr().add(i).cast::<__m256i>())
-                };
-                let r = bf16_block::<OP>(a, b);
-                let dst = out.as_mut_ptr().add(i).cast::<__m256i>();
-                if stream {
-                    _mm256_stream_si256(dst, r);
-                } else {
-                    _mm256_storeu_si256(dst, r);
-                }
-            }
-            i += 16;
-        }
-        ends(i, &mut out[i..]);
-        if stream {
-            // The streamed stores are weakly ordered: fence them before anyone reads `out`.
-            _mm_sfence();
-        }
-    }
+    bf16_driver!(
+        "avx2,fma",
+        16,
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_stream_si256,
+        _mm256_set1_epi16,
+        bf16_block
+    );
 
     /// 16 bfloat16 results of `OP` on 16 pairs of operands, bit for bit those of
     /// [`super::super::fast::bf16_scalar`]:
@@ -575,30 +724,35 @@ mod tests {
     }
 
     /// Every lane of `bf16_zip::<OP>` against `bf16_scalar::<OP>` one element at a time.
+    /// Every kernel this CPU runs ([`Isa::available`]; the baseline is the scalar form
+    /// itself), lane by lane against the scalar form.
     fn check_bf16<const OP: u8>(x: Side<'_, u16>, y: Side<'_, u16>, out: &mut [u16]) {
         use super::super::fast::bf16_scalar;
-        out.fill(0x5a5a);
-        bf16_zip::<OP>(x, y, out, bf16_scalar::<OP>);
         let at = |s: Side<'_, u16>, i: usize| match s {
             Side::Words(w) => w[i],
             Side::Scalar(v) => v,
         };
-        for (i, &o) in out.iter().enumerate() {
-            let (a, b) = (at(x, i), at(y, i));
-            let want = bf16_scalar::<OP>(a, b);
-            assert_eq!(
-                o,
-                want,
-                "op {OP}: {a:#06x}, {b:#06x} in lane {i} of {}",
-                out.len()
-            );
+        for isa in Isa::available().into_iter().filter(|&i| i != Isa::Baseline) {
+            out.fill(0x5a5a);
+            bf16_zip_on::<OP>(isa, x, y, out, bf16_scalar::<OP>);
+            for (i, &o) in out.iter().enumerate() {
+                let (a, b) = (at(x, i), at(y, i));
+                let want = bf16_scalar::<OP>(a, b);
+                assert_eq!(
+                    o,
+                    want,
+                    "{isa:?} op {OP}: {a:#06x}, {b:#06x} in lane {i} of {}",
+                    out.len()
+                );
+            }
         }
     }
 
-    /// The bfloat16 kernel, lane by lane against the scalar form, for every operation: every
-    /// code against each of a band of codes on either side, as arrays long enough to stream
-    /// (the streamed stores) and as a scalar side; odd lengths and offsets from a 32-byte
-    /// boundary, streamed and not.
+    /// The bfloat16 kernels (AVX-512 and AVX2 where the CPU has them, and the baseline
+    /// loops), lane by lane against the scalar form, for every operation: every code against
+    /// each of a band of codes on either side, as arrays long enough to stream (the streamed
+    /// stores) and as a scalar side; odd lengths and offsets from a 64-byte boundary,
+    /// streamed and not.
     #[test]
     fn bf16_kernel_matches_the_scalar_form_on_every_code() {
         use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
@@ -632,7 +786,7 @@ mod tests {
                     Side::Scalar(0x3f81),
                     &mut out[offset..][..m],
                 );
-                for len in [0, 1, 15, 16, 17, 33, 1001] {
+                for len in [0, 1, 15, 16, 17, 31, 32, 33, 63, 65, 1001] {
                     let (x, y) = (&x[..len], &y[..len]);
                     check_bf16::<OP>(Side::Words(x), Side::Words(y), &mut out[offset..][..len]);
                     check_bf16::<OP>(Side::Scalar(0xc000), Side::Words(y), &mut out[..len]);
