@@ -18,10 +18,12 @@
 //! 5. **Liveness.** Each slot is released right after its last use, so its buffer goes back
 //!    to the pool for a later result.
 //!
-//! Every primitive still runs through its own implementation (a fused chunk applies the same
-//! implementation to a slice), so a compiled jaxpr computes bit for bit what the jaxpr's
-//! interpreter ([`ClosedJaxpr::call`]) computes; only the order of independent work and where
-//! buffers live change.
+//! Every primitive still computes what its own implementation computes: a fused chunk runs a
+//! member's slice kernel ([`crate::prim::chunk`]: the impl's own loop, reading its operands'
+//! stretches where they lie and writing an output's stretch in place) or else the impl on
+//! arrays of the chunk, so a compiled jaxpr computes bit for bit what the jaxpr's interpreter
+//! ([`ClosedJaxpr::call`]) computes; only the order of independent work and where buffers live
+//! change.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,6 +35,7 @@ use smallvec::SmallVec;
 
 use super::jaxpr::{Atom, ClosedJaxpr};
 use crate::array::{Array, ShapedArray, Storage, layout};
+use crate::prim::chunk::{Arg, Kernel};
 use crate::prim::{Avals, Outputs, Params, Primitive, fma};
 
 /// Elements per chunk of a fused chain: 16 Ki elements (64 KiB of float32 per operand), so a
@@ -81,6 +84,9 @@ struct Member {
     params: Params,
     inputs: SmallVec<[Local; 3]>,
     aval: ShapedArray,
+    /// Its kernel on slices, if it may have one (else, or where the kernel declines, its impl
+    /// runs on arrays of the chunk).
+    kernel: Option<Kernel>,
 }
 
 /// A chain of elementwise primitives over `n` elements run chunk by chunk.
@@ -610,6 +616,7 @@ impl Group<'_> {
                     params: c.params.clone(),
                     inputs: locals,
                     aval: c.avals[0].clone(),
+                    kernel: Kernel::of(c.prim),
                 }
             })
             .collect();
@@ -876,7 +883,7 @@ impl Fused {
             .collect())
     }
 
-    /// Chunk `c` through the chain, its outputs copied into `outs`.
+    /// Chunk `c` through the chain, its outputs written into `outs`.
     fn chunk(
         &self,
         c: usize,
@@ -886,63 +893,210 @@ impl Fused {
     ) -> Result<(), Error> {
         let start = c * CHUNK;
         let len = CHUNK.min(self.n - start);
-        let part = |x: &Array| -> Result<Array, Error> {
-            let eb = elem_bytes(x.aval());
-            let (width, words) = layout(x.dtype());
-            let bytes = x.as_bytes();
-            let period = x.size();
-            let data = Storage::overwritten(width, len * words, |b| {
-                if period == self.n {
-                    b.copy_from_slice(bytes.get(start * eb..(start + len) * eb).unwrap_or(&[]));
-                    return Ok::<(), Error>(());
-                }
-                // A tiling operand: its elements from `start % period` on, cyclically.
-                let mut at = start % period;
-                let mut done = 0;
-                while done < len {
-                    let take = (period - at).min(len - done);
-                    b[done * eb..(done + take) * eb]
-                        .copy_from_slice(&bytes[at * eb..(at + take) * eb]);
-                    done += take;
-                    at = 0;
-                }
-                Ok(())
-            })?;
-            Ok(Array::from_parts(
-                ShapedArray::new(&[len], x.dtype(), x.weak_type()),
-                data,
-            ))
-        };
-        let parts: Vec<Array> = ins.iter().map(|x| part(x)).collect::<Result<_, _>>()?;
-        let mut vals: Vec<Array> = Vec::with_capacity(self.members.len());
-        for (m, ws) in self.members.iter().zip(whole) {
-            let aval = ShapedArray::new(&[len], m.aval.dtype(), m.aval.weak_type());
-            let out = {
-                let args: SmallVec<[&Array; 3]> = m
+        // The chunk of each operand: its stretch, its one element, or its elements tiled.
+        let parts: Vec<Val<'_>> = ins
+            .iter()
+            .map(|x| {
+                let eb = elem_bytes(x.aval());
+                Ok(match x.size() {
+                    p if p == self.n => Val::Block(
+                        x.as_bytes()
+                            .get(start * eb..(start + len) * eb)
+                            .ok_or_else(missing)?,
+                    ),
+                    1 => Val::Tile(x),
+                    _ => Val::Array(tiled(x, start, len)?),
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        let mut dsts: Vec<Option<&mut [u8]>> =
+            outs.iter_mut().map(|o| Some(std::mem::take(o))).collect();
+        let mut vals: Vec<Val<'_>> = Vec::with_capacity(self.members.len());
+        let result = (|| {
+            for (i, (m, ws)) in self.members.iter().zip(whole).enumerate() {
+                let ops: SmallVec<[(View<'_>, &ShapedArray); 3]> = m
                     .inputs
                     .iter()
                     .zip(ws)
                     .map(|(l, w)| match (l, w) {
-                        (Local::Chunked(k), _) => parts.get(*k),
-                        (Local::Member(j), _) => vals.get(*j),
-                        (Local::Whole(_), w) => *w,
+                        (Local::Chunked(k), _) => {
+                            Some((parts.get(*k)?.view(), ins.get(*k)?.aval()))
+                        }
+                        (Local::Member(j), _) => {
+                            Some((vals.get(*j)?.view(), &self.members.get(*j)?.aval))
+                        }
+                        (Local::Whole(_), Some(w)) => Some((View::Whole(w), w.aval())),
+                        (Local::Whole(_), None) => None,
                     })
                     .collect::<Option<_>>()
-                    .ok_or_else(|| {
-                        Error::refused(Exception::TypeError, "a fused operand is missing")
-                    })?;
-                (m.prim.impl_rule)(m.prim, &args, &m.params, std::slice::from_ref(&aval))?
-            };
-            let x = out.into_iter().next().ok_or_else(|| {
-                Error::refused(Exception::TypeError, "a fused primitive gave no result")
-            })?;
-            vals.push(x);
+                    .ok_or_else(missing)?;
+                let bytes = len * elem_bytes(&m.aval);
+                let out = self.outs.iter().position(|&(j, _)| j == i);
+                let val = match out.and_then(|k| dsts.get_mut(k)?.take()) {
+                    Some(dst) => {
+                        member(m, &ops, len, dst)?;
+                        Val::Block(dst)
+                    }
+                    None => {
+                        let mut v = scratch(bytes);
+                        member(m, &ops, len, &mut bytemuck::cast_slice_mut(&mut v)[..bytes])?;
+                        Val::Owned(v, bytes)
+                    }
+                };
+                drop(ops);
+                vals.push(val);
+            }
+            Ok(())
+        })();
+        for v in vals {
+            if let Val::Owned(v, _) = v {
+                recycle(v);
+            }
         }
-        for ((m, _), dst) in self.outs.iter().zip(outs.iter_mut()) {
-            dst.copy_from_slice(vals[*m].as_bytes());
-        }
-        Ok(())
+        result
     }
+}
+
+fn missing() -> Error {
+    Error::refused(Exception::TypeError, "a fused operand is missing")
+}
+
+/// A value of a fused chunk.
+enum Val<'a> {
+    /// `len` elements' bytes: a stretch of an operand or of an output buffer.
+    Block(&'a [u8]),
+    /// An operand of one element standing for each of the chunk's.
+    Tile(&'a Array),
+    /// An operand's elements tiled over the chunk.
+    Array(Array),
+    /// `len` elements in a scratch buffer (its first `.1` bytes).
+    Owned(Vec<u64>, usize),
+}
+
+/// An operand of a member: a chunk's bytes, one element standing for each of them (a tiled
+/// operand of one element), or a 0-d operand passed whole.
+#[derive(Clone, Copy)]
+enum View<'a> {
+    Block(&'a [u8]),
+    Tile(&'a Array),
+    Whole(&'a Array),
+}
+
+impl Val<'_> {
+    fn view(&self) -> View<'_> {
+        match self {
+            Val::Block(b) => View::Block(b),
+            Val::Tile(x) => View::Tile(x),
+            Val::Array(x) => View::Block(x.as_bytes()),
+            Val::Owned(v, n) => View::Block(&bytemuck::cast_slice(v)[..*n]),
+        }
+    }
+}
+
+/// Member `m` on a chunk of `len` elements, into `dst` (its bytes): its kernel where it has
+/// one that covers the operands, else its impl on arrays of the chunk.
+fn member(
+    m: &Member,
+    ops: &[(View<'_>, &ShapedArray)],
+    len: usize,
+    dst: &mut [u8],
+) -> Result<(), Error> {
+    if let Some(k) = m.kernel {
+        let args: SmallVec<[(Arg<'_>, dtype_lattice::DType); 3]> = ops
+            .iter()
+            .map(|(v, a)| {
+                let arg = match v {
+                    View::Block(b) => Arg::Block(b),
+                    View::Tile(x) | View::Whole(x) => Arg::Scalar(x.as_bytes()),
+                };
+                (arg, a.dtype())
+            })
+            .collect();
+        if k.run(&m.params, &args, m.aval.dtype(), len, dst) {
+            #[cfg(test)]
+            tests::KERNEL_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Ok(());
+        }
+    }
+    #[cfg(test)]
+    tests::IMPL_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let arrays: SmallVec<[Array; 3]> = ops
+        .iter()
+        .map(|(v, a)| match v {
+            View::Block(b) => {
+                let aval = ShapedArray::new(&[len], a.dtype(), a.weak_type());
+                Ok(Array::from_parts(
+                    aval,
+                    Storage::from_bytes(layout(a.dtype()).0, b),
+                ))
+            }
+            View::Tile(x) => tiled(x, 0, len),
+            View::Whole(x) => Ok((*x).clone()),
+        })
+        .collect::<Result<_, Error>>()?;
+    let args: SmallVec<[&Array; 3]> = arrays.iter().collect();
+    let aval = ShapedArray::new(&[len], m.aval.dtype(), m.aval.weak_type());
+    let out = (m.prim.impl_rule)(m.prim, &args, &m.params, std::slice::from_ref(&aval))?;
+    let x = out
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::refused(Exception::TypeError, "a fused primitive gave no result"))?;
+    let bytes = x.as_bytes();
+    if bytes.len() != dst.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "a fused primitive gave a result of another size",
+        ));
+    }
+    dst.copy_from_slice(bytes);
+    Ok(())
+}
+
+/// `len` elements of `x` from `start` on, read cyclically (`x` tiles the group's shape with
+/// its size as the period), as an array of shape `[len]`.
+fn tiled(x: &Array, start: usize, len: usize) -> Result<Array, Error> {
+    let eb = elem_bytes(x.aval());
+    let (width, words) = layout(x.dtype());
+    let bytes = x.as_bytes();
+    let period = x.size().max(1);
+    let data = Storage::overwritten(width, len * words, |b| {
+        let mut at = start % period;
+        let mut done = 0;
+        while done < len {
+            let take = (period - at).min(len - done);
+            let src = bytes.get(at * eb..(at + take) * eb).ok_or_else(missing)?;
+            b[done * eb..(done + take) * eb].copy_from_slice(src);
+            done += take;
+            at = 0;
+        }
+        Ok::<(), Error>(())
+    })?;
+    Ok(Array::from_parts(
+        ShapedArray::new(&[len], x.dtype(), x.weak_type()),
+        data,
+    ))
+}
+
+thread_local! {
+    /// Scratch buffers of this thread's fused chunks, kept between chunks.
+    static SCRATCH: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A scratch buffer of at least `bytes` bytes (contents unspecified).
+fn scratch(bytes: usize) -> Vec<u64> {
+    let mut v = SCRATCH.with(|s| s.borrow_mut().pop()).unwrap_or_default();
+    v.resize(bytes.div_ceil(8), 0);
+    v
+}
+
+/// Returns a scratch buffer for a later chunk.
+fn recycle(v: Vec<u64>) {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < 64 {
+            s.push(v);
+        }
+    });
 }
 
 #[cfg(test)]
@@ -951,6 +1105,13 @@ mod tests {
     use crate::core::{grad, make_jaxpr};
     use crate::numpy as jnp;
     use dtype_lattice::DType;
+
+    /// Member chunks computed by a slice kernel, and by an impl (all tests together: each
+    /// test looks at how much they grow while it runs).
+    pub(super) static KERNEL_RUNS: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
+    pub(super) static IMPL_RUNS: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
 
     fn bits(xs: &[Array]) -> Vec<Vec<u8>> {
         xs.iter().map(|x| x.as_bytes().to_vec()).collect()
@@ -1024,6 +1185,50 @@ mod tests {
         assert_eq!(exe.steps(), (1, 1), "{j}");
         assert!(tiles(&[1, 257], &[rows, 257]) && tiles(&[1, 1, 4], &[5, 1, 4]));
         assert!(!tiles(&[2, 1], &[2, 3]) && !tiles(&[3], &[2, 3]) && !tiles(&[0, 3], &[0, 3]));
+    }
+
+    /// The slice kernels (float32 arithmetic with a weak scalar, comparisons, `select_n`,
+    /// bit operations and shifts of uint32, `neg`, `abs`, the vectorised functions, operands
+    /// of one element and tiled ones) compute what the interpreter computes; a block of
+    /// `expm1` holding subnormals (XLA keeps them) and the members without a kernel
+    /// (`floor`, float16) run their impls on arrays of the block.
+    #[test]
+    fn slice_kernels_compute_what_the_interpreter_computes() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = 3 * CHUNK + 123;
+        let mut v = ramp(n, DType::Float32).to_vec::<f32>().unwrap();
+        for (i, t) in [1e-40f32, -3e-39, 1e-45].into_iter().enumerate() {
+            v[CHUNK + 7 + 100 * i] = t;
+        }
+        let x = jnp::reshape(Array::from_vec(v), &[(n / 3) as isize, 3]).unwrap();
+        let u = jnp::reshape(
+            Array::from_vec((0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect()),
+            &[(n / 3) as isize, 3],
+        )
+        .unwrap();
+        let one = jnp::reshape(Array::from_vec(vec![0.25f32]), &[1, 1]).unwrap();
+        let row = jnp::reshape(Array::from_vec(vec![0.5f32, -1.0, 2.0]), &[1, 3]).unwrap();
+        let f = |(x, u): (Array, Array)| {
+            let a = jnp::add(jnp::multiply(&x, 2.0)?, &one)?;
+            let b = jnp::subtract(jnp::divide(&a, &row)?, jnp::exp(&x)?)?;
+            let c = jnp::maximum(jnp::negative(&b)?, jnp::abs(&x)?)?;
+            let d = jnp::r#where(&jnp::less(&c, &x)?, &c, jnp::log1p(&a)?)?;
+            let e = jnp::add(jnp::expm1(&x)?, jnp::sin(&d)?)?;
+            let g = jnp::floor(&e)?;
+            let h = jnp::astype(jnp::minimum(&g, &e)?, DType::Float16)?;
+            let bits = jnp::bitwise_or(jnp::right_shift(&u, 9)?, 0x3f80_0000)?;
+            let k = jnp::bitwise_xor(jnp::left_shift(&bits, 1)?, &u)?;
+            Ok((e, h, bits, k))
+        };
+        let j = make_jaxpr(f, &(x.clone(), u.clone())).unwrap();
+        let (kernels, impls) = (KERNEL_RUNS.load(Relaxed), IMPL_RUNS.load(Relaxed));
+        let exe = same_as_interpreter(&j, &[x, u]);
+        assert!(exe.steps().1 >= 1, "{j}");
+        let chunks = n.div_ceil(CHUNK);
+        // At least a dozen kernel members per block; floor, the float16 conversion and the
+        // subnormal block of expm1 by impls.
+        assert!(KERNEL_RUNS.load(Relaxed) - kernels >= 12 * chunks, "{j}");
+        assert!(IMPL_RUNS.load(Relaxed) - impls > 2 * chunks, "{j}");
     }
 
     /// A chain's blocks run on the pool's threads under the caller's thread-scoped rules:

@@ -795,6 +795,14 @@ pub(crate) fn is_elementwise(prim: &'static Primitive) -> bool {
         .any(|p| std::ptr::eq(*p, prim))
 }
 
+/// The operation of a primitive of this module's table (not `select_n`, `clamp` or
+/// `convert_element_type`).
+pub(crate) fn op_of(prim: &'static Primitive) -> Option<Op> {
+    // The table and `Op::ALL` list the primitives in one order (one macro writes both).
+    let i = TABLE.iter().position(|p| std::ptr::eq(*p, prim))?;
+    Op::ALL.get(i).copied()
+}
+
 /// lax's refusal of a dtype at a position (`position` `None` for unary primitives).
 pub(crate) fn refuse_dtype(
     name: &str,
@@ -1100,24 +1108,33 @@ fn clz(p: u64, bits: u32) -> u64 {
 /// paths flush every subnormal but for float32 `sin` and `tanh`, where [`keeps_tiny`] or
 /// [`glibc_elements`] say XLA's code keeps one.
 fn needs_subnormal_rules(op: Op, x: &Array, out: &ShapedArray) -> bool {
+    subnormal_rules_differ(op, out)
+        && match x.storage() {
+            Storage::W32(v) => has_subnormal32(v),
+            Storage::W16(v) if x.dtype() == DType::BFloat16 => {
+                v.iter().any(|&w| w & 0x7f80 == 0 && w & 0x7fff != 0)
+            }
+            _ => false,
+        }
+}
+
+/// Whether XLA's rules for subnormal arguments of the unary `op` ([`keeps_tiny`],
+/// [`glibc_elements`]) differ from the fast paths' for an output `out`, under JAX's rules:
+/// then an operand with a subnormal element takes the generic kernel.
+pub(crate) fn subnormal_rules_differ(op: Op, out: &ShapedArray) -> bool {
     let Some(f) = op.fn1() else { return false };
     let d = out.dtype();
     // The fast paths' own rule: float32 sin and tanh keep subnormals, the rest flush.
     let fast_keeps = d == DType::Float32 && matches!(f, Fn1::Sin | Fn1::Tanh);
     let special = keeps_tiny(f, d, out.size()) && !fast_keeps
         || !glibc_elements(f, d, out.shape()).is_empty();
-    special
-        && super::vmath::fast(f)
-        && super::on_xla()
-        && match x.storage() {
-            Storage::W32(v) => v
-                .iter()
-                .any(|&w| w & 0x7f80_0000 == 0 && w & 0x7fff_ffff != 0),
-            Storage::W16(v) if x.dtype() == DType::BFloat16 => {
-                v.iter().any(|&w| w & 0x7f80 == 0 && w & 0x7fff != 0)
-            }
-            _ => false,
-        }
+    special && super::vmath::fast(f) && super::on_xla()
+}
+
+/// Whether float32 words hold a subnormal.
+pub(crate) fn has_subnormal32(v: &[u32]) -> bool {
+    v.iter()
+        .any(|&w| w & 0x7f80_0000 == 0 && w & 0x7fff_ffff != 0)
 }
 
 /// Whether XLA's CPU code returns a tiny argument of the unary function `f` as it is, a

@@ -215,17 +215,8 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         && crate::array::same_shape(x.shape(), out.shape())
         && let Storage::W32(a) = x.storage()
     {
-        // neg flips the sign bit, abs clears it (bit operations: subnormals kept).
-        let v = if op == Op::Neg {
-            map_par(a, |xs, os| {
-                super::simd::map_into(xs, os, |w| w ^ 0x8000_0000)
-            })
-        } else {
-            map_par(a, |xs, os| {
-                super::simd::map_into(xs, os, |w| w & 0x7fff_ffff)
-            })
-        };
-        return Some(Storage::W32(v));
+        let neg = op == Op::Neg;
+        return Some(Storage::W32(map_par(a, |xs, os| sign_into(neg, xs, os))));
     }
     let f = op.fn1()?;
     if !super::vmath::fast(f)
@@ -236,20 +227,8 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     }
     match x.storage() {
         Storage::W32(a) if x.dtype() == DType::Float32 => {
-            // XLA's float32 sin and tanh return subnormal arguments as they are (no flushing in
-            // or out).
-            let keep = if matches!(f, Fn1::Sin | Fn1::Tanh) {
-                u32::MAX
-            } else {
-                0
-            };
-            let io = super::vmath::Io {
-                load: move |w| f32::from_bits(flush_bits(w, keep)),
-                store: move |r: f32| flush_bits(r.to_bits(), keep),
-                stored_nan: |o| o & 0x7fff_ffff > 0x7f80_0000,
-            };
             let v = map_par(a, |xs, os| {
-                super::vmath::map(f, xs, os, io);
+                f32_fn_into(f, xs, os);
             });
             Some(Storage::W32(v))
         }
@@ -269,6 +248,33 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     }
 }
 
+/// float32 `neg` (flips the sign bit) or `abs` (clears it) on words: bit operations, so
+/// subnormals are kept.
+pub(super) fn sign_into(neg: bool, x: &[u32], out: &mut [u32]) {
+    if neg {
+        super::simd::map_into(x, out, |w| w ^ 0x8000_0000);
+    } else {
+        super::simd::map_into(x, out, |w| w & 0x7fff_ffff);
+    }
+}
+
+/// The float32 function `f` of [`super::vmath`] on words (false, nothing written, where it has
+/// no vectorised form): XLA's float32 `sin` and `tanh` return subnormal arguments as they are
+/// (no flushing in or out), the others flush.
+pub(super) fn f32_fn_into(f: Fn1, x: &[u32], out: &mut [u32]) -> bool {
+    let keep = if matches!(f, Fn1::Sin | Fn1::Tanh) {
+        u32::MAX
+    } else {
+        0
+    };
+    let io = super::vmath::Io {
+        load: move |w| f32::from_bits(flush_bits(w, keep)),
+        store: move |r: f32| flush_bits(r.to_bits(), keep),
+        stored_nan: |o| o & 0x7fff_ffff > 0x7f80_0000,
+    };
+    super::vmath::map(f, x, out, io)
+}
+
 /// One float32 element of `OP` on words: flush, operate, flush.
 #[inline(always)]
 fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
@@ -276,11 +282,20 @@ fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
     flush(r).to_bits()
 }
 
-fn f32_loop<const OP: u8>(a: Side<'_, u32>, b: Side<'_, u32>) -> Arc<Vec<u32>> {
-    zip_par(a, b, f32_op::<OP>)
+/// `add`, `sub`, `mul`, `div`, `max` or `min` of float32 sides into `out`.
+pub(super) fn f32_into(op: Op, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u32]) {
+    use super::simd::zip_sides as zip;
+    match code(op) {
+        ADD => zip(a, b, out, f32_op::<ADD>),
+        SUB => zip(a, b, out, f32_op::<SUB>),
+        MUL => zip(a, b, out, f32_op::<MUL>),
+        DIV => zip(a, b, out, f32_op::<DIV>),
+        MAX => zip(a, b, out, f32_op::<MAX>),
+        _ => zip(a, b, out, f32_op::<MIN>),
+    }
 }
 
-/// [`f32_loop`] of two operands of one length on this thread, into a cached or pooled buffer.
+/// [`f32_into`] of two operands of one length on this thread, into a cached or pooled buffer.
 fn f32_direct<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
     let filled = crate::array::storage::pool::shared::<u32, std::convert::Infallible>(
         a.len(),
@@ -397,14 +412,7 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
     match x.storage() {
         Storage::W32(_) if d == DType::Float32 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
-            let v = match code(op) {
-                ADD => f32_loop::<ADD>(a, b),
-                SUB => f32_loop::<SUB>(a, b),
-                MUL => f32_loop::<MUL>(a, b),
-                DIV => f32_loop::<DIV>(a, b),
-                MAX => f32_loop::<MAX>(a, b),
-                _ => f32_loop::<MIN>(a, b),
-            };
+            let v = zip_par_with(a, b, |a, b, out| f32_into(op, a, b, out));
             Some(Storage::W32(v))
         }
         Storage::W16(_) if d == DType::BFloat16 => {
@@ -450,14 +458,7 @@ fn integer(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
     macro_rules! on_words {
         ($w:ty, $variant:ident) => {{
             let (a, b) = (side::<$w>(x, n)?, side::<$w>(y, n)?);
-            const BITS: $w = <$w>::BITS as $w;
-            let v = match op {
-                Op::And => zip_par(a, b, |a, b| a & b),
-                Op::Or => zip_par(a, b, |a, b| a | b),
-                Op::Xor => zip_par(a, b, |a, b| a ^ b),
-                Op::ShiftLeft => zip_par(a, b, |a, b| if b < BITS { a << b } else { 0 }),
-                _ => zip_par(a, b, |a, b| if b < BITS { a >> b } else { 0 }),
-            };
+            let v = zip_par_with(a, b, |a, b, out| bits_into(op, a, b, out));
             Some(Storage::$variant(v))
         }};
     }
@@ -470,6 +471,48 @@ fn integer(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
     }
 }
 
+/// A word of an integer (or bool) stored a whole word per element.
+pub(super) trait Bits:
+    Copy
+    + Default
+    + Send
+    + Sync
+    + bytemuck::Pod
+    + crate::array::storage::pool::Pooled
+    + PartialOrd
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitOr<Output = Self>
+    + std::ops::BitXor<Output = Self>
+    + std::ops::Shl<Output = Self>
+    + std::ops::Shr<Output = Self>
+{
+    /// The width in bits, as a word.
+    const WIDTH: Self;
+}
+
+macro_rules! bits {
+    ($($w:ty),*) => {$(
+        impl Bits for $w {
+            const WIDTH: $w = <$w>::BITS as $w;
+        }
+    )*};
+}
+bits!(u8, u16, u32, u64);
+
+/// `and`, `or`, `xor`, `shift_left` or `shift_right_logical` (any other `op`) of two sides of
+/// words into `out` (see [`integer`]).
+pub(super) fn bits_into<W: Bits>(op: Op, a: Side<'_, W>, b: Side<'_, W>, out: &mut [W]) {
+    use super::simd::zip_sides as zip;
+    let zero = W::default();
+    match op {
+        Op::And => zip(a, b, out, |a, b| a & b),
+        Op::Or => zip(a, b, out, |a, b| a | b),
+        Op::Xor => zip(a, b, out, |a, b| a ^ b),
+        Op::ShiftLeft => zip(a, b, out, |a, b| if b < W::WIDTH { a << b } else { zero }),
+        _ => zip(a, b, out, |a, b| if b < W::WIDTH { a >> b } else { zero }),
+    }
+}
+
 /// The comparisons of two float32 operands (subnormals read as zeros of their sign, NaN
 /// unordered and unequal to everything), as bools.
 fn compare(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
@@ -477,16 +520,22 @@ fn compare(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
         return None;
     }
     let (a, b) = (side::<u32>(x, n)?, side::<u32>(y, n)?);
-    let read = |w: u32| flush(f32::from_bits(w));
-    let v = match op {
-        Op::Eq => zip_par(a, b, |a, b| u8::from(read(a) == read(b))),
-        Op::Ne => zip_par(a, b, |a, b| u8::from(read(a) != read(b))),
-        Op::Lt => zip_par(a, b, |a, b| u8::from(read(a) < read(b))),
-        Op::Le => zip_par(a, b, |a, b| u8::from(read(a) <= read(b))),
-        Op::Gt => zip_par(a, b, |a, b| u8::from(read(a) > read(b))),
-        _ => zip_par(a, b, |a, b| u8::from(read(a) >= read(b))),
-    };
+    let v = zip_par_with(a, b, |a, b, out| compare_into(op, a, b, out));
     Some(Storage::W8(v))
+}
+
+/// `eq`, `ne`, `lt`, `le`, `gt` or `ge` (any other `op`) of two float32 sides into bools.
+pub(super) fn compare_into(op: Op, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u8]) {
+    use super::simd::zip_sides as zip;
+    let read = |w: u32| flush(f32::from_bits(w));
+    match op {
+        Op::Eq => zip(a, b, out, |a, b| u8::from(read(a) == read(b))),
+        Op::Ne => zip(a, b, out, |a, b| u8::from(read(a) != read(b))),
+        Op::Lt => zip(a, b, out, |a, b| u8::from(read(a) < read(b))),
+        Op::Le => zip(a, b, out, |a, b| u8::from(read(a) <= read(b))),
+        Op::Gt => zip(a, b, out, |a, b| u8::from(read(a) > read(b))),
+        _ => zip(a, b, out, |a, b| u8::from(read(a) >= read(b))),
+    }
 }
 
 type Tables = Mutex<HashMap<(u8, DType), Arc<Vec<u8>>>>;

@@ -17,6 +17,7 @@
 use dtype_lattice::{DType, Error};
 
 use super::elementwise::{broadcast_operands, broadcasting_shape};
+use super::fast::Side;
 use super::{Avals, Outputs, Param, Params, Primitive};
 use crate::array::{Array, ShapedArray, Storage};
 
@@ -99,6 +100,40 @@ fn f64_word(a: u64, b: u64, c: u64, sp: f64, sz: f64) -> u64 {
     flush64(r.to_bits()).to_bits()
 }
 
+/// The signs of the product and the addend (±1) from [`FMA`]'s parameters.
+fn signs(params: &Params) -> (f64, f64) {
+    let sign = |neg: bool| if neg { -1.0 } else { 1.0 };
+    (
+        sign(flag(params, NEG_PRODUCT)),
+        sign(flag(params, NEG_ADDEND)),
+    )
+}
+
+/// float32 `round(±a·b ± c)` of three sides into `out` (the signs from [`FMA`]'s parameters).
+pub(super) fn fma32_into(
+    params: &Params,
+    a: Side<'_, u32>,
+    b: Side<'_, u32>,
+    c: Side<'_, u32>,
+    out: &mut [u32],
+) {
+    let (sp, sz) = signs(params);
+    let (sp, sz) = (sp as f32, sz as f32);
+    super::simd::zip3_sides(a, b, c, out, |a, b, c| f32_word(a, b, c, sp, sz));
+}
+
+/// float64 `round(±a·b ± c)` of three sides into `out` (the signs from [`FMA`]'s parameters).
+pub(super) fn fma64_into(
+    params: &Params,
+    a: Side<'_, u64>,
+    b: Side<'_, u64>,
+    c: Side<'_, u64>,
+    out: &mut [u64],
+) {
+    let (sp, sz) = signs(params);
+    super::simd::zip3_sides(a, b, c, out, |a, b, c| f64_word(a, b, c, sp, sz));
+}
+
 fn impl_rule(
     _: &'static Primitive,
     inputs: &[&Array],
@@ -107,20 +142,17 @@ fn impl_rule(
 ) -> Result<Outputs, Error> {
     let out = &avals[0];
     let ins = broadcast_operands(inputs, out.shape())?;
-    let (np, na) = (flag(params, NEG_PRODUCT), flag(params, NEG_ADDEND));
-    let sign = |neg: bool| if neg { -1.0 } else { 1.0 };
+    let n = out.size();
     let data = match (ins[0].storage(), ins[1].storage(), ins[2].storage()) {
         (Storage::W32(a), Storage::W32(b), Storage::W32(c)) if out.dtype() == DType::Float32 => {
-            let (sp, sz) = (sign(np) as f32, sign(na) as f32);
-            Storage::W32(super::simd::zip3(a, b, c, |a, b, c| {
-                f32_word(a, b, c, sp, sz)
-            }))
+            Storage::words::<u32>(n, |o| {
+                fma32_into(params, Side::Words(a), Side::Words(b), Side::Words(c), o);
+            })
         }
         (Storage::W64(a), Storage::W64(b), Storage::W64(c)) if out.dtype() == DType::Float64 => {
-            let (sp, sz) = (sign(np), sign(na));
-            Storage::W64(super::simd::zip3(a, b, c, |a, b, c| {
-                f64_word(a, b, c, sp, sz)
-            }))
+            Storage::words::<u64>(n, |o| {
+                fma64_into(params, Side::Words(a), Side::Words(b), Side::Words(c), o);
+            })
         }
         _ => {
             return Err(crate::array::invalid(

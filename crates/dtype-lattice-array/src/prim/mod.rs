@@ -16,6 +16,7 @@
 
 pub(crate) mod ad;
 pub(crate) mod batching;
+pub(crate) mod chunk;
 mod convert;
 mod dot;
 mod elem_arith;

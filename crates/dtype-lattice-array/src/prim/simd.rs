@@ -79,30 +79,23 @@ pub(crate) fn zip_stream<A: Copy, B: Copy, O: bytemuck::Pod>(
     zip_into(x, y, out, f);
 }
 
-/// `f(x[i], y[i], z[i])` for every `i` of three slices of one length, into a new (pooled)
-/// vector, with AVX2 and FMA where this CPU has them (then `mul_add` is one instruction).
-pub(crate) fn zip3<W: Copy + crate::array::storage::pool::Pooled>(
-    x: &[W],
-    y: &[W],
-    z: &[W],
-    f: impl Fn(W, W, W) -> W,
-) -> std::sync::Arc<Vec<W>> {
-    let n = x.len().min(y.len()).min(z.len());
-    let filled =
-        crate::array::storage::pool::shared::<W, std::convert::Infallible>(n, false, |out| {
-            #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
-                unsafe { avx2::zip3_into(x, y, z, out, &f) };
-                return Ok(());
-            }
-            zip3_loop(x, y, z, out, &f);
-            Ok(())
-        });
-    match filled {
-        Ok(v) => v,
-        Err(never) => match never {},
+/// `out[i] = f(x[i], y[i], z[i])` over the shortest of the four, with AVX2 and FMA where this
+/// CPU has them.
+#[inline]
+pub(crate) fn zip3_into<A: Copy, B: Copy, C: Copy, O>(
+    x: &[A],
+    y: &[B],
+    z: &[C],
+    out: &mut [O],
+    f: impl Fn(A, B, C) -> O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
+        unsafe { avx2::zip3_into(x, y, z, out, f) };
+        return;
     }
+    zip3_loop(x, y, z, out, f);
 }
 
 /// `out[i] = f(x[i])` over the shorter of the two, with AVX2 and FMA where this CPU has them.
@@ -230,6 +223,29 @@ pub(super) fn zip_sides<W: Copy, O: bytemuck::Pod>(
     }
 }
 
+/// `out[i] = f(x[i], y[i], z[i])` on three [`Side`]s (a scalar side the same for every `i`),
+/// each arrangement of arrays and scalars its own loop ([`zip3_into`], [`zip_into`],
+/// [`map_into`]), so that scalars stay in registers.
+pub(super) fn zip3_sides<A: Copy, B: Copy, C: Copy, O>(
+    x: Side<'_, A>,
+    y: Side<'_, B>,
+    z: Side<'_, C>,
+    out: &mut [O],
+    f: impl Fn(A, B, C) -> O,
+) {
+    use Side::{Scalar as S, Words as W};
+    match (x, y, z) {
+        (W(a), W(b), W(c)) => zip3_into(a, b, c, out, f),
+        (W(a), W(b), S(c)) => zip_into(a, b, out, |a, b| f(a, b, c)),
+        (W(a), S(b), W(c)) => zip_into(a, c, out, |a, c| f(a, b, c)),
+        (S(a), W(b), W(c)) => zip_into(b, c, out, |b, c| f(a, b, c)),
+        (W(a), S(b), S(c)) => map_into(a, out, |a| f(a, b, c)),
+        (S(a), W(b), S(c)) => map_into(b, out, |b| f(a, b, c)),
+        (S(a), S(b), W(c)) => map_into(c, out, |c| f(a, b, c)),
+        (S(a), S(b), S(c)) => out.fill_with(|| f(a, b, c)),
+    }
+}
+
 /// Whether the loops of [`zip_into`] and [`map_into`] compute `f64::mul_add` (and
 /// `f32::mul_add`) in one instruction on this CPU: with AVX2 and FMA on x86-64, always on
 /// AArch64, elsewhere where the build's target has FMA.
@@ -253,7 +269,13 @@ fn map_loop<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
 }
 
 #[inline(always)]
-fn zip3_loop<W: Copy>(x: &[W], y: &[W], z: &[W], out: &mut [W], f: impl Fn(W, W, W) -> W) {
+fn zip3_loop<A: Copy, B: Copy, C: Copy, O>(
+    x: &[A],
+    y: &[B],
+    z: &[C],
+    out: &mut [O],
+    f: impl Fn(A, B, C) -> O,
+) {
     for (((o, &a), &b), &c) in out.iter_mut().zip(x).zip(y).zip(z) {
         *o = f(a, b, c);
     }
@@ -455,12 +477,12 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn zip3_into<W: Copy>(
-        x: &[W],
-        y: &[W],
-        z: &[W],
-        out: &mut [W],
-        f: impl Fn(W, W, W) -> W,
+    pub(super) fn zip3_into<A: Copy, B: Copy, C: Copy, O>(
+        x: &[A],
+        y: &[B],
+        z: &[C],
+        out: &mut [O],
+        f: impl Fn(A, B, C) -> O,
     ) {
         super::zip3_loop(x, y, z, out, f);
     }
@@ -616,7 +638,7 @@ mod tests {
 
     /// Every lane of the dispatched paths (AVX2 where the CPU has it) and of the baseline loops
     /// against the closure applied alone, for float32 arithmetic with NaN and subnormal
-    /// operands, on odd lengths; two operands and three ([`zip3`]).
+    /// operands, on odd lengths; two operands and three ([`zip3_into`], [`zip3_sides`]).
     #[test]
     fn lanes_match_the_closure_applied_alone() {
         let xs: Vec<u32> = (0..1003u32)
@@ -658,12 +680,34 @@ mod tests {
                 let (a, b, c) = (f32::from_bits(a), f32::from_bits(b), f32::from_bits(c));
                 a.mul_add(b, c).to_bits()
             };
-            let fused = zip3(&xs[..len], &ys[..len], &zs[..len], h);
+            zip3_into(&xs[..len], &ys[..len], &zs[..len], &mut fast, h);
             zip3_loop(&xs[..len], &ys[..len], &zs[..len], &mut base, h);
             for i in 0..len {
                 let want = h(xs[i], ys[i], zs[i]);
                 // NaNs compared by bits: the lanes must produce the same ones.
-                assert_eq!((fused[i], base[i]), (want, want), "zip3 lane {i} of {len}");
+                assert_eq!((fast[i], base[i]), (want, want), "zip3 lane {i} of {len}");
+            }
+            // Each arrangement of arrays and scalars ([`zip3_sides`]): a scalar side is the
+            // first element of its operand, standing for every lane.
+            for mask in 0..8u8 {
+                fn side(v: &[u32], scalar: bool, len: usize) -> Side<'_, u32> {
+                    if scalar {
+                        Side::Scalar(v[0])
+                    } else {
+                        Side::Words(&v[..len])
+                    }
+                }
+                let (a, b, c) = (
+                    side(&xs, mask & 1 != 0, len),
+                    side(&ys, mask & 2 != 0, len),
+                    side(&zs, mask & 4 != 0, len),
+                );
+                zip3_sides(a, b, c, &mut fast, h);
+                let at = |v: &[u32], bit: u8, i: usize| if mask & bit != 0 { v[0] } else { v[i] };
+                for (i, &got) in fast.iter().enumerate() {
+                    let want = h(at(&xs, 1, i), at(&ys, 2, i), at(&zs, 4, i));
+                    assert_eq!(got, want, "zip3_sides {mask:03b} lane {i} of {len}");
+                }
             }
         }
     }
