@@ -71,3 +71,29 @@ fn bfloat16_and_float16_follow_jax() {
 fn float64_with_x64_follows_jax() {
     check(DType::Float64, true, 100, 1e-12);
 }
+
+/// The README's Rust listing of the model is the example's code: each of its lines (trimmed)
+/// is a line of `examples/train_mlp.rs`, in the same order.
+#[test]
+fn the_readmes_listing_is_the_examples_code() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../../README.md")).expect("the README");
+    let example = std::fs::read_to_string(root.join("examples/train_mlp.rs")).expect("example");
+    let listing = readme
+        .split("```rust,ignore\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README's Rust listing of the MLP");
+    let lines: Vec<&str> = example.lines().map(str::trim).collect();
+    let mut at = 0;
+    let mut checked = 0;
+    for line in listing.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let found = lines[at..].iter().position(|l| *l == line);
+        let Some(k) = found else {
+            panic!("README line not in examples/train_mlp.rs (in order): {line}");
+        };
+        at += k + 1;
+        checked += 1;
+    }
+    assert!(checked > 40, "the listing is the model ({checked} lines)");
+}

@@ -14,10 +14,14 @@
 //! x86-64 each `mul_add` is a library call).
 //!
 //! The other use is [`bf16_zip`], bfloat16 `add`, `sub`, `mul`, `div`, `max` and `min`
-//! written with AVX2 intrinsics: the autovectorised closure flushes, tests and rounds 8
-//! float32 lanes at a time (about 35 instructions); the kernel does it on 16 lanes of 16 bits
-//! and widens only for the float32 operation itself, loading 16 operands per side and writing
-//! 16 results with one store, streamed like [`zip_stream`]'s for large outputs.
+//! written with intrinsics: the autovectorised closure flushes, tests and rounds 8 float32
+//! lanes at a time (about 35 instructions); the kernel does it on lanes of 16 bits and widens
+//! only for the float32 operation itself, a 64-byte line of output an iteration, streamed like
+//! [`zip_stream`]'s for large outputs. One driver macro (`bf16_driver!`) is instantiated for
+//! AVX-512 F+BW (32 lanes, mask registers for the comparisons and selections) and for
+//! AVX2+FMA (16 lanes); [`Isa`] picks the best this CPU has. [`zip_sides`] and
+//! [`zip3_sides`] run the loops on operands that are arrays or one value standing for all
+//! (the fast paths' and jit's fused chunks' scalar operands).
 //!
 //! # Why this module may use `unsafe`
 //!
@@ -28,7 +32,7 @@
 //! output slice (the SAFETY comments there say why); the bfloat16 kernel's loads and stores
 //! too (32 bytes inside the operand and output slices, whose lengths it asserts). The tests
 //! compare every lane of each path with the closure applied one element at a time, on odd
-//! lengths, and the streamed path at several offsets from a 32-byte boundary for 1-, 2- and
+//! lengths (three operands in each arrangement of arrays and scalars too), and the streamed path at several offsets from a 32-byte boundary for 1-, 2- and
 //! 4-byte outputs; the bfloat16 kernel, for each of its six operations, on every bfloat16
 //! code against each of 64 codes (the special values, subnormals, overflow and underflow,
 //! others) on either side, as arrays (streamed) and as scalar sides, and at odd lengths and
