@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{dtype, fixture, shape_of};
+use common::fixture;
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::core::{
     ClosedJaxpr, CustomJvp, CustomVjp, Grad, grad, jit, jvp, linearize, make_jaxpr, stop_gradient,
@@ -476,14 +476,6 @@ fn staged(name: &str, args: &[Arg]) -> Result<ClosedJaxpr, Error> {
 fn argument(spec: &Value, i: usize) -> Arg {
     let s = spec.as_array().unwrap();
     match s[0].as_str().unwrap() {
-        "keys" => Arg::A(
-            random::split(
-                &random::key(i128::from(s[1].as_i64().unwrap())).unwrap(),
-                s[2].as_u64().unwrap() as usize,
-            )
-            .unwrap(),
-        ),
-        "key" => Arg::A(random::key(i128::from(s[1].as_i64().unwrap())).unwrap()),
         "params" => {
             let i = s[1].as_u64().unwrap() as usize;
             let f32 = |shape: &[usize], j: usize| common::pattern(DType::Float32, shape, j);
@@ -493,7 +485,7 @@ fn argument(spec: &Value, i: usize) -> Arg {
                 ("w2".to_string(), f32(&[4, 2], i + 2)),
             ]))
         }
-        d => Arg::A(common::pattern(dtype(d), &shape_of(&s[1]), i)),
+        _ => Arg::A(common::argument(spec, i)),
     }
 }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dtype, fixture, shape_of};
+use common::fixture;
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::core::{grad, jit, jvp, make_jaxpr, vjp};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
@@ -117,20 +117,8 @@ const EXACT_JIT: &[&str] = &[
 ];
 
 /// Argument `i` of a case: element k is ((7k + 3i) mod 11) / 4 - 1.3, converted.
-fn argument(spec: &Value, i: usize) -> Array {
-    common::pattern(dtype(spec[0].as_str().unwrap()), &shape_of(&spec[1]), i)
-}
-
 fn check_values(name: &str, what: &str, got: &Array, want: &Value) {
-    if want["dtype"] == "float0" {
-        // JAX's float0: the tangent (cotangent) of an integer, holding no bytes.
-        assert_eq!(got.dtype(), DType::Float0, "{name} {what}: {got}");
-        assert_eq!(
-            got.shape(),
-            shape_of(&want["shape"]).as_slice(),
-            "{name} {what}"
-        );
-        assert!(got.as_bytes().is_empty(), "{name} {what}");
+    if common::is_float0(name, what, got, want) {
         return;
     }
     let tol = match got.dtype() {
@@ -155,7 +143,7 @@ fn the_corpus_agrees_with_jax() {
             .unwrap()
             .iter()
             .enumerate()
-            .map(|(i, s)| argument(s, i))
+            .map(|(i, s)| common::argument(s, i))
             .collect();
         // jit: traced once, applied twice.
         let jitted = jit(f);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dtype, fixture, shape_of};
+use common::fixture;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::core::{CustomJvp, CustomVjp, grad, jit, jvp, make_jaxpr, vmap};
@@ -416,30 +416,6 @@ fn corpus(name: &str) -> Option<Case> {
     })
 }
 
-/// Argument `i` of a case (the generator's `vmap_arg`).
-fn argument(spec: &Value, i: usize) -> Array {
-    let s = spec.as_array().unwrap();
-    match s[0].as_str().unwrap() {
-        "keys" => random::split(
-            &random::key(i128::from(s[1].as_i64().unwrap())).unwrap(),
-            s[2].as_u64().unwrap() as usize,
-        )
-        .unwrap(),
-        "key" => random::key(i128::from(s[1].as_i64().unwrap())).unwrap(),
-        "mod" => {
-            let shape = shape_of(&s[2]);
-            let m = s[3].as_u64().unwrap() as usize;
-            let n: usize = shape.iter().product();
-            let vals: Vec<i64> = (0..n).map(|k| ((k * 7 + 3 * i) % m) as i64).collect();
-            Array::from_shape_vec(&shape, vals)
-                .unwrap()
-                .astype(dtype(s[1].as_str().unwrap()))
-                .unwrap()
-        }
-        d => common::pattern(dtype(d), &shape_of(&s[1]), i),
-    }
-}
-
 fn check(name: &str, what: &str, got: &Array, want: &Value) {
     if let Some(data) = want.get("key_data") {
         let d = random::key_data(got).unwrap();
@@ -467,7 +443,7 @@ fn the_vmap_corpus_agrees_with_jax() {
             .unwrap()
             .iter()
             .enumerate()
-            .map(|(i, s)| argument(s, i))
+            .map(|(i, s)| common::argument(s, i))
             .collect();
         if let Some(err) = case.get("error")
             && err["exception"] == "UnexpectedTracerError"

@@ -198,13 +198,29 @@ where
     O: Pytree,
     F: FnOnce(I) -> Result<O, Error>,
 {
-    let (ps, ts) = (primals.leaves(), tangents.leaves());
-    check_tangents(&ps, &ts)?;
-    let trace = Arc::new(JvpTrace::new(current()));
-    // A float0 tangent (of an integer, bool or key) is a symbolic zero.
-    let inputs: Vec<Array> = ps
+    let ts = tangents.leaves();
+    check_tangents(&primals.leaves(), &ts)?;
+    run_jvp(&Arc::new(JvpTrace::new(current())), f, primals, ts)
+}
+
+/// Runs `f` under `trace` on its tracers of `primals`' leaves with `tangents` (one per leaf),
+/// then kills the trace: `f`'s output, and its leaves' primals and tangents (`None`: zero).
+/// A float0 tangent (of an integer, bool or key) is a symbolic zero, in and out.
+pub(crate) fn run_jvp<I, O, F>(
+    trace: &Arc<JvpTrace>,
+    f: F,
+    primals: &I,
+    tangents: Vec<Array>,
+) -> Result<(O, Vec<Array>, Tangents), Error>
+where
+    I: Pytree,
+    O: Pytree,
+    F: FnOnce(I) -> Result<O, Error>,
+{
+    let inputs: Vec<Array> = primals
+        .leaves()
         .into_iter()
-        .zip(ts)
+        .zip(tangents)
         .map(|(p, t)| {
             let t = Some(t).filter(|_| has_tangent_space(p.dtype()));
             trace.pack(p, t)
@@ -225,7 +241,7 @@ where
             .unzip();
         (out, p, t)
     });
-    trace.tag.kill();
+    trace.kill();
     result
 }
 

@@ -15,10 +15,10 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{Error, Kind};
 
 use super::jaxpr::{Atom, ClosedJaxpr};
-use super::jvp::{JvpTrace, has_tangent_space, tangent_aval, tangent_zeros, zeros};
+use super::jvp::{JvpTrace, run_jvp, tangent_aval, tangent_zeros, zeros};
 use super::pytree::Pytree;
 use super::stage::Staging;
-use super::{Trace, current, with_trace};
+use super::{Trace, current};
 use crate::array::{Array, ShapedArray};
 use crate::prim::transpose::Lin;
 
@@ -201,29 +201,7 @@ where
     let pe_trace: Arc<dyn Trace> = pe.clone();
     let jvp = Arc::new(JvpTrace::new(Some(pe_trace)));
     // An integer's (bool's, key's) float0 tangent is a symbolic zero: its input is unused.
-    let inputs: Vec<Array> = ps
-        .into_iter()
-        .zip(tangents)
-        .map(|(p, t)| {
-            let t = Some(t).filter(|_| has_tangent_space(p.dtype()));
-            jvp.pack(p, t)
-        })
-        .collect();
-    let input = primals.rebuild(&mut inputs.into_iter())?;
-    let jvp_trace: Arc<dyn Trace> = jvp.clone();
-    let result = with_trace(Some(jvp_trace), || f(input)).map(|out| {
-        let (p, t): (Vec<Array>, Vec<Option<Array>>) = out
-            .leaves()
-            .iter()
-            .map(|x| {
-                let (p, t) = jvp.unpack(x);
-                let t = t.filter(|_| has_tangent_space(p.dtype()));
-                (p, t)
-            })
-            .unzip();
-        (out, p, t)
-    });
-    jvp.kill();
+    let result = run_jvp(&jvp, f, primals, tangents);
     let (out, p, t) = match result {
         Ok(r) => r,
         Err(e) => {

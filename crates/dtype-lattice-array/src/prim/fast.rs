@@ -20,23 +20,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use dtype_lattice::{DType, Kind};
 
 use super::elementwise::Op;
+use super::lanes::flush32 as flush;
 use super::math::Fn1;
 use crate::array::{Array, ShapedArray, Storage, Word};
 
 /// Below this many elements one thread does the work.
 const PARALLEL_MIN: usize = 1 << 16;
-
-/// A subnormal as a zero of its sign (branch-free, so that loops vectorise).
-#[inline(always)]
-fn flush(x: f32) -> f32 {
-    let b = x.to_bits();
-    let keep = if b & 0x7f80_0000 == 0 {
-        0x8000_0000
-    } else {
-        u32::MAX
-    };
-    f32::from_bits(b & keep)
-}
 
 pub(super) const ADD: u8 = 0;
 pub(super) const SUB: u8 = 1;

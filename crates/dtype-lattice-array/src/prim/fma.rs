@@ -18,6 +18,7 @@ use dtype_lattice::{DType, Error};
 
 use super::elementwise::{broadcast_operands, broadcasting_shape};
 use super::fast::Side;
+use super::lanes::{flush32, flush64};
 use super::{Avals, Outputs, Param, Params, Primitive};
 use crate::array::{Array, ShapedArray, Storage};
 
@@ -53,25 +54,6 @@ fn shape_rule(
     Ok(smallvec::smallvec![ShapedArray::new(&shape, d, weak)])
 }
 
-/// A float32's bits with a denormal read as a zero of its sign.
-#[inline(always)]
-fn flush32(b: u32) -> f32 {
-    f32::from_bits(if b & 0x7f80_0000 == 0 {
-        b & 0x8000_0000
-    } else {
-        b
-    })
-}
-
-#[inline(always)]
-fn flush64(b: u64) -> f64 {
-    f64::from_bits(if b & 0x7ff0_0000_0000_0000 == 0 {
-        b & 0x8000_0000_0000_0000
-    } else {
-        b
-    })
-}
-
 /// `±x·y ± z` rounded once, NaN operands first (quieted); `sign_p`/`sign_z` are ±1.
 macro_rules! fused {
     ($x:expr, $y:expr, $z:expr, $sign_p:expr, $sign_z:expr) => {{
@@ -90,14 +72,16 @@ macro_rules! fused {
 
 #[inline(always)]
 fn f32_word(a: u32, b: u32, c: u32, sp: f32, sz: f32) -> u32 {
-    let r = fused!(flush32(a), flush32(b), flush32(c), sp, sz);
-    flush32(r.to_bits()).to_bits()
+    let f = |w| flush32(f32::from_bits(w));
+    let r = fused!(f(a), f(b), f(c), sp, sz);
+    flush32(r).to_bits()
 }
 
 #[inline(always)]
 fn f64_word(a: u64, b: u64, c: u64, sp: f64, sz: f64) -> u64 {
-    let r = fused!(flush64(a), flush64(b), flush64(c), sp, sz);
-    flush64(r.to_bits()).to_bits()
+    let f = |w| flush64(f64::from_bits(w));
+    let r = fused!(f(a), f(b), f(c), sp, sz);
+    flush64(r).to_bits()
 }
 
 /// The signs of the product and the addend (±1) from [`FMA`]'s parameters.

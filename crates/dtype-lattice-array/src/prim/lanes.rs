@@ -71,18 +71,44 @@ trait Flush: Copy {
     fn flush(self) -> Self;
 }
 
-macro_rules! flush {
-    ($($t:ty),*) => {$(
-        impl Flush for $t {
-            #[inline(always)]
-            fn flush(self) -> Self {
-                if self.is_subnormal() { (0.0 as $t).copysign(self) } else { self }
-            }
-        }
-    )*};
+/// A float32 subnormal as a zero of its sign, branch-free (so that loops vectorise): how XLA's
+/// CPU code reads an operand and writes a result (denormals-are-zero, flush-to-zero).
+#[inline(always)]
+pub(crate) fn flush32(x: f32) -> f32 {
+    let b = x.to_bits();
+    let keep = if b & 0x7f80_0000 == 0 {
+        0x8000_0000
+    } else {
+        u32::MAX
+    };
+    f32::from_bits(b & keep)
 }
 
-flush!(f32, f64);
+/// [`flush32`] for float64.
+#[inline(always)]
+pub(crate) fn flush64(x: f64) -> f64 {
+    let b = x.to_bits();
+    let keep = if b & 0x7ff0_0000_0000_0000 == 0 {
+        0x8000_0000_0000_0000
+    } else {
+        u64::MAX
+    };
+    f64::from_bits(b & keep)
+}
+
+impl Flush for f32 {
+    #[inline(always)]
+    fn flush(self) -> Self {
+        flush32(self)
+    }
+}
+
+impl Flush for f64 {
+    #[inline(always)]
+    fn flush(self) -> Self {
+        flush64(self)
+    }
+}
 
 macro_rules! flushed_lane {
     ($($t:ty),*) => {$(

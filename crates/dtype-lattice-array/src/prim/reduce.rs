@@ -37,6 +37,7 @@ use num_complex::Complex;
 
 use super::elem_arith::ElemArith as Arith;
 use super::elementwise::with_element;
+use super::lanes::{flush32, flush64};
 use super::structural::{
     distinct, for_each_index, in_range, param_int, py_ints, strides, type_error, value_error,
 };
@@ -97,28 +98,6 @@ pub(crate) trait Reducible: Arith {
     fn step_xla(op: Red, a: Self, b: Self) -> Self {
         op.apply(a, b)
     }
-}
-
-/// A float32's subnormal as a zero of its sign (branch-free, for the vectorised loops).
-#[inline(always)]
-fn flush32(x: f32) -> f32 {
-    let b = x.to_bits();
-    f32::from_bits(if b & 0x7f80_0000 == 0 {
-        b & 0x8000_0000
-    } else {
-        b
-    })
-}
-
-/// A float64's subnormal as a zero of its sign.
-#[inline(always)]
-fn flush64(x: f64) -> f64 {
-    let b = x.to_bits();
-    f64::from_bits(if b & 0x7ff0_0000_0000_0000 == 0 {
-        b & 0x8000_0000_0000_0000
-    } else {
-        b
-    })
 }
 
 macro_rules! int_reducible {

@@ -39,6 +39,19 @@ fn f64c(bits: u64) -> f64 {
 }
 
 /// `x` clamped to `[lo, hi]` by two selects that let NaN through.
+/// `c₀·xⁿ + c₁·xⁿ⁻¹ + … + cₙ` by Horner's rule, each step one fused multiply-add, as XLA's
+/// polynomials are evaluated (the coefficients as float32 bits).
+fn horner32(x: f32, cs: &[u32]) -> f32 {
+    let (&c0, rest) = cs.split_first().unwrap_or((&0, &[]));
+    rest.iter().fold(f32c(c0), |p, &k| x.mul_add(p, f32c(k)))
+}
+
+/// [`horner32`] in float64.
+fn horner64(x: f64, cs: &[u64]) -> f64 {
+    let (&c0, rest) = cs.split_first().unwrap_or((&0, &[]));
+    rest.iter().fold(f64c(c0), |p, &k| x.mul_add(p, f64c(k)))
+}
+
 fn clamp32(x: f32, lo: f32, hi: f32) -> f32 {
     let x = if x < lo { lo } else { x };
     if x > hi { hi } else { x }
@@ -112,20 +125,20 @@ fn log_f32(x: f32) -> f32 {
 fn tanh_f32(x: f32) -> f32 {
     let c = clamp32(x, f32c(0xc0ff_f644), f32c(0x40ff_f644));
     let x2 = c * c;
-    let mut p = x2.mul_add(f32c(0xa59f_25c0), f32c(0x2a61_337e));
-    for k in [
-        0xaebd_37ff,
-        0x335c_0041,
-        0x3779_434a,
-        0x3a27_0ded,
-        0x3ba0_59dc,
-    ] {
-        p = x2.mul_add(p, f32c(k));
-    }
+    let p = horner32(
+        x2,
+        &[
+            0xa59f_25c0,
+            0x2a61_337e,
+            0xaebd_37ff,
+            0x335c_0041,
+            0x3779_434a,
+            0x3a27_0ded,
+            0x3ba0_59dc,
+        ],
+    );
     let num = c * p;
-    let mut q = x2.mul_add(f32c(0x35a0_d3d8), f32c(0x38f8_95d6));
-    q = x2.mul_add(q, f32c(0x3b14_aa05));
-    q = x2.mul_add(q, f32c(0x3ba0_59dd));
+    let q = horner32(x2, &[0x35a0_d3d8, 0x38f8_95d6, 0x3b14_aa05, 0x3ba0_59dd]);
     let r = if x.abs() < 4e-4 { x } else { num / q };
     if x.abs() >= 20.0 { 1f32.copysign(x) } else { r }
 }
@@ -138,14 +151,24 @@ fn exp_f64(x: f64) -> f64 {
     let g = (-n).mul_add(f64c(0x3fe6_2e40_0000_0000), c);
     let g = (-n).mul_add(f64c(0x3eb7_f7d1_cf79_abca), g);
     let g2 = g * g;
-    let pg = g2
-        .mul_add(f64c(0x3f20_89cd_d5e4_4be8), f64c(0x3f9f_06d1_0cca_2c7e))
-        .mul_add(g2, 1.0);
+    let pg = horner64(
+        g2,
+        &[
+            0x3f20_89cd_d5e4_4be8,
+            0x3f9f_06d1_0cca_2c7e,
+            0x3ff0_0000_0000_0000,
+        ],
+    );
     let p = pg * g;
-    let q = g2
-        .mul_add(f64c(0x3ec9_2eb6_bc36_5fa0), f64c(0x3f64_ae39_b508_b6c0))
-        .mul_add(g2, f64c(0x3fcd_1709_9887_e074))
-        .mul_add(g2, 2.0);
+    let q = horner64(
+        g2,
+        &[
+            0x3ec9_2eb6_bc36_5fa0,
+            0x3f64_ae39_b508_b6c0,
+            0x3fcd_1709_9887_e074,
+            0x4000_0000_0000_0000,
+        ],
+    );
     // p has two uses: q − p is not fused.
     let e = (p / (q - p)).mul_add(2.0, 1.0);
     // ×2ⁿ in four factors (2ᵇ three times and 2ⁿ⁻³ᵇ, b = n >> 2), n clamped to ±2099.
@@ -171,39 +194,44 @@ fn tanh_f64(x: f64) -> f64 {
     let c = if x < -lim { -lim } else { x };
     let c = if c > lim { lim } else { c };
     let x2 = c * c;
-    let mut p = x2.mul_add(f64c(0x3b3f_9f82_e5d7_82df), f64c(0x3c2c_3c83_6c04_b4c8));
-    for k in [
-        0x3cec_3379_f905_e662,
-        0x3d92_9aff_6c8e_dd96,
-        0x3e25_25a3_89dc_e7c2,
-        0x3ea7_0881_9be5_1cd9,
-        0x3f18_996f_4026_a7fa,
-        0x3f78_7f80_b957_ed00,
-        0x3fc3_6fba_9b45_0e5a,
-    ] {
-        p = x2.mul_add(p, f64c(k));
-    }
-    p = x2.mul_add(p, 1.0);
+    const ONE: u64 = 0x3ff0_0000_0000_0000;
+    let p = horner64(
+        x2,
+        &[
+            0x3b3f_9f82_e5d7_82df,
+            0x3c2c_3c83_6c04_b4c8,
+            0x3cec_3379_f905_e662,
+            0x3d92_9aff_6c8e_dd96,
+            0x3e25_25a3_89dc_e7c2,
+            0x3ea7_0881_9be5_1cd9,
+            0x3f18_996f_4026_a7fa,
+            0x3f78_7f80_b957_ed00,
+            0x3fc3_6fba_9b45_0e5a,
+            ONE,
+        ],
+    );
     let num = c * p;
-    let mut q = x2.mul_add(f64c(0x3bbe_8630_cf90_3250), f64c(0x3c90_aabc_a9a5_fea0));
-    for k in [
-        0x3d42_3298_1aa2_bba8,
-        0x3dde_e2f0_15ea_8065,
-        0x3e68_1f19_47c5_2304,
-        0x3ee2_6c82_ab46_d140,
-        0x3f4b_2e7c_4d48_8c04,
-        0x3fa1_9988_3026_5b50,
-        0x3fdf_0d32_a2f7_dc79,
-    ] {
-        q = x2.mul_add(q, f64c(k));
-    }
-    q = x2.mul_add(q, 1.0);
+    let q = horner64(
+        x2,
+        &[
+            0x3bbe_8630_cf90_3250,
+            0x3c90_aabc_a9a5_fea0,
+            0x3d42_3298_1aa2_bba8,
+            0x3dde_e2f0_15ea_8065,
+            0x3e68_1f19_47c5_2304,
+            0x3ee2_6c82_ab46_d140,
+            0x3f4b_2e7c_4d48_8c04,
+            0x3fa1_9988_3026_5b50,
+            0x3fdf_0d32_a2f7_dc79,
+            ONE,
+        ],
+    );
     let r = num / q;
     if x.abs() >= 20.0 { 1f64.copysign(x) } else { r }
 }
 
 macro_rules! expm1_and_cosm1 {
-    ($t:ty, $exp:ident, $tanh:ident, $c:ident, [$($k:expr),*]) => {
+    ($t:ty, $exp:ident, $tanh:ident, $horner:ident, [$($k:expr),*]) => {
         fn expm1(self) -> $t {
             let e = $exp(self);
             let h = self * 0.5;
@@ -214,11 +242,7 @@ macro_rules! expm1_and_cosm1 {
         fn cosm1(self) -> $t {
             let x2 = self * self;
             let x4 = x2 * x2;
-            let ks = [$($k),*];
-            let mut p = x2.mul_add($c(ks[0]), $c(ks[1]));
-            for &k in &ks[2..] {
-                p = p.mul_add(x2, $c(k));
-            }
+            let p = $horner(x2, &[$($k),*]);
             let series = x4.mul_add(p, -(x2 * 0.5));
             if x2 >= 0.61685 { self.cos() - 1.0 } else { series }
         }
@@ -236,7 +260,7 @@ impl XlaReal for f32 {
         f32,
         exp_f32,
         tanh_f32,
-        f32c,
+        horner32,
         [
             0x2955_5e8c,
             0xad49_c992,
@@ -277,7 +301,7 @@ impl XlaReal for f64 {
         f64,
         exp_f64,
         tanh_f64,
-        f64c,
+        horner64,
         [
             0x3d2a_abd1_874d_f32f,
             0xbda9_3932_41eb_1e86,

@@ -1,12 +1,13 @@
-//! Helpers shared by the transformation tests (tests/transformations.rs, tests/vmap.rs): the
-//! fixtures of tools/gen_transform_fixtures.py and the generator's argument pattern.
+//! Helpers shared by the transformation tests (tests/transformations.rs, vmap.rs, float0.rs,
+//! compositions.rs): the fixtures of tools/gen_transform_fixtures.py and its siblings, and
+//! the generators' arguments.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
 use dtype_lattice::DType;
-use dtype_lattice_array::Array;
+use dtype_lattice_array::{Array, numpy as jnp, random};
 use serde_json::Value;
 
 /// `tests/fixtures/transformations/NAME`.
@@ -40,6 +41,53 @@ pub fn pattern(d: DType, shape: &[usize], i: usize) -> Array {
         .unwrap()
         .astype(d)
         .unwrap()
+}
+
+/// Argument `i` of a case from its spec (the generators' `*_arg`): `["key", seed]`,
+/// `["keys", seed, n]` (`split`), `["float0", shape]` (zeros), `["bool", shape]` (element k
+/// true when 7k + 3i is a multiple of 3), `["mod", dtype, shape, m]` ((7k + 3i) mod m,
+/// converted) or `[dtype, shape]` ([`pattern`]).
+pub fn argument(spec: &Value, i: usize) -> Array {
+    let s = spec.as_array().unwrap();
+    let key = || random::key(i128::from(s[1].as_i64().unwrap())).unwrap();
+    match s[0].as_str().unwrap() {
+        "key" => key(),
+        "keys" => random::split(&key(), s[2].as_u64().unwrap() as usize).unwrap(),
+        "float0" => jnp::zeros(&shape_of(&s[1]), DType::Float0).unwrap(),
+        "bool" => {
+            let shape = shape_of(&s[1]);
+            let n: usize = shape.iter().product();
+            let vals: Vec<bool> = (0..n).map(|k| (k * 7 + 3 * i).is_multiple_of(3)).collect();
+            Array::from_shape_vec(&shape, vals).unwrap()
+        }
+        "mod" => {
+            let shape = shape_of(&s[2]);
+            let m = s[3].as_u64().unwrap() as usize;
+            let n: usize = shape.iter().product();
+            let vals: Vec<i64> = (0..n).map(|k| ((k * 7 + 3 * i) % m) as i64).collect();
+            Array::from_shape_vec(&shape, vals)
+                .unwrap()
+                .astype(dtype(s[1].as_str().unwrap()))
+                .unwrap()
+        }
+        d => pattern(dtype(d), &shape_of(&s[1]), i),
+    }
+}
+
+/// Whether JAX's leaf `want` is float0 (the tangent or cotangent of an integer, bool or
+/// key); if so, `got` is float0 zeros of its shape, holding no bytes.
+pub fn is_float0(name: &str, what: &str, got: &Array, want: &Value) -> bool {
+    if want["dtype"] != "float0" {
+        return false;
+    }
+    assert_eq!(got.dtype(), DType::Float0, "{name} {what}: {got}");
+    assert_eq!(
+        got.shape(),
+        shape_of(&want["shape"]).as_slice(),
+        "{name} {what}"
+    );
+    assert!(got.as_bytes().is_empty(), "{name} {what}");
+    true
 }
 
 /// `got` has `want`'s dtype and shape, and its values are within `tol` (relative, at least
