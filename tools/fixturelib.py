@@ -91,3 +91,18 @@ def pin_xla_isa():
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_cpu_max_isa" not in flags:
         os.environ["XLA_FLAGS"] = (flags + " " + XLA_ISA).strip()
+
+
+def jax_child_env(x64, promotion="standard"):
+    """The environment of a child process that imports JAX in one mode: x64 on or off, the
+    given dtype promotion, CPU only, reproducible hashing, quiet."""
+    env = dict(os.environ)
+    env.update({
+        "JAX_ENABLE_X64": "1" if x64 else "0",
+        "JAX_NUMPY_DTYPE_PROMOTION": promotion,
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONHASHSEED": "0",
+        "PYTHONWARNINGS": "ignore",
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+    })
+    return env

@@ -29,7 +29,7 @@ import random
 import sys
 import warnings
 
-from fixturelib import run_children, write_fixture
+from fixturelib import jax_child_env, run_children, write_fixture
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_eval_fixtures.py"
@@ -80,15 +80,7 @@ CASES_PER = {"jax_x32": 5, "jax_x64": 3, "numpy": 3}
 def run_modes(out_dir, seed):
     children = []
     for mode in MODES:
-        env = dict(os.environ)
-        env.update({
-            "JAX_ENABLE_X64": "1" if mode == "jax_x64" else "0",
-            "JAX_NUMPY_DTYPE_PROMOTION": "standard",
-            "JAX_PLATFORMS": "cpu",
-            "PYTHONHASHSEED": "0",
-            "PYTHONWARNINGS": "ignore",
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-        })
+        env = jax_child_env(mode == "jax_x64")
         cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir,
                "--seed", str(seed)]
         children.append((mode, cmd, env))

@@ -16,7 +16,7 @@ import os
 import sys
 import warnings
 
-from fixturelib import run_children, write_fixture
+from fixturelib import jax_child_env, run_children, write_fixture
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_eval_fixtures as gen  # noqa: E402
@@ -250,15 +250,7 @@ def main():
         return
     children = []
     for mode in sorted(PROBES):
-        env = dict(os.environ)
-        env.update({
-            "JAX_ENABLE_X64": "1" if mode == "jax_x64" else "0",
-            "JAX_NUMPY_DTYPE_PROMOTION": "standard",
-            "JAX_PLATFORMS": "cpu",
-            "PYTHONHASHSEED": "0",
-            "PYTHONWARNINGS": "ignore",
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-        })
+        env = jax_child_env(mode == "jax_x64")
         cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir]
         children.append((mode, cmd, env))
     run_children(children, 1)

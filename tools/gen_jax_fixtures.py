@@ -34,7 +34,7 @@ import random
 import re
 import sys
 import warnings
-from fixturelib import run_children, parse_literal, write_fixture, pick
+from fixturelib import jax_child_env, run_children, parse_literal, write_fixture, pick
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_jax_fixtures.py"
@@ -113,15 +113,7 @@ def task_list():
 def run_tasks(out_dir, jobs):
     def child(task):
         kind, promo, x64 = task
-        env = dict(os.environ)
-        env.update({
-            "JAX_ENABLE_X64": "1" if x64 else "0",
-            "JAX_NUMPY_DTYPE_PROMOTION": promo,
-            "JAX_PLATFORMS": "cpu",
-            "PYTHONHASHSEED": "0",
-            "PYTHONWARNINGS": "ignore",
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-        })
+        env = jax_child_env(x64, promo)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", kind,
                "--out-dir", out_dir]
         return f"task {task}", cmd, env

@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 
-from fixturelib import run_children
+from fixturelib import jax_child_env, run_children
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = "tools/gen_jax_op_fixtures.py"
@@ -69,15 +69,7 @@ MODES = (False, True)  # x64
 def run_modes(out_dir):
     children = []
     for x64 in MODES:
-        env = dict(os.environ)
-        env.update({
-            "JAX_ENABLE_X64": "1" if x64 else "0",
-            "JAX_NUMPY_DTYPE_PROMOTION": "standard",
-            "JAX_PLATFORMS": "cpu",
-            "PYTHONHASHSEED": "0",
-            "PYTHONWARNINGS": "ignore",
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-        })
+        env = jax_child_env(x64)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--out-dir", out_dir]
         children.append((f"mode x64={x64}", cmd, env))
     run_children(children, len(children))
