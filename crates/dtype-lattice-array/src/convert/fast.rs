@@ -161,6 +161,25 @@ impl Encoder32 {
         (if a > 0x7f80_0000 { nan } else { out }) as u32
     }
 
+    /// The constants of [`encode`](Self::encode)'s roundings, for a copy of it written with
+    /// intrinsics (`prim::simd8`), if this is an 8-bit format with a significand whose
+    /// overflow code is the one above its largest finite code (every float8 format but
+    /// `float8_e8m0fnu`).
+    pub(crate) fn rounding(&self) -> Option<Rounding> {
+        let eight = self.sign_shift == 7 && self.sign_mask == 1 && self.unsigned_nan == 0;
+        let overflow_above = self.overflow == self.max_code + 1;
+        (eight && overflow_above && self.lsb_mask == 1 && self.tie_up == 0 && !self.payload)
+            .then_some(Rounding {
+                shift: self.shift,
+                half_m1: self.half_m1,
+                rebias: self.rebias,
+                min_normal: self.min_normal,
+                magic: self.magic,
+                overflow: self.overflow,
+                fnuz: self.fnuz,
+            })
+    }
+
     /// Encodes every float32 of `src` (little-endian, 4 bytes each) into one byte each.
     pub fn encode_to_u8(&self, src: &[u8], dst: &mut [u8]) {
         if !super::simd::encode_to_u8(self, src, dst) {
@@ -174,6 +193,22 @@ impl Encoder32 {
             encode_u16_loop(self, src, dst);
         }
     }
+}
+
+/// The constants of [`Encoder32::encode`] for an 8-bit format ([`Encoder32::rounding`]): a
+/// float32 of magnitude bits `a` at or above `min_normal` has the magnitude code
+/// `min(((a + half_m1 + (a >> shift & 1)) >> shift) - rebias, overflow)`, one below has
+/// `bits(f32(a) + magic) - bits(magic)`; the sign is the code's high bit, but for an fnuz
+/// format's zero.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rounding {
+    pub shift: u32,
+    pub half_m1: u32,
+    pub rebias: u32,
+    pub min_normal: u32,
+    pub magic: f32,
+    pub overflow: u32,
+    pub fnuz: bool,
 }
 
 /// The loop of [`Encoder32::encode_to_u8`], inlined into each target's copy

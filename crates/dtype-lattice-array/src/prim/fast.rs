@@ -10,7 +10,9 @@
 //!
 //! - float32 and bfloat16: a fused loop (load, flush subnormals, operate, flush, round);
 //! - the 8-bit formats: a 65,536-entry table of every pair of operands, built once per
-//!   operation and dtype by the generic kernel itself, then one lookup per element.
+//!   operation and dtype by the generic kernel itself, then one lookup per element; or, for
+//!   `add`, `sub`, `mul` and `div` on a CPU with AVX-512 VBMI, the computing kernel of
+//!   [`super::simd8`], used only once it has matched that table on every pair.
 //!
 //! The tests below compare them with the generic kernel, bit for bit.
 
@@ -86,16 +88,6 @@ fn threads() -> usize {
 pub(super) enum Side<'a, W> {
     Words(&'a [W]),
     Scalar(W),
-}
-
-/// `out[i] = f(x[i], y[i])` (a scalar side the same for every `i`), split across the cores for
-/// large arrays.
-fn zip_par<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pooled + Send>(
-    x: Side<'_, W>,
-    y: Side<'_, W>,
-    f: impl Fn(W, W) -> O + Sync,
-) -> Arc<Vec<O>> {
-    zip_par_with(x, y, |x, y, out| super::simd::zip_sides(x, y, out, &f))
 }
 
 /// `part(x, y, out)` over the output split across the cores for large arrays: each call gets
@@ -418,11 +410,8 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
         }
         Storage::W8(_) if d.kind() == Kind::Float && d.bits() == 8 => {
             let (a, b) = (side::<u8>(x, n)?, side::<u8>(y, n)?);
-            let table = table(op, d)?;
-            let table: &[u8; 1 << 16] = table.as_slice().try_into().ok()?;
-            let v = zip_par(a, b, |a, b| {
-                table[usize::from(u16::from(a) << 8 | u16::from(b))]
-            });
+            let k = eight(op, d)?;
+            let v = zip_par_with(a, b, |a, b, out| k.run(a, b, out));
             Some(Storage::W8(v))
         }
         _ => None,
@@ -527,15 +516,62 @@ pub(super) fn compare_into(op: Op, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut
     }
 }
 
-type Tables = Mutex<HashMap<(u8, DType), Arc<Vec<u8>>>>;
+/// How an 8-bit float format's `op` is computed: its table of every pair of operands, and,
+/// where this CPU has AVX-512 VBMI and the kernel agreed with the table on every pair, the
+/// kernel of [`super::simd8`] (`add`, `sub`, `mul` and `div`).
+pub(super) struct Eight {
+    op: u8,
+    table: Vec<u8>,
+    simd: Option<super::simd8::Kernel>,
+}
 
-/// The results of `op` on every pair of bytes of an 8-bit float dtype (row: the first
-/// operand), computed once by the generic kernel.
-fn table(op: Op, dtype: DType) -> Option<Arc<Vec<u8>>> {
-    static TABLES: OnceLock<Tables> = OnceLock::new();
-    let tables = TABLES.get_or_init(|| Mutex::new(HashMap::new()));
+impl Eight {
+    /// `out[i] = x[i] op y[i]`.
+    fn run(&self, x: Side<'_, u8>, y: Side<'_, u8>, out: &mut [u8]) {
+        use super::simd8::zip;
+        let done = self.simd.as_ref().is_some_and(|k| match self.op {
+            ADD => zip::<ADD>(k, x, y, out),
+            SUB => zip::<SUB>(k, x, y, out),
+            MUL => zip::<MUL>(k, x, y, out),
+            DIV => zip::<DIV>(k, x, y, out),
+            _ => false,
+        });
+        if !done {
+            let table: &[u8; 1 << 16] = self.table.as_slice().try_into().expect("2^16 entries");
+            super::simd::zip_sides(x, y, out, |a, b| {
+                table[usize::from(u16::from(a) << 8 | u16::from(b))]
+            });
+        }
+    }
+
+    /// Whether the AVX-512 kernel computes it.
+    #[cfg(test)]
+    pub(super) fn computed(&self) -> bool {
+        self.simd.is_some()
+    }
+
+    /// The AVX-512 kernel, if it computes it.
+    #[cfg(test)]
+    pub(super) fn kernel(&self) -> Option<&super::simd8::Kernel> {
+        self.simd.as_ref()
+    }
+
+    /// The table of every pair (row: the first operand).
+    #[cfg(test)]
+    pub(super) fn table(&self) -> &[u8] {
+        &self.table
+    }
+}
+
+type Eights = Mutex<HashMap<(u8, DType), Arc<Eight>>>;
+
+/// `op` of an 8-bit float dtype (see [`Eight`]), built once per operation and dtype: the
+/// table by the generic kernel itself on every pair of bytes (row: the first operand).
+pub(super) fn eight(op: Op, dtype: DType) -> Option<Arc<Eight>> {
+    static EIGHTS: OnceLock<Eights> = OnceLock::new();
+    let eights = EIGHTS.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (op as u8, dtype);
-    if let Some(t) = tables.lock().ok()?.get(&key) {
+    if let Some(t) = eights.lock().ok()?.get(&key) {
         return Some(t.clone());
     }
     let a: Vec<u8> = (0..=u16::MAX).map(|i| (i >> 8) as u8).collect();
@@ -544,9 +580,45 @@ fn table(op: Op, dtype: DType) -> Option<Arc<Vec<u8>>> {
     let y = Array::from_bytes(dtype, &[b.len()], &b).ok()?;
     let aval = ShapedArray::new(&[a.len()], dtype, false);
     let out = super::elementwise::generic_binary(op, &x, &y, &aval).ok()?;
-    let t = Arc::new(out.as_bytes().to_vec());
-    tables.lock().ok()?.insert(key, t.clone());
-    Some(t)
+    let mut k = Eight {
+        op: code(op),
+        table: out.as_bytes().to_vec(),
+        simd: None,
+    };
+    if matches!(k.op, ADD | SUB | MUL | DIV) && super::simd8::available() {
+        let values = super::lanes::decode_table(dtype);
+        // The table's NaN results of each sign: a NaN operand's with itself (of the other
+        // sign's where the format has NaNs of one sign only).
+        let nan_of = |neg: bool| {
+            let c = (0..=255u8).find(|&c| values[usize::from(c)].is_nan() && (c >= 128) == neg);
+            c.map(|c| k.table[usize::from(c) << 8 | usize::from(c)])
+        };
+        let nans = match (nan_of(false), nan_of(true)) {
+            (Some(p), Some(n)) => Some([p, n]),
+            (Some(c), None) | (None, Some(c)) => Some([c, c]),
+            (None, None) => None,
+        };
+        let layout = crate::convert::minifloat::Layout::new(dtype.float_format()?);
+        let enc = crate::convert::fast::Encoder32::new(&layout, crate::convert::Semantics::Jax);
+        if let Some(kernel) = enc
+            .zip(nans)
+            .and_then(|(e, nans)| super::simd8::Kernel::new(&values, &e, nans))
+        {
+            let computed = Eight {
+                simd: Some(kernel),
+                table: Vec::new(),
+                ..k
+            };
+            let mut all = vec![0u8; a.len()];
+            computed.run(Side::Words(&a), Side::Words(&b), &mut all);
+            if all == k.table {
+                k.simd = computed.simd;
+            }
+        }
+    }
+    let k = Arc::new(k);
+    eights.lock().ok()?.insert(key, k.clone());
+    Some(k)
 }
 
 #[cfg(test)]
@@ -895,8 +967,22 @@ mod tests {
             DType::Float8E5M2,
             DType::Float8E4M3B11Fnuz,
             DType::Float8E8M0Fnu,
+            DType::Float8E4M3Fnuz,
+            DType::Float8E5M2Fnuz,
+            DType::Float8E3M4,
+            DType::Float8E4M3,
         ] {
             check(dtype, &a, &b, a.len());
+            // Computed by AVX-512 VBMI where the CPU has it, for every format but e8m0fnu
+            // (whose planes `simd8` refuses).
+            for op in [Op::Add, Op::Sub, Op::Mul, Op::Div] {
+                let computed = super::super::simd8::available() && dtype != DType::Float8E8M0Fnu;
+                assert_eq!(
+                    eight(op, dtype).unwrap().computed(),
+                    computed,
+                    "{dtype} {op:?}"
+                );
+            }
         }
     }
 }

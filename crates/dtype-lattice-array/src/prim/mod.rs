@@ -36,6 +36,9 @@ mod reduce;
 mod select;
 #[allow(unsafe_code)]
 pub(crate) mod simd;
+// 8-bit float arithmetic with AVX-512 VBMI: the second module of intrinsics (see its doc).
+#[allow(unsafe_code)]
+mod simd8;
 mod slicing;
 pub(crate) mod structural;
 pub mod transpose;
