@@ -79,6 +79,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("astype_f32_bf16_2e24", |b| {
         b.iter(|| convert_to_vec(DType::Float32, black_box(&src), DType::BFloat16).unwrap())
     });
+    // In cache, one thread (below the parallel threshold): the float8 kernel's own
+    // throughput, without the memory traffic of `add_f8e4m3fn_2e24`.
+    let part = |v: &[u8]| {
+        let a = Array::from_bytes(DType::Float32, &[1 << 15], &v[..4 << 15]).unwrap();
+        a.astype(DType::Float8E4M3Fn).unwrap()
+    };
+    let (x, y) = (part(&src), part(&input_seeded(1 << 15, 7)));
+    g.bench_function("add_f8e4m3fn_2e15_in_cache", |b| {
+        b.iter(|| jnp::add(black_box(&x), &y).unwrap())
+    });
     // In cache, one thread: the encoder's own throughput.
     let small = &src[..4 << 15];
     let mut out = vec![0u8; 1 << 15];

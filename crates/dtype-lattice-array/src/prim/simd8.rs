@@ -162,13 +162,14 @@ mod avx512 {
         __m512, __m512i, _CMP_UNORD_Q, _mm_sfence, _mm512_add_epi32, _mm512_add_ps,
         _mm512_and_si512, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cmp_ps_mask,
         _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epi32_mask, _mm512_cmplt_epi32_mask,
-        _mm512_cmpneq_epi32_mask, _mm512_div_ps, _mm512_loadu_si512, _mm512_mask_blend_epi8,
-        _mm512_mask_mov_epi8, _mm512_mask_mov_epi32, _mm512_mask_mov_ps, _mm512_mask_sub_epi32,
-        _mm512_mask_ternarylogic_epi32, _mm512_maskz_permutex2var_epi8, _mm512_min_epu32,
-        _mm512_mul_ps, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_set1_epi32,
+        _mm512_cmpneq_epi32_mask, _mm512_div_ps, _mm512_loadu_si512, _mm512_mask_mov_epi8,
+        _mm512_mask_mov_epi32, _mm512_mask_mov_ps, _mm512_mask_sub_epi32,
+        _mm512_mask_ternarylogic_epi32, _mm512_min_epu32, _mm512_mul_ps, _mm512_packus_epi16,
+        _mm512_packus_epi32, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_set1_epi32,
         _mm512_set1_ps, _mm512_setzero_si512, _mm512_srli_epi32, _mm512_srlv_epi32,
         _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_epi32, _mm512_sub_ps,
-        _mm512_ternarylogic_epi32,
+        _mm512_ternarylogic_epi32, _mm512_unpackhi_epi8, _mm512_unpackhi_epi16,
+        _mm512_unpacklo_epi8, _mm512_unpacklo_epi16,
     };
 
     use super::Kernel;
@@ -179,11 +180,6 @@ mod avx512 {
     struct Regs {
         lo: [__m512i; 2],
         hi: [__m512i; 2],
-        /// Byte `4j + 2` of dword `j` of the `k`th quarter from `lo`, byte `4j + 3` from `hi`.
-        place: [__m512i; 4],
-        /// Byte 0 of each dword of the first two quarters into bytes 0..32, of the last two
-        /// into bytes 32..64.
-        pack: [__m512i; 2],
         special: Option<(__m512i, __m512i, __m512i)>,
         shift: __m512i,
         half_m1: __m512i,
@@ -203,29 +199,12 @@ mod avx512 {
             // SAFETY: 64 bytes read from a 64-byte array.
             unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
         };
-        let place = std::array::from_fn(|q| {
-            let mut idx = [0u8; 64];
-            for j in 0..16 {
-                idx[4 * j + 2] = (16 * q + j) as u8;
-                idx[4 * j + 3] = (64 + 16 * q + j) as u8;
-            }
-            load(&idx)
-        });
-        let pack = std::array::from_fn(|h| {
-            let mut idx = [0u8; 64];
-            for j in 0..32 {
-                idx[32 * h + j] = (4 * (j % 16) + 64 * (j / 16)) as u8;
-            }
-            load(&idx)
-        });
         let (p, r) = (&k.planes, &k.round);
         let splat8 = |b: u8| _mm512_set1_epi8(b as i8);
         let splat = |w: u32| _mm512_set1_epi32(w as i32);
         Regs {
             lo: [load(&p.lo[..64]), load(&p.lo[64..])],
             hi: [load(&p.hi[..64]), load(&p.hi[64..])],
-            place,
-            pack,
             special: p
                 .special
                 .map(|[c, lo, hi]| (splat8(c), splat8(lo), splat8(hi))),
@@ -243,7 +222,9 @@ mod avx512 {
         }
     }
 
-    /// The float32s of 64 codes, in order, 16 a register.
+    /// The float32s of 64 codes, 16 a register, in the order of unpacking: register `q`
+    /// holds codes `16l + 4q..16l + 4q + 4` in its 128-bit lane `l` ([`pack`] restores the
+    /// order; an operation of two decoded blocks pairs the same codes).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
     fn decode(r: &Regs, x: __m512i) -> [__m512; 4] {
@@ -257,10 +238,27 @@ mod avx512 {
             lo = _mm512_mask_mov_epi8(lo, at, s_lo);
             hi = _mm512_mask_mov_epi8(hi, at, s_hi);
         }
-        const HIGH_HALVES: u64 = 0xcccc_cccc_cccc_cccc;
-        r.place.map(|idx| {
-            _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(HIGH_HALVES, lo, idx, hi))
-        })
+        // Bytes to the bfloat16 bits `hi << 8 | lo`, then to the high halves of float32s.
+        let (w0, w1) = (_mm512_unpacklo_epi8(lo, hi), _mm512_unpackhi_epi8(lo, hi));
+        let z = _mm512_setzero_si512();
+        [
+            _mm512_unpacklo_epi16(z, w0),
+            _mm512_unpackhi_epi16(z, w0),
+            _mm512_unpacklo_epi16(z, w1),
+            _mm512_unpackhi_epi16(z, w1),
+        ]
+        .map(|v| _mm512_castsi512_ps(v))
+    }
+
+    /// The 64 codes of four registers of 16 codes a dword (at most `0xff` each) in
+    /// [`decode`]'s order, back in order: the two packs invert its two unpacks lane by lane.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+    fn pack(c: [__m512i; 4]) -> __m512i {
+        _mm512_packus_epi16(
+            _mm512_packus_epi32(c[0], c[1]),
+            _mm512_packus_epi32(c[2], c[3]),
+        )
     }
 
     /// `a OP b` on 16 lanes; a NaN `a` is the result (as the generic kernel's `nan_first!`),
@@ -326,9 +324,7 @@ mod avx512 {
             let c1 = encode(r, apply::<$op>(a[1], b[1]));
             let c2 = encode(r, apply::<$op>(a[2], b[2]));
             let c3 = encode(r, apply::<$op>(a[3], b[3]));
-            let lo = _mm512_permutex2var_epi8(c0, r.pack[0], c1);
-            let hi = _mm512_permutex2var_epi8(c2, r.pack[1], c3);
-            _mm512_mask_blend_epi8(0xffff_ffff_0000_0000, lo, hi)
+            pack([c0, c1, c2, c3])
         }};
     }
 
