@@ -177,6 +177,7 @@ impl Encoder32 {
                 magic: self.magic,
                 overflow: self.overflow,
                 fnuz: self.fnuz,
+                nans: [self.nan_pos as u8, self.nan_neg as u8],
             })
     }
 
@@ -199,7 +200,7 @@ impl Encoder32 {
 /// float32 of magnitude bits `a` at or above `min_normal` has the magnitude code
 /// `min(((a + half_m1 + (a >> shift & 1)) >> shift) - rebias, overflow)`, one below has
 /// `bits(f32(a) + magic) - bits(magic)`; the sign is the code's high bit, but for an fnuz
-/// format's zero.
+/// format's zero; a NaN's code is `nans[sign]`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rounding {
     pub shift: u32,
@@ -209,6 +210,7 @@ pub(crate) struct Rounding {
     pub magic: f32,
     pub overflow: u32,
     pub fnuz: bool,
+    pub nans: [u8; 2],
 }
 
 /// The loop of [`Encoder32::encode_to_u8`], inlined into each target's copy

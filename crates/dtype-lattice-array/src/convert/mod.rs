@@ -95,7 +95,7 @@ pub mod ints;
 pub mod minifloat;
 pub mod scalar;
 #[allow(unsafe_code)]
-mod simd;
+pub(crate) mod simd;
 mod slice;
 
 use std::fmt;

@@ -7,10 +7,10 @@
 //! two high bytes of the float32 bits of each code's magnitude: every 8-bit format's values
 //! are bfloat16 values) and one more permute per 16 elements to place them, the operation is
 //! one float32 instruction (exact for `add`, `sub` and `mul`: the operands' significands are
-//! short enough), and the results are rounded to the format as the casts' float32 encoder
-//! ([`Encoder32`]) rounds them: its constants ([`Rounding`]) drive the same shift, add and
-//! compare steps written here in AVX-512 registers, and two more permutes pack four blocks of
-//! sixteen codes into one store. Outputs larger than the caches are written with streaming
+//! short enough), and the results are rounded to the format by the AVX-512 copy of the casts'
+//! float32 encoder ([`Encoder32`]) that `astype` to an 8-bit format runs too
+//! (`convert::simd::avx512::encode`, driven by its constants, [`Rounding`]), and two packs
+//! put four registers of sixteen codes into one store. Outputs larger than the caches are written with streaming
 //! stores, as [`super::simd`] does for float32.
 //!
 //! [`Planes::new`] builds the lookup from the format's decoded values and refuses a format
@@ -106,9 +106,8 @@ pub(super) fn available() -> bool {
 pub(super) struct Kernel {
     planes: Planes,
     round: Rounding,
-    /// The codes of NaN results with the sign bit clear and set, unless those are the
-    /// rounding's overflow code and it with the sign bit (the formats without infinities).
-    nans: Option<[u8; 2]>,
+    /// The codes of NaN results with the sign bit clear and set.
+    nans: [u8; 2],
 }
 
 impl Kernel {
@@ -116,12 +115,10 @@ impl Kernel {
     /// `enc` rounds, whose NaN results of either sign are `nans`; `None` for a format
     /// [`Planes::new`] or [`Encoder32::rounding`] refuses (`float8_e8m0fnu`).
     pub(super) fn new(values: &[f32; 256], enc: &Encoder32, nans: [u8; 2]) -> Option<Kernel> {
-        let round = enc.rounding()?;
-        let own = [round.overflow as u8, round.overflow as u8 | 0x80];
         Some(Kernel {
             planes: Planes::new(values)?,
-            round,
-            nans: (own != nans).then_some(nans),
+            round: enc.rounding()?,
+            nans,
         })
     }
 }
@@ -159,20 +156,18 @@ pub(super) fn zip<const OP: u8>(
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::{
-        __m512, __m512i, _CMP_UNORD_Q, _mm_sfence, _mm512_add_epi32, _mm512_add_ps,
-        _mm512_and_si512, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cmp_ps_mask,
-        _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epi32_mask, _mm512_cmplt_epi32_mask,
-        _mm512_cmpneq_epi32_mask, _mm512_div_ps, _mm512_loadu_si512, _mm512_mask_mov_epi8,
-        _mm512_mask_mov_epi32, _mm512_mask_mov_ps, _mm512_mask_sub_epi32,
-        _mm512_mask_ternarylogic_epi32, _mm512_min_epu32, _mm512_mul_ps, _mm512_packus_epi16,
+        __m512, __m512i, _CMP_UNORD_Q, _mm_sfence, _mm512_add_ps, _mm512_castsi512_ps,
+        _mm512_cmp_ps_mask, _mm512_cmpeq_epi8_mask, _mm512_div_ps, _mm512_loadu_si512,
+        _mm512_mask_mov_epi8, _mm512_mask_mov_ps, _mm512_mul_ps, _mm512_packus_epi16,
         _mm512_packus_epi32, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_set1_epi32,
-        _mm512_set1_ps, _mm512_setzero_si512, _mm512_srli_epi32, _mm512_srlv_epi32,
-        _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_epi32, _mm512_sub_ps,
+        _mm512_setzero_si512, _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_ps,
         _mm512_ternarylogic_epi32, _mm512_unpackhi_epi8, _mm512_unpackhi_epi16,
         _mm512_unpacklo_epi8, _mm512_unpacklo_epi16,
     };
 
     use super::Kernel;
+    use crate::convert::fast::Rounding;
+    use crate::convert::simd::avx512::{Round, encode};
     use crate::prim::fast::{ADD, DIV, MUL, SUB};
 
     /// The kernel's constants in registers.
@@ -181,15 +176,7 @@ mod avx512 {
         lo: [__m512i; 2],
         hi: [__m512i; 2],
         special: Option<(__m512i, __m512i, __m512i)>,
-        shift: __m512i,
-        half_m1: __m512i,
-        rebias: __m512i,
-        min_normal: __m512i,
-        magic: __m512,
-        magic_bits: __m512i,
-        overflow: __m512i,
-        fnuz: bool,
-        nans: Option<(__m512i, __m512i)>,
+        round: Round,
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
@@ -201,24 +188,13 @@ mod avx512 {
         };
         let (p, r) = (&k.planes, &k.round);
         let splat8 = |b: u8| _mm512_set1_epi8(b as i8);
-        let splat = |w: u32| _mm512_set1_epi32(w as i32);
         Regs {
             lo: [load(&p.lo[..64]), load(&p.lo[64..])],
             hi: [load(&p.hi[..64]), load(&p.hi[64..])],
             special: p
                 .special
                 .map(|[c, lo, hi]| (splat8(c), splat8(lo), splat8(hi))),
-            shift: splat(r.shift),
-            half_m1: splat(r.half_m1),
-            rebias: splat(r.rebias),
-            min_normal: splat(r.min_normal),
-            magic: _mm512_set1_ps(r.magic),
-            magic_bits: splat(r.magic.to_bits()),
-            overflow: splat(r.overflow),
-            fnuz: r.fnuz,
-            nans: k
-                .nans
-                .map(|[pos, neg]| (splat(pos.into()), splat(neg.into()))),
+            round: Round::new(&Rounding { nans: k.nans, ..*r }),
         }
     }
 
@@ -276,54 +252,16 @@ mod avx512 {
         }
     }
 
-    /// The codes of 16 float32s, one a dword: `Encoder32::encode`'s rounding
-    /// (`convert::fast`, whose documentation says how) with AVX-512's unsigned minimum for
-    /// the overflow and mask registers for its selections.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-    fn encode(r: &Regs, v: __m512) -> __m512i {
-        let x = _mm512_castps_si512(v);
-        let a = _mm512_and_si512(x, _mm512_set1_epi32(i32::MAX));
-        let odd = _mm512_and_si512(_mm512_srlv_epi32(a, r.shift), _mm512_set1_epi32(1));
-        let t = _mm512_add_epi32(_mm512_add_epi32(a, r.half_m1), odd);
-        let normal = _mm512_sub_epi32(_mm512_srlv_epi32(t, r.shift), r.rebias);
-        let small = _mm512_cmplt_epi32_mask(a, r.min_normal);
-        let sub = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), r.magic));
-        let mag = _mm512_mask_sub_epi32(normal, small, sub, r.magic_bits);
-        let mag = _mm512_min_epu32(mag, r.overflow);
-        // mag | (x >> 24 & 0x80), but for an fnuz format's zero.
-        let keep = if r.fnuz {
-            _mm512_cmpneq_epi32_mask(mag, _mm512_setzero_si512())
-        } else {
-            u16::MAX
-        };
-        let out = _mm512_mask_ternarylogic_epi32::<0xf8>(
-            mag,
-            keep,
-            _mm512_srli_epi32::<24>(x),
-            _mm512_set1_epi32(0x80),
-        );
-        match r.nans {
-            None => out,
-            Some((pos, neg)) => {
-                let nan = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x7f80_0000));
-                let sign = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
-                let out = _mm512_mask_mov_epi32(out, nan & !sign, pos);
-                _mm512_mask_mov_epi32(out, nan & sign, neg)
-            }
-        }
-    }
-
     /// The 64 codes of `a OP b` for 64 operands each (`$r` the [`Regs`], `$a` and `$b` four
     /// registers of 16 float32s each): a macro rather than a function, which LLVM would not
     /// inline into the loop.
     macro_rules! block {
         ($op:ident, $r:expr, $a:expr, $b:expr) => {{
             let (r, a, b): (&Regs, [__m512; 4], [__m512; 4]) = ($r, $a, $b);
-            let c0 = encode(r, apply::<$op>(a[0], b[0]));
-            let c1 = encode(r, apply::<$op>(a[1], b[1]));
-            let c2 = encode(r, apply::<$op>(a[2], b[2]));
-            let c3 = encode(r, apply::<$op>(a[3], b[3]));
+            let c0 = encode(&r.round, apply::<$op>(a[0], b[0]));
+            let c1 = encode(&r.round, apply::<$op>(a[1], b[1]));
+            let c2 = encode(&r.round, apply::<$op>(a[2], b[2]));
+            let c3 = encode(&r.round, apply::<$op>(a[3], b[3]));
             pack([c0, c1, c2, c3])
         }};
     }
