@@ -4,6 +4,8 @@
 //! beside tools/bench_arrays_peers.py. `astype_f32_f8e4m3fn_2e24`: 2^24 float32 → float8_e4m3fn into a new
 //! buffer, the counterpart of `x.astype(ml_dtypes.float8_e4m3fn)` and jitted
 //! `x.astype(jnp.float8_e4m3fn)` timed by tools/bench_convert_peers.py on the same input.
+//! The `_2e15_in_cache` twins of the float8 add and cast: one thread on data in the caches,
+//! the kernels' own throughput without the memory traffic.
 //! `exp_f32_2e24`, `log1p_f32_2e24`, … and their `_256x32` twins: the float32 transcendentals
 //! of `prim::vmath` through `prim::bind`.
 

@@ -73,13 +73,13 @@ pub(crate) mod avx512 {
     use super::*;
     use crate::convert::fast::Rounding;
     use std::arch::x86_64::{
-        __m512, __m512i, _mm512_add_epi32, _mm512_add_ps, _mm512_and_si512, _mm512_castps_si512,
-        _mm512_castsi512_ps, _mm512_cmpgt_epi32_mask, _mm512_cmplt_epi32_mask,
+        __m512, __m512i, _mm_sfence, _mm512_add_epi32, _mm512_add_ps, _mm512_and_si512,
+        _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cmpgt_epi32_mask, _mm512_cmplt_epi32_mask,
         _mm512_cmpneq_epi32_mask, _mm512_loadu_ps, _mm512_loadu_si512, _mm512_mask_mov_epi32,
         _mm512_mask_sub_epi32, _mm512_mask_ternarylogic_epi32, _mm512_min_epu32,
         _mm512_packus_epi16, _mm512_packus_epi32, _mm512_permutexvar_epi8, _mm512_set1_epi32,
         _mm512_set1_ps, _mm512_setzero_si512, _mm512_srli_epi32, _mm512_srlv_epi32,
-        _mm512_storeu_si512, _mm512_sub_epi32,
+        _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_epi32,
     };
 
     /// An 8-bit format's [`Rounding`] in registers, for [`encode`].
@@ -170,7 +170,15 @@ pub(crate) mod avx512 {
         });
         // SAFETY: 64 bytes read from a 64-byte array.
         let order = unsafe { _mm512_loadu_si512(order.as_ptr().cast()) };
-        let mut i = 0;
+        // Outputs far beyond the caches are streamed from their first 64-byte boundary
+        // (non-temporal stores skip the read of each line an ordinary store makes first).
+        let stream = n >= crate::prim::simd::STREAM_MIN_BYTES;
+        let mut i = if stream {
+            dst.as_ptr().align_offset(64).min(n)
+        } else {
+            0
+        };
+        encode_u8_loop(e, &src[..4 * i], &mut dst[..i]);
         while i + 64 <= n {
             assert!(4 * (i + 64) <= src.len());
             let c = std::array::from_fn::<_, 4, _>(|q| {
@@ -183,16 +191,24 @@ pub(crate) mod avx512 {
                 _mm512_packus_epi32(c[0], c[1]),
                 _mm512_packus_epi32(c[2], c[3]),
             );
-            // SAFETY: 64 bytes at `i + 64 <= n <= dst.len()`.
+            let codes = _mm512_permutexvar_epi8(order, packed);
+            // SAFETY: 64 bytes at `i + 64 <= n <= dst.len()`; streamed ones at a 64-byte
+            // boundary (the first one's offset plus a multiple of 64).
             unsafe {
-                _mm512_storeu_si512(
-                    dst.as_mut_ptr().add(i).cast(),
-                    _mm512_permutexvar_epi8(order, packed),
-                )
+                let to = dst.as_mut_ptr().add(i).cast();
+                if stream {
+                    _mm512_stream_si512(to, codes);
+                } else {
+                    _mm512_storeu_si512(to, codes);
+                }
             };
             i += 64;
         }
         encode_u8_loop(e, &src[4 * i..], &mut dst[i..n]);
+        if stream {
+            // The streamed stores are weakly ordered: fence them before anyone reads `dst`.
+            _mm_sfence();
+        }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
@@ -290,6 +306,12 @@ mod tests {
             ])
             .collect();
         let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let big: Vec<u8> = bytes
+            .iter()
+            .cycle()
+            .take(4 * (crate::prim::simd::STREAM_MIN_BYTES + 1004))
+            .copied()
+            .collect();
         for t in [
             DType::Float8E4M3Fn,
             DType::Float8E5M2,
@@ -308,8 +330,15 @@ mod tests {
             for sem in [Semantics::Jax, Semantics::NumPy] {
                 let e = Encoder32::new(&l, sem).unwrap();
                 let w = Class::of(t).unwrap().size();
-                for (off, len) in [(0, 1000), (1, 999), (3, 17), (5, 1), (7, 0), (2, 33)] {
-                    let src = &bytes[off..off + 4 * len];
+                let mut cases: Vec<&[u8]> = [(0, 1000), (1, 999), (3, 17), (5, 1), (7, 0), (2, 33)]
+                    .map(|(off, len)| &bytes[off..off + 4 * len])
+                    .to_vec();
+                // An output the AVX-512 path streams (from an odd address).
+                if sem == Semantics::Jax && t == DType::Float8E4M3Fn {
+                    cases.push(&big[4..]);
+                }
+                for src in cases {
+                    let len = src.len() / 4;
                     for path in paths() {
                         let mut a = vec![0u8; w * len + 3];
                         let da = &mut a[1..1 + w * len];
