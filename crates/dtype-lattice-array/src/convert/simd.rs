@@ -155,6 +155,26 @@ pub(crate) mod avx512 {
         }
     }
 
+    /// Writes the 64 bytes of `v` at `dst[i..i + 64]`: with a non-temporal store if `stream`
+    /// (then `dst[i]` must be at a 64-byte boundary), else an ordinary one.
+    ///
+    /// # Panics
+    ///
+    /// If `i + 64` is past `dst`'s end, or a streamed store's address is not 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(crate) fn store64(dst: &mut [u8], i: usize, v: __m512i, stream: bool) {
+        let to = dst[i..i + 64].as_mut_ptr();
+        if stream {
+            assert!(to.addr().is_multiple_of(64));
+            // SAFETY: 64 bytes inside `dst` (sliced above), at a 64-byte boundary (asserted).
+            unsafe { _mm512_stream_si512(to.cast(), v) };
+        } else {
+            // SAFETY: 64 bytes inside `dst` (sliced above).
+            unsafe { _mm512_storeu_si512(to.cast(), v) };
+        }
+    }
+
     /// [`encode_u8_loop`] for a format with a [`Rounding`], 64 float32s at a time by
     /// [`encode`]: four registers of codes packed into one by two packs and a byte
     /// permute.
@@ -181,6 +201,15 @@ pub(crate) mod avx512 {
         encode_u8_loop(e, &src[..4 * i], &mut dst[..i]);
         while i + 64 <= n {
             assert!(4 * (i + 64) <= src.len());
+            if stream {
+                // The four source lines `PREFETCH_BYTES` ahead.
+                for q in 0..4 {
+                    crate::prim::simd::prefetch(
+                        src,
+                        4 * i + 64 * q + crate::prim::simd::PREFETCH_BYTES,
+                    );
+                }
+            }
             let c = std::array::from_fn::<_, 4, _>(|q| {
                 // SAFETY: 64 bytes at `4 (i + 16 q)`, inside `src` (asserted).
                 encode(&round, unsafe {
@@ -192,16 +221,8 @@ pub(crate) mod avx512 {
                 _mm512_packus_epi32(c[2], c[3]),
             );
             let codes = _mm512_permutexvar_epi8(order, packed);
-            // SAFETY: 64 bytes at `i + 64 <= n <= dst.len()`; streamed ones at a 64-byte
-            // boundary (the first one's offset plus a multiple of 64).
-            unsafe {
-                let to = dst.as_mut_ptr().add(i).cast();
-                if stream {
-                    _mm512_stream_si512(to, codes);
-                } else {
-                    _mm512_storeu_si512(to, codes);
-                }
-            };
+            // Streamed ones at a 64-byte boundary (the first one's plus a multiple of 64).
+            store64(dst, i, codes, stream);
             i += 64;
         }
         encode_u8_loop(e, &src[4 * i..], &mut dst[i..n]);

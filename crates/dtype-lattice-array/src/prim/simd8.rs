@@ -160,14 +160,13 @@ mod avx512 {
         _mm512_cmp_ps_mask, _mm512_cmpeq_epi8_mask, _mm512_div_ps, _mm512_loadu_si512,
         _mm512_mask_mov_epi8, _mm512_mask_mov_ps, _mm512_mul_ps, _mm512_packus_epi16,
         _mm512_packus_epi32, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_set1_epi32,
-        _mm512_setzero_si512, _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_ps,
-        _mm512_ternarylogic_epi32, _mm512_unpackhi_epi8, _mm512_unpackhi_epi16,
-        _mm512_unpacklo_epi8, _mm512_unpacklo_epi16,
+        _mm512_setzero_si512, _mm512_storeu_si512, _mm512_sub_ps, _mm512_ternarylogic_epi32,
+        _mm512_unpackhi_epi8, _mm512_unpackhi_epi16, _mm512_unpacklo_epi8, _mm512_unpacklo_epi16,
     };
 
     use super::Kernel;
     use crate::convert::fast::Rounding;
-    use crate::convert::simd::avx512::{Round, encode};
+    use crate::convert::simd::avx512::{Round, encode, store64};
     use crate::prim::fast::{ADD, DIV, MUL, SUB};
 
     /// The kernel's constants in registers.
@@ -321,16 +320,8 @@ mod avx512 {
         let mut i = head;
         while i + 64 <= n {
             let c = block!(OP, &r, side(x, XS, &xs, i), side(y, YS, &ys, i));
-            // SAFETY: 64 bytes at `i + 64 <= n`, inside `out`; a streamed one at a 64-byte
-            // boundary (`head` plus a multiple of 64).
-            unsafe {
-                let dst = out.as_mut_ptr().add(i).cast();
-                if stream {
-                    _mm512_stream_si512(dst, c);
-                } else {
-                    _mm512_storeu_si512(dst, c);
-                }
-            }
+            // A streamed one at a 64-byte boundary (`head` plus a multiple of 64).
+            store64(out, i, c, stream);
             i += 64;
         }
         few(i, &mut out[i..]);
