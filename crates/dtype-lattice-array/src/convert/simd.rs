@@ -79,15 +79,19 @@ pub(crate) mod avx512 {
         _mm512_mask_sub_epi32, _mm512_mask_ternarylogic_epi32, _mm512_min_epu32,
         _mm512_packus_epi16, _mm512_packus_epi32, _mm512_permutexvar_epi8, _mm512_set1_epi32,
         _mm512_set1_ps, _mm512_setzero_si512, _mm512_srli_epi32, _mm512_srlv_epi32,
-        _mm512_storeu_si512, _mm512_stream_si512, _mm512_sub_epi32,
+        _mm512_storeu_si512, _mm512_stream_si512, _mm512_test_epi32_mask,
     };
 
     /// An 8-bit format's [`Rounding`] in registers, for [`encode`].
     #[derive(Clone, Copy)]
     pub(crate) struct Round {
         shift: __m512i,
-        half_m1: __m512i,
-        rebias: __m512i,
+        /// `1 << shift`: the bit that makes a tie round up.
+        odd: __m512i,
+        /// `half_m1 - (rebias << shift)`, wrapping: the rounding bias and the rebias in one
+        /// addition (for a normal magnitude `a + half_m1 >= rebias << shift`, so the shift of
+        /// the difference is the difference of the shifts).
+        bias: __m512i,
         min_normal: __m512i,
         magic: __m512,
         magic_bits: __m512i,
@@ -105,8 +109,8 @@ pub(crate) mod avx512 {
             let own = [r.overflow as u8, r.overflow as u8 | 0x80];
             Round {
                 shift: splat(r.shift),
-                half_m1: splat(r.half_m1),
-                rebias: splat(r.rebias),
+                odd: splat(1 << r.shift),
+                bias: splat(r.half_m1.wrapping_sub(r.rebias << r.shift)),
                 min_normal: splat(r.min_normal),
                 magic: _mm512_set1_ps(r.magic),
                 magic_bits: splat(r.magic.to_bits()),
@@ -125,9 +129,12 @@ pub(crate) mod avx512 {
     pub(crate) fn encode(r: &Round, v: __m512) -> __m512i {
         let x = _mm512_castps_si512(v);
         let a = _mm512_and_si512(x, _mm512_set1_epi32(i32::MAX));
-        let odd = _mm512_and_si512(_mm512_srlv_epi32(a, r.shift), _mm512_set1_epi32(1));
-        let t = _mm512_add_epi32(_mm512_add_epi32(a, r.half_m1), odd);
-        let normal = _mm512_sub_epi32(_mm512_srlv_epi32(t, r.shift), r.rebias);
+        let minus_one = _mm512_set1_epi32(-1);
+        // `((a + half_m1 + (a >> shift & 1)) >> shift) - rebias`, the odd ones' extra 1
+        // added under a mask.
+        let t = _mm512_add_epi32(a, r.bias);
+        let t = _mm512_mask_sub_epi32(t, _mm512_test_epi32_mask(a, r.odd), t, minus_one);
+        let normal = _mm512_srlv_epi32(t, r.shift);
         let small = _mm512_cmplt_epi32_mask(a, r.min_normal);
         let sub = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), r.magic));
         let mag = _mm512_mask_sub_epi32(normal, small, sub, r.magic_bits);
