@@ -10,11 +10,39 @@ use std::sync::Arc;
 /// The words of an array, shared between clones (arrays are immutable).
 #[derive(Clone, Debug)]
 pub(crate) enum Storage {
-    W8(Arc<Vec<u8>>),
-    W16(Arc<Vec<u16>>),
-    W32(Arc<Vec<u32>>),
-    W64(Arc<Vec<u64>>),
-    W128(Arc<Vec<u128>>),
+    W8(Shared<u8>),
+    W16(Shared<u16>),
+    W32(Shared<u32>),
+    W64(Shared<u64>),
+    W128(Shared<u128>),
+}
+
+/// A shared vector of words (read through `Deref` as the `Arc`). It is empty (`None`) only
+/// inside [`Storage`]'s `drop`, which moves the vector out to [`pool`] whole: an `Option`
+/// rather than an empty vector left in its place, whose reference count would be raised and
+/// lowered again for every array freed.
+#[derive(Clone, Debug)]
+pub(crate) struct Shared<W>(Option<Arc<Vec<W>>>);
+
+impl<W> Default for Shared<W> {
+    /// An empty vector.
+    fn default() -> Shared<W> {
+        Shared(Some(Arc::default()))
+    }
+}
+
+impl<W> From<Arc<Vec<W>>> for Shared<W> {
+    fn from(a: Arc<Vec<W>>) -> Shared<W> {
+        Shared(Some(a))
+    }
+}
+
+impl<W: pool::Pooled> std::ops::Deref for Shared<W> {
+    type Target = Arc<Vec<W>>;
+
+    fn deref(&self) -> &Arc<Vec<W>> {
+        self.0.as_ref().unwrap_or_else(|| W::empty())
+    }
 }
 
 /// A storage word: `u8`, `u16`, `u32`, `u64` or `u128` (sealed).
@@ -64,8 +92,8 @@ pub(crate) mod pool {
         fn with_small<R>(f: impl FnOnce(&mut Vec<Arc<Vec<Self>>>) -> R) -> Option<R>;
         /// This thread's medium buffers.
         fn with_medium<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> Option<R>;
-        /// A shared empty vector, put in place of a small buffer taken for the cache.
-        fn empty() -> Arc<Vec<Self>>;
+        /// A shared empty vector (what a [`super::Shared`] emptied by `drop` reads as).
+        fn empty() -> &'static Arc<Vec<Self>>;
     }
 
     macro_rules! pooled {
@@ -87,9 +115,9 @@ pub(crate) mod pool {
                     }
                     MEDIUM.try_with(|c| c.try_borrow_mut().ok().map(|mut c| f(&mut c))).ok().flatten()
                 }
-                fn empty() -> Arc<Vec<$t>> {
+                fn empty() -> &'static Arc<Vec<$t>> {
                     static EMPTY: LazyLock<Arc<Vec<$t>>> = LazyLock::new(|| Arc::new(Vec::new()));
-                    EMPTY.clone()
+                    &EMPTY
                 }
             }
         )*};
@@ -131,24 +159,31 @@ pub(crate) mod pool {
         drop(evicted);
     }
 
-    /// Keeps the unshared `*a` for reuse if it is small and this thread's cache has room
-    /// (leaving a shared empty vector in its place), else its words if they are large.
-    pub(crate) fn give<W: Pooled>(a: &mut Arc<Vec<W>>) {
-        let Some(v) = Arc::get_mut(a) else {
+    /// Keeps `a` for reuse if it is unshared: whole if it is small and this thread's cache
+    /// has room, else its words if they are large; else lets it go.
+    ///
+    /// Whether it is shared is read from its counts, which no other thread can raise (only
+    /// the owners of a vector clone it, and no weak pointer to one is ever made); no
+    /// read-modify-write of a counter, each costing as much as the rest of a small
+    /// operation. [`shared`] takes a kept vector back with `Arc::get_mut`, whose acquiring
+    /// check orders the writes to come after the former owners' reads.
+    pub(crate) fn give<W: Pooled>(a: Arc<Vec<W>>) {
+        if Arc::strong_count(&a) != 1 || Arc::weak_count(&a) != 0 {
             return;
-        };
-        let cap = v.capacity();
+        }
+        let cap = a.capacity();
         if cap == 0 {
             return;
         }
         if cap * size_of::<W>() <= SMALL_BYTES {
+            let mut a = Some(a);
             W::with_small(|c| {
                 if c.len() < SMALL_BUFFERS {
-                    c.push(std::mem::replace(a, W::empty()));
+                    c.extend(a.take());
                 }
             });
-        } else {
-            recycle(std::mem::take(v));
+        } else if let Some(v) = Arc::into_inner(a) {
+            recycle(v);
         }
     }
 
@@ -244,12 +279,17 @@ pub(crate) mod pool {
 impl Drop for Storage {
     /// The last owner of a buffer gives it to [`pool`].
     fn drop(&mut self) {
+        fn give<W: pool::Pooled>(s: &mut Shared<W>) {
+            if let Some(a) = s.0.take() {
+                pool::give(a);
+            }
+        }
         match self {
-            Storage::W8(a) => pool::give(a),
-            Storage::W16(a) => pool::give(a),
-            Storage::W32(a) => pool::give(a),
-            Storage::W64(a) => pool::give(a),
-            Storage::W128(a) => pool::give(a),
+            Storage::W8(a) => give(a),
+            Storage::W16(a) => give(a),
+            Storage::W32(a) => give(a),
+            Storage::W64(a) => give(a),
+            Storage::W128(a) => give(a),
         }
     }
 }
@@ -279,10 +319,10 @@ macro_rules! words {
         #[allow(private_interfaces)]
         impl Words for $t {
             fn into_storage(v: Vec<Self>) -> Storage {
-                Storage::$v(Arc::new(v))
+                Storage::$v(Arc::new(v).into())
             }
             fn into_shared_storage(v: Arc<Vec<Self>>) -> Storage {
-                Storage::$v(v)
+                Storage::$v(v.into())
             }
             fn view(s: &Storage) -> Option<&[Self]> {
                 match s {
@@ -415,5 +455,27 @@ impl Storage {
             8 => read::<u64>(bytes),
             _ => read::<u128>(bytes),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small array freed by its last owner lends its vector to the next result of its
+    /// size on the thread; one still shared keeps its words.
+    #[test]
+    fn a_freed_small_vector_is_reused_and_a_shared_one_is_not() {
+        let s = Storage::words::<u32>(8, |w| w.fill(7));
+        let p = s.bytes().as_ptr();
+        drop(s);
+        let t = Storage::words::<u32>(8, |w| w.fill(1));
+        assert_eq!(t.bytes().as_ptr(), p);
+        let u = t.clone();
+        drop(t);
+        let v = Storage::words::<u32>(8, |w| w.fill(2));
+        assert_ne!(v.bytes().as_ptr(), u.bytes().as_ptr());
+        assert_eq!(u.bytes(), bytemuck::cast_slice::<u32, u8>(&[1; 8]));
+        assert_eq!(v.bytes(), bytemuck::cast_slice::<u32, u8>(&[2; 8]));
     }
 }

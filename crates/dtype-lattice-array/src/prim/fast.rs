@@ -197,7 +197,9 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         && let Storage::W32(a) = x.storage()
     {
         let neg = op == Op::Neg;
-        return Some(Storage::W32(map_par(a, |xs, os| sign_into(neg, xs, os))));
+        return Some(Storage::W32(
+            map_par(a, |xs, os| sign_into(neg, xs, os)).into(),
+        ));
     }
     let f = op.fn1()?;
     if !super::vmath::fast(f)
@@ -211,7 +213,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
             let v = map_par(a, |xs, os| {
                 f32_fn_into(f, xs, os);
             });
-            Some(Storage::W32(v))
+            Some(Storage::W32(v.into()))
         }
         // bfloat16's exp2 rounds log(2) and the product to bfloat16 first (the generic kernel).
         Storage::W16(a) if x.dtype() == DType::BFloat16 && f != Fn1::Exp2 => {
@@ -223,7 +225,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
             let v = map_par(a, |xs, os| {
                 super::vmath::map(f, xs, os, io);
             });
-            Some(Storage::W16(v))
+            Some(Storage::W16(v.into()))
         }
         _ => None,
     }
@@ -359,7 +361,7 @@ pub(crate) fn same_aval(prim: &'static super::Primitive, x: &Array, y: &Array) -
     } else {
         return None;
     };
-    Some(Array::from_parts(x.aval().clone(), Storage::W32(v)))
+    Some(Array::from_parts(x.aval().clone(), Storage::W32(v.into())))
 }
 
 /// The fast result of `op` on `x` and `y` (one dtype; each of the output's shape or of one
@@ -394,7 +396,7 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
         Storage::W32(_) if d == DType::Float32 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
             let v = zip_par_with(a, b, |a, b, out| f32_into(op, a, b, out));
-            Some(Storage::W32(v))
+            Some(Storage::W32(v.into()))
         }
         Storage::W16(_) if d == DType::BFloat16 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
@@ -406,13 +408,13 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
                 MAX => bf16_loop::<MAX>(a, b),
                 _ => bf16_loop::<MIN>(a, b),
             };
-            Some(Storage::W16(v))
+            Some(Storage::W16(v.into()))
         }
         Storage::W8(_) if d.kind() == Kind::Float && d.bits() == 8 => {
             let (a, b) = (side::<u8>(x, n)?, side::<u8>(y, n)?);
             let k = eight(op, d)?;
             let v = zip_par_with(a, b, |a, b, out| k.run(a, b, out));
-            Some(Storage::W8(v))
+            Some(Storage::W8(v.into()))
         }
         _ => None,
     }
@@ -437,7 +439,7 @@ fn integer(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
         ($w:ty, $variant:ident) => {{
             let (a, b) = (side::<$w>(x, n)?, side::<$w>(y, n)?);
             let v = zip_par_with(a, b, |a, b, out| bits_into(op, a, b, out));
-            Some(Storage::$variant(v))
+            Some(Storage::$variant(v.into()))
         }};
     }
     match x.storage() {
@@ -499,7 +501,7 @@ fn compare(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
     }
     let (a, b) = (side::<u32>(x, n)?, side::<u32>(y, n)?);
     let v = zip_par_with(a, b, |a, b, out| compare_into(op, a, b, out));
-    Some(Storage::W8(v))
+    Some(Storage::W8(v.into()))
 }
 
 /// `eq`, `ne`, `lt`, `le`, `gt` or `ge` (any other `op`) of two float32 sides into bools.
