@@ -51,8 +51,9 @@ fn bench(c: &mut Criterion) {
         let (x, y) = (a32.astype(dtype).unwrap(), b32.astype(dtype).unwrap());
         g.bench_function(name, |b| b.iter(|| jnp::add(black_box(&x), &y).unwrap()));
     }
-    // The floor of `add_bf16_2e24`: the same traffic (two 2-byte operands read, a 2-byte
-    // result streamed out, on all cores) with next to no arithmetic.
+    // Beside `add_bf16_2e24`: the same traffic (two 2-byte operands read, a 2-byte
+    // result streamed out, on all cores) with next to no arithmetic, through the generic staged
+    // loop (which does not prefetch; the bfloat16 kernel does).
     let (x, y) = (
         a32.astype(DType::UInt16).unwrap(),
         b32.astype(DType::UInt16).unwrap(),
