@@ -148,7 +148,7 @@ impl ShapedArray {
 /// Storage for elements: their words, none for `float0`.
 fn words_of<T: Element>(values: Vec<T>) -> Storage {
     if T::DTYPE.is_float0() {
-        return Storage::W8(Arc::new(Vec::new()).into());
+        return Storage::W8(Default::default());
     }
     T::Word::into_storage(values.into_iter().map(T::to_word).collect())
 }
@@ -200,7 +200,7 @@ enum Data {
 /// but evaluation intercepts a primitive before its implementation runs).
 fn no_storage() -> &'static Storage {
     static EMPTY: std::sync::LazyLock<Storage> =
-        std::sync::LazyLock::new(|| Storage::W8(Arc::new(Vec::new()).into()));
+        std::sync::LazyLock::new(|| Storage::W8(Default::default()));
     &EMPTY
 }
 
@@ -322,7 +322,7 @@ impl Array {
     /// which has one value, so its arrays need no storage).
     pub(crate) fn float0(aval: ShapedArray) -> Array {
         debug_assert!(aval.dtype().is_float0());
-        Array::from_parts(aval, Storage::W8(Arc::new(Vec::new()).into()))
+        Array::from_parts(aval, Storage::W8(Default::default()))
     }
 
     /// An array of `dtype` and `shape` from its elements' little-endian bytes, as NumPy stores

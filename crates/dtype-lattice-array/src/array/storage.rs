@@ -176,10 +176,9 @@ pub(crate) mod pool {
             return;
         }
         if cap * size_of::<W>() <= SMALL_BYTES {
-            let mut a = Some(a);
             W::with_small(|c| {
                 if c.len() < SMALL_BUFFERS {
-                    c.extend(a.take());
+                    c.push(a);
                 }
             });
         } else if let Some(v) = Arc::into_inner(a) {

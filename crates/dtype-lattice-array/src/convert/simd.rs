@@ -72,6 +72,7 @@ fn avx512() -> bool {
 pub(crate) mod avx512 {
     use super::*;
     use crate::convert::fast::Rounding;
+    use crate::prim::simd::{PREFETCH_BYTES, prefetch};
     use std::arch::x86_64::{
         __m512, __m512i, _mm_sfence, _mm512_add_epi32, _mm512_add_ps, _mm512_and_si512,
         _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cmpgt_epi32_mask, _mm512_cmplt_epi32_mask,
@@ -211,10 +212,7 @@ pub(crate) mod avx512 {
             if stream {
                 // The four source lines `PREFETCH_BYTES` ahead.
                 for q in 0..4 {
-                    crate::prim::simd::prefetch(
-                        src,
-                        4 * i + 64 * q + crate::prim::simd::PREFETCH_BYTES,
-                    );
+                    prefetch(src, 4 * i + 64 * q + PREFETCH_BYTES);
                 }
             }
             let c = std::array::from_fn::<_, 4, _>(|q| {

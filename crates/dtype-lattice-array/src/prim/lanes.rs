@@ -165,9 +165,7 @@ impl Lane for i8 {
     }
     fn store(dtype: DType, v: Vec<i8>) -> Storage {
         let mask = (0xffu16 >> (8 - int_bits(dtype))) as u8;
-        Storage::W8(
-            std::sync::Arc::new(v.into_iter().map(|x| x as u8 & mask).collect::<Vec<_>>()).into(),
-        )
+        u8::into_storage(v.into_iter().map(|x| x as u8 & mask).collect())
     }
 }
 
@@ -179,7 +177,7 @@ impl Lane for u8 {
     }
     fn store(dtype: DType, v: Vec<u8>) -> Storage {
         let mask = (0xffu16 >> (8 - int_bits(dtype))) as u8;
-        Storage::W8(std::sync::Arc::new(v.into_iter().map(|x| x & mask).collect::<Vec<_>>()).into())
+        u8::into_storage(v.into_iter().map(|x| x & mask).collect())
     }
 }
 
