@@ -1,5 +1,5 @@
 """Fixtures for compositions of JAX's transformations (issue 11): each case written once here
-and once in crates/dtype-lattice-array/tests/compositions.rs under the same name, run through
+and once in crates/dtype-lattice-array/tests/it/compositions.rs under the same name, run through
 real JAX 0.10 (x64 off): higher-order derivatives (grad of grad, forward over reverse),
 jit/grad/vmap/jvp/linearize in either order, value_and_grad with has_aux and argnums,
 stop_gradient, pytrees of parameters, custom_jvp and custom_vjp functions (the issue's

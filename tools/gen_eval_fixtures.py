@@ -47,7 +47,7 @@ OTHER = ["where", "matmul", "astype"]
 GROUPS = {"binary": BINARY, "unary": UNARY, "reduce": REDUCE, "other": OTHER}
 
 # Functions whose float results are compared within 2 ULP (XLA's approximations), the rest
-# bit for bit (tests/eval_conformance.rs reads this list from the fixture header).
+# bit for bit (tests/it/eval_conformance.rs reads this list from the fixture header).
 APPROXIMATE = ["power", "arctan2", "exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "cos",
                "tan", "tanh", "arcsin", "arctan", "sinh", "cosh", "true_divide", "divide",
                "floor_divide", "remainder", "reciprocal", "sum", "prod", "mean", "cumsum",

@@ -3,7 +3,7 @@
 how XLA's CPU backend computes where the random cases of gen_eval_fixtures.py only brushed
 it (per-operation subnormal handling, the algebraic simplifier's rewrites, narrow shifts,
 jit's argument parsing). Same format, header and comparison as the other eval fixtures, so
-tests/eval_conformance.rs checks them too; the lines are data below, grouped by what they
+tests/it/eval_conformance.rs checks them too; the lines are data below, grouped by what they
 probe, and are evaluated in order in one process per mode (jit's caches carry over from line
 to line, as in gen_eval_fixtures.py).
 

@@ -18,7 +18,7 @@ Writes (relative to --out-dir, default <repo>/tests/fixtures/npy):
                    files whose bytes the Rust writer must reproduce); per .npz, "members"
 
 --check DIR loads every DIR/*.npy and DIR/*.npz written by the Rust round-trip test
-(`NPY_CHECK_DIR=DIR cargo test -p dtype-lattice-array --test npy_files`) with np.load and
+(`NPY_CHECK_DIR=DIR cargo test -p dtype-lattice-array --test it npy_files`) with np.load and
 compares them with DIR/expected.json, viewing raw void data as the recorded ml_dtypes type.
 """
 

@@ -1,5 +1,5 @@
 """Fixtures for JAX's transformations (issue 11): a corpus of functions, each written once
-here and once in crates/dtype-lattice-array/tests/transformations.rs under the same name, run
+here and once in crates/dtype-lattice-array/tests/it/transformations.rs under the same name, run
 through real JAX 0.10 (x64 off): the text of `jax.make_jaxpr` and its equations (primitive and
 output avals), the values of `jit` and of `jvp` along a tangent of ones.
 
@@ -132,7 +132,7 @@ def _structural(x):
 
 
 # name -> (function of the arguments, argument specs). The function applies jax.vmap itself
-# (with in_axes/out_axes, nested, composed); the Rust twin in tests/transformations.rs does the
+# (with in_axes/out_axes, nested, composed); the Rust twin in tests/it/transformations.rs does the
 # same with core::vmap. Outputs are pytrees; their leaves are recorded in order.
 VMAP = {
     "vmap_sin_mul_add": (jax.vmap(lambda x: jnp.sin(x) * 2.0 + 1), [("float32", (4, 3))]),

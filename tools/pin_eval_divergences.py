@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/eval/known_divergences.txt from a divergence dump of
-tests/eval_conformance.rs (run it with EVAL_DIVERGENCES=FILE): each disagreeing case,
+tests/it/eval_conformance.rs (run it with EVAL_DIVERGENCES=FILE): each disagreeing case,
 classified by cause. A case no class explains stops the script: fix it instead of pinning it.
 NumPy-mode cases with an ml_dtypes operand (bfloat16, float8/6/4, int2/int4, ...) are only
 explained by ML_CLASSES, which are narrow; the generic classes never pin them.
 
-    EVAL_DIVERGENCES=/tmp/div.txt cargo test -p dtype-lattice-cli --test eval_conformance
+    EVAL_DIVERGENCES=/tmp/div.txt cargo test -p dtype-lattice-cli --test it eval_conformance
     python3 tools/pin_eval_divergences.py /tmp/div.txt
 """
 import os

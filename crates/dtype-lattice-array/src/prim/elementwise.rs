@@ -34,7 +34,7 @@
 //!
 //! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
 //! complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
-//! in `tests/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
+//! in `tests/it/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
 //! on XLA's real functions, [`super::xla_math`], bit for bit).
 
 use super::{Avals, Outputs};

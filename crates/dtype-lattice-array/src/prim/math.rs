@@ -1,7 +1,7 @@
 //! The transcendental functions of the elementwise primitives, per lane type.
 //!
 //! What matches JAX exactly and what approximately (measured on the fixtures of
-//! `tests/lax_elementwise.rs`, which print the largest difference per primitive and dtype):
+//! `tests/it/lax_elementwise.rs`, which print the largest difference per primitive and dtype):
 //!
 //! - float64: Rust's `std` (the platform's libm) and, for `erf`/`erfc`, a series and a
 //!   continued fraction here; XLA uses its own polynomials, so results agree within a couple of

@@ -1,8 +1,7 @@
 //! The `random` command's contract: fixture cases from real JAX through the binary (JSON and
 //! `--out`), exit codes, bad input.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! x64 (the example's `--x64`) too. The example's own code is compiled in here.
 
 #[allow(dead_code)]
-#[path = "../examples/train_mlp.rs"]
+#[path = "../../examples/train_mlp.rs"]
 mod train_mlp;
 
 use dtype_lattice::{DType, Rules};

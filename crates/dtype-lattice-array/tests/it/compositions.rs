@@ -8,7 +8,7 @@
 //! are compared equation by equation, nested `jit` calls inlined (JAX wraps `jnp` helpers
 //! such as `_uniform` in jits of their own).
 
-mod common;
+use crate::transform_common as common;
 
 use std::collections::BTreeMap;
 

@@ -12,8 +12,7 @@
 //! answers; they are recognised by that rule, counted by kind, and the counts pinned. All other
 //! cases, including every `elementwise_dtypes` case without those dtypes, compare exactly.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::parse_ops;
 

@@ -102,7 +102,7 @@ fn weak_results_need_every_operand_weak() {
     let y = Array::scalar(3.0f32);
     assert!(bind1("add", &[&x, &x], &Params::new()).unwrap().weak_type());
     assert!(!bind1("add", &[&x, &y], &Params::new()).unwrap().weak_type());
-    // Comparisons too: bool, weak when every operand is (JAX 0.10, tests/lax_elementwise.rs).
+    // Comparisons too: bool, weak when every operand is (JAX 0.10, tests/it/lax_elementwise.rs).
     assert!(bind1("lt", &[&x, &x], &Params::new()).unwrap().weak_type());
     assert!(!bind1("lt", &[&x, &y], &Params::new()).unwrap().weak_type());
 }

@@ -3,8 +3,7 @@
 //! `tools/gen_tensorflow_fixtures.py`, plus the generator's own cross-check of
 //! `result_type` against `tf.math.add` (recorded in the fixtures' notes).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{check, parse_ops};
 

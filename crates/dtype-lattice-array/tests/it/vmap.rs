@@ -4,7 +4,7 @@
 //! slicing, reduction and PRNG primitives), vmap's `ValueError`s, and the law that mapping
 //! `f` over a batch is stacking `f` of each example.
 
-mod common;
+use crate::transform_common as common;
 
 use common::fixture;
 use dtype_lattice::error::Exception;

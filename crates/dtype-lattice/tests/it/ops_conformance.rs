@@ -1,7 +1,6 @@
 //! `--op`: every op fixture written from the real libraries by `tools/`.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{MessageCheck, check_op_files};
 use dtype_lattice::{Op, Rules};

@@ -4,7 +4,7 @@
 //!
 //! Ignored by a plain `cargo test` (it needs Chromium, which a test cannot ask for at run
 //! time and then report as skipped): run it with
-//! `cargo test -p dtype-lattice-cli --test report_chromium -- --ignored`, as `.ci/run` does
+//! `cargo test -p dtype-lattice-cli --test it report_chromium -- --ignored`, as `.ci/run` does
 //! after installing Chromium. Once asked for, it fails when Chromium is missing.
 
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ fn attr<'a>(dom: &'a str, name: &str) -> &'a str {
 }
 
 #[test]
-#[ignore = "needs Chromium: cargo test -p dtype-lattice-cli --test report_chromium -- --ignored"]
+#[ignore = "needs Chromium: cargo test -p dtype-lattice-cli --test it report_chromium -- --ignored"]
 fn the_report_renders_in_chromium() {
     let chromium = chromium().expect(
         "Chromium is not installed (apt-get install chromium, or set CHROMIUM=/path/to/it)",

@@ -2,7 +2,7 @@
 //! second time under the same name: `jit` and `jvp` values against JAX 0.10's, and the printed
 //! jaxprs of the functions whose Rust and Python are written with the same primitives.
 
-mod common;
+use crate::transform_common as common;
 
 use common::fixture;
 use dtype_lattice::{DType, Error};

@@ -4,8 +4,7 @@
 //! picks for every operand combination with an ml_dtypes type. Every case must agree, error
 //! messages included.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{
     MessageCheck, assert_all_agree, check, check_result_type_file, class, load, parse_ops,

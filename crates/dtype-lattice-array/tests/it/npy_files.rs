@@ -9,8 +9,7 @@
 //! With `NPY_CHECK_DIR=DIR`, the round-trip test also writes its files and `expected.json` to
 //! DIR for `tools/gen_npy_fixtures.py --check DIR` (Python loads what Rust wrote).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::io::Cursor;
 

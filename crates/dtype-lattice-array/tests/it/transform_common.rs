@@ -1,4 +1,4 @@
-//! Helpers shared by the transformation tests (tests/transformations.rs, vmap.rs, float0.rs,
+//! Helpers shared by the transformation tests (tests/it/transformations.rs, vmap.rs, float0.rs,
 //! compositions.rs): the fixtures of tools/gen_transform_fixtures.py and its siblings, and
 //! the generators' arguments.
 

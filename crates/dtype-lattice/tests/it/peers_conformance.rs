@@ -2,8 +2,7 @@
 //! Operands a rule set cannot represent are refused by us with `UnsupportedOperand` while the
 //! library raises its own error: those cases are set aside, counted exactly (`common::SetAside`).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{MessageCheck, NUMPY_OBJECT, check_result_type_file};
 

@@ -4,8 +4,7 @@
 //! erf_inv); errors by JAX's exception class and message, except where JAX fails inside XLA
 //! (MLIRError for a negative dimension, KeyError for int4) and this crate refuses clearly.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::random::{Key, KeyArray, Random};

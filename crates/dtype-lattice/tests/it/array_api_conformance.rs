@@ -4,8 +4,7 @@
 //! `UnsupportedOperand` and the library's message: those cases are set aside, counted exactly
 //! per fixture (`common::SetAside`).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{
     ARRAY_API_BFLOAT16, ARRAY_API_FLOAT16, MessageCheck, check_op_files, check_result_type_file,

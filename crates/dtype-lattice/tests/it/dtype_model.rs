@@ -1,8 +1,7 @@
 //! The dtype model against NumPy / ml_dtypes (`tests/fixtures/dtypes.json`, written by
 //! `tools/gen_jax_fixtures.py`), and value rounding against the `half` crate.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use dtype_lattice::{DType, Kind, Value};
 use proptest::prelude::*;

@@ -12,8 +12,7 @@
 //! Cases of dtypes the kernels do not implement yet (float8, int4 arithmetic) must answer
 //! `NotImplementedError`; they are counted.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

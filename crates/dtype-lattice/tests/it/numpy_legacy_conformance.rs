@@ -4,8 +4,7 @@
 //! answers `object`: those cases are set aside, counted exactly per fixture (`common::SetAside`). (`np.min_scalar_type`'s fixture is
 //! checked by the rule set's unit tests, where the crate-private function is visible.)
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{
     MessageCheck, NUMPY_BFLOAT16, NUMPY_OBJECT, check_op_files, check_result_type_file,

@@ -1,7 +1,6 @@
 //! Every case of the fixtures written by `tools/gen_jax_fixtures.py` from real JAX 0.10.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::parse_ops;
 

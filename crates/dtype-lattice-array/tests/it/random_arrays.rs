@@ -6,10 +6,7 @@
 //! equations as jaxprs print them, output avals, key data bytes, values bytes and the reprs of
 //! key arrays, bit for bit.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-
-use std::sync::Mutex;
+use crate::common;
 
 use dtype_lattice::key::THREEFRY2X32;
 use dtype_lattice::{DType, Error, Rules};
@@ -17,9 +14,6 @@ use dtype_lattice_array::array::jaxpr_dtype_name;
 use dtype_lattice_array::prim::{self, Param, Params};
 use dtype_lattice_array::{Array, numpy, random};
 use serde_json::Value;
-
-/// The rules are global: the tests that set x64 take turns.
-static RULES: Mutex<()> = Mutex::new(());
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -169,73 +163,70 @@ fn run_file(rel: &str, x64: bool, f: impl Fn(&Value) -> Option<String>) -> usize
 
 #[test]
 fn api_and_primitives_agree_with_jax() {
-    let _turn = RULES.lock().unwrap_or_else(|e| e.into_inner());
     for x64 in [false, true] {
-        numpy::set_rules(Rules::jax().x64(x64));
-        let mode = if x64 { "x64" } else { "x32" };
-        let n = run_file(&format!("random_arrays/api_{mode}.json"), x64, |c| {
-            let got = api_case(c);
-            match (&got, c["fn"].as_str(), c.get("out")) {
-                // As tests/random_conformance.rs: float32 and float64 normals within 1e-6
-                // relative (XLA's erf_inv polynomial for float64 is not reproduced bit for bit).
-                (Ok(a), Some("normal"), Some(out))
-                    if matches!(a.dtype(), DType::Float32 | DType::Float64) =>
+        numpy::with_rules(Rules::jax().x64(x64), || {
+            let mode = if x64 { "x64" } else { "x32" };
+            let n = run_file(&format!("random_arrays/api_{mode}.json"), x64, |c| {
+                let got = api_case(c);
+                match (&got, c["fn"].as_str(), c.get("out")) {
+                    // As tests/it/random_conformance.rs: float32 and float64 normals within 1e-6
+                    // relative (XLA's erf_inv polynomial for float64 is not reproduced bit for bit).
+                    (Ok(a), Some("normal"), Some(out))
+                        if matches!(a.dtype(), DType::Float32 | DType::Float64) =>
+                    {
+                        let want = Array::from_bytes(
+                            a.dtype(),
+                            a.shape(),
+                            &unhex(out["hex"].as_str().unwrap()),
+                        )
+                        .unwrap();
+                        let (g, w) = (
+                            a.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap(),
+                            want.astype(DType::Float64)
+                                .unwrap()
+                                .to_vec::<f64>()
+                                .unwrap(),
+                        );
+                        let close = g
+                            .iter()
+                            .zip(&w)
+                            .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1e-30));
+                        (a.aval().to_string() != out["aval"].as_str().unwrap() || !close)
+                            .then(|| format!("normal {g:?} != {w:?}"))
+                    }
+                    _ => compare(c, got),
+                }
+            });
+            assert!(n > 100);
+            let n = run_file(&format!("random_arrays/prims_{mode}.json"), x64, |case| {
+                let p = prim::by_name(case["prim"].as_str().unwrap()).unwrap();
+                let params = prim_params(case);
+                let operands: Vec<Array> = case["operands"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(array)
+                    .collect();
+                let refs: Vec<&Array> = operands.iter().collect();
+                let got = prim::bind(p, &refs, &params).map(|mut v| v.remove(0));
+                let mut diff = compare(case, got);
+                if let Some(eqn) = case["eqn"].as_str()
+                    && case.get("out").is_some()
                 {
-                    let want = Array::from_bytes(
-                        a.dtype(),
-                        a.shape(),
-                        &unhex(out["hex"].as_str().unwrap()),
-                    )
-                    .unwrap();
-                    let (g, w) = (
-                        a.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap(),
-                        want.astype(DType::Float64)
-                            .unwrap()
-                            .to_vec::<f64>()
-                            .unwrap(),
-                    );
-                    let close = g
-                        .iter()
-                        .zip(&w)
-                        .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1e-30));
-                    (a.aval().to_string() != out["aval"].as_str().unwrap() || !close)
-                        .then(|| format!("normal {g:?} != {w:?}"))
+                    let ours = format!("{}{params}", p.name);
+                    if ours != eqn {
+                        diff = Some(format!("eqn {ours} != {eqn}; {}", diff.unwrap_or_default()));
+                    }
                 }
-                _ => compare(c, got),
-            }
+                diff
+            });
+            assert!(n > 30);
         });
-        assert!(n > 100);
-        let n = run_file(&format!("random_arrays/prims_{mode}.json"), x64, |case| {
-            let p = prim::by_name(case["prim"].as_str().unwrap()).unwrap();
-            let params = prim_params(case);
-            let operands: Vec<Array> = case["operands"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(array)
-                .collect();
-            let refs: Vec<&Array> = operands.iter().collect();
-            let got = prim::bind(p, &refs, &params).map(|mut v| v.remove(0));
-            let mut diff = compare(case, got);
-            if let Some(eqn) = case["eqn"].as_str()
-                && case.get("out").is_some()
-            {
-                let ours = format!("{}{params}", p.name);
-                if ours != eqn {
-                    diff = Some(format!("eqn {ours} != {eqn}; {}", diff.unwrap_or_default()));
-                }
-            }
-            diff
-        });
-        assert!(n > 30);
     }
-    numpy::set_rules(Rules::jax());
 }
 
 #[test]
 fn key_arrays_print_as_jax_prints_them() {
-    let _turn = RULES.lock().unwrap_or_else(|e| e.into_inner());
-    numpy::set_rules(Rules::jax());
     let k = random::key(42).unwrap();
     assert_eq!(
         k.to_string(),
@@ -246,8 +237,6 @@ fn key_arrays_print_as_jax_prints_them() {
 
 #[test]
 fn the_struct_api_and_the_array_api_agree() {
-    let _turn = RULES.lock().unwrap_or_else(|e| e.into_inner());
-    numpy::set_rules(Rules::jax());
     let rng = random::Random::new();
     for seed in [0i128, 1, -7, 1 << 40] {
         let (k, key) = (rng.key(seed).unwrap(), random::key(seed).unwrap());
@@ -274,8 +263,6 @@ fn numpy_refuses_key_arithmetic_as_jax_does() {
     // The expressions the numpy module has functions for: JAX's class and message exactly;
     // `key == key` is not arithmetic (JAX compares keys), and the module's answer is not
     // checked here.
-    let _turn = RULES.lock().unwrap_or_else(|e| e.into_inner());
-    numpy::set_rules(Rules::jax());
     let path = common::fixture_path("random_arrays/numpy_refusals_x32.json");
     let fixture: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let k = random::key(0).unwrap();

@@ -3,8 +3,7 @@
 //! tools/gen_jax_random_fixtures.py): result_type, every jnp op of the op tables,
 //! promote_types and issubdtype. Keys are operands of the one promotion path.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use dtype_lattice::dtype::{DTypeClass, issubdtype};
 use dtype_lattice::{DType, Error, Op, Operand, Rules};

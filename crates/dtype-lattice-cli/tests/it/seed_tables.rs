@@ -1,8 +1,7 @@
 //! The tables of the seed documents, reproduced by the CLI (`tests/fixtures/seed_tables/`
 //! is extracted from `../shared/seeds/` by `tools/extract_seed_tables.py`).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde::Deserialize;
@@ -143,7 +142,7 @@ fn design_note_appendix_jax_lax_table() {
 }
 
 /// The note's NumPy has no bfloat16 (`-` in its row and column); `--rules numpy` is NumPy
-/// with ml_dtypes imported, whose bfloat16 loops `tests/numpy_ml_dtypes_conformance.rs` (in
+/// with ml_dtypes imported, whose bfloat16 loops `tests/it/numpy_ml_dtypes_conformance.rs` (in
 /// the dtype-lattice crate) checks against NumPy: that row and column are not compared.
 #[test]
 fn design_note_appendix_numpy_table() {

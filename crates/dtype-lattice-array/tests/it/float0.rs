@@ -6,7 +6,7 @@
 //! promotion of `float0` and the reprs of `float0` arrays — and the laws: an integer
 //! function's tangent is `float0` whatever the function, jvp and vjp agree leaf by leaf.
 
-mod common;
+use crate::transform_common as common;
 
 use common::{dtype, fixture, shape_of};
 use dtype_lattice::{DType, Error, Operand, Rules, Value as V};

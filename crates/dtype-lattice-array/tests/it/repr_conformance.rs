@@ -6,8 +6,7 @@
 //! [`Scalar`]s: `half` for float16 and bfloat16, the dtype's [`FloatFormat`] for the
 //! narrower float formats.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use dtype_lattice::{DType, FloatFormat, Kind};
 use dtype_lattice_array::repr::{Scalar, jax_repr, numpy_repr};

@@ -1,0 +1,29 @@
+//! The crate's integration tests, gathered into one test binary (one link instead of one per
+//! file: a fresh `cargo build --release --all-targets` links each test binary with thin LTO).
+//! Each file is a module; `cargo test -p dtype-lattice-array --test it NAME` runs one of them.
+
+mod buffer_reuse;
+#[path = "../../../../tests/common/mod.rs"]
+mod common;
+mod compositions;
+mod convert_conformance;
+mod convert_laws;
+mod float0;
+mod lax_elementwise;
+mod lax_elementwise_laws;
+mod lax_structural_conformance;
+mod lax_structural_laws;
+mod npy_files;
+mod numpy_builtin_loops;
+mod numpy_functions;
+mod numpy_ml_dtypes;
+mod primitives;
+mod random_arrays;
+mod random_arrays_laws;
+mod random_conformance;
+mod random_robustness;
+mod repr_conformance;
+mod train_mlp;
+mod transform_common;
+mod transformations;
+mod vmap;

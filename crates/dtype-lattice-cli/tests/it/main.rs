@@ -1,0 +1,15 @@
+//! The crate's integration tests, gathered into one test binary (one link instead of one per
+//! file: a fresh `cargo build --release --all-targets` links each test binary with thin LTO).
+//! Each file is a module; `cargo test -p dtype-lattice-cli --test it NAME` runs one of them.
+
+mod cli;
+mod cli_bounds;
+mod cli_eval;
+mod cli_options;
+mod cli_random;
+mod cli_toolkit;
+#[path = "../../../../tests/common/mod.rs"]
+mod common;
+mod eval_conformance;
+mod report_chromium;
+mod seed_tables;
