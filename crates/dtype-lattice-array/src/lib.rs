@@ -5,17 +5,20 @@
 //! primitive, applied through [`prim::bind`]), and JAX's counter-based PRNG on typed keys
 //! ([`random`]), bit for bit with JAX 0.10 (threefry2x32, `jax_threefry_partitionable=True`).
 //! The key *dtypes* and their promotion live in the core crate, [`dtype_lattice`].
-// `unsafe` is denied everywhere but in `random::simd`, `convert::simd` and `prim::simd`, the
-// modules that need it (calls of `#[target_feature]` functions behind run-time CPU detection,
-// and vector loads and stores), and `prim::gemm` (the call of the `gemm` crate's raw-pointer
-// entry point); each documents why and is tested against the scalar reference.
+// `unsafe` is denied everywhere but in `kernels`, the layer of functions over slices (calls
+// of `#[target_feature]` functions behind run-time CPU detection, vector loads and stores, the
+// `gemm` crate's raw-pointer entry point); each use documents why and is tested against the
+// scalar reference.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::missing_errors_doc, clippy::return_self_not_must_use)]
 
 pub mod array;
+pub mod config;
 pub mod convert;
 pub mod core;
+#[allow(unsafe_code)]
+mod kernels;
 pub mod npy;
 pub mod numpy;
 pub mod prim;

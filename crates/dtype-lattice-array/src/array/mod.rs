@@ -17,6 +17,7 @@
 //! ```
 
 mod element;
+mod scalar;
 pub(crate) mod storage;
 
 use std::fmt;
@@ -26,6 +27,7 @@ use dtype_lattice::error::Reason;
 use dtype_lattice::{DType, Error};
 
 pub use element::{Element, layout};
+pub(crate) use scalar::{encode_value, python_scalar_array, scalar, scalar_array};
 pub(crate) use storage::Storage;
 pub use storage::Word;
 use storage::sealed::Words;
@@ -227,6 +229,13 @@ pub(crate) fn py_shape(shape: &[usize]) -> String {
         ),
     }
 }
+
+/// The most elements an array held in memory may have: 2^28 (at most 2 GiB of key data, 4 GiB
+/// of complex128). Larger shapes are refused where an array is made from a shape alone
+/// (`jnp.zeros`, `arange`, the PRNG's outputs); JAX's own `NotImplementedError` beyond 2^64
+/// elements comes first for the PRNG, and
+/// [`Random::bits_writer`](crate::random::Random::bits_writer) streams any size to a file.
+pub const MAX_ELEMENTS: usize = 1 << 28;
 
 /// The number of elements of a shape, if it fits in memory's indices.
 pub(crate) fn checked_size(shape: &[usize]) -> Option<usize> {

@@ -95,7 +95,6 @@ pub mod ints;
 pub mod minifloat;
 pub mod scalar;
 #[allow(unsafe_code)]
-pub(crate) mod simd;
 mod slice;
 
 use std::fmt;

@@ -866,12 +866,12 @@ impl Fused {
         }
         // The caller's rules (thread-scoped by `with_rules`) hold on the pool's threads too:
         // they choose a primitive's semantics (NumPy's libm sinh or XLA's, conversions).
-        let rules = crate::numpy::rules();
+        let rules = crate::config::rules();
         slices
             .into_par_iter()
             .enumerate()
             .try_for_each(|(c, mut outs)| {
-                crate::numpy::with_rules(rules, || self.chunk(c, &ins, &whole, &mut outs))
+                crate::config::with_rules(rules, || self.chunk(c, &ins, &whole, &mut outs))
             })?;
         Ok(bufs
             .into_iter()

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 use dtype_lattice::error::Exception;
-use dtype_lattice::{DType, Error, Kind, Value};
+use dtype_lattice::{Error, Value};
 
 use crate::array::{Array, ShapedArray};
 use crate::prim::{self, Param, Params, Primitive};
@@ -430,17 +430,6 @@ pub(crate) fn eqn_text(eqn: &Eqn) -> String {
         names.of(v);
     }
     pp_eqn(eqn, &mut names, 0, None)
-}
-
-/// A scalar constant of `dtype` holding `value` (for rules: `2` in the derivative of
-/// `square`), strongly typed.
-pub(crate) fn scalar(value: f64, dtype: DType) -> Result<Array, Error> {
-    let v = match dtype.kind() {
-        Kind::Bool => Value::Bool(value != 0.0),
-        Kind::SignedInt | Kind::UnsignedInt => Value::Int(value as i128),
-        _ => Value::Float(value),
-    };
-    crate::numpy::scalar_array(v, dtype, false)
 }
 
 #[cfg(test)]

@@ -337,7 +337,7 @@ pub(crate) fn tangent_zeros(aval: &crate::array::ShapedArray) -> Result<Array, E
 
 /// Zeros of `aval` (strong), under the current trace.
 pub(crate) fn zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
-    let zero = super::jaxpr::scalar(0.0, aval.dtype())?;
+    let zero = crate::array::scalar(0.0, aval.dtype())?;
     crate::prim::lax::broadcast_to(&zero, aval.shape())
 }
 

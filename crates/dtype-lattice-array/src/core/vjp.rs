@@ -407,7 +407,7 @@ impl Grad {
         }
         check_output_dtype(y.dtype())?;
         // The scalar is the first output leaf; `aux`'s leaves take no cotangent.
-        let one = super::jaxpr::scalar(1.0, y.dtype())?;
+        let one = crate::array::scalar(1.0, y.dtype())?;
         let leaves = lin.transpose_some(std::iter::once(Some(one)))?;
         let Linearized { out: (y, aux), .. } = lin;
         Ok(((y, aux), x.rebuild(&mut leaves.into_iter())?))

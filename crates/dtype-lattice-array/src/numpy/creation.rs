@@ -238,7 +238,7 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array, E
         ));
     }
     let n = ((stop - start) / step).ceil().max(0.0);
-    if n > crate::random::MAX_ELEMENTS as f64 {
+    if n > crate::array::MAX_ELEMENTS as f64 {
         return Err(too_large(&[usize::MAX]));
     }
     let n = n as usize;
@@ -278,7 +278,7 @@ fn arange_iota(start: f64, step: f64, n: usize, dtype: DType) -> Result<Array, E
         .into_iter()
         .next()
         .ok_or_else(|| too_large(&[n]))?;
-    let konst = |v: f64| crate::core::jaxpr::scalar(v, dtype);
+    let konst = |v: f64| crate::array::scalar(v, dtype);
     if step != 1.0 {
         x = crate::prim::lax::mul(&konst(step)?, &x)?;
     }
@@ -303,7 +303,7 @@ fn arange_iota(start: f64, step: f64, n: usize, dtype: DType) -> Result<Array, E
 ///
 /// `ValueError` for more elements than memory holds.
 pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array, Error> {
-    if num > crate::random::MAX_ELEMENTS {
+    if num > crate::array::MAX_ELEMENTS {
         return Err(too_large(&[num]));
     }
     let div = num.saturating_sub(1).max(1) as f64;
@@ -336,7 +336,7 @@ pub fn eye(n: usize, m: Option<usize>, dtype: DType) -> Result<Array, Error> {
     let m = m.unwrap_or(n);
     let shape = [n, m];
     let size = checked_size(&shape).ok_or_else(|| too_large(&shape))?;
-    if size > crate::random::MAX_ELEMENTS {
+    if size > crate::array::MAX_ELEMENTS {
         return Err(too_large(&shape));
     }
     let values: Vec<Value> = (0..size)

@@ -94,9 +94,10 @@ pub(crate) fn through_loop(
             let x = match a {
                 // Only the logical functions' bool loop takes a Python complex into a real
                 // loop: NumPy casts it (x != 0).
-                ArrayLike::Scalar(v @ Value::Complex(..)) if t.kind() != Kind::Complex => {
-                    cast(&super::scalar_array(*v, DType::Complex128, false)?, t)?
-                }
+                ArrayLike::Scalar(v @ Value::Complex(..)) if t.kind() != Kind::Complex => cast(
+                    &crate::array::scalar_array(*v, DType::Complex128, false)?,
+                    t,
+                )?,
                 _ => a.to_array(t, false)?,
             };
             let x = if l.ml_dtypes {

@@ -27,103 +27,21 @@ mod ops;
 mod shape;
 mod simplify;
 
-use std::sync::RwLock;
-
-use dtype_lattice::error::{Exception, Reason};
+use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind, Operand, Rules, Value};
 use num_complex::Complex;
 
-use crate::array::{Array, ShapedArray, Storage, layout, py_shape};
+use crate::array::{Array, py_shape};
 use crate::prim::{self, Param, Params, Primitive};
 
+pub(crate) use crate::array::{encode_value, python_scalar_array, scalar_array};
+pub(crate) use crate::config::{default_int, is_numpy};
+pub use crate::config::{rules, semantics, set_rules, with_rules};
 pub use creation::*;
 pub use dispatch::JitDispatch;
 pub use functions::*;
 pub use ops::*;
 pub use shape::*;
-
-/// The promotion rules `jax.numpy`'s functions follow (`jax_enable_x64`,
-/// `jax_numpy_dtype_promotion`): JAX's standard rules, x64 off, unless set.
-static CONFIG: RwLock<Option<Rules>> = RwLock::new(None);
-
-/// Bumped by [`set_rules`] after each write of [`CONFIG`]: a thread's cached copy of the
-/// rules is current while its generation is.
-static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How elements convert under the rules in force: NumPy's (`astype` with ml_dtypes) for the
-/// NumPy rule sets, JAX's (XLA's CPU backend) otherwise.
-pub fn semantics() -> crate::convert::Semantics {
-    let set = rules().rule_set();
-    if set == dtype_lattice::RuleSet::NUMPY || set == dtype_lattice::RuleSet::NUMPY_LEGACY {
-        crate::convert::Semantics::NumPy
-    } else {
-        crate::convert::Semantics::Jax
-    }
-}
-
-thread_local! {
-    /// [`with_rules`]'s override on this thread (JAX's `jax.enable_x64()` context managers).
-    static SCOPED: std::cell::Cell<Option<Rules>> = const { std::cell::Cell::new(None) };
-    /// The rules [`rules`] last read from [`CONFIG`] on this thread, with their generation.
-    static CACHED: std::cell::Cell<Option<(u64, Rules)>> = const { std::cell::Cell::new(None) };
-}
-
-/// The rules in force: [`with_rules`]'s on this thread, else [`set_rules`]'s, else JAX's
-/// defaults (standard promotion, x64 off).
-pub fn rules() -> Rules {
-    if let Some(r) = SCOPED.with(std::cell::Cell::get) {
-        return r;
-    }
-    // Each thread keeps the last rules it read with the generation they had: a relaxed load
-    // instead of the lock's two atomic read-modify-writes on every call (an 8-element add
-    // asks twice).
-    let generation = GENERATION.load(std::sync::atomic::Ordering::Acquire);
-    if let Some((g, r)) = CACHED.with(std::cell::Cell::get)
-        && g == generation
-    {
-        return r;
-    }
-    let r = CONFIG
-        .read()
-        .map_or_else(|e| *e.into_inner(), |g| *g)
-        .unwrap_or_else(Rules::jax);
-    CACHED.with(|c| c.set(Some((generation, r))));
-    r
-}
-
-/// Runs `f` with `rules` in force on this thread only (as JAX's configuration context
-/// managers do), then restores the previous rules, also when `f` panics.
-///
-/// ```
-/// use dtype_lattice::{DType, Rules};
-/// use dtype_lattice_array::{numpy as jnp, Array};
-/// let x = Array::from_vec(vec![1i32, 2]);
-/// let y = jnp::with_rules(Rules::jax().x64(true), || jnp::add(&x, 2.5))?;
-/// assert_eq!(y.dtype(), DType::Float64);
-/// assert_eq!(jnp::add(&x, 2.5)?.dtype(), DType::Float32);
-/// # Ok::<(), dtype_lattice::Error>(())
-/// ```
-pub fn with_rules<R>(rules: Rules, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Rules>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SCOPED.with(|s| s.set(self.0));
-        }
-    }
-    let _restore = Restore(SCOPED.with(|s| s.replace(Some(rules))));
-    f()
-}
-
-/// Sets the rules for every later call (`jax.config.update("jax_enable_x64", True)` is
-/// `set_rules(Rules::jax().x64(true))`).
-pub fn set_rules(rules: Rules) {
-    match CONFIG.write() {
-        Ok(mut g) => *g = Some(rules),
-        Err(e) => *e.into_inner() = Some(rules),
-    }
-    // After the write: a thread that sees the new generation reads the new rules.
-    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Release);
-}
 
 /// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:
 /// weakly typed, as JAX treats Python scalars).
@@ -220,115 +138,6 @@ impl ArrayLike<'_> {
             .with("weak_type", Param::Bool(weak))
             .with("sharding", Param::None);
         prim::bind1(&prim::CONVERT_ELEMENT_TYPE, &[&a], &params)
-    }
-}
-
-/// A Python scalar as a zero-dimensional array of `dtype`, as JAX converts it
-/// (`lax._convert_element_type(x, dtype, weak_type)`).
-pub(crate) fn scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
-    if dtype.is_float0() {
-        // lax.full((), 1, float0): whatever the value, float0's one element.
-        return Ok(Array::float0(ShapedArray::new(&[], dtype, weak)));
-    }
-    let (width, words) = layout(dtype);
-    let mut bytes = vec![0u8; width * words];
-    encode_value(v, dtype, semantics(), &mut bytes).map_err(|e| match e.reason() {
-        Reason::ValueOutOfRange { .. } => Error::refused(
-            Exception::OverflowError,
-            format!("Python int {v} too large to convert to {dtype}"),
-        ),
-        _ => e,
-    })?;
-    Ok(Array::from_parts(
-        ShapedArray::new(&[], dtype, weak),
-        Storage::from_bytes(width, &bytes),
-    ))
-}
-
-/// A Python scalar operand of a `jax.numpy` function as a zero-dimensional array of `dtype`,
-/// as JAX gets it there: a `bool`, `float` or `complex` becomes a jit argument of its Python
-/// type's canonical dtype on the host (NumPy's conversion: `np.float32(1e-40)` keeps the
-/// subnormal), and XLA's `convert` takes it to `dtype` if that differs (denormals off there);
-/// an `int` converts to `dtype` at once, wrapping, as `lax._convert_element_type` does (the
-/// jitted functions have refused ints out of range before). Under NumPy's rules,
-/// [`scalar_array`].
-pub(crate) fn python_scalar_array(v: Value, dtype: DType, weak: bool) -> Result<Array, Error> {
-    let r = rules();
-    let host = match v {
-        _ if is_numpy(&r) || dtype.is_extended() => None,
-        Value::Bool(_) => Some(DType::Bool),
-        Value::Float(_) => Some(DType::Float64),
-        Value::Complex(..) => Some(DType::Complex128),
-        Value::Int(_) => None,
-    };
-    let Some(host) = host.map(|d| d.canonicalize(r.options().x64)) else {
-        return scalar_array(v, dtype, weak);
-    };
-    let (hw, hn) = layout(host);
-    let mut staged = vec![0u8; hw * hn];
-    encode_value(v, host, crate::convert::Semantics::NumPy, &mut staged)?;
-    let (width, words) = layout(dtype);
-    let mut bytes = vec![0u8; width * words];
-    crate::convert::convert_element(
-        crate::convert::Semantics::Jax,
-        host,
-        &staged,
-        dtype,
-        &mut bytes,
-    )
-    .map_err(|e| {
-        Error::from(Reason::InvalidArgument {
-            argument: "value".into(),
-            reason: e.to_string(),
-        })
-    })?;
-    Ok(Array::from_parts(
-        ShapedArray::new(&[], dtype, weak),
-        Storage::from_bytes(width, &bytes),
-    ))
-}
-
-/// Writes one element of `dtype` holding the Python value `v` (converted as `sem` converts
-/// a float64; integers exactly) into `out`.
-pub(crate) fn encode_value(
-    v: Value,
-    dtype: DType,
-    sem: crate::convert::Semantics,
-    out: &mut [u8],
-) -> Result<(), Error> {
-    let value = match (dtype.kind(), v) {
-        // A Python int converted to a narrower integer dtype wraps (XLA's convert; the
-        // promotion rules have already refused ints outside the default integer's range).
-        (Kind::SignedInt | Kind::UnsignedInt, Value::Int(_)) => v,
-        // Floats are rounded by the converter below (NaN to float4 included), not here.
-        (Kind::Float, Value::Float(_)) => v,
-        _ => v.cast(dtype)?,
-    };
-    let component = |x: f64, out: &mut [u8], t: DType| {
-        crate::convert::encode_f64(sem, t, x, out).map_err(|e| {
-            Error::from(Reason::InvalidArgument {
-                argument: "value".into(),
-                reason: e.to_string(),
-            })
-        })
-    };
-    match (dtype.kind(), value) {
-        (Kind::Complex, Value::Complex(re, im)) => {
-            let half = out.len() / 2;
-            let (a, b) = out.split_at_mut(half);
-            component(re, a, dtype.component())?;
-            component(im, b, dtype.component())
-        }
-        (_, Value::Bool(b)) => component(f64::from(u8::from(b)), out, dtype),
-        (_, Value::Float(x)) => component(x, out, dtype),
-        (_, Value::Int(i)) => {
-            // Integers are exact: their two's complement bytes, little-endian.
-            let raw = crate::convert::ints::wrap(i, dtype.bits());
-            let n = out.len();
-            out.copy_from_slice(&raw.to_le_bytes()[..n]);
-            Ok(())
-        }
-        (_, Value::Complex(re, _)) => component(re, out, dtype),
     }
 }
 
@@ -456,21 +265,6 @@ pub(crate) fn float32_in_float64(
             Ok(r)
         }
     })())
-}
-
-/// Whether the rules are NumPy's (no weak types, NumPy's loops).
-pub(crate) fn is_numpy(rules: &Rules) -> bool {
-    let set = rules.rule_set();
-    set == dtype_lattice::RuleSet::NUMPY || set == dtype_lattice::RuleSet::NUMPY_LEGACY
-}
-
-/// The default integer dtype (`int32`, `int64` with x64; NumPy's `int64`).
-pub(crate) fn default_int(rules: &Rules) -> DType {
-    if rules.options().x64 || is_numpy(rules) {
-        DType::Int64
-    } else {
-        DType::Int32
-    }
 }
 
 /// The operands promoted together (under `op`'s checks, e.g. JAX's `OverflowError` for a

@@ -120,13 +120,13 @@ pub(crate) fn bool_select(
         let taken = match rewrite {
             Rewrite::Product => other.clone(),
             Rewrite::QuotientByBroadcast => {
-                let one = super::scalar_array(Value::Int(1), dtype, other.weak_type())?;
+                let one = crate::array::scalar_array(Value::Int(1), dtype, other.weak_type())?;
                 lax::div(&one, other)?
             }
         };
         let taken = lax::broadcast_to(&taken, &out_shape)?;
         let zero = lax::broadcast_to(
-            &super::scalar_array(Value::Int(0), dtype, taken.weak_type())?,
+            &crate::array::scalar_array(Value::Int(0), dtype, taken.weak_type())?,
             &out_shape,
         )?;
         // The boolean operand itself, given the result's leading dimensions of size 1 (it has

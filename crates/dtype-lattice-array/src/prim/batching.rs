@@ -502,17 +502,17 @@ pub(crate) fn pad(
     }
     let x = bdim_at_front(x, dims[0], size)?;
     let p = with_batch(0);
-    let zero = crate::core::jaxpr::scalar(0.0, x.dtype())?.with_weak_type(v.weak_type());
+    let zero = crate::array::scalar(0.0, x.dtype())?.with_weak_type(v.weak_type());
     let padded = bind1(prim, &[&x, &zero], &p)?;
     let ones = front_to(
-        &crate::core::jaxpr::scalar(1.0, dtype_lattice::DType::Bool)?,
+        &crate::array::scalar(1.0, dtype_lattice::DType::Bool)?,
         x.shape(),
     )?;
     let mask = bind1(
         prim,
         &[
             &ones,
-            &crate::core::jaxpr::scalar(0.0, dtype_lattice::DType::Bool)?,
+            &crate::array::scalar(0.0, dtype_lattice::DType::Bool)?,
         ],
         &p,
     )?;
@@ -583,7 +583,7 @@ fn zero_index(indices: &[Array]) -> Result<Array, Error> {
     let dtype = indices
         .first()
         .map_or(dtype_lattice::DType::Int32, Array::dtype);
-    crate::core::jaxpr::scalar(0.0, dtype)
+    crate::array::scalar(0.0, dtype)
 }
 
 /// `dynamic_slice`: with start indices shared by every example, the whole batch dimension is

@@ -16,9 +16,10 @@ use dtype_lattice::{DType, Kind};
 use smallvec::SmallVec;
 
 use super::elementwise::{self, Op};
-use super::fast::{self, Side};
+use super::fast::{bin_op, bit_op, cmp_op};
 use super::{Params, Primitive};
 use crate::array::{ShapedArray, layout};
+use crate::kernels::fast::{self, Side};
 
 /// An operand of a [`Kernel`] over a block of `n` elements: the bytes of its `n` elements, or
 /// of one element standing for each of them.
@@ -117,13 +118,13 @@ fn elementwise_into(
             if d == DType::Float32 && out_dtype == d =>
         {
             let s = sides_of::<u32>(args, d, n)?;
-            fast::f32_into(op, s[0], s[1], words_mut(out, n)?);
+            fast::f32_into(bin_op(op)?, s[0], s[1], words_mut(out, n)?);
         }
         (Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge, 2)
             if d == DType::Float32 && out_dtype == DType::Bool =>
         {
             let s = sides_of::<u32>(args, d, n)?;
-            fast::compare_into(op, s[0], s[1], words_mut(out, n)?);
+            fast::compare_into(cmp_op(op)?, s[0], s[1], words_mut(out, n)?);
         }
         (Op::And | Op::Or | Op::Xor | Op::ShiftLeft | Op::ShiftRightLogical, 2) => {
             let shift = matches!(op, Op::ShiftLeft | Op::ShiftRightLogical);
@@ -173,7 +174,7 @@ fn bits_into<W: fast::Bits>(
     out: &mut [u8],
 ) -> Option<()> {
     let s = sides_of::<W>(args, d, n)?;
-    fast::bits_into(op, s[0], s[1], words_mut(out, n)?);
+    fast::bits_into(bit_op(op)?, s[0], s[1], words_mut(out, n)?);
     Some(())
 }
 
@@ -200,15 +201,9 @@ fn select_into(
         out: &mut [u8],
     ) -> Option<()> {
         let (a, b) = (side::<W>(a, n)?, side::<W>(b, n)?);
-        super::simd::zip3_sides(
-            p,
-            a,
-            b,
-            words_mut::<W>(out, n)?,
-            |p, a, b| {
-                if p != 0 { b } else { a }
-            },
-        );
+        crate::kernels::simd::zip3_sides(p, a, b, words_mut::<W>(out, n)?, |p, a, b| {
+            if p != 0 { b } else { a }
+        });
         Some(())
     }
     match width {

@@ -1,6 +1,6 @@
 //! `convert_element_type`: every dtype to every other, element by element, as
 //! [`crate::convert`] computes it, bit for bit with JAX (XLA's CPU backend), or with NumPy and
-//! ml_dtypes when the NumPy rules are in force ([`crate::numpy::semantics`]); `new_dtype` and
+//! ml_dtypes when the NumPy rules are in force ([`crate::config::semantics`]); `new_dtype` and
 //! `weak_type` are its parameters, as in JAX.
 
 use super::{Avals, Outputs};
@@ -79,7 +79,7 @@ fn impl_rule(
     // The conversion writes every byte.
     let data = Storage::overwritten(width, aval.size() * words, |bytes| {
         crate::convert::convert_with(
-            crate::numpy::semantics(),
+            crate::config::semantics(),
             x.dtype(),
             x.as_bytes(),
             aval.dtype(),

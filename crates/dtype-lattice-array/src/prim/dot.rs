@@ -280,7 +280,7 @@ fn generic_kernel<T: Reducible + Element>(
     out
 }
 
-/// float32/float64 products through the `gemm` crate ([`super::gemm`]), into a pooled buffer
+/// float32/float64 products through the `gemm` crate ([`crate::kernels::gemm`]), into a pooled buffer
 /// (a fresh one of megabytes would cost a page fault per 4 KiB). An operand stored transposed
 /// (`[batch, contract, free]` on the left, `[batch, free, contract]` on the right) is read
 /// in place through its strides instead of being copied.
@@ -291,7 +291,7 @@ fn fast_kernel<T>(
     (bs, m, k, n): (usize, usize, usize, usize),
 ) -> Result<Array, Error>
 where
-    T: super::gemm::GemmScalar + Element + bytemuck::Pod,
+    T: crate::kernels::gemm::GemmScalar + Element + bytemuck::Pod,
 {
     if a.len() < bs * m * k || b.len() < bs * k * n {
         return Err(crate::array::invalid("dot_general", "operands do not fit"));
@@ -300,7 +300,7 @@ where
     let data = Storage::overwritten(size_of::<T>(), bs * m * n, |bytes| {
         let out: &mut [T] = bytemuck::cast_slice_mut(bytes);
         for batch in 0..bs {
-            super::gemm::matmul::<T>(
+            crate::kernels::gemm::matmul::<T>(
                 (&a[batch * m * k..(batch + 1) * m * k], a_t),
                 (&b[batch * k * n..(batch + 1) * k * n], b_t),
                 (m, k, n),

@@ -5,8 +5,8 @@
 //! `is_finite`, bitwise operations and shifts (`not`, `and`, `or`, `xor`, `shift_left`,
 //! `shift_right_arithmetic`, `shift_right_logical`, `population_count`, `clz`), rounding
 //! (`floor`, `ceil`, `round`), complex parts (`real`, `imag`, `conj`) and the transcendental
-//! functions ([`super::math`]; on float32 lanes `exp`, `log`, `sin` and their kin run
-//! vectorised through [`super::vmath`], with the same results). `select_n`, `clamp` and `bitcast_convert_type` are in
+//! functions ([`crate::kernels::math`]; on float32 lanes `exp`, `log`, `sin` and their kin run
+//! vectorised through [`crate::kernels::vmath`], with the same results). `select_n`, `clamp` and `bitcast_convert_type` are in
 //! [`super::select`].
 //!
 //! One generic kernel per operation runs on the dtype's compute lane ([`super::lanes`]):
@@ -21,21 +21,21 @@
 //! except the sign and bit operations (`neg`, `abs`, `real`, `imag`, `conj`, complex
 //! `max`/`min`), the functions that return a tiny argument as it is ([`keeps_tiny`]: `sin`,
 //! `tan`, `atan`, `tanh`, `expm1`), and glibc's functions, which read their operands' bits
-//! ([`super::glibc`]: `rem`, `pow`, `atan2`, and float32 `log` where LLVM calls `logf`,
+//! ([`crate::kernels::glibc`]: `rem`, `pow`, `atan2`, and float32 `log` where LLVM calls `logf`,
 //! [`glibc_elements`]). Real `asin` is XLA's decomposition, every step in the dtype. NaN
 //! results of bfloat16 and the 8-bit formats keep their sign with the canonical payload
 //! (float8_e5m2's are all `0x7f`); `max`/`min` give the positive NaN.
 //!
 //! Complex numbers under JAX's rules ([`super::on_xla`]) follow XLA's CPU formulas: products
 //! with each part's second product fused (`mul`, `integer_pow`), Smith's division, `square`,
-//! `sign`, `sqrt`, `atan2` and the transcendentals of [`super::math`]'s `complex_xla_*`; under
+//! `sign`, `sqrt`, `atan2` and the transcendentals of [`crate::kernels::math`]'s `complex_xla_*`; under
 //! NumPy's rules they keep NumPy's loops (unfused products, `num_complex`'s formulas). `complex`
 //! composes two float32/float64 parts (`lax.complex`).
 //!
 //! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
 //! complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
 //! in `tests/it/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
-//! on XLA's real functions, [`super::xla_math`], bit for bit).
+//! on XLA's real functions, [`crate::kernels::xla_math`], bit for bit).
 
 use super::{Avals, Outputs};
 use dtype_lattice::error::Exception;
@@ -43,9 +43,9 @@ use dtype_lattice::{DType, Error, Kind};
 use num_complex::Complex;
 
 use super::lanes::{Lane, with_lane};
-use super::math::{self, Fn1};
 use super::{Param, Params, Primitive};
 use crate::array::{Array, ShapedArray, Storage, py_shape};
+use crate::kernels::math::{self, Fn1};
 
 #[allow(unused_macros)] // used by the other primitive modules as they grow
 /// Calls `$body` with `$t` the Rust element type of `$dtype` (the dtypes with one), or
@@ -199,12 +199,12 @@ pub(crate) trait Arith: Lane {
         self.div(o)
     }
     /// `pow` as XLA computes it (complex: XLA's polar form; float32/float64: glibc's
-    /// `powf`/`pow` under DAZ/FTZ, [`super::glibc::pow`], on unflushed operands).
+    /// `powf`/`pow` under DAZ/FTZ, [`crate::kernels::glibc::pow`], on unflushed operands).
     fn pow_xla(self, o: Self) -> Self {
         self.pow(o)
     }
     /// `rem` as XLA computes it (float32/float64: glibc's `fmodf`/`fmod` under DAZ/FTZ,
-    /// [`super::glibc::fmod`], on unflushed operands).
+    /// [`crate::kernels::glibc::fmod`], on unflushed operands).
     fn rem_xla(self, o: Self) -> Self {
         self.rem(o)
     }
@@ -213,7 +213,7 @@ pub(crate) trait Arith: Lane {
         self.equal(o)
     }
     /// `atan2` as XLA computes it (complex: `−i·log((x + i·y)/√(x² + y²))`; float32/float64:
-    /// glibc's `atan2f`/`atan2` under DAZ/FTZ, [`super::glibc`], on unflushed operands).
+    /// glibc's `atan2f`/`atan2` under DAZ/FTZ, [`crate::kernels::glibc`], on unflushed operands).
     fn atan2_xla(self, o: Self) -> Self {
         self.atan2(o)
     }
@@ -238,7 +238,7 @@ pub(crate) trait Arith: Lane {
     /// shape rule admits float32 and float64 only, other lanes return `self`'s complex form
     /// unchanged).
     fn compose(self, im: Self) -> Self::Cplx;
-    /// [`Arith::f1`] of every element (float32 lanes: vectorised where [`super::vmath`] has
+    /// [`Arith::f1`] of every element (float32 lanes: vectorised where [`crate::kernels::vmath`] has
     /// the function).
     fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> {
         v.into_iter().map(|a| a.f1(f)).collect()
@@ -385,23 +385,7 @@ impl Arith for bool {
     }
 }
 
-/// `r`, the IEEE result of a binary operation on `a` and `b`, with x86's choice among NaN
-/// operands made explicit: the first NaN operand, quieted (`a + a` quiets `a`). LLVM commutes
-/// float addition and multiplication, so the hardware's own choice would depend on codegen
-/// (XLA's results show the first operand's NaN: float8_e3m4 `add(+NaN, -NaN)` is +NaN).
-macro_rules! nan_first {
-    ($a:expr, $b:expr, $r:expr) => {{
-        let (a, b) = ($a, $b);
-        if a.is_nan() {
-            a + a
-        } else if b.is_nan() {
-            b + b
-        } else {
-            $r
-        }
-    }};
-}
-pub(crate) use nan_first;
+use crate::kernels::fast::nan_first;
 
 /// IEEE arithmetic at the lane's precision; `max`/`min` propagate NaN (XLA's semantics).
 macro_rules! float_arith {
@@ -443,21 +427,21 @@ macro_rules! float_arith {
             fn f1_all(v: Vec<Self>, f: Fn1) -> Vec<Self> { $f1_all(v, f) }
             fn compose(self, im: Self) -> Complex<$t> { Complex::new(self, im) }
             fn pow_xla(self, o: Self) -> Self {
-                super::glibc::pow(self, o, |a: $t, b: $t| Arith::pow(a, b))
+                crate::kernels::glibc::pow(self, o, |a: $t, b: $t| Arith::pow(a, b))
             }
             fn f1_glibc(self, f: Fn1) -> Self {
-                use super::glibc::Bits;
+                use crate::kernels::glibc::Bits;
                 if f == Fn1::Log {
-                    super::glibc::log(self, |a: $t| $f1(f, a.daz()))
+                    crate::kernels::glibc::log(self, |a: $t| $f1(f, a.daz()))
                 } else {
                     $f1(f, self.daz())
                 }
             }
             fn ftz_lane(self) -> Self {
-                super::glibc::Bits::ftz(self)
+                crate::kernels::glibc::Bits::ftz(self)
             }
             fn rem_xla(self, o: Self) -> Self {
-                super::glibc::fmod(self, o, |a: $t, b: $t| a % b)
+                crate::kernels::glibc::fmod(self, o, |a: $t, b: $t| a % b)
             }
             fn atan2_xla(self, o: Self) -> Self {
                 $atan2_glibc(self, o)
@@ -466,14 +450,14 @@ macro_rules! float_arith {
     )*};
 }
 float_arith!(
-    f32, math::real_f32, f64, super::vmath::map_vec, |y: f32, x: f32| super::glibc::atan2f(
+    f32, math::real_f32, f64, crate::kernels::vmath::map_vec, |y: f32, x: f32| crate::kernels::glibc::atan2f(
         y,
         x,
         |t| math::real_f32(Fn1::Atan, t),
         |a: f32, b: f32| Arith::atan2(a, b),
     );
     f64, math::real_f64, f64, |v: Vec<f64>, f| v.into_iter().map(|a| math::real_f64(f, a)).collect(),
-        |y: f64, x: f64| super::glibc::atan2(y, x, |a: f64, b: f64| Arith::atan2(a, b))
+        |y: f64, x: f64| crate::kernels::glibc::atan2(y, x, |a: f64, b: f64| Arith::atan2(a, b))
 );
 
 macro_rules! complex_arith {
@@ -530,7 +514,7 @@ macro_rules! complex_arith {
             }
             fn f1_xla(self, f: Fn1) -> Self { $f1_xla(f, self) }
             fn equal_xla(self, o: Self) -> bool {
-                use super::glibc::Bits;
+                use crate::kernels::glibc::Bits;
                 self.re.daz() == o.re.daz() && self.im.daz() == o.im.daz()
             }
             fn compose(self, _im: Self) -> Self { self }
@@ -743,7 +727,7 @@ impl Op {
     }
 
     /// The transcendental function of the operation, if it is one: XLA's, or, when the NumPy
-    /// rules are in force ([`crate::numpy::semantics`], read on the calling thread), NumPy's
+    /// rules are in force ([`crate::config::semantics`], read on the calling thread), NumPy's
     /// (the platform's libm) for the functions whose XLA form differs (`sinh`, `cosh`, `tanh`).
     pub(crate) fn fn1(self) -> Option<Fn1> {
         let numpy = || !super::on_xla();
@@ -1128,7 +1112,7 @@ pub(crate) fn subnormal_rules_differ(op: Op, out: &ShapedArray) -> bool {
     let fast_keeps = d == DType::Float32 && matches!(f, Fn1::Sin | Fn1::Tanh);
     let special = keeps_tiny(f, d, out.size()) && !fast_keeps
         || !glibc_elements(f, d, out.shape()).is_empty();
-    special && super::vmath::fast(f) && super::on_xla()
+    special && crate::kernels::vmath::fast(f) && super::on_xla()
 }
 
 /// Whether float32 words hold a subnormal.
@@ -1178,7 +1162,7 @@ pub(crate) fn alone<R>(f: impl FnOnce() -> R) -> R {
 /// glibc's function rather than its own approximation of `f`: a lone float32 `log`
 /// ([`alone`]) over a rank-1 array of at most 16 elements computes in vectors of 8 then one
 /// vector of the rest, and LLVM expands a vector of 3, 5, 6 or 7 lanes into calls of glibc's
-/// `logf` (a `logf` of a subnormal is `-150·ln 2`, see [`super::glibc::log`]; XLA's
+/// `logf` (a `logf` of a subnormal is `-150·ln 2`, see [`crate::kernels::glibc::log`]; XLA's
 /// approximation reads it as zero). Longer and multidimensional arrays, and fusions of
 /// several operations, are computed by XLA's code throughout.
 fn glibc_elements(f: Fn1, dtype: DType, shape: &[usize]) -> std::ops::Range<usize> {
@@ -1342,7 +1326,7 @@ fn kernel<T: Arith>(
     }
     if on_xla && matches!(op, Op::Rem | Op::Pow | Op::Atan2) && is_float(od) {
         // glibc's functions, on the operands as they are (they read the bits; see
-        // `super::glibc`; their results come flushed where the hardware flushes them).
+        // `crate::kernels::glibc`; their results come flushed where the hardware flushes them).
         let (x, y) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
         let f: fn(T, T) -> T = match op {
             Op::Rem => T::rem_xla,
@@ -1650,7 +1634,7 @@ mod tests {
         assert_ne!(xla, numpy, "a case where the forms differ");
         let z = c32(&[(a, b)]);
         assert_eq!(un(&SQUARE, &z)[0], Complex::new(xla, 2.0 * (a * b)));
-        let np = crate::numpy::with_rules(Rules::numpy(), || un(&SQUARE, &z));
+        let np = crate::config::with_rules(Rules::numpy(), || un(&SQUARE, &z));
         assert_eq!(np[0].re, numpy);
     }
 
@@ -1675,7 +1659,7 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(mul(&zx, &zy)[0], fused);
-        let np = crate::numpy::with_rules(Rules::numpy(), || mul(&zx, &zy));
+        let np = crate::config::with_rules(Rules::numpy(), || mul(&zx, &zy));
         assert_eq!(np[0], plain);
     }
 

@@ -1,18 +1,18 @@
 //! Fast paths for the hottest elementwise primitives: `add`, `sub`, `mul`, `div`, `max` and
 //! `min` of two operands of one shape, or of an array and a scalar (an operand of one element,
 //! broadcast without being copied), in float32, bfloat16 or an 8-bit float format; the
-//! transcendental functions of [`super::vmath`] in float32 and bfloat16; `and`, `or`, `xor`,
-//! `shift_left` and `shift_right_logical` of integers (and the bitwise ones of bools) stored a
-//! word per element; float32 comparisons, `neg` and `abs`. They compute bit for
-//! bit what the generic kernel of [`super::elementwise`] computes (denormals off, one rounding
-//! per primitive, the same NaN signs), in one pass over the operands, on all cores for large
-//! arrays:
+//! transcendental functions of [`crate::kernels::vmath`] in float32 and bfloat16; `and`, `or`,
+//! `xor`, `shift_left` and `shift_right_logical` of integers (and the bitwise ones of bools)
+//! stored a word per element; float32 comparisons, `neg` and `abs`. They compute bit for bit
+//! what the generic kernel of [`super::elementwise`] computes (denormals off, one rounding per
+//! primitive, the same NaN signs), in one pass over the operands, on all cores for large
+//! arrays, by the loops of [`crate::kernels::fast`] into buffers of the storage pool:
 //!
 //! - float32 and bfloat16: a fused loop (load, flush subnormals, operate, flush, round);
 //! - the 8-bit formats: a 65,536-entry table of every pair of operands, built once per
 //!   operation and dtype by the generic kernel itself, then one lookup per element; or, for
 //!   `add`, `sub`, `mul` and `div` on a CPU with AVX-512 VBMI, the computing kernel of
-//!   [`super::simd8`], used only once it has matched that table on every pair.
+//!   [`crate::kernels::simd8`], used only once it has matched that table on every pair.
 //!
 //! The tests below compare them with the generic kernel, bit for bit.
 
@@ -22,173 +22,82 @@ use std::sync::{Arc, Mutex, OnceLock};
 use dtype_lattice::{DType, Kind};
 
 use super::elementwise::Op;
-use super::lanes::flush32 as flush;
-use super::math::Fn1;
+use crate::array::storage::pool::{self, Pooled};
 use crate::array::{Array, ShapedArray, Storage, Word};
+use crate::kernels::fast::{
+    BinOp, BitOp, Bits, Cmp, PARALLEL_MIN, Side, bf16_fn_into, bf16_into, bits_into, compare_into,
+    f32_fn_into, f32_into, f32_zip, par_map, par_zip, sign_into,
+};
+use crate::kernels::math::Fn1;
+use crate::kernels::{simd, simd8};
 
-/// Below this many elements one thread does the work.
-const PARALLEL_MIN: usize = 1 << 16;
+/// The fused loops' operation of an elementwise arithmetic primitive (`None`: not one).
+pub(crate) fn bin_op(op: Op) -> Option<BinOp> {
+    Some(match op {
+        Op::Add | Op::AddAny => BinOp::Add,
+        Op::Sub => BinOp::Sub,
+        Op::Mul => BinOp::Mul,
+        Op::Max => BinOp::Max,
+        Op::Min => BinOp::Min,
+        Op::Div => BinOp::Div,
+        _ => return None,
+    })
+}
 
-pub(super) const ADD: u8 = 0;
-pub(super) const SUB: u8 = 1;
-pub(super) const MUL: u8 = 2;
-pub(super) const MAX: u8 = 3;
-pub(super) const MIN: u8 = 4;
-pub(super) const DIV: u8 = 5;
+/// The bit operation of an elementwise primitive (`None`: not one).
+pub(crate) fn bit_op(op: Op) -> Option<BitOp> {
+    Some(match op {
+        Op::And => BitOp::And,
+        Op::Or => BitOp::Or,
+        Op::Xor => BitOp::Xor,
+        Op::ShiftLeft => BitOp::ShiftLeft,
+        Op::ShiftRightLogical => BitOp::ShiftRightLogical,
+        _ => return None,
+    })
+}
 
-/// The operation as a constant (one loop per operation, no branch on it inside).
-fn code(op: Op) -> u8 {
-    match op {
-        Op::Add | Op::AddAny => ADD,
-        Op::Sub => SUB,
-        Op::Mul => MUL,
-        Op::Max => MAX,
-        Op::Div => DIV,
-        _ => MIN,
+/// The comparison of an elementwise primitive (`None`: not one).
+pub(crate) fn cmp_op(op: Op) -> Option<Cmp> {
+    Some(match op {
+        Op::Eq => Cmp::Eq,
+        Op::Ne => Cmp::Ne,
+        Op::Lt => Cmp::Lt,
+        Op::Le => Cmp::Le,
+        Op::Gt => Cmp::Gt,
+        Op::Ge => Cmp::Ge,
+        _ => return None,
+    })
+}
+
+/// `n` words from the storage pool (not cleared: `fill` writes every one) filled by `fill`.
+fn filled<O: Pooled>(n: usize, fill: impl FnOnce(&mut [O])) -> Arc<Vec<O>> {
+    let v = pool::shared::<O, std::convert::Infallible>(n, false, |out| {
+        fill(out);
+        Ok(())
+    });
+    match v {
+        Ok(v) => v,
+        Err(never) => match never {},
     }
 }
 
-#[inline(always)]
-fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
-    match OP {
-        ADD => super::elementwise::nan_first!(a, b, a + b),
-        SUB => super::elementwise::nan_first!(a, b, a - b),
-        MUL => super::elementwise::nan_first!(a, b, a * b),
-        DIV => super::elementwise::nan_first!(a, b, a / b),
-        MAX => {
-            if a.is_nan() || b.is_nan() {
-                f32::NAN
-            } else if a > b || (a == b && !a.is_sign_negative()) {
-                a
-            } else {
-                b
-            }
-        }
-        _ => {
-            if a.is_nan() || b.is_nan() {
-                f32::NAN
-            } else if a < b || (a == b && a.is_sign_negative()) {
-                a
-            } else {
-                b
-            }
-        }
-    }
-}
-
-/// How many threads large arrays are split across (the cores, asked once).
-fn threads() -> usize {
-    static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |t| t.get().min(8)))
-}
-
-/// An operand of a fast binary operation: the words of an array of the output's shape, or one
-/// word standing for every element (a 0-d operand, or any of one element, broadcast).
-#[derive(Clone, Copy)]
-pub(super) enum Side<'a, W> {
-    Words(&'a [W]),
-    Scalar(W),
-}
-
-/// `part(x, y, out)` over the output split across the cores for large arrays: each call gets
-/// a stretch of the output and the operands' words for it (a scalar side as it is).
-fn zip_par_with<W: Copy + Default + Send + Sync, O: crate::array::storage::pool::Pooled + Send>(
+/// [`par_zip`] into a fresh pooled buffer as long as the sides.
+fn zip_par_with<W: Copy + Send + Sync, O: Pooled + Send>(
     x: Side<'_, W>,
     y: Side<'_, W>,
     part: impl Fn(Side<'_, W>, Side<'_, W>, &mut [O]) + Sync,
 ) -> Arc<Vec<O>> {
-    let n = match (x, y) {
-        (Side::Words(a), Side::Words(b)) => a.len().min(b.len()),
-        (Side::Words(a), Side::Scalar(_)) | (Side::Scalar(_), Side::Words(a)) => a.len(),
-        (Side::Scalar(_), Side::Scalar(_)) => 1,
-    };
-    // Output elements `start..start + out.len()`.
-    let part = |start: usize, out: &mut [O]| {
-        let m = out.len();
-        let cut = |s| match s {
-            Side::Words(a) => Side::Words(&a[start..start + m]),
-            scalar => scalar,
-        };
-        part(cut(x), cut(y), out);
-    };
-    let threads = if n < PARALLEL_MIN { 1 } else { threads() };
-    let filled =
-        crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, false, |out| {
-            if threads < 2 {
-                part(0, out);
-                return Ok(());
-            }
-            let chunk = n.div_ceil(threads);
-            // On rayon's pool, as the jit plan's fused blocks: one set of threads for all
-            // parallel work (threads of several pools spinning at once fight for the cores).
-            rayon::scope(|s| {
-                for (i, o) in out.chunks_mut(chunk).enumerate() {
-                    let part = &part;
-                    s.spawn(move |_| part(i * chunk, o));
-                }
-            });
-            Ok(())
-        });
-    match filled {
-        Ok(v) => v,
-        Err(never) => match never {},
-    }
+    filled(x.len_with(&y), |out| par_zip(x, y, out, part))
 }
 
-/// `f(x chunk, out chunk)` over `n` fresh words, split across the cores for large arrays.
-fn map_par<W: Sync, O: crate::array::storage::pool::Pooled + Send>(
-    x: &[W],
-    f: impl Fn(&[W], &mut [O]) + Sync,
-) -> Arc<Vec<O>> {
-    let n = x.len();
-    let threads = if n < PARALLEL_MIN { 1 } else { threads() };
-    let filled =
-        crate::array::storage::pool::shared::<O, std::convert::Infallible>(n, false, |out| {
-            if threads < 2 {
-                f(x, out);
-                return Ok(());
-            }
-            let chunk = n.div_ceil(threads);
-            rayon::scope(|s| {
-                for (o, a) in out.chunks_mut(chunk).zip(x.chunks(chunk)) {
-                    let f = &f;
-                    s.spawn(move |_| f(a, o));
-                }
-            });
-            Ok(())
-        });
-    match filled {
-        Ok(v) => v,
-        Err(never) => match never {},
-    }
+/// [`par_map`] into a fresh pooled buffer as long as `x`.
+fn map_par<W: Sync, O: Pooled + Send>(x: &[W], f: impl Fn(&[W], &mut [O]) + Sync) -> Arc<Vec<O>> {
+    filled(x.len(), |out| par_map(x, out, f))
 }
 
-/// A float32's bits with a subnormal flushed to a zero of its sign, unless `keep` is all ones.
-#[inline(always)]
-fn flush_bits(b: u32, keep: u32) -> u32 {
-    let keep = if b & 0x7f80_0000 == 0 {
-        keep | 0x8000_0000
-    } else {
-        u32::MAX
-    };
-    b & keep
-}
-
-/// A float32 result as bfloat16, rounding to nearest even; NaN keeps its sign with the
-/// canonical payload.
-#[inline(always)]
-fn to_bf16(r: f32) -> u16 {
-    let bits = r.to_bits();
-    if r.is_nan() {
-        ((bits >> 16) & 0x8000) as u16 | 0x7fc0
-    } else {
-        let round = 0x7fff + ((bits >> 16) & 1);
-        (bits.wrapping_add(round) >> 16) as u16
-    }
-}
-
-/// The fast result of a transcendental `op` ([`super::vmath`]) on a float32 or bfloat16 array
-/// (the output of its dtype and shape), or `None` where the generic kernel must do it.
+/// The fast result of a transcendental `op` ([`crate::kernels::vmath`]) on a float32 or
+/// bfloat16 array (the output of its dtype and shape), or `None` where the generic kernel
+/// must do it.
 pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     if matches!(op, Op::Neg | Op::Abs)
         && x.dtype() == DType::Float32
@@ -202,7 +111,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         ));
     }
     let f = op.fn1()?;
-    if !super::vmath::fast(f)
+    if !crate::kernels::vmath::fast(f)
         || out.dtype() != x.dtype()
         || !crate::array::same_shape(x.shape(), out.shape())
     {
@@ -217,98 +126,13 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         }
         // bfloat16's exp2 rounds log(2) and the product to bfloat16 first (the generic kernel).
         Storage::W16(a) if x.dtype() == DType::BFloat16 && f != Fn1::Exp2 => {
-            let io = super::vmath::Io {
-                load: |w| flush(f32::from_bits(u32::from(w) << 16)),
-                store: |r| to_bf16(flush(r)),
-                stored_nan: |o| o & 0x7fff > 0x7f80,
-            };
             let v = map_par(a, |xs, os| {
-                super::vmath::map(f, xs, os, io);
+                bf16_fn_into(f, xs, os);
             });
             Some(Storage::W16(v.into()))
         }
         _ => None,
     }
-}
-
-/// float32 `neg` (flips the sign bit) or `abs` (clears it) on words: bit operations, so
-/// subnormals are kept.
-pub(super) fn sign_into(neg: bool, x: &[u32], out: &mut [u32]) {
-    if neg {
-        super::simd::map_into(x, out, |w| w ^ 0x8000_0000);
-    } else {
-        super::simd::map_into(x, out, |w| w & 0x7fff_ffff);
-    }
-}
-
-/// The float32 function `f` of [`super::vmath`] on words (false, nothing written, where it has
-/// no vectorised form): XLA's float32 `sin` and `tanh` return subnormal arguments as they are
-/// (no flushing in or out), the others flush.
-pub(super) fn f32_fn_into(f: Fn1, x: &[u32], out: &mut [u32]) -> bool {
-    let keep = if matches!(f, Fn1::Sin | Fn1::Tanh) {
-        u32::MAX
-    } else {
-        0
-    };
-    let io = super::vmath::Io {
-        load: move |w| f32::from_bits(flush_bits(w, keep)),
-        store: move |r: f32| flush_bits(r.to_bits(), keep),
-        stored_nan: |o| o & 0x7fff_ffff > 0x7f80_0000,
-    };
-    super::vmath::map(f, x, out, io)
-}
-
-/// One float32 element of `OP` on words: flush, operate, flush.
-#[inline(always)]
-fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
-    let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
-    flush(r).to_bits()
-}
-
-/// `add`, `sub`, `mul`, `div`, `max` or `min` of float32 sides into `out`.
-pub(super) fn f32_into(op: Op, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u32]) {
-    use super::simd::zip_sides as zip;
-    match code(op) {
-        ADD => zip(a, b, out, f32_op::<ADD>),
-        SUB => zip(a, b, out, f32_op::<SUB>),
-        MUL => zip(a, b, out, f32_op::<MUL>),
-        DIV => zip(a, b, out, f32_op::<DIV>),
-        MAX => zip(a, b, out, f32_op::<MAX>),
-        _ => zip(a, b, out, f32_op::<MIN>),
-    }
-}
-
-/// [`f32_into`] of two operands of one length on this thread, into a cached or pooled buffer.
-fn f32_direct<const OP: u8>(a: &[u32], b: &[u32]) -> Arc<Vec<u32>> {
-    let filled = crate::array::storage::pool::shared::<u32, std::convert::Infallible>(
-        a.len(),
-        false,
-        |out| {
-            super::simd::zip_into(a, b, out, f32_op::<OP>);
-            Ok(())
-        },
-    );
-    match filled {
-        Ok(v) => v,
-        Err(never) => match never {},
-    }
-}
-
-/// bfloat16 in float32 and back, rounding to nearest even; NaN keeps its sign with the
-/// canonical payload.
-/// With AVX2, [`super::simd::bf16_zip`]'s kernel computes the same 16 lanes at a time.
-fn bf16_loop<const OP: u8>(a: Side<'_, u16>, b: Side<'_, u16>) -> Arc<Vec<u16>> {
-    zip_par_with(a, b, |x, y, out| {
-        super::simd::bf16_zip::<OP>(x, y, out, bf16_scalar::<OP>);
-    })
-}
-
-/// One element of [`bf16_loop`]: widen, flush, operate in float32, flush, round.
-#[inline(always)]
-pub(super) fn bf16_scalar<const OP: u8>(a: u16, b: u16) -> u16 {
-    let a = flush(f32::from_bits(u32::from(a) << 16));
-    let b = flush(f32::from_bits(u32::from(b) << 16));
-    to_bf16(flush(apply::<OP>(a, b)))
 }
 
 /// The operand's words as a [`Side`] of an output of `n` elements: all of them, or its one
@@ -329,7 +153,6 @@ fn side<'a, W: Word>(x: &'a Array, n: usize) -> Option<Side<'a, W>> {
 /// without the general dispatch of `bind` (small arrays spend most of their time there).
 /// `None` for anything else.
 pub(crate) fn same_aval(prim: &'static super::Primitive, x: &Array, y: &Array) -> Option<Array> {
-    use super::elementwise as E;
     if x.dtype() != DType::Float32
         || y.dtype() != DType::Float32
         || x.weak_type() != y.weak_type()
@@ -345,22 +168,11 @@ pub(crate) fn same_aval(prim: &'static super::Primitive, x: &Array, y: &Array) -
     if a.len() >= PARALLEL_MIN || a.len() != b.len() {
         return None;
     }
-    let is = |p: &'static super::Primitive| std::ptr::eq(prim, p);
-    let v = if is(&E::ADD) {
-        f32_direct::<ADD>(a, b)
-    } else if is(&E::SUB) {
-        f32_direct::<SUB>(a, b)
-    } else if is(&E::MUL) {
-        f32_direct::<MUL>(a, b)
-    } else if is(&E::DIV) {
-        f32_direct::<DIV>(a, b)
-    } else if is(&E::MAX) {
-        f32_direct::<MAX>(a, b)
-    } else if is(&E::MIN) {
-        f32_direct::<MIN>(a, b)
-    } else {
-        return None;
+    let op = match super::elementwise::op_of(prim)? {
+        Op::AddAny => return None,
+        op => bin_op(op)?,
     };
+    let v = filled(a.len(), |out| f32_zip(op, a, b, out));
     Some(Array::from_parts(x.aval().clone(), Storage::W32(v.into())))
 }
 
@@ -376,20 +188,15 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
     }
     let n = out.size();
     let d = x.dtype();
-    if matches!(
-        op,
-        Op::And | Op::Or | Op::Xor | Op::ShiftLeft | Op::ShiftRightLogical
-    ) {
-        return integer(op, x, y, n, out);
+    if let Some(bits) = bit_op(op) {
+        return integer(bits, x, y, n, out);
     }
-    if matches!(op, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge) {
-        return compare(op, x, y, n, out);
+    if let Some(cmp) = cmp_op(op) {
+        return compare(cmp, x, y, n, out);
     }
-    if !matches!(
-        op,
-        Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Div | Op::Max | Op::Min
-    ) || out.dtype() != d
-    {
+    let op8 = op;
+    let op = bin_op(op)?;
+    if out.dtype() != d {
         return None;
     }
     match x.storage() {
@@ -400,19 +207,12 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
         }
         Storage::W16(_) if d == DType::BFloat16 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
-            let v = match code(op) {
-                ADD => bf16_loop::<ADD>(a, b),
-                SUB => bf16_loop::<SUB>(a, b),
-                MUL => bf16_loop::<MUL>(a, b),
-                DIV => bf16_loop::<DIV>(a, b),
-                MAX => bf16_loop::<MAX>(a, b),
-                _ => bf16_loop::<MIN>(a, b),
-            };
+            let v = zip_par_with(a, b, |a, b, out| bf16_into(op, a, b, out));
             Some(Storage::W16(v.into()))
         }
         Storage::W8(_) if d.kind() == Kind::Float && d.bits() == 8 => {
             let (a, b) = (side::<u8>(x, n)?, side::<u8>(y, n)?);
-            let k = eight(op, d)?;
+            let k = eight(op8, d)?;
             let v = zip_par_with(a, b, |a, b, out| k.run(a, b, out));
             Some(Storage::W8(v.into()))
         }
@@ -421,12 +221,11 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
 }
 
 /// `and`, `or`, `xor` (integers and bool) and `shift_left`, `shift_right_logical` (integers)
-/// of operands stored a whole word per element, on the words themselves: a shift by a negative
-/// amount or by at least the width gives 0, as in JAX (a negative amount, read as an unsigned
-/// word, is at least the width).
-fn integer(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
+/// of operands stored a whole word per element, on the words themselves
+/// ([`crate::kernels::fast::bits_into`]).
+fn integer(op: BitOp, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
     let d = x.dtype();
-    let shift = matches!(op, Op::ShiftLeft | Op::ShiftRightLogical);
+    let shift = matches!(op, BitOp::ShiftLeft | BitOp::ShiftRightLogical);
     let kind_ok = match d.kind() {
         Kind::SignedInt | Kind::UnsignedInt => true,
         Kind::Bool => !shift,
@@ -435,67 +234,27 @@ fn integer(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
     if !kind_ok || out.dtype() != d || d.bits() as usize != 8 * crate::array::layout(d).0 {
         return None;
     }
-    macro_rules! on_words {
-        ($w:ty, $variant:ident) => {{
-            let (a, b) = (side::<$w>(x, n)?, side::<$w>(y, n)?);
-            let v = zip_par_with(a, b, |a, b, out| bits_into(op, a, b, out));
-            Some(Storage::$variant(v.into()))
-        }};
+    fn on<W: Bits + Word + Pooled>(
+        op: BitOp,
+        x: &Array,
+        y: &Array,
+        n: usize,
+    ) -> Option<Arc<Vec<W>>> {
+        let (a, b) = (side::<W>(x, n)?, side::<W>(y, n)?);
+        Some(zip_par_with(a, b, |a, b, out| bits_into(op, a, b, out)))
     }
-    match x.storage() {
-        Storage::W8(_) => on_words!(u8, W8),
-        Storage::W16(_) => on_words!(u16, W16),
-        Storage::W32(_) => on_words!(u32, W32),
-        Storage::W64(_) => on_words!(u64, W64),
-        _ => None,
-    }
-}
-
-/// A word of an integer (or bool) stored a whole word per element.
-pub(super) trait Bits:
-    Copy
-    + Default
-    + Send
-    + Sync
-    + bytemuck::Pod
-    + crate::array::storage::pool::Pooled
-    + PartialOrd
-    + std::ops::BitAnd<Output = Self>
-    + std::ops::BitOr<Output = Self>
-    + std::ops::BitXor<Output = Self>
-    + std::ops::Shl<Output = Self>
-    + std::ops::Shr<Output = Self>
-{
-    /// The width in bits, as a word.
-    const WIDTH: Self;
-}
-
-macro_rules! bits {
-    ($($w:ty),*) => {$(
-        impl Bits for $w {
-            const WIDTH: $w = <$w>::BITS as $w;
-        }
-    )*};
-}
-bits!(u8, u16, u32, u64);
-
-/// `and`, `or`, `xor`, `shift_left` or `shift_right_logical` (any other `op`) of two sides of
-/// words into `out` (see [`integer`]).
-pub(super) fn bits_into<W: Bits>(op: Op, a: Side<'_, W>, b: Side<'_, W>, out: &mut [W]) {
-    use super::simd::zip_sides as zip;
-    let zero = W::default();
-    match op {
-        Op::And => zip(a, b, out, |a, b| a & b),
-        Op::Or => zip(a, b, out, |a, b| a | b),
-        Op::Xor => zip(a, b, out, |a, b| a ^ b),
-        Op::ShiftLeft => zip(a, b, out, |a, b| if b < W::WIDTH { a << b } else { zero }),
-        _ => zip(a, b, out, |a, b| if b < W::WIDTH { a >> b } else { zero }),
-    }
+    Some(match x.storage() {
+        Storage::W8(_) => Storage::W8(on::<u8>(op, x, y, n)?.into()),
+        Storage::W16(_) => Storage::W16(on::<u16>(op, x, y, n)?.into()),
+        Storage::W32(_) => Storage::W32(on::<u32>(op, x, y, n)?.into()),
+        Storage::W64(_) => Storage::W64(on::<u64>(op, x, y, n)?.into()),
+        _ => return None,
+    })
 }
 
 /// The comparisons of two float32 operands (subnormals read as zeros of their sign, NaN
 /// unordered and unequal to everything), as bools.
-fn compare(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
+fn compare(op: Cmp, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<Storage> {
     if x.dtype() != DType::Float32 || out.dtype() != DType::Bool {
         return None;
     }
@@ -504,43 +263,29 @@ fn compare(op: Op, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option<
     Some(Storage::W8(v.into()))
 }
 
-/// `eq`, `ne`, `lt`, `le`, `gt` or `ge` (any other `op`) of two float32 sides into bools.
-pub(super) fn compare_into(op: Op, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u8]) {
-    use super::simd::zip_sides as zip;
-    let read = |w: u32| flush(f32::from_bits(w));
-    match op {
-        Op::Eq => zip(a, b, out, |a, b| u8::from(read(a) == read(b))),
-        Op::Ne => zip(a, b, out, |a, b| u8::from(read(a) != read(b))),
-        Op::Lt => zip(a, b, out, |a, b| u8::from(read(a) < read(b))),
-        Op::Le => zip(a, b, out, |a, b| u8::from(read(a) <= read(b))),
-        Op::Gt => zip(a, b, out, |a, b| u8::from(read(a) > read(b))),
-        _ => zip(a, b, out, |a, b| u8::from(read(a) >= read(b))),
-    }
-}
-
 /// How an 8-bit float format's `op` is computed: its table of every pair of operands, and,
 /// where this CPU has AVX-512 VBMI and the kernel agreed with the table on every pair, the
-/// kernel of [`super::simd8`] (`add`, `sub`, `mul` and `div`).
-pub(super) struct Eight {
-    op: u8,
+/// kernel of [`crate::kernels::simd8`] (`add`, `sub`, `mul` and `div`).
+pub(crate) struct Eight {
+    op: BinOp,
     table: Vec<u8>,
-    simd: Option<super::simd8::Kernel>,
+    simd: Option<simd8::Kernel>,
 }
 
 impl Eight {
     /// `out[i] = x[i] op y[i]`.
     fn run(&self, x: Side<'_, u8>, y: Side<'_, u8>, out: &mut [u8]) {
-        use super::simd8::zip;
+        use simd8::zip;
         let done = self.simd.as_ref().is_some_and(|k| match self.op {
-            ADD => zip::<ADD>(k, x, y, out),
-            SUB => zip::<SUB>(k, x, y, out),
-            MUL => zip::<MUL>(k, x, y, out),
-            DIV => zip::<DIV>(k, x, y, out),
+            BinOp::Add => zip::<{ BinOp::ADD }>(k, x, y, out),
+            BinOp::Sub => zip::<{ BinOp::SUB }>(k, x, y, out),
+            BinOp::Mul => zip::<{ BinOp::MUL }>(k, x, y, out),
+            BinOp::Div => zip::<{ BinOp::DIV }>(k, x, y, out),
             _ => false,
         });
         if !done {
             let table: &[u8; 1 << 16] = self.table.as_slice().try_into().expect("2^16 entries");
-            super::simd::zip_sides(x, y, out, |a, b| {
+            simd::zip_sides(x, y, out, |a, b| {
                 table[usize::from(u16::from(a) << 8 | u16::from(b))]
             });
         }
@@ -548,19 +293,19 @@ impl Eight {
 
     /// Whether the AVX-512 kernel computes it.
     #[cfg(test)]
-    pub(super) fn computed(&self) -> bool {
+    pub(crate) fn computed(&self) -> bool {
         self.simd.is_some()
     }
 
     /// The AVX-512 kernel, if it computes it.
     #[cfg(test)]
-    pub(super) fn kernel(&self) -> Option<&super::simd8::Kernel> {
+    pub(crate) fn kernel(&self) -> Option<&simd8::Kernel> {
         self.simd.as_ref()
     }
 
     /// The table of every pair (row: the first operand).
     #[cfg(test)]
-    pub(super) fn table(&self) -> &[u8] {
+    pub(crate) fn table(&self) -> &[u8] {
         &self.table
     }
 }
@@ -569,7 +314,7 @@ type Eights = Mutex<HashMap<(u8, DType), Arc<Eight>>>;
 
 /// `op` of an 8-bit float dtype (see [`Eight`]), built once per operation and dtype: the
 /// table by the generic kernel itself on every pair of bytes (row: the first operand).
-pub(super) fn eight(op: Op, dtype: DType) -> Option<Arc<Eight>> {
+pub(crate) fn eight(op: Op, dtype: DType) -> Option<Arc<Eight>> {
     static EIGHTS: OnceLock<Eights> = OnceLock::new();
     let eights = EIGHTS.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (op as u8, dtype);
@@ -583,11 +328,11 @@ pub(super) fn eight(op: Op, dtype: DType) -> Option<Arc<Eight>> {
     let aval = ShapedArray::new(&[a.len()], dtype, false);
     let out = super::elementwise::generic_binary(op, &x, &y, &aval).ok()?;
     let mut k = Eight {
-        op: code(op),
+        op: bin_op(op)?,
         table: out.as_bytes().to_vec(),
         simd: None,
     };
-    if matches!(k.op, ADD | SUB | MUL | DIV) && super::simd8::available() {
+    if matches!(k.op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) && simd8::available() {
         let values = super::lanes::decode_table(dtype);
         // The table's NaN results of each sign: a NaN operand's with itself (of the other
         // sign's where the format has NaNs of one sign only).
@@ -604,7 +349,7 @@ pub(super) fn eight(op: Op, dtype: DType) -> Option<Arc<Eight>> {
         let enc = crate::convert::fast::Encoder32::new(&layout, crate::convert::Semantics::Jax);
         if let Some(kernel) = enc
             .zip(nans)
-            .and_then(|(e, nans)| super::simd8::Kernel::new(&values, &e, nans))
+            .and_then(|(e, nans)| simd8::Kernel::new(&values, &e, nans))
         {
             let computed = Eight {
                 simd: Some(kernel),
@@ -781,7 +526,7 @@ mod tests {
     #[test]
     fn transcendentals_agree_with_the_scalar_kernel() {
         use super::super::lanes::Lane;
-        use super::super::math::real_f32;
+        use crate::kernels::math::real_f32;
         let n = PARALLEL_MIN + 4_321;
         let ops = [
             Op::Exp,
@@ -820,7 +565,7 @@ mod tests {
                 let f = op.fn1().unwrap();
                 let Some(fast) = unary(op, &x, &aval) else {
                     assert!(
-                        !super::super::vmath::fast(f)
+                        !crate::kernels::vmath::fast(f)
                             || (dtype == DType::BFloat16 && op == Op::Exp2),
                         "{op:?} {dtype}"
                     );
@@ -978,7 +723,7 @@ mod tests {
             // Computed by AVX-512 VBMI where the CPU has it, for every format but e8m0fnu
             // (whose planes `simd8` refuses).
             for op in [Op::Add, Op::Sub, Op::Mul, Op::Div] {
-                let computed = super::super::simd8::available() && dtype != DType::Float8E8M0Fnu;
+                let computed = crate::kernels::simd8::available() && dtype != DType::Float8E8M0Fnu;
                 assert_eq!(
                     eight(op, dtype).unwrap().computed(),
                     computed,

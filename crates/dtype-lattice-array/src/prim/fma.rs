@@ -17,10 +17,10 @@
 use dtype_lattice::{DType, Error};
 
 use super::elementwise::{broadcast_operands, broadcasting_shape};
-use super::fast::Side;
 use super::lanes::{flush32, flush64};
 use super::{Avals, Outputs, Param, Params, Primitive};
 use crate::array::{Array, ShapedArray, Storage};
+use crate::kernels::fast::Side;
 
 /// The parameter that negates the product (`c - a*b`, `-(a*b) + c`).
 pub(crate) const NEG_PRODUCT: &str = "negate_product";
@@ -103,7 +103,7 @@ pub(super) fn fma32_into(
 ) {
     let (sp, sz) = signs(params);
     let (sp, sz) = (sp as f32, sz as f32);
-    super::simd::zip3_sides(a, b, c, out, |a, b, c| f32_word(a, b, c, sp, sz));
+    crate::kernels::simd::zip3_sides(a, b, c, out, |a, b, c| f32_word(a, b, c, sp, sz));
 }
 
 /// float64 `round(±a·b ± c)` of three sides into `out` (the signs from [`FMA`]'s parameters).
@@ -115,7 +115,7 @@ pub(super) fn fma64_into(
     out: &mut [u64],
 ) {
     let (sp, sz) = signs(params);
-    super::simd::zip3_sides(a, b, c, out, |a, b, c| f64_word(a, b, c, sp, sz));
+    crate::kernels::simd::zip3_sides(a, b, c, out, |a, b, c| f64_word(a, b, c, sp, sz));
 }
 
 fn impl_rule(

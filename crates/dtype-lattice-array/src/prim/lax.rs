@@ -63,7 +63,7 @@ pub(crate) fn integer_pow(x: &Array, n: i64) -> Result<Array, Error> {
 }
 /// A scalar constant of `x`'s dtype (JAX's `_const(x, v)`), strongly typed.
 pub(crate) fn konst(x: &Array, v: f64) -> Result<Array, Error> {
-    crate::core::jaxpr::scalar(v, x.dtype())
+    crate::array::scalar(v, x.dtype())
 }
 /// `select_n(which, cases...)`.
 pub(crate) fn select_n(which: &Array, cases: &[&Array]) -> Result<Array, Error> {

@@ -21,29 +21,17 @@ mod convert;
 mod dot;
 mod elem_arith;
 pub(crate) mod elementwise;
-mod fast;
+pub(crate) mod fast;
 pub(crate) mod fma;
-// The one call of `gemm::gemm` (raw pointers and strides), behind slice checks.
-#[allow(unsafe_code)]
-mod gemm;
-mod glibc;
 mod iota;
 pub(crate) mod lanes;
 pub(crate) mod lax;
-pub(crate) mod math;
 pub(crate) mod random;
 mod reduce;
 mod select;
-#[allow(unsafe_code)]
-pub(crate) mod simd;
-// 8-bit float arithmetic with AVX-512 VBMI: the second module of intrinsics (see its doc).
-#[allow(unsafe_code)]
-mod simd8;
 mod slicing;
 pub(crate) mod structural;
 pub mod transpose;
-mod vmath;
-mod xla_math;
 
 pub(crate) use convert::CONVERT_ELEMENT_TYPE;
 pub(crate) use structural::BROADCAST_IN_DIM;
@@ -442,7 +430,7 @@ pub(crate) fn implement(
                     Ok(Array::float0(a.clone()))
                 } else {
                     // convert_element_type of float0: zeros.
-                    let zero = crate::numpy::scalar_array(
+                    let zero = crate::array::scalar_array(
                         dtype_lattice::Value::Int(0),
                         a.dtype(),
                         a.weak_type(),
@@ -620,9 +608,9 @@ pub fn bind(
 }
 
 /// Whether the primitives compute as XLA's CPU backend does (JAX's rules), not as NumPy's
-/// loops (the NumPy rules in force on this thread, [`crate::numpy::semantics`]).
+/// loops (the NumPy rules in force on this thread, [`crate::config::semantics`]).
 pub(crate) fn on_xla() -> bool {
-    crate::numpy::semantics() == crate::convert::Semantics::Jax
+    crate::config::semantics() == crate::convert::Semantics::Jax
 }
 
 /// [`bind1`] of a binary primitive on two arrays of one aval: small float32 arithmetic

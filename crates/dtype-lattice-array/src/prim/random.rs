@@ -21,7 +21,7 @@
 //! `bit_width` other than 8, 16, 32 or 64 in its shape rule with the implementation's message
 //! (`requires 8-, 16-, 32- or 64-bit field width.`; JAX's staging fails differently there).
 //! Its output dtype for `bit_width=64` follows x64 in the rules in force
-//! ([`crate::numpy::rules`]): `uint64`, or with x64 off `uint32` holding the low words (JAX's
+//! ([`crate::config::rules`]): `uint64`, or with x64 off `uint32` holding the low words (JAX's
 //! canonicalisation, bit for bit).
 //!
 //! ```
@@ -359,7 +359,7 @@ fn bits_shape_rule(
         16 => DType::UInt16,
         32 => DType::UInt32,
         // With x64 off JAX canonicalises uint64 to uint32 (the low words: `hi << 32` is 0).
-        _ => DType::UInt64.canonicalize(crate::numpy::rules().options().x64),
+        _ => DType::UInt64.canonicalize(crate::config::rules().options().x64),
     };
     let out: Vec<usize> = keys.shape().iter().chain(&shape).copied().collect();
     Ok(smallvec::smallvec![ShapedArray::new(&out, dtype, false)])

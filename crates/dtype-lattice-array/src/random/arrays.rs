@@ -3,7 +3,7 @@
 //! `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap`); the samplers turn a key
 //! array into an [`Array`] of values with the bit-exact kernels of [`Random`].
 //!
-//! x64 follows the rules in force ([`crate::numpy::rules`], JAX's `jax_enable_x64`): it decides
+//! x64 follows the rules in force ([`crate::config::rules`], JAX's `jax_enable_x64`): it decides
 //! the seed's width (`key`), the default `bits` width and the canonical sample dtypes.
 //!
 //! As in `jax.random`, every function but [`key_data`] takes a single key (shape `()`;
@@ -35,7 +35,7 @@ fn bind(prim: &'static Primitive, inputs: &[&Array], params: &Params) -> Result<
 }
 
 fn x64() -> bool {
-    crate::numpy::rules().options().x64
+    crate::config::rules().options().x64
 }
 
 fn rng() -> Random {
@@ -175,7 +175,7 @@ fn traced_uniform(
         &[&float_bits],
         &Params::new().with("new_dtype", Param::DType(dtype)),
     )?;
-    let floats = prim::lax::sub(&floats, &crate::core::jaxpr::scalar(1.0, dtype)?)?;
+    let floats = prim::lax::sub(&floats, &crate::array::scalar(1.0, dtype)?)?;
     let scaled = prim::lax::add(&prim::lax::mul(&floats, &prim::lax::sub(&hi, &lo)?)?, &lo)?;
     lax2("max", &lo, &scaled)
 }
@@ -188,7 +188,7 @@ fn weak_bound(v: f64) -> Result<Array, Error> {
     } else {
         DType::Float32
     };
-    Ok(crate::core::jaxpr::scalar(v, dtype)?.with_weak_type(true))
+    Ok(crate::array::scalar(v, dtype)?.with_weak_type(true))
 }
 
 fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
@@ -414,10 +414,10 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error
             DType::Float32 => f64::from(f32::from_bits((-1.0f32).to_bits() - 1)),
             _ => f64::from_bits((-1.0f64).to_bits() - 1),
         };
-        let konst = |v: f64| crate::core::jaxpr::scalar(v, dtype);
+        let konst = |v: f64| crate::array::scalar(v, dtype);
         let u = traced_uniform("normal", key, shape, dtype, &konst(lo)?, &konst(1.0)?)?;
         let e = prim::lax::unary("erf_inv", &u)?;
-        let sqrt2 = crate::core::jaxpr::scalar(std::f64::consts::SQRT_2, dtype)?;
+        let sqrt2 = crate::array::scalar(std::f64::consts::SQRT_2, dtype)?;
         return prim::lax::mul(&sqrt2, &e);
     }
     let k = single_key("normal", key)?;
@@ -438,7 +438,7 @@ pub fn bernoulli(key: &Array, p: f64, shape: &[usize]) -> Result<Array, Error> {
         };
         let (lo, hi) = (weak_bound(0.0)?, weak_bound(1.0)?);
         let u = traced_uniform("bernoulli", key, shape, dtype, &lo, &hi)?;
-        let p = crate::core::jaxpr::scalar(p, dtype)?;
+        let p = crate::array::scalar(p, dtype)?;
         return bind(
             prim::by_name("lt").ok_or_else(no_lt)?,
             &[&u, &p],
@@ -490,7 +490,7 @@ fn traced_randint(
     let (dmin, dmax) = r.default_int_range();
     let clip = |v: i128| v.clamp(tmin.max(dmin), tmax.min(dmax));
     let konst =
-        |v: i128, d: DType| crate::numpy::scalar_array(dtype_lattice::Value::Int(v), d, false);
+        |v: i128, d: DType| crate::array::scalar_array(dtype_lattice::Value::Int(v), d, false);
     let out_of_range = Array::scalar(maxval > tmax.min(dmax));
     let lo = to_rank(&konst(clip(minval), sdt)?, shape.len())?;
     let hi = to_rank(&konst(clip(maxval), sdt)?, shape.len())?;

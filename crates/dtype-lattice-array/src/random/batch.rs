@@ -11,9 +11,9 @@
 //! Every output equals what the single-key functions compute key by key (tested below).
 
 use super::fill::par_fill;
-use super::simd;
-use super::threefry::counter;
 use crate::array::storage::Word64;
+use crate::kernels::threefry::counter;
+use crate::kernels::threefry_simd as simd;
 
 /// Whether keys of `per_key` counters each fill their own vectors (whole vectors, or enough of
 /// them that a ragged end computed one block at a time costs little), rather than going
@@ -236,7 +236,7 @@ pub(crate) fn fold_in(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random::threefry::threefry2x32;
+    use crate::kernels::threefry::threefry2x32;
     use crate::random::{Key, Random, Values};
 
     /// Key data of `n` distinct keys.

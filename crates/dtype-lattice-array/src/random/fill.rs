@@ -1,7 +1,7 @@
 //! Random bits into memory: any slice computable on its own, filled on all cores.
 
 use super::keys::*;
-use super::{Backend, simd};
+use crate::kernels::threefry_simd::{self as simd, Backend};
 
 /// Elements per thread below which a fill stays on the calling thread.
 pub(super) const PARALLEL_MIN: usize = 1 << 16;
@@ -63,7 +63,7 @@ const MAP_BLOCK: usize = 512;
 
 /// `out[j] = f(bits)` of the `width`-bit random bits (8, 16, 32 or 64, as a `u64`) of the
 /// elements from flat index `start`, block by block. `f` runs with AVX2 and FMA where the CPU
-/// has them ([`crate::prim::simd`]): `mul_add` is one instruction there, not a call of the C
+/// has them ([`crate::kernels::simd`]): `mul_add` is one instruction there, not a call of the C
 /// library's `fma`, and a branch-free `f` is vectorised.
 pub(super) fn map_bits<T>(
     key: [u32; 2],
@@ -72,7 +72,7 @@ pub(super) fn map_bits<T>(
     out: &mut [T],
     f: impl Fn(u64) -> T + Copy,
 ) {
-    use crate::prim::simd::{map_into, zip_into};
+    use crate::kernels::simd::{map_into, zip_into};
     let (mut a, mut b) = ([0u32; MAP_BLOCK], [0u32; MAP_BLOCK]);
     for (c, chunk) in out.chunks_mut(MAP_BLOCK).enumerate() {
         let (m, at) = (chunk.len(), start + (c * MAP_BLOCK) as u64);

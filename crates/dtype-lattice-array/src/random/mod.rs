@@ -9,7 +9,7 @@
 //!   transformed by the PRNG primitives (`random_seed`, `random_split`, `random_fold_in`,
 //!   `random_bits`, `random_wrap`, `random_unwrap` in [`crate::prim`]), so that they can be
 //!   staged and batched like any other primitive; x64 follows the rules in force
-//!   ([`crate::numpy::rules`]). The samplers (`uniform`, `normal`, `bernoulli`, `randint`)
+//!   ([`crate::config::rules`]). The samplers (`uniform`, `normal`, `bernoulli`, `randint`)
 //!   compute a concrete key's values with the struct API's kernels directly; a traced key
 //!   (under `jit`, `vmap`...) makes `uniform`, `normal` and `bernoulli` bind `random_bits`
 //!   followed by the `lax` primitives JAX stages for them (`randint` needs a concrete key).
@@ -69,23 +69,21 @@
 
 mod arrays;
 pub(crate) mod batch;
-pub(crate) mod erfinv;
 mod fill;
 mod floats;
 mod keys;
 mod sampler;
 mod shape;
-#[allow(unsafe_code)]
-mod simd;
 #[cfg(test)]
 mod tests;
-mod threefry;
 mod values;
 mod writer;
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Reason;
 
+pub use crate::kernels::threefry::threefry2x32;
+pub use crate::kernels::threefry_simd::Backend;
 pub use arrays::{
     bernoulli, bits, bits_dtype, fold_in, fold_in_array, key, key_data, normal, randint, split,
     split_shape, uniform, wrap_key_data,
@@ -96,8 +94,6 @@ pub use keys::{Key, KeyArray};
 pub use sampler::Random;
 pub use shape::MAX_ELEMENTS;
 pub(crate) use shape::output_size;
-pub use simd::Backend;
-pub use threefry::threefry2x32;
 pub use values::{Sample, Values};
 pub use writer::BitsWriter;
 

@@ -10,7 +10,8 @@ use super::floats::*;
 use super::keys::*;
 use super::shape::*;
 use super::values::*;
-use super::{erfinv, invalid, simd, threefry2x32};
+use super::{invalid, threefry2x32};
+use crate::kernels::{erfinv, threefry_simd as simd};
 
 /// Configuration of the PRNG functions: JAX's `jax_enable_x64` and the number of threads for
 /// large outputs. Builder-style, like [`dtype_lattice::Rules`].

@@ -4,6 +4,7 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
 use super::invalid;
+pub use crate::array::MAX_ELEMENTS;
 pub(super) use crate::array::py_shape;
 
 /// The number of elements, or `None` if it overflows 128 bits.
@@ -12,11 +13,6 @@ pub(super) fn checked_size(shape: &[usize]) -> Option<u128> {
         .iter()
         .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
 }
-
-/// The most elements an output held in memory may have (keys or values): 2^28, at most
-/// 2 GiB of key data. Larger shapes are refused (JAX's own `NotImplementedError` beyond
-/// 2^64 elements comes first); [`Random::bits_writer`](super::Random::bits_writer) streams any size to a file.
-pub const MAX_ELEMENTS: usize = 1 << 28;
 
 /// The size of a sampler's output: JAX refuses more than 2^64 elements; beyond that, the
 /// output must have at most [`MAX_ELEMENTS`] elements.

@@ -7,7 +7,7 @@ use super::fill::*;
 use super::keys::*;
 use super::sampler::*;
 use super::shape::*;
-use super::simd;
+use crate::kernels::threefry_simd as simd;
 
 #[test]
 fn parallel_fill_equals_serial() {
@@ -69,7 +69,7 @@ fn oversized_shapes_are_errors() {
 /// (`for_each_bits`), then each value on its own (scalar `mul_add`, `erf_inv_f32`).
 mod element_by_element {
     use super::*;
-    use crate::random::erfinv::erf_inv_f32;
+    use crate::kernels::erfinv::erf_inv_f32;
     use crate::random::floats::{UniformFloat, uniform_of_bits};
     use crate::random::values::Values;
 

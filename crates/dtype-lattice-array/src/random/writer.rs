@@ -6,10 +6,11 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
 
 use super::fill::*;
+use super::invalid;
 use super::keys::*;
 use super::sampler::*;
 use super::shape::*;
-use super::{invalid, simd};
+use crate::kernels::threefry_simd as simd;
 
 /// Streams `jax.random.bits(key, shape, uintW)` to a file as raw little-endian values (NumPy's
 /// `tofile` layout) in chunks of 2^15 values computed on all threads, never holding the whole

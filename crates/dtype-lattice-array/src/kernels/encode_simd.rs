@@ -14,7 +14,7 @@
 //! `is_x86_feature_detected!` test. The tests compare every lane of every path the CPU can run
 //! with [`Encoder32::encode`] on odd lengths and offsets.
 
-use super::fast::{Encoder32, encode_u8_loop, encode_u16_loop};
+use super::encode::{Encoder32, encode_u8_loop, encode_u16_loop};
 
 /// Encodes `src` (float32, little-endian) into one byte each with AVX2 if this CPU has it;
 /// `false` (nothing written) if it does not.
@@ -71,8 +71,8 @@ fn avx512() -> bool {
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512 {
     use super::*;
-    use crate::convert::fast::Rounding;
-    use crate::prim::simd::{PREFETCH_BYTES, prefetch};
+    use crate::kernels::encode::Rounding;
+    use crate::kernels::simd::{PREFETCH_BYTES, prefetch};
     use std::arch::x86_64::{
         __m512, __m512i, _mm_sfence, _mm512_add_epi32, _mm512_add_ps, _mm512_and_si512,
         _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cmpgt_epi32_mask, _mm512_cmplt_epi32_mask,
@@ -187,7 +187,7 @@ pub(crate) mod avx512 {
     /// [`encode`]: four registers of codes packed into one by two packs and a byte
     /// permute.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-    pub(super) fn encode_rounded(e: &Encoder32, r: &Rounding, src: &[u8], dst: &mut [u8]) {
+    pub(crate) fn encode_rounded(e: &Encoder32, r: &Rounding, src: &[u8], dst: &mut [u8]) {
         let n = dst.len().min(src.len() / 4);
         let round = Round::new(r);
         // After the packs, 128-bit lane `l` holds codes `4l..4l + 4` of each register in
@@ -200,7 +200,7 @@ pub(crate) mod avx512 {
         let order = unsafe { _mm512_loadu_si512(order.as_ptr().cast()) };
         // Outputs far beyond the caches are streamed from their first 64-byte boundary
         // (non-temporal stores skip the read of each line an ordinary store makes first).
-        let stream = n >= crate::prim::simd::STREAM_MIN_BYTES;
+        let stream = n >= crate::kernels::simd::STREAM_MIN_BYTES;
         let mut i = if stream {
             dst.as_ptr().align_offset(64).min(n)
         } else {
@@ -238,12 +238,12 @@ pub(crate) mod avx512 {
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    pub(super) fn encode_to_u8(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    pub(crate) fn encode_to_u8(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
         encode_u8_loop(e, src, dst);
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    pub(super) fn encode_to_u16(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    pub(crate) fn encode_to_u16(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
         encode_u16_loop(e, src, dst);
     }
 }
@@ -253,12 +253,12 @@ mod avx2 {
     use super::*;
 
     #[target_feature(enable = "avx2")]
-    pub(super) fn encode_to_u8(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    pub(crate) fn encode_to_u8(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
         encode_u8_loop(e, src, dst);
     }
 
     #[target_feature(enable = "avx2")]
-    pub(super) fn encode_to_u16(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
+    pub(crate) fn encode_to_u16(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
         encode_u16_loop(e, src, dst);
     }
 }
@@ -335,7 +335,7 @@ mod tests {
         let big: Vec<u8> = bytes
             .iter()
             .cycle()
-            .take(4 * (crate::prim::simd::STREAM_MIN_BYTES + 1004))
+            .take(4 * (crate::kernels::simd::STREAM_MIN_BYTES + 1004))
             .copied()
             .collect();
         for t in [

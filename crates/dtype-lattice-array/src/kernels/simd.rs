@@ -139,7 +139,7 @@ pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
 
 /// The instruction sets a kernel of this module is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Isa {
+pub(crate) enum Isa {
     /// AVX-512 F and BW (32 lanes of 16 bits).
     Avx512,
     /// AVX2 and FMA (16 lanes of 16 bits).
@@ -166,7 +166,7 @@ impl Isa {
 
     /// Every one this CPU can run, best first (for the tests of each path).
     #[cfg(test)]
-    pub(super) fn available() -> Vec<Isa> {
+    pub(crate) fn available() -> Vec<Isa> {
         let mut all = vec![Isa::Baseline];
         #[cfg(target_arch = "x86_64")]
         {
@@ -190,7 +190,7 @@ impl Isa {
 /// streaming outputs of [`STREAM_MIN_BYTES`] or more; other CPUs run `f` through
 /// [`zip_stream`] and [`map_into`].
 #[inline]
-pub(super) fn bf16_zip<const OP: u8>(
+pub(crate) fn bf16_zip<const OP: u8>(
     x: Side<'_, u16>,
     y: Side<'_, u16>,
     out: &mut [u16],
@@ -201,7 +201,7 @@ pub(super) fn bf16_zip<const OP: u8>(
 
 /// [`bf16_zip`] on `isa`, which the caller has checked this CPU has.
 #[inline]
-pub(super) fn bf16_zip_on<const OP: u8>(
+pub(crate) fn bf16_zip_on<const OP: u8>(
     isa: Isa,
     x: Side<'_, u16>,
     y: Side<'_, u16>,
@@ -236,7 +236,7 @@ pub(super) fn bf16_zip_on<const OP: u8>(
 
 /// `out[i] = f(x[i], y[i])` on two [`Side`]s (a scalar side the same for every `i`): the
 /// generic loops, [`zip_stream`] for two arrays, [`map_into`] for an array and a scalar.
-pub(super) fn zip_sides<W: Copy, O: bytemuck::Pod>(
+pub(crate) fn zip_sides<W: Copy, O: bytemuck::Pod>(
     x: Side<'_, W>,
     y: Side<'_, W>,
     out: &mut [O],
@@ -253,7 +253,7 @@ pub(super) fn zip_sides<W: Copy, O: bytemuck::Pod>(
 /// `out[i] = f(x[i], y[i], z[i])` on three [`Side`]s (a scalar side the same for every `i`),
 /// each arrangement of arrays and scalars its own loop ([`zip3_into`], [`zip_into`],
 /// [`map_into`]), so that scalars stay in registers.
-pub(super) fn zip3_sides<A: Copy, B: Copy, C: Copy, O>(
+pub(crate) fn zip3_sides<A: Copy, B: Copy, C: Copy, O>(
     x: Side<'_, A>,
     y: Side<'_, B>,
     z: Side<'_, C>,
@@ -330,7 +330,7 @@ macro_rules! bf16_driver {
     ($features:literal, $lanes:literal, $load:ident, $store:ident, $stream:ident, $splat:ident,
      $block:ident) => {
         #[target_feature(enable = $features)]
-        pub(super) fn bf16_zip<const OP: u8, const XS: bool, const YS: bool>(
+        pub(crate) fn bf16_zip<const OP: u8, const XS: bool, const YS: bool>(
             x: &[u16],
             y: &[u16],
             out: &mut [u16],
@@ -444,7 +444,7 @@ mod avx512 {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     fn bf16_block<const OP: u8>(a: __m512i, b: __m512i) -> __m512i {
-        use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
+        use crate::kernels::fast::BinOp;
         let abs = _mm512_set1_epi16(0x7fff);
         let min_normal = _mm512_set1_epi16(0x0080);
         let inf = _mm512_set1_epi16(0x7f80);
@@ -455,10 +455,10 @@ mod avx512 {
             _mm512_mask_mov_epi16(v, tiny, _mm512_andnot_si512(abs, v))
         };
         let (a, b) = (flush(a, a_abs), flush(b, b_abs));
-        if OP == MAX || OP == MIN {
+        if OP == BinOp::MAX || OP == BinOp::MIN {
             let nan = _mm512_cmpgt_epi16_mask(a_abs, inf) | _mm512_cmpgt_epi16_mask(b_abs, inf);
             let key = |v| _mm512_xor_si512(v, _mm512_and_si512(_mm512_srai_epi16::<15>(v), abs));
-            let r = if OP == MAX {
+            let r = if OP == BinOp::MAX {
                 _mm512_max_epi16(key(a), key(b))
             } else {
                 _mm512_min_epi16(key(a), key(b))
@@ -471,10 +471,10 @@ mod avx512 {
         let odd = |v| _mm512_castsi512_ps(_mm512_and_si512(v, high));
         let (ae, ao, be, bo) = (even(a), odd(a), even(b), odd(b));
         let (re, ro) = match OP {
-            ADD => (_mm512_add_ps(ae, be), _mm512_add_ps(ao, bo)),
-            SUB => (_mm512_sub_ps(ae, be), _mm512_sub_ps(ao, bo)),
-            MUL => (_mm512_mul_ps(ae, be), _mm512_mul_ps(ao, bo)),
-            DIV => (_mm512_div_ps(ae, be), _mm512_div_ps(ao, bo)),
+            BinOp::ADD => (_mm512_add_ps(ae, be), _mm512_add_ps(ao, bo)),
+            BinOp::SUB => (_mm512_sub_ps(ae, be), _mm512_sub_ps(ao, bo)),
+            BinOp::MUL => (_mm512_mul_ps(ae, be), _mm512_mul_ps(ao, bo)),
+            BinOp::DIV => (_mm512_div_ps(ae, be), _mm512_div_ps(ao, bo)),
             _ => unreachable!(),
         };
         let (re, ro) = (_mm512_castps_si512(re), _mm512_castps_si512(ro));
@@ -504,7 +504,7 @@ mod avx2 {
     };
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn zip_into<A: Copy, B: Copy, O>(
+    pub(crate) fn zip_into<A: Copy, B: Copy, O>(
         x: &[A],
         y: &[B],
         out: &mut [O],
@@ -514,7 +514,7 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn zip3_into<A: Copy, B: Copy, C: Copy, O>(
+    pub(crate) fn zip3_into<A: Copy, B: Copy, C: Copy, O>(
         x: &[A],
         y: &[B],
         z: &[C],
@@ -525,7 +525,7 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
+    pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
         super::map_loop(x, out, f);
     }
 
@@ -562,7 +562,7 @@ mod avx2 {
         a: std::arch::x86_64::__m256i,
         b: std::arch::x86_64::__m256i,
     ) -> std::arch::x86_64::__m256i {
-        use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
+        use crate::kernels::fast::BinOp;
         use std::arch::x86_64::*;
         let abs = _mm256_set1_epi16(0x7fff);
         let min_normal = _mm256_set1_epi16(0x0080);
@@ -573,14 +573,14 @@ mod avx2 {
             _mm256_andnot_si256(_mm256_and_si256(tiny, abs), v)
         };
         let (a, b) = (flush(a, a_abs), flush(b, b_abs));
-        if OP == MAX || OP == MIN {
+        if OP == BinOp::MAX || OP == BinOp::MIN {
             let nan = _mm256_or_si256(
                 _mm256_cmpgt_epi16(a_abs, inf),
                 _mm256_cmpgt_epi16(b_abs, inf),
             );
             // An involution: negative codes' magnitude bits flipped.
             let key = |v| _mm256_xor_si256(v, _mm256_and_si256(_mm256_srai_epi16::<15>(v), abs));
-            let r = if OP == MAX {
+            let r = if OP == BinOp::MAX {
                 _mm256_max_epi16(key(a), key(b))
             } else {
                 _mm256_min_epi16(key(a), key(b))
@@ -593,10 +593,10 @@ mod avx2 {
         let odd = |v| _mm256_castsi256_ps(_mm256_and_si256(v, high));
         let (ae, ao, be, bo) = (even(a), odd(a), even(b), odd(b));
         let (re, ro) = match OP {
-            ADD => (_mm256_add_ps(ae, be), _mm256_add_ps(ao, bo)),
-            SUB => (_mm256_sub_ps(ae, be), _mm256_sub_ps(ao, bo)),
-            MUL => (_mm256_mul_ps(ae, be), _mm256_mul_ps(ao, bo)),
-            DIV => (_mm256_div_ps(ae, be), _mm256_div_ps(ao, bo)),
+            BinOp::ADD => (_mm256_add_ps(ae, be), _mm256_add_ps(ao, bo)),
+            BinOp::SUB => (_mm256_sub_ps(ae, be), _mm256_sub_ps(ao, bo)),
+            BinOp::MUL => (_mm256_mul_ps(ae, be), _mm256_mul_ps(ao, bo)),
+            BinOp::DIV => (_mm256_div_ps(ae, be), _mm256_div_ps(ao, bo)),
             _ => unreachable!(),
         };
         let (re, ro) = (_mm256_castps_si256(re), _mm256_castps_si256(ro));
@@ -620,7 +620,7 @@ mod avx2 {
     }
 
     /// Bytes of results staged in L1 between two streaming copies.
-    pub(super) const STAGE: usize = 2048;
+    pub(crate) const STAGE: usize = 2048;
 
     /// The staging buffer: aligned for 32-byte loads.
     #[repr(C, align(32))]
@@ -630,7 +630,7 @@ mod avx2 {
     /// boundary and after its last whole stage are written directly, each stage in between
     /// computed into [`Stage`] and streamed to `out` 32 bytes at a time.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn zip_stream<A: Copy, B: Copy, O: bytemuck::Pod>(
+    pub(crate) fn zip_stream<A: Copy, B: Copy, O: bytemuck::Pod>(
         x: &[A],
         y: &[B],
         out: &mut [O],
@@ -808,7 +808,7 @@ mod tests {
     /// Every kernel this CPU runs ([`Isa::available`]; the baseline is the scalar form
     /// itself), lane by lane against the scalar form.
     fn check_bf16<const OP: u8>(x: Side<'_, u16>, y: Side<'_, u16>, out: &mut [u16]) {
-        use super::super::fast::bf16_scalar;
+        use crate::kernels::fast::bf16_scalar;
         let at = |s: Side<'_, u16>, i: usize| match s {
             Side::Words(w) => w[i],
             Side::Scalar(v) => v,
@@ -836,7 +836,7 @@ mod tests {
     /// streamed and not.
     #[test]
     fn bf16_kernel_matches_the_scalar_form_on_every_code() {
-        use super::super::fast::{ADD, DIV, MAX, MIN, MUL, SUB};
+        use crate::kernels::fast::BinOp;
         fn every_op<const OP: u8>() {
             let band = bf16_band();
             let every: Vec<u16> = (0..=u16::MAX).collect();
@@ -874,12 +874,12 @@ mod tests {
                 }
             }
         }
-        every_op::<ADD>();
-        every_op::<SUB>();
-        every_op::<MUL>();
-        every_op::<DIV>();
-        every_op::<MAX>();
-        every_op::<MIN>();
+        every_op::<{ BinOp::ADD }>();
+        every_op::<{ BinOp::SUB }>();
+        every_op::<{ BinOp::MUL }>();
+        every_op::<{ BinOp::DIV }>();
+        every_op::<{ BinOp::MAX }>();
+        every_op::<{ BinOp::MIN }>();
     }
 
     /// The same for the unary loop, with a float64 polynomial evaluated by `mul_add` (the

@@ -130,7 +130,7 @@ pub(crate) fn erf_inv_f32_slice(xs: &mut [f32]) {
     let mut r = [0f32; BLOCK];
     for block in xs.chunks_mut(BLOCK) {
         let r = &mut r[..block.len()];
-        crate::prim::simd::map_into(block, r, erf_inv_f32_fast);
+        crate::kernels::simd::map_into(block, r, erf_inv_f32_fast);
         for (x, &e) in block.iter_mut().zip(r.iter()) {
             *x = if e.is_nan() { erf_inv_f32(*x) } else { e };
         }
@@ -175,7 +175,7 @@ fn giles_f64(a: f64) -> f64 {
 const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
 // erf and erfc in float64: the crate's one implementation, the `erf`/`erfc` primitives'.
-use crate::prim::math::{erf, erfc};
+use crate::kernels::math::{erf, erfc};
 
 /// erfinv for float64, `-1 < x < 1`; ±inf at ±1.
 pub(crate) fn erf_inv_f64(x: f64) -> f64 {

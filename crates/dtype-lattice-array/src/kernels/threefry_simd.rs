@@ -2,7 +2,7 @@
 //! with `is_x86_feature_detected!`, and on 8 blocks with their own keys and counters at a time
 //! ([`lanes`], AVX2: the PRNG primitives on batches of keys, [`super::batch`]); everything else
 //! (other CPUs, the ragged ends of a range, a block whose counters cross a multiple of 2^32)
-//! goes to the scalar reference ([`crate::random::threefry2x32`]).
+//! goes to the scalar reference ([`crate::kernels::threefry2x32`]).
 //!
 //! # Why this module may use `unsafe`
 //!
@@ -259,7 +259,7 @@ fn pair_prefix(_: Backend, _: [u32; 2], _: u64, _: &mut [u32], _: &mut [u32]) ->
 mod x86 {
     use std::arch::x86_64::*;
 
-    use crate::random::threefry::schedule;
+    use crate::kernels::threefry::schedule;
 
     /// Whether the `lanes` counters from `start` share their high word (the low word does not
     /// wrap inside the vector), so that the high word is one broadcast value.
@@ -370,7 +370,7 @@ mod x86 {
             unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
         };
         let (a, b) = (load(k0), load(k1));
-        let parity = _mm256_set1_epi32(crate::random::threefry::PARITY as i32);
+        let parity = _mm256_set1_epi32(crate::kernels::threefry::PARITY as i32);
         let ks = [a, b, _mm256_xor_si256(_mm256_xor_si256(a, b), parity)];
         let (mut x0, mut x1) = (load(c0), load(c1));
         threefry_rounds!(
@@ -388,7 +388,7 @@ mod x86 {
     /// Threefry-2x32 of blocks with their own keys and counters: whole vectors of the
     /// shortest slice; returns their length.
     #[target_feature(enable = "avx2")]
-    pub(super) fn lanes_avx2(
+    pub(crate) fn lanes_avx2(
         k0: &[u32],
         k1: &[u32],
         c0: &[u32],
@@ -439,7 +439,7 @@ mod x86 {
     /// Fills the longest prefix of `out` (little-endian u32 values) made of whole vectors
     /// whose counters share a high word; returns its length in values.
     #[target_feature(enable = "avx512f")]
-    pub(super) fn xor_avx512(key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
+    pub(crate) fn xor_avx512(key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
         const L: usize = 16;
         let n = out.len() / 4;
         let ks = schedule(key);
@@ -467,7 +467,7 @@ mod x86 {
 
     /// As [`xor_avx512`], with 8 lanes.
     #[target_feature(enable = "avx2")]
-    pub(super) fn xor_avx2(key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
+    pub(crate) fn xor_avx2(key: [u32; 2], start: u64, out: &mut [u8]) -> usize {
         const L: usize = 8;
         let n = out.len() / 4;
         let ks = schedule(key);
@@ -495,7 +495,7 @@ mod x86 {
 
     /// Both words of the blocks; returns the length filled (whole vectors only).
     #[target_feature(enable = "avx512f")]
-    pub(super) fn pair_avx512(
+    pub(crate) fn pair_avx512(
         key: [u32; 2],
         start: u64,
         out0: &mut [u32],
@@ -520,7 +520,7 @@ mod x86 {
 
     /// As [`pair_avx512`], with 8 lanes.
     #[target_feature(enable = "avx2")]
-    pub(super) fn pair_avx2(
+    pub(crate) fn pair_avx2(
         key: [u32; 2],
         start: u64,
         out0: &mut [u32],
@@ -547,7 +547,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random::threefry::{counter, threefry2x32};
+    use crate::kernels::threefry::{counter, threefry2x32};
 
     const BACKENDS: [Backend; 3] = [Backend::Avx512, Backend::Avx2, Backend::Scalar];
 

@@ -180,7 +180,7 @@ pub(crate) fn real_f64(f: Fn1, x: f64) -> f64 {
         // NaN stays NaN; below 1e-150 erfinv is its first-order term.
         Fn1::ErfInv if x.is_nan() => x,
         Fn1::ErfInv if x.abs() < 1e-150 => x * (std::f64::consts::PI.sqrt() / 2.0),
-        Fn1::ErfInv => crate::random::erfinv::erf_inv_f64(x),
+        Fn1::ErfInv => crate::kernels::erfinv::erf_inv_f64(x),
     }
 }
 
@@ -188,7 +188,7 @@ pub(crate) fn real_f64(f: Fn1, x: f64) -> f64 {
 pub(crate) fn real_f32(f: Fn1, x: f32) -> f32 {
     match f {
         Fn1::Sqrt => x.sqrt(),
-        Fn1::ErfInv => crate::random::erfinv::erf_inv_f32(x),
+        Fn1::ErfInv => crate::kernels::erfinv::erf_inv_f32(x),
         Fn1::Exp2 => real_f32(Fn1::Exp, x * std::f32::consts::LN_2),
         Fn1::Sinh => xla_sinh(x, |a| real_f32(Fn1::Expm1, a), |a| real_f32(Fn1::Exp, a)),
         Fn1::Cosh => xla_cosh(x, |a| real_f32(Fn1::Exp, a)),

@@ -30,14 +30,14 @@
 //! codes, with scalar operands on either side, at odd lengths and offsets, streamed or not.
 
 use super::fast::Side;
-use crate::convert::fast::{Encoder32, Rounding};
+use crate::kernels::encode::{Encoder32, Rounding};
 
 /// How one 8-bit float format's codes read as float32 bits, in two planes of 128 bytes: code
 /// `c`'s bits are `(hi[c & 0x7f] | c & 0x80) << 24 | lo[c & 0x7f] << 16` (the sign bit is
 /// the code's high bit), but for at most one `special` code, `(code, lo, hi)` (an fnuz
 /// format's NaN, `0x80`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Planes {
+pub(crate) struct Planes {
     lo: [u8; 128],
     hi: [u8; 128],
     special: Option<[u8; 3]>,
@@ -47,7 +47,7 @@ impl Planes {
     /// The planes of a format whose codes `0..=255` have the float32 values `values` (as the
     /// generic kernel reads them), if every value is a bfloat16 value, none a float32
     /// subnormal, and the high bit of each code but one is the value's sign.
-    pub(super) fn new(values: &[f32; 256]) -> Option<Planes> {
+    pub(crate) fn new(values: &[f32; 256]) -> Option<Planes> {
         let bits = values.map(f32::to_bits);
         if bits
             .iter()
@@ -86,7 +86,7 @@ impl Planes {
 }
 
 /// Whether this CPU has the AVX-512 subsets [`zip`] is compiled for.
-pub(super) fn available() -> bool {
+pub(crate) fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::is_x86_feature_detected!("avx512f")
@@ -103,7 +103,7 @@ pub(super) fn available() -> bool {
 /// differ (`float8_e5m2`'s are all `0x7f`, as XLA computes them, where the rounding's
 /// overflow path gives infinity's code).
 #[derive(Clone, Debug)]
-pub(super) struct Kernel {
+pub(crate) struct Kernel {
     planes: Planes,
     round: Rounding,
     /// The codes of NaN results with the sign bit clear and set.
@@ -114,7 +114,7 @@ impl Kernel {
     /// The kernel for the format whose codes have the float32 values `values`, rounded as
     /// `enc` rounds, whose NaN results of either sign are `nans`; `None` for a format
     /// [`Planes::new`] or [`Encoder32::rounding`] refuses (`float8_e8m0fnu`).
-    pub(super) fn new(values: &[f32; 256], enc: &Encoder32, nans: [u8; 2]) -> Option<Kernel> {
+    pub(crate) fn new(values: &[f32; 256], enc: &Encoder32, nans: [u8; 2]) -> Option<Kernel> {
         Some(Kernel {
             planes: Planes::new(values)?,
             round: enc.rounding()?,
@@ -127,7 +127,7 @@ impl Kernel {
 /// `ADD`, `SUB`, `MUL`, `DIV`), a scalar side the same for every `i`, a side of words as long
 /// as `out`; `false` (nothing written) if this CPU cannot run it ([`available`]) or both sides
 /// are scalars.
-pub(super) fn zip<const OP: u8>(
+pub(crate) fn zip<const OP: u8>(
     k: &Kernel,
     x: Side<'_, u8>,
     y: Side<'_, u8>,
@@ -165,9 +165,9 @@ mod avx512 {
     };
 
     use super::Kernel;
-    use crate::convert::fast::Rounding;
-    use crate::convert::simd::avx512::{Round, encode, store64};
-    use crate::prim::fast::{ADD, DIV, MUL, SUB};
+    use crate::kernels::encode::Rounding;
+    use crate::kernels::encode_simd::avx512::{Round, encode, store64};
+    use crate::kernels::fast::BinOp;
 
     /// The kernel's constants in registers.
     #[derive(Clone, Copy)]
@@ -243,10 +243,10 @@ mod avx512 {
     fn apply<const OP: u8>(a: __m512, b: __m512) -> __m512 {
         let b = _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a), a);
         match OP {
-            ADD => _mm512_add_ps(a, b),
-            SUB => _mm512_sub_ps(a, b),
-            MUL => _mm512_mul_ps(a, b),
-            DIV => _mm512_div_ps(a, b),
+            BinOp::ADD => _mm512_add_ps(a, b),
+            BinOp::SUB => _mm512_sub_ps(a, b),
+            BinOp::MUL => _mm512_mul_ps(a, b),
+            BinOp::DIV => _mm512_div_ps(a, b),
             _ => unreachable!("only add, sub, mul and div"),
         }
     }
@@ -269,7 +269,7 @@ mod avx512 {
     /// else it has `out.len()` codes. Outputs of `STREAM_MIN_BYTES` or more are written
     /// with non-temporal stores from their first 64-byte boundary, fenced at the end.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-    pub(super) fn zip<const OP: u8, const XS: bool, const YS: bool>(
+    pub(crate) fn zip<const OP: u8, const XS: bool, const YS: bool>(
         k: &Kernel,
         x: &[u8],
         y: &[u8],
@@ -310,7 +310,7 @@ mod avx512 {
             unsafe { _mm512_storeu_si512(po.as_mut_ptr().cast(), c) };
             out.copy_from_slice(&po[..m]);
         };
-        let stream = n >= crate::prim::simd::STREAM_MIN_BYTES;
+        let stream = n >= crate::kernels::simd::STREAM_MIN_BYTES;
         let head = if stream {
             out.as_ptr().align_offset(64).min(n)
         } else {
@@ -334,9 +334,10 @@ mod avx512 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::elementwise::Op;
-    use super::super::fast::{ADD, DIV, MUL, SUB, eight};
     use super::*;
+    use crate::kernels::fast::BinOp;
+    use crate::prim::elementwise::Op;
+    use crate::prim::fast::eight;
     use dtype_lattice::DType;
 
     #[test]
@@ -350,7 +351,7 @@ mod tests {
             DType::Float8E3M4,
             DType::Float8E4M3,
         ] {
-            let values = super::super::lanes::decode_table(dtype);
+            let values = crate::prim::lanes::decode_table(dtype);
             let p = Planes::new(&values).unwrap_or_else(|| panic!("{}", dtype.name()));
             for c in 0..=255u8 {
                 assert_eq!(
@@ -367,10 +368,10 @@ mod tests {
             );
         }
         // Unsigned, and 2^-127 is a float32 subnormal.
-        let e8m0 = super::super::lanes::decode_table(DType::Float8E8M0Fnu);
+        let e8m0 = crate::prim::lanes::decode_table(DType::Float8E8M0Fnu);
         assert_eq!(Planes::new(&e8m0), None);
         // A value that is not a bfloat16 value.
-        let mut odd = super::super::lanes::decode_table(DType::Float8E4M3Fn);
+        let mut odd = crate::prim::lanes::decode_table(DType::Float8E4M3Fn);
         odd[3] = f32::from_bits(odd[3].to_bits() | 1);
         assert_eq!(Planes::new(&odd), None);
     }
@@ -398,10 +399,10 @@ mod tests {
                 let table = e.table();
                 let want = |a: u8, b: u8| table[usize::from(a) << 8 | usize::from(b)];
                 let run = |x: Side<'_, u8>, y: Side<'_, u8>, out: &mut [u8]| match op {
-                    Op::Add => zip::<ADD>(k, x, y, out),
-                    Op::Sub => zip::<SUB>(k, x, y, out),
-                    Op::Mul => zip::<MUL>(k, x, y, out),
-                    _ => zip::<DIV>(k, x, y, out),
+                    Op::Add => zip::<{ BinOp::ADD }>(k, x, y, out),
+                    Op::Sub => zip::<{ BinOp::SUB }>(k, x, y, out),
+                    Op::Mul => zip::<{ BinOp::MUL }>(k, x, y, out),
+                    _ => zip::<{ BinOp::DIV }>(k, x, y, out),
                 };
                 for n in [0, 1, 63, 64, 65, 255, 256, 257, 511, 1000] {
                     for off in [0, 1, 3] {
@@ -424,7 +425,7 @@ mod tests {
                 assert!(!run(Side::Scalar(1), Side::Scalar(2), &mut [0u8; 4]));
                 if op == Op::Add {
                     // Streamed: an output past `STREAM_MIN_BYTES`, 5 bytes off a line.
-                    let n = super::super::simd::STREAM_MIN_BYTES + 77;
+                    let n = crate::kernels::simd::STREAM_MIN_BYTES + 77;
                     let x: Vec<u8> = (0..n).map(|i| codes[i % 2999]).collect();
                     let y: Vec<u8> = (0..n).map(|i| codes[(i + 1) % 2999]).collect();
                     let mut out = vec![0u8; n + 64];

@@ -1,0 +1,107 @@
+//! The configuration in force: the promotion rules `jax.numpy`'s functions follow (JAX's
+//! `jax_enable_x64` and `jax_numpy_dtype_promotion` flags, or another library's rules) and
+//! the element semantics they imply (XLA's CPU backend under JAX's rules, NumPy's loops under
+//! NumPy's). Everything that reads the configuration (the primitives' implementations, the
+//! transformations, `jax.numpy`, `jax.random`) sits above this module.
+
+use std::sync::RwLock;
+
+use dtype_lattice::{DType, Rules};
+
+/// The promotion rules `jax.numpy`'s functions follow (`jax_enable_x64`,
+/// `jax_numpy_dtype_promotion`): JAX's standard rules, x64 off, unless set.
+static CONFIG: RwLock<Option<Rules>> = RwLock::new(None);
+
+/// Bumped by [`set_rules`] after each write of [`CONFIG`]: a thread's cached copy of the
+/// rules is current while its generation is.
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How elements convert under the rules in force: NumPy's (`astype` with ml_dtypes) for the
+/// NumPy rule sets, JAX's (XLA's CPU backend) otherwise.
+pub fn semantics() -> crate::convert::Semantics {
+    let set = rules().rule_set();
+    if set == dtype_lattice::RuleSet::NUMPY || set == dtype_lattice::RuleSet::NUMPY_LEGACY {
+        crate::convert::Semantics::NumPy
+    } else {
+        crate::convert::Semantics::Jax
+    }
+}
+
+thread_local! {
+    /// [`with_rules`]'s override on this thread (JAX's `jax.enable_x64()` context managers).
+    static SCOPED: std::cell::Cell<Option<Rules>> = const { std::cell::Cell::new(None) };
+    /// The rules [`rules`] last read from [`CONFIG`] on this thread, with their generation.
+    static CACHED: std::cell::Cell<Option<(u64, Rules)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The rules in force: [`with_rules`]'s on this thread, else [`set_rules`]'s, else JAX's
+/// defaults (standard promotion, x64 off).
+pub fn rules() -> Rules {
+    if let Some(r) = SCOPED.with(std::cell::Cell::get) {
+        return r;
+    }
+    // Each thread keeps the last rules it read with the generation they had: a relaxed load
+    // instead of the lock's two atomic read-modify-writes on every call (an 8-element add
+    // asks twice).
+    let generation = GENERATION.load(std::sync::atomic::Ordering::Acquire);
+    if let Some((g, r)) = CACHED.with(std::cell::Cell::get)
+        && g == generation
+    {
+        return r;
+    }
+    let r = CONFIG
+        .read()
+        .map_or_else(|e| *e.into_inner(), |g| *g)
+        .unwrap_or_else(Rules::jax);
+    CACHED.with(|c| c.set(Some((generation, r))));
+    r
+}
+
+/// Runs `f` with `rules` in force on this thread only (as JAX's configuration context
+/// managers do), then restores the previous rules, also when `f` panics.
+///
+/// ```
+/// use dtype_lattice::{DType, Rules};
+/// use dtype_lattice_array::{numpy as jnp, Array};
+/// let x = Array::from_vec(vec![1i32, 2]);
+/// let y = jnp::with_rules(Rules::jax().x64(true), || jnp::add(&x, 2.5))?;
+/// assert_eq!(y.dtype(), DType::Float64);
+/// assert_eq!(jnp::add(&x, 2.5)?.dtype(), DType::Float32);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+pub fn with_rules<R>(rules: Rules, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rules>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPED.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SCOPED.with(|s| s.replace(Some(rules))));
+    f()
+}
+
+/// Sets the rules for every later call (`jax.config.update("jax_enable_x64", True)` is
+/// `set_rules(Rules::jax().x64(true))`).
+pub fn set_rules(rules: Rules) {
+    match CONFIG.write() {
+        Ok(mut g) => *g = Some(rules),
+        Err(e) => *e.into_inner() = Some(rules),
+    }
+    // After the write: a thread that sees the new generation reads the new rules.
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
+/// Whether the rules are NumPy's (no weak types, NumPy's loops).
+pub(crate) fn is_numpy(rules: &Rules) -> bool {
+    let set = rules.rule_set();
+    set == dtype_lattice::RuleSet::NUMPY || set == dtype_lattice::RuleSet::NUMPY_LEGACY
+}
+
+/// The default integer dtype (`int32`, `int64` with x64; NumPy's `int64`).
+pub(crate) fn default_int(rules: &Rules) -> DType {
+    if rules.options().x64 || is_numpy(rules) {
+        DType::Int64
+    } else {
+        DType::Int32
+    }
+}
