@@ -15,7 +15,7 @@
 mod train_mlp;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dtype_lattice_array::core::jit;
+use dtype_lattice_array::jit;
 use dtype_lattice_array::{Array, numpy as jnp};
 use std::hint::black_box;
 use train_mlp::{Args, Params, StepArgs};

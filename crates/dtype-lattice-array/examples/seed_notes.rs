@@ -7,10 +7,10 @@
 use std::sync::Mutex;
 
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::core::{CustomJvp, grad, jit, vmap};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
 use dtype_lattice_array::prim::{self, Params};
 use dtype_lattice_array::{Array, random};
+use dtype_lattice_array::{CustomJvp, grad, jit, vmap};
 
 fn lax(name: &str, args: &[&Array]) -> Result<Array, Error> {
     let p = prim::by_name(name).ok_or_else(|| {

@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use dtype_lattice::{DType, Error, Rules, Value};
-use dtype_lattice_array::core::{CustomJvp, CustomVjp, Jit, jit, value_and_grad, vmap};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
 use dtype_lattice_array::{Array, prim, random};
+use dtype_lattice_array::{CustomJvp, CustomVjp, Jit, jit, value_and_grad, vmap};
 
 /// The parameters: a weight matrix and a bias per layer.
 pub type Params = Vec<(Array, Array)>;
@@ -210,7 +210,7 @@ pub fn loss(model: &Arc<Model>) -> Jitted<Array> {
 pub fn grad(model: &Arc<Model>) -> Jitted<Params> {
     let model = model.clone();
     jit(Box::new(move |(params, x, y, key): StepArgs| {
-        dtype_lattice_array::core::grad(|p: Params| model.loss(&p, &x, &y, &key), &params)
+        dtype_lattice_array::grad(|p: Params| model.loss(&p, &x, &y, &key), &params)
     }))
 }
 

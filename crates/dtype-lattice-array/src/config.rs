@@ -105,3 +105,9 @@ pub(crate) fn default_int(rules: &Rules) -> DType {
         DType::Int32
     }
 }
+
+/// Whether the primitives compute as XLA's CPU backend does (JAX's rules), not as NumPy's
+/// loops (the NumPy rules in force on this thread, [`semantics`]).
+pub(crate) fn on_xla() -> bool {
+    semantics() == crate::convert::Semantics::Jax
+}

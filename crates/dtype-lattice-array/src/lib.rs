@@ -17,15 +17,23 @@ pub mod array;
 pub mod config;
 pub mod convert;
 pub mod core;
+pub mod interpreters;
+pub mod jit;
 #[allow(unsafe_code)]
 mod kernels;
 pub mod npy;
 pub mod numpy;
 pub mod prim;
+mod prng;
 pub mod random;
 pub mod repr;
 
 pub use array::{Array, Element, ShapedArray};
+pub use interpreters::{
+    CustomJvp, CustomVjp, Grad, Linearized, MapAxes, Vmap, grad, jvp, linearize, linearize_jvp,
+    make_jaxpr, stop_gradient, value_and_grad, vjp, vmap,
+};
+pub use jit::{Jit, jit};
 
 /// The README's Rust examples run as doctests (here, where both library crates are in scope).
 #[cfg(doctest)]

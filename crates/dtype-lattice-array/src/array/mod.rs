@@ -327,6 +327,35 @@ impl Array {
         )
     }
 
+    /// A concrete 0-d array's element repeated to `shape` (a constant filled in without any
+    /// primitive, for the evaluation of rules below the primitives).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a traced or non-0-d array, or a shape too large for memory.
+    pub(crate) fn repeated(&self, shape: &[usize]) -> Result<Array, Error> {
+        let (Data::Concrete(storage), 0) = (&self.data, self.ndim()) else {
+            return Err(invalid("value", "only a concrete 0-d array is repeated"));
+        };
+        let aval = ShapedArray::new(shape, self.dtype(), self.weak_type());
+        let (width, words) = layout(self.dtype());
+        let one = storage.bytes();
+        if words == 0 || one.is_empty() {
+            return Ok(Array::float0(aval));
+        }
+        let n = checked_size(shape)
+            .filter(|&n| n <= MAX_ELEMENTS)
+            .ok_or_else(|| invalid("shape", format!("{} is too large", py_shape(shape))))?;
+        let data = Storage::overwritten::<()>(width, n * words, |out| {
+            for chunk in out.chunks_exact_mut(one.len()) {
+                chunk.copy_from_slice(one);
+            }
+            Ok(())
+        })
+        .map_err(|()| invalid("shape", "no memory"))?;
+        Ok(Array::from_parts(aval, data))
+    }
+
     /// An array of `aval` holding no bytes: a `float0` array (JAX's tangent of integers,
     /// which has one value, so its arrays need no storage).
     pub(crate) fn float0(aval: ShapedArray) -> Array {

@@ -1,14 +1,14 @@
-//! JAX's transformation core over the primitives of [`crate::prim`]: traces (interpreters),
-//! tracers, jaxprs, staging (`make_jaxpr`, `jit`), forward- and reverse-mode differentiation
-//! (`jvp`, `linearize`, `vjp`, `grad`) and batching (`vmap`).
+//! JAX's core (`jax/_src/core.py`): primitives ([`Primitive`], [`Params`], [`bind`]), traces
+//! and tracers, jaxprs ([`ClosedJaxpr`]: type checker, evaluator, printer), pytrees, and the
+//! custom-rule objects the traces see. The transformations themselves are interpreters above
+//! it ([`crate::interpreters`]), the primitives' definitions the families of [`crate::lax`].
 //!
-//! The design is JAX's "stackless" core (`jax/_src/core.py`): one *current trace* per thread
-//! (none: evaluation). [`crate::prim::bind`] hands every primitive application to the current
-//! trace; a transformation makes a new trace whose parent is the one it was called under,
-//! runs the function with its tracers as arguments, and binds the primitives' rules in the
-//! parent. A tracer is an [`Array`] whose data is a tracer: the `jax.numpy` functions of
-//! [`crate::numpy`] therefore work on traced arrays unchanged, promotion and weak types
-//! included, as JAX's do.
+//! The design is JAX's "stackless" core: one *current trace* per thread (none: evaluation).
+//! [`bind`] hands every primitive application to the current trace; a transformation makes a
+//! new trace whose parent is the one it was called under, runs the function with its tracers
+//! as arguments, and binds the primitives' rules in the parent. A tracer is an [`Array`] whose
+//! data is a tracer: the `jax.numpy` functions of [`crate::numpy`] therefore work on traced
+//! arrays unchanged, promotion and weak types included, as JAX's do.
 //!
 //! Invariants:
 //! - a primitive's implementation only ever sees concrete arrays (evaluation refuses a tracer
@@ -31,27 +31,21 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
 use crate::array::Array;
-use crate::prim::{Outputs, Params, Primitive};
 
-mod batching;
 mod custom;
-mod exec;
 pub mod jaxpr;
-mod jvp;
+mod primitive;
 pub mod pytree;
-mod stage;
-mod vjp;
 
-pub use batching::{MapAxes, Vmap, vmap};
-pub(crate) use custom::{CUSTOM_JVP_CALL, CUSTOM_LIN, CUSTOM_VJP_CALL};
-pub use custom::{CustomJvp, CustomVjp, RuleRef, VjpRef};
+pub(crate) use custom::{Custom, CustomJvpRule, CustomVjpRule};
+pub use custom::{RuleRef, VjpRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
-pub(crate) use jvp::zeros_like as jvp_zeros_like;
-pub use jvp::{jvp, linearize_jvp, stop_gradient};
+pub use primitive::{
+    Avals, BatchDims, BatchRule, Call, Float0, Float0Refusal, ImplRule, JvpRule, Lin, Outputs,
+    Param, Params, Primitive, ShapeRule, TransposeRule, bind,
+};
+pub(crate) use primitive::{Hidden, bad_param, bind1, float0_refusal_named, implement, nonlinear};
 pub use pytree::Pytree;
-pub(crate) use stage::JIT as JIT_PRIMITIVE;
-pub use stage::{Jit, jit, make_jaxpr};
-pub use vjp::{Grad, Linearized, grad, linearize, value_and_grad, vjp};
 
 /// The identity of one trace (one application of a transformation), shared by its tracers.
 pub(crate) struct TraceTag {
@@ -196,7 +190,7 @@ pub(crate) trait Trace: Send + Sync {
     ) -> Result<Outputs, Error>;
 
     /// Applies a custom-derivative function (default: traced through, its rules unused).
-    fn process_custom(&self, rule: &custom::Custom, args: &[Array]) -> Result<Vec<Array>, Error> {
+    fn process_custom(&self, rule: &Custom, args: &[Array]) -> Result<Vec<Array>, Error> {
         rule.call(args)
     }
 

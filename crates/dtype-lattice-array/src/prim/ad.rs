@@ -11,14 +11,6 @@ use super::lax::{self, konst};
 use super::{Outputs, Param, Params, Primitive, bind};
 use crate::array::Array;
 
-/// A JVP rule: `(primals, tangents, params) -> (primal outputs, output tangents)`.
-pub type JvpRule = fn(
-    &'static Primitive,
-    &[Array],
-    &[Option<Array>],
-    &Params,
-) -> Result<(Outputs, Vec<Option<Array>>), Error>;
-
 fn primal_out(
     prim: &'static Primitive,
     primals: &[Array],
@@ -121,11 +113,11 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
             let x1 = second()?;
             let re = match t0 {
                 Some(t) => t,
-                None => crate::core::jvp_zeros_like(x)?,
+                None => lax::zeros_like(x)?,
             };
             let im = match t1 {
                 Some(t) => t,
-                None => crate::core::jvp_zeros_like(x1)?,
+                None => lax::zeros_like(x1)?,
             };
             Some(bind(prim, &[&re, &im], params)?[0].clone())
         }
@@ -284,7 +276,7 @@ pub(crate) fn multilinear_jvp(
     for (p, t) in primals.iter().zip(tangents).skip(first) {
         ins.push(match t {
             Some(t) => t.clone(),
-            None => crate::core::jvp_zeros_like(p)?,
+            None => lax::zeros_like(p)?,
         });
     }
     let refs: Vec<&Array> = ins.iter().collect();

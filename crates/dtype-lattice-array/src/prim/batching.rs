@@ -23,18 +23,7 @@ use super::structural::{BROADCAST_IN_DIM, SQUEEZE, TRANSPOSE, param_int, param_i
 use super::{Outputs, Param, Params, Primitive, bind, bind1, expand_dims};
 use crate::array::{Array, ShapedArray};
 
-/// Batch dimensions of operands or outputs (`None`: not batched).
-pub type BatchDims = Vec<Option<usize>>;
-
-/// A batching rule: `(primitive, axis size, operands, their batch dimensions, params) ->
-/// (outputs, their batch dimensions)`. At least one operand is batched when it is called.
-pub type BatchRule = fn(
-    &'static Primitive,
-    usize,
-    &[Array],
-    &[Option<usize>],
-    &Params,
-) -> Result<(Outputs, BatchDims), Error>;
+pub use crate::core::BatchDims;
 
 fn ints(v: impl IntoIterator<Item = usize>) -> Param {
     Param::Ints(v.into_iter().map(|d| d as i64).collect())

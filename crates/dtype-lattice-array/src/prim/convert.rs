@@ -95,12 +95,10 @@ fn impl_rule(
     Ok(smallvec::smallvec![Array::from_parts(aval, data)])
 }
 
-pub(crate) static CONVERT_ELEMENT_TYPE: Primitive = Primitive {
-    name: "convert_element_type",
-    arity: Some(1),
-    shape_rule,
-    impl_rule,
-    jvp: Some(super::ad::convert_jvp),
-    transpose: Some(super::transpose::convert_transpose),
-    batch: Some(super::batching::vectorized),
-};
+pub(crate) static CONVERT_ELEMENT_TYPE: Primitive =
+    Primitive::new("convert_element_type", Some(1), shape_rule, impl_rule)
+        .jvp(super::ad::convert_jvp)
+        .transpose(super::transpose::convert_transpose)
+        .batch(super::batching::vectorized)
+        .takes_float0()
+        .hides(&[("sharding", Some(&Param::None))]);

@@ -27,6 +27,8 @@ use super::reduce::{Red, Reducible};
 use super::structural::{TRANSPOSE, distinct, type_error};
 use super::{Param, Params, Primitive, bind1};
 use crate::array::{Array, Element, ShapedArray, Storage};
+use crate::core::Hidden;
+use dtype_lattice::error::Exception;
 
 /// The four lists of `dimension_numbers`.
 struct Dims {
@@ -456,15 +458,25 @@ fn impl_rule(
     Ok(smallvec::smallvec![result.with_weak_type(aval.weak_type())])
 }
 
-pub(crate) static DOT_GENERAL: Primitive = Primitive {
-    name: "dot_general",
-    arity: Some(2),
-    shape_rule,
-    impl_rule,
-    jvp: Some(super::ad::dot_general_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::dot_general),
-};
+/// Parameters jaxprs leave out when `None`.
+const DOT_HIDDEN: &[Hidden] = &[
+    ("precision", Some(&Param::None)),
+    ("out_sharding", Some(&Param::None)),
+];
+
+pub(crate) static DOT_GENERAL: Primitive =
+    Primitive::new("dot_general", Some(2), shape_rule, impl_rule)
+        .jvp(super::ad::dot_general_jvp)
+        .transpose(super::transpose::structural_transpose)
+        .batch(super::batching::dot_general)
+        .hides(DOT_HIDDEN)
+        // JAX fails an assertion.
+        .refuses_float0(|_, _| {
+            Error::refused(
+                Exception::TypeError,
+                "dot_general does not accept float0 operands",
+            )
+        });
 
 #[cfg(test)]
 mod tests {

@@ -642,15 +642,11 @@ macro_rules! ops {
         static TABLE: &[&Primitive] = &[$(&$c,)*];
 
         $(
-            pub(crate) static $c: Primitive = Primitive {
-                name: $name,
-                arity: Some($arity),
-                shape_rule: shape_rule::<{ Op::$op as u8 }>,
-                impl_rule: impl_rule::<{ Op::$op as u8 }>,
-                jvp: Some(super::ad::elementwise_jvp::<{ Op::$op as u8 }>),
-                transpose: Some(super::transpose::elementwise_transpose::<{ Op::$op as u8 }>),
-                batch: Some(super::batching::elementwise),
-            };
+            pub(crate) static $c: Primitive = Primitive::new($name, Some($arity), shape_rule::<{ Op::$op as u8 }>, impl_rule::<{ Op::$op as u8 }>)
+    .jvp(super::ad::elementwise_jvp::<{ Op::$op as u8 }>)
+    .transpose(super::transpose::elementwise_transpose::<{ Op::$op as u8 }>)
+    .batch(super::batching::elementwise)
+    .refuses_float0(float0_refusal);
         )*
     };
 }
@@ -762,6 +758,17 @@ impl Op {
             _ => return None,
         })
     }
+}
+
+/// lax's refusal of a `float0` operand (`add_any` named `add`, as JAX's cotangent sums are
+/// refused).
+fn float0_refusal(prim: &'static Primitive, inputs: &[&ShapedArray]) -> Error {
+    let name = if prim.name == "add_any" {
+        "add"
+    } else {
+        prim.name
+    };
+    crate::core::float0_refusal_named(name, prim.arity, inputs)
 }
 
 /// Whether `prim` computes each output element from the same element of each operand (or

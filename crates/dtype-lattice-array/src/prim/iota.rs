@@ -89,13 +89,6 @@ fn impl_one(
     Ok(smallvec::smallvec![iota_values(prim, params, out)?])
 }
 
-pub(crate) static IOTA: Primitive = Primitive {
-    name: "iota",
-    arity: Some(0),
-    shape_rule,
-    impl_rule: impl_one,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    // No operands, so never batched: a batching trace binds it in its parent.
-    batch: None,
-};
+// No operands, so never batched: a batching trace binds it in its parent.
+pub(crate) static IOTA: Primitive =
+    Primitive::new("iota", Some(0), shape_rule, impl_one).jvp(super::ad::zero_jvp);

@@ -102,3 +102,14 @@ pub(crate) fn broadcast_to(x: &Array, shape: &[usize]) -> Result<Array, Error> {
         .with("sharding", Param::None);
     bind1(&super::BROADCAST_IN_DIM, &[x], &params)
 }
+
+/// Zeros of `aval` (strong), under the current trace: a zero scalar broadcast.
+pub(crate) fn zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
+    let zero = crate::array::scalar(0.0, aval.dtype())?;
+    broadcast_to(&zero, aval.shape())
+}
+
+/// Zeros of `x`'s aval (strong), under the current trace.
+pub(crate) fn zeros_like(x: &Array) -> Result<Array, Error> {
+    zeros(x.aval())
+}

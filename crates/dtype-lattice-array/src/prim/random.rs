@@ -49,7 +49,7 @@ use super::{Param, Params, Primitive};
 use crate::array::storage::Word64;
 use crate::array::storage::sealed::Words;
 use crate::array::{Array, ShapedArray, Storage, py_shape};
-use crate::random::{Random, batch, implemented, output_size};
+use crate::prng::{Random, batch, implemented, output_size};
 
 /// The implementation of a key operand, or JAX's `TypeError` for a non-key operand.
 fn key_operand(prim: &str, x: &ShapedArray) -> Result<&'static KeyImpl, Error> {
@@ -145,15 +145,11 @@ fn seed_impl(
 }
 
 /// `random_seed[impl]`: keys from integer seeds (`jax.random.key`), one per seed.
-pub(crate) static RANDOM_SEED: Primitive = Primitive {
-    name: "random_seed",
-    arity: Some(1),
-    shape_rule: seed_shape_rule,
-    impl_rule: seed_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::vectorized),
-};
+pub(crate) static RANDOM_SEED: Primitive =
+    Primitive::new("random_seed", Some(1), seed_shape_rule, seed_impl)
+        .jvp(super::ad::zero_jvp)
+        .batch(super::batching::vectorized)
+        .takes_float0();
 
 // random_split -----------------------------------------------------------------------------
 
@@ -203,15 +199,11 @@ fn reserve<W>(n: usize, what: &str) -> Result<(), Error> {
 }
 
 /// `random_split[shape]`: `shape` new keys under each key (`jax.random.split`).
-pub(crate) static RANDOM_SPLIT: Primitive = Primitive {
-    name: "random_split",
-    arity: Some(1),
-    shape_rule: split_shape_rule,
-    impl_rule: split_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::vectorized),
-};
+pub(crate) static RANDOM_SPLIT: Primitive =
+    Primitive::new("random_split", Some(1), split_shape_rule, split_impl)
+        .jvp(super::ad::zero_jvp)
+        .batch(super::batching::vectorized)
+        .takes_float0();
 
 // random_fold_in ---------------------------------------------------------------------------
 
@@ -322,15 +314,11 @@ fn stepped<'a>(
 }
 
 /// `random_fold_in`: keys with messages folded in (`jax.random.fold_in`), broadcast.
-pub(crate) static RANDOM_FOLD_IN: Primitive = Primitive {
-    name: "random_fold_in",
-    arity: Some(2),
-    shape_rule: fold_in_shape_rule,
-    impl_rule: fold_in_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::random_fold_in),
-};
+pub(crate) static RANDOM_FOLD_IN: Primitive =
+    Primitive::new("random_fold_in", Some(2), fold_in_shape_rule, fold_in_impl)
+        .jvp(super::ad::zero_jvp)
+        .batch(super::batching::random_fold_in)
+        .takes_float0();
 
 // random_bits ------------------------------------------------------------------------------
 
@@ -405,15 +393,11 @@ fn bits_impl(
 }
 
 /// `random_bits[bit_width shape]`: unsigned bits under each key (`jax.random.bits`).
-pub(crate) static RANDOM_BITS: Primitive = Primitive {
-    name: "random_bits",
-    arity: Some(1),
-    shape_rule: bits_shape_rule,
-    impl_rule: bits_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::vectorized),
-};
+pub(crate) static RANDOM_BITS: Primitive =
+    Primitive::new("random_bits", Some(1), bits_shape_rule, bits_impl)
+        .jvp(super::ad::zero_jvp)
+        .batch(super::batching::vectorized)
+        .takes_float0();
 
 // random_wrap / random_unwrap ------------------------------------------------------------
 
@@ -470,15 +454,11 @@ fn share_impl(
 
 /// `random_wrap[impl]`: `uint32` key data (trailing dimension `key_words`) as keys
 /// (`jax.random.wrap_key_data`).
-pub(crate) static RANDOM_WRAP: Primitive = Primitive {
-    name: "random_wrap",
-    arity: Some(1),
-    shape_rule: wrap_shape_rule,
-    impl_rule: share_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::random_wrap),
-};
+pub(crate) static RANDOM_WRAP: Primitive =
+    Primitive::new("random_wrap", Some(1), wrap_shape_rule, share_impl)
+        .jvp(super::ad::zero_jvp)
+        .batch(super::batching::random_wrap)
+        .takes_float0();
 
 fn unwrap_shape_rule(
     prim: &'static Primitive,
@@ -496,15 +476,11 @@ fn unwrap_shape_rule(
 }
 
 /// `random_unwrap`: keys as their `uint32` key data (`jax.random.key_data`).
-pub(crate) static RANDOM_UNWRAP: Primitive = Primitive {
-    name: "random_unwrap",
-    arity: Some(1),
-    shape_rule: unwrap_shape_rule,
-    impl_rule: share_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::vectorized),
-};
+pub(crate) static RANDOM_UNWRAP: Primitive =
+    Primitive::new("random_unwrap", Some(1), unwrap_shape_rule, share_impl)
+        .jvp(super::ad::zero_jvp)
+        .batch(super::batching::vectorized)
+        .takes_float0();
 
 #[cfg(test)]
 mod tests {

@@ -643,17 +643,49 @@ fn reduce_impl<const OP: u8>(
     Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
 }
 
+/// lax's refusal of a `float0` operand by a reduction or scan (`OP`: sum and prod, and the
+/// scans, name the accepted dtypes; max and min, as `argmax`/`argmin`, the unsupported one;
+/// the logical ones the operand's).
+fn float0_refusal<const OP: u8>(prim: &'static Primitive, _: &[&ShapedArray]) -> Error {
+    let f0 = DType::Float0.numpy_str();
+    match Red::of(OP) {
+        Red::Max => float0_max(prim, &[]),
+        Red::Min => float0_min(prim, &[]),
+        Red::And | Red::Or => Error::refused(
+            Exception::TypeError,
+            format!("logical reduction requires operand dtype bool or int, got {f0}."),
+        ),
+        _ => Error::refused(
+            Exception::TypeError,
+            format!(
+                "{} does not accept dtype void. Accepted dtypes are subtypes of number.",
+                prim.name
+            ),
+        ),
+    }
+}
+
+fn float0_max(_: &'static Primitive, _: &[&ShapedArray]) -> Error {
+    Error::refused(
+        Exception::ValueError,
+        format!("Unsupported dtype for max: {}", DType::Float0.numpy_str()),
+    )
+}
+
+fn float0_min(_: &'static Primitive, _: &[&ShapedArray]) -> Error {
+    Error::refused(
+        Exception::ValueError,
+        format!("Unsupported dtype for min: {}", DType::Float0.numpy_str()),
+    )
+}
+
 macro_rules! reductions {
     ($($c:ident = $name:literal, $op:ident;)*) => {$(
-        pub(crate) static $c: Primitive = Primitive {
-            name: $name,
-            arity: Some(1),
-            shape_rule: reduce_shape_rule::<{ Red::$op as u8 }>,
-            impl_rule: reduce_impl::<{ Red::$op as u8 }>,
-            jvp: Some(super::ad::reduce_jvp),
-            transpose: Some(super::transpose::structural_transpose),
-            batch: Some(super::batching::reducer),
-        };
+        pub(crate) static $c: Primitive = Primitive::new($name, Some(1), reduce_shape_rule::<{ Red::$op as u8 }>, reduce_impl::<{ Red::$op as u8 }>)
+    .jvp(super::ad::reduce_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::reducer)
+    .refuses_float0(float0_refusal::<{ Red::$op as u8 }>);
     )*};
 }
 
@@ -781,25 +813,25 @@ fn argminmax_impl<const MAX: bool>(
     Ok(smallvec::smallvec![a])
 }
 
-pub(crate) static ARGMAX: Primitive = Primitive {
-    name: "argmax",
-    arity: Some(1),
-    shape_rule: argminmax_shape_rule::<true>,
-    impl_rule: argminmax_impl::<true>,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::reducer),
-};
+pub(crate) static ARGMAX: Primitive = Primitive::new(
+    "argmax",
+    Some(1),
+    argminmax_shape_rule::<true>,
+    argminmax_impl::<true>,
+)
+.jvp(super::ad::zero_jvp)
+.batch(super::batching::reducer)
+.refuses_float0(float0_max);
 
-pub(crate) static ARGMIN: Primitive = Primitive {
-    name: "argmin",
-    arity: Some(1),
-    shape_rule: argminmax_shape_rule::<false>,
-    impl_rule: argminmax_impl::<false>,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::reducer),
-};
+pub(crate) static ARGMIN: Primitive = Primitive::new(
+    "argmin",
+    Some(1),
+    argminmax_shape_rule::<false>,
+    argminmax_impl::<false>,
+)
+.jvp(super::ad::zero_jvp)
+.batch(super::batching::reducer)
+.refuses_float0(float0_min);
 
 fn cum_shape_rule(
     prim: &'static Primitive,
@@ -998,15 +1030,11 @@ fn cum_impl<const OP: u8>(
 
 macro_rules! cumulative {
     ($($c:ident = $name:literal, $op:ident;)*) => {$(
-        pub(crate) static $c: Primitive = Primitive {
-            name: $name,
-            arity: Some(1),
-            shape_rule: cum_shape_rule,
-            impl_rule: cum_impl::<{ Red::$op as u8 }>,
-            jvp: Some(super::ad::reduce_jvp),
-            transpose: Some(super::transpose::structural_transpose),
-            batch: Some(super::batching::scan),
-        };
+        pub(crate) static $c: Primitive = Primitive::new($name, Some(1), cum_shape_rule, cum_impl::<{ Red::$op as u8 }>)
+    .jvp(super::ad::reduce_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::scan)
+    .refuses_float0(float0_refusal::<{ Red::Sum as u8 }>);
     )*};
 }
 

@@ -293,15 +293,12 @@ fn canonical_nans(y: Array) -> Array {
     y
 }
 
-pub(crate) static SELECT_N: Primitive = Primitive {
-    name: "select_n",
-    arity: None,
-    shape_rule: select_shape_rule,
-    impl_rule: select_impl,
-    jvp: Some(super::ad::multilinear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::select_n),
-};
+pub(crate) static SELECT_N: Primitive =
+    Primitive::new("select_n", None, select_shape_rule, select_impl)
+        .jvp(super::ad::multilinear_jvp)
+        .transpose(super::transpose::structural_transpose)
+        .batch(super::batching::select_n)
+        .takes_float0();
 
 fn clamp_shape_rule(
     prim: &'static Primitive,
@@ -363,15 +360,8 @@ fn clamp_impl(
     Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
 }
 
-pub(crate) static CLAMP: Primitive = Primitive {
-    name: "clamp",
-    arity: Some(3),
-    shape_rule: clamp_shape_rule,
-    impl_rule: clamp_impl,
-    jvp: None,
-    transpose: None,
-    batch: Some(super::batching::clamp),
-};
+pub(crate) static CLAMP: Primitive =
+    Primitive::new("clamp", Some(3), clamp_shape_rule, clamp_impl).batch(super::batching::clamp);
 
 /// `dtypes.itemsize_bits`: the bits of one element (8 for bool).
 fn itemsize_bits(d: DType) -> u32 {
@@ -546,15 +536,23 @@ fn bit_mask(bits: u32) -> u64 {
     if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
 }
 
-pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive {
-    name: "bitcast_convert_type",
-    arity: Some(1),
-    shape_rule: bitcast_shape_rule,
-    impl_rule: bitcast_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::bitcast),
-};
+pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive::new(
+    "bitcast_convert_type",
+    Some(1),
+    bitcast_shape_rule,
+    bitcast_impl,
+)
+.jvp(super::ad::zero_jvp)
+.batch(super::batching::bitcast)
+.refuses_float0(|_, _| {
+    Error::refused(
+        Exception::ValueError,
+        format!(
+            "unexpected input: dtype=dtype({})",
+            DType::Float0.numpy_str()
+        ),
+    )
+});
 
 #[cfg(test)]
 mod tests {

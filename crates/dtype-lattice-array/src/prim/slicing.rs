@@ -143,15 +143,11 @@ fn slice_impl(
     Ok(smallvec::smallvec![strided_any(x, &out[0], base, &steps)])
 }
 
-pub(crate) static SLICE: Primitive = Primitive {
-    name: "slice",
-    arity: Some(1),
-    shape_rule: slice_shape_rule,
-    impl_rule: slice_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::slice),
-};
+pub(crate) static SLICE: Primitive = Primitive::new("slice", Some(1), slice_shape_rule, slice_impl)
+    .jvp(super::ad::linear_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::slice)
+    .takes_float0();
 
 /// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
 fn is_int(d: DType) -> bool {
@@ -272,15 +268,15 @@ fn dynamic_slice_impl(
     )])
 }
 
-pub(crate) static DYNAMIC_SLICE: Primitive = Primitive {
-    name: "dynamic_slice",
-    arity: None,
-    shape_rule: dynamic_slice_shape_rule,
-    impl_rule: dynamic_slice_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: None,
-    batch: Some(super::batching::dynamic_slice),
-};
+pub(crate) static DYNAMIC_SLICE: Primitive = Primitive::new(
+    "dynamic_slice",
+    None,
+    dynamic_slice_shape_rule,
+    dynamic_slice_impl,
+)
+.jvp(super::ad::linear_jvp)
+.batch(super::batching::dynamic_slice)
+.takes_float0();
 
 fn dus_shape_rule(
     _: &'static Primitive,
@@ -366,15 +362,10 @@ fn dus_impl(
     })])
 }
 
-pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive = Primitive {
-    name: "dynamic_update_slice",
-    arity: None,
-    shape_rule: dus_shape_rule,
-    impl_rule: dus_impl,
-    jvp: None,
-    transpose: None,
-    batch: Some(super::batching::dynamic_update_slice),
-};
+pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive =
+    Primitive::new("dynamic_update_slice", None, dus_shape_rule, dus_impl)
+        .batch(super::batching::dynamic_update_slice)
+        .takes_float0();
 
 fn concatenate_shape_rule(
     prim: &'static Primitive,
@@ -475,15 +466,16 @@ fn concatenate_impl(
     })])
 }
 
-pub(crate) static CONCATENATE: Primitive = Primitive {
-    name: "concatenate",
-    arity: None,
-    shape_rule: concatenate_shape_rule,
-    impl_rule: concatenate_impl,
-    jvp: Some(super::ad::multilinear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::concatenate),
-};
+pub(crate) static CONCATENATE: Primitive = Primitive::new(
+    "concatenate",
+    None,
+    concatenate_shape_rule,
+    concatenate_impl,
+)
+.jvp(super::ad::multilinear_jvp)
+.transpose(super::transpose::structural_transpose)
+.batch(super::batching::concatenate)
+.takes_float0();
 
 fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
     match params.require(prim, "padding_config")? {
@@ -592,12 +584,8 @@ fn pad_impl(
     })])
 }
 
-pub(crate) static PAD: Primitive = Primitive {
-    name: "pad",
-    arity: Some(2),
-    shape_rule: pad_shape_rule,
-    impl_rule: pad_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::pad),
-};
+pub(crate) static PAD: Primitive = Primitive::new("pad", Some(2), pad_shape_rule, pad_impl)
+    .jvp(super::ad::linear_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::pad)
+    .takes_float0();

@@ -10,6 +10,7 @@ use dtype_lattice::error::Exception;
 use super::{Param, Params, Primitive};
 use crate::array::py_shape;
 use crate::array::{Array, ShapedArray, Storage, Word};
+use crate::core::Hidden;
 
 /// A tuple of integers as Python prints it: `(3,)`, `(0, -1)`, `()`.
 pub(crate) fn py_ints(v: &[i64]) -> String {
@@ -376,15 +377,25 @@ fn broadcast_runs<W: Word>(
     W::into_storage(out)
 }
 
-pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive {
-    name: "broadcast_in_dim",
-    arity: Some(1),
-    shape_rule: broadcast_shape_rule,
-    impl_rule: broadcast_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::broadcast_in_dim),
-};
+/// Parameters jaxprs leave out: the shape (the output's), a `None` sharding, no broadcast
+/// dimensions.
+const BROADCAST_HIDDEN: &[Hidden] = &[
+    ("shape", None),
+    ("sharding", Some(&Param::None)),
+    ("broadcast_dimensions", Some(&Param::Ints(Vec::new()))),
+];
+
+pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive::new(
+    "broadcast_in_dim",
+    Some(1),
+    broadcast_shape_rule,
+    broadcast_impl,
+)
+.jvp(super::ad::linear_jvp)
+.transpose(super::transpose::structural_transpose)
+.batch(super::batching::broadcast_in_dim)
+.takes_float0()
+.hides(BROADCAST_HIDDEN);
 
 fn reshape_shape_rule(
     prim: &'static Primitive,
@@ -426,15 +437,12 @@ fn reshape_impl(
     )])
 }
 
-pub(crate) static RESHAPE: Primitive = Primitive {
-    name: "reshape",
-    arity: Some(1),
-    shape_rule: reshape_shape_rule,
-    impl_rule: reshape_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::reshape),
-};
+pub(crate) static RESHAPE: Primitive =
+    Primitive::new("reshape", Some(1), reshape_shape_rule, reshape_impl)
+        .jvp(super::ad::linear_jvp)
+        .transpose(super::transpose::structural_transpose)
+        .batch(super::batching::reshape)
+        .takes_float0();
 
 fn transpose_shape_rule(
     prim: &'static Primitive,
@@ -478,15 +486,12 @@ fn transpose_impl(
     Ok(smallvec::smallvec![strided_any(x, &out[0], 0, &steps)])
 }
 
-pub(crate) static TRANSPOSE: Primitive = Primitive {
-    name: "transpose",
-    arity: Some(1),
-    shape_rule: transpose_shape_rule,
-    impl_rule: transpose_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::transpose),
-};
+pub(crate) static TRANSPOSE: Primitive =
+    Primitive::new("transpose", Some(1), transpose_shape_rule, transpose_impl)
+        .jvp(super::ad::linear_jvp)
+        .transpose(super::transpose::structural_transpose)
+        .batch(super::batching::transpose)
+        .takes_float0();
 
 fn squeeze_shape_rule(
     prim: &'static Primitive,
@@ -523,15 +528,12 @@ fn squeeze_shape_rule(
     )])
 }
 
-pub(crate) static SQUEEZE: Primitive = Primitive {
-    name: "squeeze",
-    arity: Some(1),
-    shape_rule: squeeze_shape_rule,
-    impl_rule: reshape_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::squeeze),
-};
+pub(crate) static SQUEEZE: Primitive =
+    Primitive::new("squeeze", Some(1), squeeze_shape_rule, reshape_impl)
+        .jvp(super::ad::linear_jvp)
+        .transpose(super::transpose::structural_transpose)
+        .batch(super::batching::squeeze)
+        .takes_float0();
 
 fn rev_shape_rule(
     prim: &'static Primitive,
@@ -587,15 +589,11 @@ fn rev_impl(
     Ok(smallvec::smallvec![strided_any(x, &out[0], base, &steps)])
 }
 
-pub(crate) static REV: Primitive = Primitive {
-    name: "rev",
-    arity: Some(1),
-    shape_rule: rev_shape_rule,
-    impl_rule: rev_impl,
-    jvp: Some(super::ad::linear_jvp),
-    transpose: Some(super::transpose::structural_transpose),
-    batch: Some(super::batching::rev),
-};
+pub(crate) static REV: Primitive = Primitive::new("rev", Some(1), rev_shape_rule, rev_impl)
+    .jvp(super::ad::linear_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::rev)
+    .takes_float0();
 
 /// `lax.stop_gradient`'s primitive (`ad_util.stop_gradient_p`): the identity, whose tangent is
 /// zero, so no gradient flows back through it; batched as it is.
@@ -616,15 +614,14 @@ fn stop_gradient_impl(
     Ok(smallvec::smallvec![inputs[0].clone()])
 }
 
-pub(crate) static STOP_GRADIENT: Primitive = Primitive {
-    name: "stop_gradient",
-    arity: Some(1),
-    shape_rule: stop_gradient_shape_rule,
-    impl_rule: stop_gradient_impl,
-    jvp: Some(super::ad::zero_jvp),
-    transpose: None,
-    batch: Some(super::batching::vectorized),
-};
+pub(crate) static STOP_GRADIENT: Primitive = Primitive::new(
+    "stop_gradient",
+    Some(1),
+    stop_gradient_shape_rule,
+    stop_gradient_impl,
+)
+.jvp(super::ad::zero_jvp)
+.batch(super::batching::vectorized);
 
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
 /// from the end of the result) by binding `broadcast_in_dim`, as JAX does, so a staged program

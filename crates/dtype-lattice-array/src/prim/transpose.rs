@@ -11,45 +11,8 @@ use super::lax;
 use super::{Param, Params, Primitive, bind1};
 use crate::array::{Array, ShapedArray};
 
-/// An operand of a linear equation: linear (of this aval) or known.
-#[derive(Clone, Debug)]
-pub enum Lin {
-    /// A linear operand (a tangent or cotangent).
-    Linear(ShapedArray),
-    /// A known operand (a residual or a literal).
-    Known(Array),
-}
-
-impl Lin {
-    fn is_linear(&self) -> bool {
-        matches!(self, Lin::Linear(_))
-    }
-
-    fn aval(&self) -> &ShapedArray {
-        match self {
-            Lin::Linear(a) => a,
-            Lin::Known(x) => x.aval(),
-        }
-    }
-
-    fn known(&self) -> Result<&Array, Error> {
-        match self {
-            Lin::Known(x) => Ok(x),
-            Lin::Linear(_) => Err(nonlinear()),
-        }
-    }
-}
-
-/// A transpose rule: `(output cotangents, operands, params) -> operand cotangents`.
-pub type TransposeRule =
-    fn(&'static Primitive, &[Option<Array>], &[Lin], &Params) -> Result<Vec<Option<Array>>, Error>;
-
-fn nonlinear() -> Error {
-    Error::refused(
-        Exception::NotImplementedError,
-        "a primitive was transposed in an operand it is not linear in",
-    )
-}
+use crate::core::nonlinear;
+pub use crate::core::{Lin, TransposeRule};
 
 fn prim(name: &str) -> Result<&'static Primitive, Error> {
     super::by_name(name).ok_or_else(|| {
@@ -249,7 +212,7 @@ pub(crate) fn structural_transpose(
         }
         "select_n" => {
             let which = ins[0].known()?;
-            let zeros = crate::core::jvp_zeros_like(&ct)?;
+            let zeros = lax::zeros_like(&ct)?;
             let mut out = vec![None];
             for (i, l) in ins.iter().enumerate().skip(1) {
                 out.push(if l.is_linear() {

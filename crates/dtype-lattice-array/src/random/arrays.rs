@@ -7,7 +7,7 @@
 //! the seed's width (`key`), the default `bits` width and the canonical sample dtypes.
 //!
 //! As in `jax.random`, every function but [`key_data`] takes a single key (shape `()`;
-//! batched keys are refused with JAX's `ValueError`: [`crate::core::vmap`] over them instead),
+//! batched keys are refused with JAX's `ValueError`: [`crate::vmap`] over them instead),
 //! and a `uint32` array of key data is accepted as a legacy (raw) key, wrapped as threefry2x32
 //! and, for [`split`] and [`fold_in`], returned as raw key data again.
 //!

@@ -68,43 +68,15 @@
 //! ```
 
 mod arrays;
-pub(crate) mod batch;
-mod fill;
-mod floats;
-mod keys;
-mod sampler;
-mod shape;
-#[cfg(test)]
-mod tests;
-mod values;
-mod writer;
 
-use dtype_lattice::Error;
-use dtype_lattice::error::Reason;
-
+pub use crate::array::MAX_ELEMENTS;
 pub use crate::kernels::threefry::threefry2x32;
 pub use crate::kernels::threefry_simd::Backend;
+pub use crate::prng::{
+    BitsWriter, Key, KeyArray, Random, Sample, Shape, Values, fill_bits32, fill_bits32_with,
+};
+pub(crate) use crate::prng::{implemented, output_size};
 pub use arrays::{
     bernoulli, bits, bits_dtype, fold_in, fold_in_array, key, key_data, normal, randint, split,
     split_shape, uniform, wrap_key_data,
 };
-pub use fill::{fill_bits32, fill_bits32_with};
-pub(crate) use keys::implemented;
-pub use keys::{Key, KeyArray};
-pub use sampler::Random;
-pub use shape::MAX_ELEMENTS;
-pub(crate) use shape::output_size;
-pub use values::{Sample, Values};
-pub use writer::BitsWriter;
-
-/// A shape: the dimensions of an array, row-major.
-pub type Shape = Vec<usize>;
-
-/// Unusable input to a random function (exit code 2 in the CLI).
-fn invalid(argument: &str, reason: impl Into<String>) -> Error {
-    Reason::InvalidArgument {
-        argument: argument.to_string(),
-        reason: reason.into(),
-    }
-    .into()
-}

@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 
 use common::fixture;
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::core::{
-    ClosedJaxpr, CustomJvp, CustomVjp, Grad, grad, jit, jvp, linearize, make_jaxpr, stop_gradient,
-    vjp, vmap,
-};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
 use dtype_lattice_array::{Array, prim, random};
+use dtype_lattice_array::{
+    CustomJvp, CustomVjp, Grad, core::ClosedJaxpr, grad, jit, jvp, linearize, make_jaxpr,
+    stop_gradient, vjp, vmap,
+};
 use serde_json::Value;
 
 type Case = fn(&[Arg]) -> Result<Vec<Array>, Error>;

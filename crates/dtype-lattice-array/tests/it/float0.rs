@@ -10,13 +10,13 @@ use crate::transform_common as common;
 
 use common::{dtype, fixture, shape_of};
 use dtype_lattice::{DType, Error, Operand, Rules, Value as V};
-use dtype_lattice_array::core::{
-    CustomJvp, CustomVjp, Grad, grad, jit, jvp, linearize, make_jaxpr, vjp, vmap,
-};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
 use dtype_lattice_array::prim::{self, Param, Params};
 use dtype_lattice_array::repr::{Scalar, numpy_repr};
 use dtype_lattice_array::{Array, random};
+use dtype_lattice_array::{
+    CustomJvp, CustomVjp, Grad, grad, jit, jvp, linearize, make_jaxpr, vjp, vmap,
+};
 use proptest::prelude::*;
 use serde_json::Value;
 

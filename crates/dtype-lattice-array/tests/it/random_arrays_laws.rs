@@ -124,7 +124,7 @@ proptest! {
         fh in -1e3f64..1e3,
         x64 in any::<bool>(),
     ) {
-        use dtype_lattice_array::{core::jit, numpy as jnp};
+        use dtype_lattice_array::{jit, numpy as jnp};
         let ints = [
             DType::Int8, DType::UInt8, DType::Int16, DType::UInt16,
             DType::Int32, DType::UInt32, DType::Int64, DType::UInt64,

@@ -6,10 +6,10 @@ use crate::transform_common as common;
 
 use common::fixture;
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::core::{grad, jit, jvp, make_jaxpr, vjp};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
 use dtype_lattice_array::prim::{self, Params};
 use dtype_lattice_array::{Array, ShapedArray};
+use dtype_lattice_array::{grad, jit, jvp, make_jaxpr, vjp};
 use serde_json::Value;
 
 type F = fn(Vec<Array>) -> Result<Array, Error>;
@@ -326,7 +326,7 @@ fn transformations_compose() {
 /// wherever primals are concrete, and is refused under jit.
 #[test]
 fn custom_jvp_rules_survive_every_composition() {
-    use dtype_lattice_array::core::{CustomJvp, value_and_grad};
+    use dtype_lattice_array::{CustomJvp, value_and_grad};
     let f = std::sync::Arc::new(CustomJvp::new(
         |x: Array| jnp::multiply(2.0, &x),
         |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
@@ -390,7 +390,7 @@ fn custom_jvp_rules_survive_every_composition() {
 /// JAX's message; the note's clip_gradient.
 #[test]
 fn custom_vjp_backward_passes_run_under_grad_only() {
-    use dtype_lattice_array::core::CustomVjp;
+    use dtype_lattice_array::CustomVjp;
     // sin with a backward pass of 10·cos(x)·g (as in the generator's check of JAX: 5.403023).
     let f = std::sync::Arc::new(CustomVjp::new(
         |x: Array| jnp::sin(&x),
@@ -437,7 +437,7 @@ fn custom_vjp_backward_passes_run_under_grad_only() {
 /// order (`vmap(custom_jvp_call(f, f_jvp)) == custom_jvp_call(vmap(f), vmap(f_jvp))`).
 #[test]
 fn custom_jvp_under_vmap_in_every_order() {
-    use dtype_lattice_array::core::{CustomJvp, CustomVjp, vmap};
+    use dtype_lattice_array::{CustomJvp, CustomVjp, vmap};
     let f = CustomJvp::new(
         |x: Array| jnp::multiply(2.0, &x),
         |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),

@@ -9,10 +9,10 @@ use crate::transform_common as common;
 use common::fixture;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::core::{CustomJvp, CustomVjp, grad, jit, jvp, make_jaxpr, vmap};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
 use dtype_lattice_array::prim::{self, Param, Params};
 use dtype_lattice_array::{Array, random};
+use dtype_lattice_array::{CustomJvp, CustomVjp, grad, jit, jvp, make_jaxpr, vmap};
 use proptest::prelude::*;
 use serde_json::Value;
 

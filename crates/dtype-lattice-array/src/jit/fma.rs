@@ -16,11 +16,11 @@
 
 use dtype_lattice::{DType, Error};
 
-use super::elementwise::{broadcast_operands, broadcasting_shape};
-use super::lanes::{flush32, flush64};
-use super::{Avals, Outputs, Param, Params, Primitive};
 use crate::array::{Array, ShapedArray, Storage};
+use crate::core::{Avals, Outputs, Param, Params, Primitive};
 use crate::kernels::fast::Side;
+use crate::prim::elementwise::{broadcast_operands, broadcasting_shape};
+use crate::prim::lanes::{flush32, flush64};
 
 /// The parameter that negates the product (`c - a*b`, `-(a*b) + c`).
 pub(crate) const NEG_PRODUCT: &str = "negate_product";
@@ -149,20 +149,13 @@ fn impl_rule(
 }
 
 /// `fma(a, b, c)` = `round(±a·b ± c)` (see the module documentation): internal to jit's plan.
-pub(crate) static FMA: Primitive = Primitive {
-    name: "fma",
-    arity: Some(3),
-    shape_rule,
-    impl_rule,
-    jvp: None,
-    transpose: None,
-    batch: None,
-};
+pub(crate) static FMA: Primitive = Primitive::new("fma", Some(3), shape_rule, impl_rule);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prim::{bind1, by_name};
+    use crate::core::bind1;
+    use crate::prim::by_name;
 
     fn arr<T: crate::array::Element>(v: Vec<T>) -> Array {
         Array::from_vec(v)

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
-use super::pytree::Pytree;
-use super::stage::{inline_call, is_call};
-use super::{Payload, Trace, TraceTag, Tracer, check_alive, current, with_trace};
+use super::stage::{apply, inlined};
 use crate::array::Array;
-use crate::prim::{Outputs, Params, Primitive};
+use crate::core::Pytree;
+use crate::core::{Outputs, Params, Primitive};
+use crate::core::{Payload, Trace, TraceTag, Tracer, check_alive, current, with_trace};
 
 /// A JVP tracer's primal and tangent (`None`: zero).
 pub(crate) struct Dual {
@@ -86,15 +86,15 @@ impl Trace for JvpTrace {
         params: &Params,
     ) -> Result<Outputs, Error> {
         check_alive(inputs)?;
-        if is_call(prim) {
-            return inline_call(params, inputs);
+        if let Some(j) = inlined(prim, params) {
+            return apply(&j, inputs);
         }
         let (primals, tangents): (Vec<Array>, Vec<Option<Array>>) =
             inputs.iter().map(|x| self.unpack(x)).unzip();
         if tangents.iter().all(Option::is_none) {
             let refs: Vec<&Array> = primals.iter().collect();
             return with_trace(self.parent.clone(), || {
-                crate::prim::bind(prim, &refs, params)
+                crate::core::bind(prim, &refs, params)
             });
         }
         let rule = prim.jvp.ok_or_else(|| {
@@ -119,7 +119,7 @@ impl Trace for JvpTrace {
 
     fn process_custom(
         &self,
-        rule: &super::custom::Custom,
+        rule: &crate::core::Custom,
         args: &[Array],
     ) -> Result<Vec<Array>, Error> {
         let refs: Vec<&Array> = args.iter().collect();
@@ -254,7 +254,7 @@ where
 ///
 /// ```
 /// use dtype_lattice::DType;
-/// use dtype_lattice_array::{Array, core::jvp, numpy as jnp};
+/// use dtype_lattice_array::{Array, jvp, numpy as jnp};
 /// let x = Array::scalar(2.0f32);
 /// let (y, dy) = jvp(|x: Array| jnp::multiply(&x, &x), &x, &Array::scalar(1.0f32))?;
 /// assert_eq!((y.to_vec::<f32>()?, dy.to_vec::<f32>()?), (vec![4.0], vec![4.0]));
@@ -318,11 +318,6 @@ where
     jvp_leaves(f, primals, tangents).map(|(_, p, t)| (p, t))
 }
 
-/// Zeros of `x`'s aval (strong), under the current trace.
-pub(crate) fn zeros_like(x: &Array) -> Result<Array, Error> {
-    zeros(x.aval())
-}
-
 /// The tangent aval of a primal aval (JAX's `to_tangent_aval`): its shape and weak type, its
 /// tangent dtype (`float0` for integers, bools and keys).
 pub(crate) fn tangent_aval(a: &crate::array::ShapedArray) -> crate::array::ShapedArray {
@@ -335,11 +330,7 @@ pub(crate) fn tangent_zeros(aval: &crate::array::ShapedArray) -> Result<Array, E
     zeros(&tangent_aval(aval))
 }
 
-/// Zeros of `aval` (strong), under the current trace.
-pub(crate) fn zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
-    let zero = crate::array::scalar(0.0, aval.dtype())?;
-    crate::prim::lax::broadcast_to(&zero, aval.shape())
-}
+pub(crate) use crate::prim::lax::zeros;
 
 /// `jax.lax.stop_gradient(x)`: `x` unchanged, but a constant to every differentiation around
 /// it (its tangent is zero, so no cotangent flows back through it). Applied to each leaf of a
@@ -347,7 +338,7 @@ pub(crate) fn zeros(aval: &crate::array::ShapedArray) -> Result<Array, Error> {
 /// extended dtypes).
 ///
 /// ```
-/// use dtype_lattice_array::{Array, core::{grad, stop_gradient}, numpy as jnp};
+/// use dtype_lattice_array::{Array, grad, stop_gradient, numpy as jnp};
 /// // d/dx (x * stop_gradient(x)) = stop_gradient(x) = 3.
 /// let g = grad(|x: Array| jnp::multiply(&x, stop_gradient(&x)?), &Array::scalar(3.0f32))?;
 /// assert_eq!(g.to_vec::<f32>()?, [3.0]);
@@ -365,7 +356,7 @@ pub fn stop_gradient<T: Pytree>(x: &T) -> Result<T, Error> {
             if leaf.dtype().is_extended() {
                 Ok(leaf)
             } else {
-                crate::prim::bind1(
+                crate::core::bind1(
                     &crate::prim::structural::STOP_GRADIENT,
                     &[&leaf],
                     &Default::default(),

@@ -32,16 +32,16 @@ use crate::kernels::threefry_simd as simd;
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct BitsWriter {
-    pub(super) key: Key,
-    pub(super) len: u64,
-    pub(super) width: u32,
-    pub(super) threads: usize,
+    pub(crate) key: Key,
+    pub(crate) len: u64,
+    pub(crate) width: u32,
+    pub(crate) threads: usize,
 }
 
 /// Values per chunk of [`BitsWriter`]: small enough that a thread's buffer stays in its L2
 /// cache between the SIMD fill and the kernel's copy into the page cache (measured: 2^14 to
 /// 2^16 values write 2^27 uint32 in half the time of 2^18 or more).
-pub(super) const WRITE_CHUNK: u64 = 1 << 15;
+pub(crate) const WRITE_CHUNK: u64 = 1 << 15;
 
 impl BitsWriter {
     /// Number of values.

@@ -14,13 +14,13 @@ use std::sync::Arc;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{Error, Kind};
 
-use super::jaxpr::{Atom, ClosedJaxpr};
 use super::jvp::{JvpTrace, run_jvp, tangent_aval, tangent_zeros, zeros};
-use super::pytree::Pytree;
 use super::stage::Staging;
-use super::{Trace, current};
 use crate::array::{Array, ShapedArray};
-use crate::prim::transpose::Lin;
+use crate::core::Lin;
+use crate::core::Pytree;
+use crate::core::jaxpr::{Atom, ClosedJaxpr};
+use crate::core::{Trace, current};
 
 /// A linearized function: the primal outputs' structure and the linear jaxpr from input
 /// tangents to output tangents (`None` outputs: zero).
@@ -101,7 +101,7 @@ impl<O: Pytree> Linearized<O> {
     ///
     /// ```
     /// use dtype_lattice::DType;
-    /// use dtype_lattice_array::{Array, core::linearize, numpy as jnp};
+    /// use dtype_lattice_array::{Array, linearize, numpy as jnp};
     /// // f(x, n) = x * n with n an integer: n's tangent is float0.
     /// let args = (Array::from_vec(vec![1.0f32, 2.0]), Array::from_vec(vec![3i32, 4]));
     /// let lin = linearize(|(x, n): (Array, Array)| jnp::multiply(&x, &n), &args)?;
@@ -240,7 +240,7 @@ where
 /// cotangents.
 ///
 /// ```
-/// use dtype_lattice_array::{Array, core::vjp, numpy as jnp};
+/// use dtype_lattice_array::{Array, vjp, numpy as jnp};
 /// let x = Array::from_vec(vec![1.0f32, 2.0]);
 /// let (y, pullback) = vjp(|x: Array| jnp::multiply(&x, &x), &x)?;
 /// let ct: Array = pullback(&Array::from_vec(vec![1.0f32, 1.0]))?;
@@ -275,7 +275,7 @@ where
 /// structure). As [`Grad::value_and_grad`] with JAX's defaults.
 ///
 /// ```
-/// use dtype_lattice_array::{Array, core::value_and_grad, numpy as jnp};
+/// use dtype_lattice_array::{Array, value_and_grad, numpy as jnp};
 /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0]);
 /// let (v, g) = value_and_grad(|x: Array| jnp::sum(jnp::multiply(&x, &x)?, Default::default(), false), &x)?;
 /// assert_eq!(v.to_vec::<f32>()?, [14.0]);
@@ -314,7 +314,7 @@ where
 ///
 /// ```
 /// use dtype_lattice::DType;
-/// use dtype_lattice_array::{Array, core::Grad, numpy as jnp};
+/// use dtype_lattice_array::{Array, Grad, numpy as jnp};
 /// // jax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
 /// let f = |(x, n): (Array, Array)| jnp::multiply(&x, &n);
 /// let args = (Array::scalar(2.0f32), Array::scalar(3i32));
@@ -370,7 +370,7 @@ impl Grad {
     /// differentiated: `((f(x), aux), gradient)`.
     ///
     /// ```
-    /// use dtype_lattice_array::{Array, core::Grad, numpy as jnp};
+    /// use dtype_lattice_array::{Array, Grad, numpy as jnp};
     /// let x = Array::from_vec(vec![1.0f32, 2.0]);
     /// let f = |x: Array| {
     ///     let sq = jnp::multiply(&x, &x)?;

@@ -4,12 +4,12 @@ use super::keys::*;
 use crate::kernels::threefry_simd::{self as simd, Backend};
 
 /// Elements per thread below which a fill stays on the calling thread.
-pub(super) const PARALLEL_MIN: usize = 1 << 16;
+pub(crate) const PARALLEL_MIN: usize = 1 << 16;
 
 /// Fills `out` by calling `f(start, chunk)` on contiguous chunks, `start` being the chunk's
 /// first flat index, on up to `threads` threads (rayon's pool, which the other parallel
 /// kernels share).
-pub(super) fn par_fill<T: Send>(out: &mut [T], threads: usize, f: impl Fn(u64, &mut [T]) + Sync) {
+pub(crate) fn par_fill<T: Send>(out: &mut [T], threads: usize, f: impl Fn(u64, &mut [T]) + Sync) {
     let n = out.len();
     let threads = threads.clamp(1, (n / PARALLEL_MIN).max(1));
     if threads == 1 {
@@ -65,7 +65,7 @@ const MAP_BLOCK: usize = 512;
 /// elements from flat index `start`, block by block. `f` runs with AVX2 and FMA where the CPU
 /// has them ([`crate::kernels::simd`]): `mul_add` is one instruction there, not a call of the C
 /// library's `fma`, and a branch-free `f` is vectorised.
-pub(super) fn map_bits<T>(
+pub(crate) fn map_bits<T>(
     key: [u32; 2],
     width: u32,
     start: u64,
@@ -90,11 +90,11 @@ pub(super) fn map_bits<T>(
 }
 
 /// Scratch block for conversions from bits.
-pub(super) const BLOCK: usize = 2048;
+pub(crate) const BLOCK: usize = 2048;
 
 /// Calls `sink(j, bits)` for the `n` elements from `start`, with `width`-bit random bits
 /// (8, 16, 32 or 64) as a `u64`.
-pub(super) fn for_each_bits(
+pub(crate) fn for_each_bits(
     key: [u32; 2],
     width: u32,
     start: u64,

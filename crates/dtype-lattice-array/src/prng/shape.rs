@@ -5,10 +5,10 @@ use dtype_lattice::error::Exception;
 
 use super::invalid;
 pub use crate::array::MAX_ELEMENTS;
-pub(super) use crate::array::py_shape;
+pub(crate) use crate::array::py_shape;
 
 /// The number of elements, or `None` if it overflows 128 bits.
-pub(super) fn checked_size(shape: &[usize]) -> Option<u128> {
+pub(crate) fn checked_size(shape: &[usize]) -> Option<u128> {
     shape
         .iter()
         .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))

@@ -33,10 +33,11 @@ use dtype_lattice::error::Exception;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use super::jaxpr::{Atom, ClosedJaxpr};
+use super::chunk::{Arg, Kernel};
+use super::fma;
 use crate::array::{Array, ShapedArray, Storage, layout};
-use crate::prim::chunk::{Arg, Kernel};
-use crate::prim::{Avals, Outputs, Params, Primitive, fma};
+use crate::core::jaxpr::{Atom, ClosedJaxpr};
+use crate::core::{Avals, Outputs, Params, Primitive};
 
 /// Elements per chunk of a fused chain: 16 Ki elements (64 KiB of float32 per operand), so a
 /// chain's operands and intermediates stay in the second-level cache.
@@ -321,19 +322,10 @@ fn contract(calls: Vec<Call>, outputs: &[Src], slots: usize) -> Vec<Call> {
     calls
 }
 
-/// The jaxpr a call primitive applies to its operands, if `prim` is one.
+/// The jaxpr a call primitive applies to its operands (`jit`'s, a custom call's), if `prim`
+/// is one: the plan inlines both.
 fn inlined(prim: &'static Primitive, params: &Params) -> Option<Arc<ClosedJaxpr>> {
-    let name = if super::stage::is_call(prim) {
-        "jaxpr"
-    } else if super::custom::is_custom_call(prim) {
-        "call_jaxpr"
-    } else {
-        return None;
-    };
-    match params.get(name) {
-        Some(crate::prim::Param::Jaxpr(j)) => Some(j.clone()),
-        _ => None,
-    }
+    prim.call_jaxpr(params)
 }
 
 struct Lowering {
@@ -1102,8 +1094,8 @@ fn recycle(v: Vec<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{grad, make_jaxpr};
     use crate::numpy as jnp;
+    use crate::{grad, make_jaxpr};
     use dtype_lattice::DType;
 
     /// Member chunks computed by a slice kernel, and by an impl (all tests together: each

@@ -3,19 +3,17 @@
 //! arguments; [`make_jaxpr`] returns the jaxpr, [`jit`] traces once per input signature and
 //! calls the cached jaxpr through the `jit` call primitive.
 
-use super::exec::Executable;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use dtype_lattice::Error;
-use dtype_lattice::error::Exception;
 
-use super::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var, eqn_text};
-use super::pytree::Pytree;
-use super::{Payload, Trace, TraceTag, Tracer, check_alive, with_trace};
 use crate::array::{Array, ShapedArray};
-use crate::prim::{Avals, Outputs, Param, Params, Primitive};
+use crate::core::Pytree;
+use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var, eqn_text};
+use crate::core::{Avals, Outputs, Param, Params, Primitive};
+use crate::core::{Payload, Trace, TraceTag, Tracer, check_alive, with_trace};
 
 /// A staged variable, and the equation that made it (for `ConcretizationTypeError`).
 struct Staged {
@@ -158,11 +156,13 @@ impl Trace for Staging {
         if let Some(parent) = &self.partial
             && !inputs.iter().any(|x| self.owns(x))
         {
-            return with_trace(parent.clone(), || crate::prim::bind(prim, inputs, params));
+            return with_trace(parent.clone(), || crate::core::bind(prim, inputs, params));
         }
-        if self.partial.is_some() && is_call(prim) {
+        if self.partial.is_some()
+            && let Some(j) = inlined(prim, params)
+        {
             // Inlined, so that the linear jaxpr holds transposable primitives only.
-            return inline_call(params, inputs);
+            return apply(&j, inputs);
         }
         // A call whose jaxpr closes over traced values takes them as leading operands.
         let (params, hoisted) = closure_convert(params);
@@ -191,7 +191,7 @@ impl Trace for Staging {
 
     fn process_custom(
         &self,
-        rule: &super::custom::Custom,
+        rule: &crate::core::Custom,
         args: &[Array],
     ) -> Result<Vec<Array>, Error> {
         match &self.partial {
@@ -281,7 +281,7 @@ where
 /// (omnistaging).
 ///
 /// ```
-/// use dtype_lattice_array::{Array, core::make_jaxpr, numpy as jnp};
+/// use dtype_lattice_array::{Array, make_jaxpr, numpy as jnp};
 /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0]);
 /// let j = make_jaxpr(|x: Array| jnp::add(jnp::multiply(jnp::sin(&x)?, 2.0)?, 1), &x)?;
 /// assert_eq!(
@@ -305,230 +305,17 @@ where
     trace(&f, args, "make_jaxpr").map(|(j, _)| j)
 }
 
-/// The `jit` call primitive: applies the closed jaxpr of its `jaxpr` parameter.
-pub(crate) static JIT: Primitive = Primitive {
-    name: "jit",
-    arity: None,
-    shape_rule: jit_shape_rule,
-    impl_rule: jit_impl_rule,
-    jvp: None,
-    transpose: None,
-    // A call primitive: every trace that transforms it (JVP, batching, partial evaluation)
-    // inlines its jaxpr instead.
-    batch: None,
-};
-
-fn closed_param<'a>(prim: &str, params: &'a Params) -> Result<&'a Arc<ClosedJaxpr>, Error> {
-    match params.get("jaxpr") {
-        Some(Param::Jaxpr(j)) => Ok(j),
-        _ => Err(Error::refused(
-            Exception::TypeError,
-            format!("{prim}() missing required keyword argument: 'jaxpr'"),
-        )),
+/// The jaxpr the traces apply in place of `prim` (a call primitive they inline: `jit`), if
+/// it is one.
+pub(crate) fn inlined(prim: &'static Primitive, params: &Params) -> Option<Arc<ClosedJaxpr>> {
+    match prim.call {
+        crate::core::Call::Inlined(_) => prim.call_jaxpr(params),
+        _ => None,
     }
-}
-
-fn jit_shape_rule(
-    prim: &'static Primitive,
-    inputs: &[&ShapedArray],
-    params: &Params,
-) -> Result<Avals, Error> {
-    let j = closed_param(prim.name, params)?;
-    let ins = &j.jaxpr.invars;
-    if inputs.len() != ins.len()
-        || inputs
-            .iter()
-            .zip(ins)
-            .any(|(a, v)| a.shape() != v.aval.shape() || a.dtype() != v.aval.dtype())
-    {
-        return Err(Error::refused(
-            Exception::TypeError,
-            "jit: arguments do not match the jaxpr's inputs",
-        ));
-    }
-    Ok(j.jaxpr.out_avals().into_iter().collect())
-}
-
-fn jit_impl_rule(
-    _prim: &'static Primitive,
-    inputs: &[&Array],
-    params: &Params,
-    _out: &[ShapedArray],
-) -> Result<Outputs, Error> {
-    inline_call(params, inputs)
-}
-
-/// Whether `prim` is a call primitive (its jaxpr parameter is applied to its operands).
-pub(crate) fn is_call(prim: &'static Primitive) -> bool {
-    std::ptr::eq(prim, &JIT)
-}
-
-/// Applies a call primitive's jaxpr to `inputs` under the current trace (inlining it).
-pub(crate) fn inline_call(params: &Params, inputs: &[&Array]) -> Result<Outputs, Error> {
-    apply(closed_param("jit", params)?, inputs)
 }
 
 /// `j` applied to `inputs` under the current trace.
 pub(crate) fn apply(j: &ClosedJaxpr, inputs: &[&Array]) -> Result<Outputs, Error> {
     let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
     Ok(j.call(&args)?.into_iter().collect())
-}
-
-/// One traced signature: its jaxpr, the output's pytree template and, once run outside any
-/// transformation, the compiled plan.
-#[derive(Clone)]
-struct Entry {
-    jaxpr: Arc<ClosedJaxpr>,
-    template: Arc<dyn Any + Send + Sync>,
-    plan: Arc<std::sync::OnceLock<Result<Executable, Error>>>,
-}
-
-type Cache = HashMap<Vec<ShapedArray>, Entry>;
-
-/// A jitted function ([`jit`]): traced once per input signature (shapes, dtypes and weak
-/// types of the arguments' leaves), the jaxpr cached and applied through the `jit` call
-/// primitive.
-pub struct Jit<F> {
-    f: F,
-    name: String,
-    cache: Mutex<Cache>,
-}
-
-/// `jax.jit(f)`: `f` staged once per input signature and applied as a jaxpr.
-///
-/// ```
-/// use dtype_lattice_array::{Array, core::jit, numpy as jnp};
-/// let f = jit(|x: Array| jnp::multiply(&x, jnp::add(1, 1)?));
-/// let y: Array = f.call(&Array::scalar(3i32))?;
-/// assert_eq!(y.to_vec::<i32>()?, [6]);
-/// assert_eq!(f.traces(), 1);
-/// # Ok::<(), dtype_lattice::Error>(())
-/// ```
-pub fn jit<F>(f: F) -> Jit<F> {
-    Jit {
-        f,
-        name: "<lambda>".to_string(),
-        cache: Mutex::new(HashMap::new()),
-    }
-}
-
-impl<F> Jit<F> {
-    /// The same function under another name (printed in `jit[name=...]`).
-    #[must_use]
-    pub fn named(mut self, name: &str) -> Jit<F> {
-        self.name = name.to_string();
-        self
-    }
-
-    /// How many signatures have been traced.
-    pub fn traces(&self) -> usize {
-        self.cache.lock().map_or(0, |c| c.len())
-    }
-
-    /// The closed jaxpr for these arguments (traced now if not cached).
-    ///
-    /// # Errors
-    ///
-    /// As [`Jit::call`].
-    pub fn lower<I, O>(&self, args: &I) -> Result<Arc<ClosedJaxpr>, Error>
-    where
-        I: Pytree,
-        O: Pytree + Send + Sync + 'static,
-        F: Fn(I) -> Result<O, Error>,
-    {
-        self.entry::<I, O>(args).map(|e| e.jaxpr)
-    }
-
-    /// Traces (if not cached) and compiles the function for these arguments, as
-    /// `jax.jit(f).lower(*args).compile()` does, without running it: the plan the next
-    /// [`Jit::call`] with this signature runs outside any transformation.
-    ///
-    /// ```
-    /// use dtype_lattice_array::{Array, core::jit, numpy as jnp};
-    /// let f = jit(|x: Array| jnp::sin(&x));
-    /// f.compile::<Array, Array>(&Array::from_vec(vec![0.5f32; 4]))?;
-    /// assert_eq!(f.traces(), 1);
-    /// # Ok::<(), dtype_lattice::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Jit::call`] when tracing fails.
-    pub fn compile<I, O>(&self, args: &I) -> Result<(), Error>
-    where
-        I: Pytree,
-        O: Pytree + Send + Sync + 'static,
-        F: Fn(I) -> Result<O, Error>,
-    {
-        let entry = self.entry::<I, O>(args)?;
-        match entry.plan.get_or_init(|| Executable::compile(&entry.jaxpr)) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(e.clone()),
-        }
-    }
-
-    fn entry<I, O>(&self, args: &I) -> Result<Entry, Error>
-    where
-        I: Pytree,
-        O: Pytree + Send + Sync + 'static,
-        F: Fn(I) -> Result<O, Error>,
-    {
-        let key: Vec<ShapedArray> = args.leaves().iter().map(|x| x.aval().clone()).collect();
-        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-            return Ok(hit);
-        }
-        let (closed, template) = trace(&self.f, args, "jit")?;
-        let entry = Entry {
-            jaxpr: Arc::new(closed),
-            template: Arc::new(template),
-            plan: Arc::default(),
-        };
-        if let Ok(mut c) = self.cache.lock() {
-            c.insert(key, entry.clone());
-        }
-        Ok(entry)
-    }
-
-    /// Applies the function: traced on the first call with this signature, then the cached
-    /// jaxpr applied (under an enclosing transformation, through it).
-    ///
-    /// # Errors
-    ///
-    /// Whatever `f` returns when traced; JAX's `ConcretizationTypeError` when it asks a traced
-    /// value for its elements.
-    pub fn call<I, O>(&self, args: &I) -> Result<O, Error>
-    where
-        I: Pytree,
-        O: Pytree + Send + Sync + 'static,
-        F: Fn(I) -> Result<O, Error>,
-    {
-        let Entry {
-            jaxpr,
-            template,
-            plan,
-        } = self.entry::<I, O>(args)?;
-        let leaves = args.leaves();
-        let refs: Vec<&Array> = leaves.iter().collect();
-        let outs: Vec<Array> = if super::current().is_none() {
-            // Outside any transformation: the compiled plan (checking first, as binding does,
-            // that no argument is a tracer).
-            super::check_concrete(&refs)?;
-            match plan.get_or_init(|| Executable::compile(&jaxpr)) {
-                Ok(exe) => exe.run(&refs)?,
-                Err(e) => return Err(e.clone()),
-            }
-        } else {
-            let params = Params::new()
-                .with("name", Param::Name(self.name.clone()))
-                .with("jaxpr", Param::Jaxpr(jaxpr));
-            crate::prim::bind(&JIT, &refs, &params)?.into_vec()
-        };
-        let template = template.downcast_ref::<O>().ok_or_else(|| {
-            Error::refused(
-                Exception::TypeError,
-                "jit: the output type changed between calls",
-            )
-        })?;
-        template.rebuild(&mut outs.into_iter())
-    }
 }

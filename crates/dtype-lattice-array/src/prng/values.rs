@@ -163,8 +163,8 @@ impl Values {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
-    pub(super) shape: Shape,
-    pub(super) values: Values,
+    pub(crate) shape: Shape,
+    pub(crate) values: Values,
 }
 
 impl Sample {
@@ -189,7 +189,7 @@ impl Sample {
     }
 }
 
-pub(super) struct JsonValues<'a>(&'a Values);
+pub(crate) struct JsonValues<'a>(&'a Values);
 
 impl Serialize for JsonValues<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -212,7 +212,7 @@ impl Serialize for JsonValues<'_> {
     }
 }
 
-pub(super) struct JsonBits<'a>(&'a Values);
+pub(crate) struct JsonBits<'a>(&'a Values);
 
 impl Serialize for JsonBits<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -24,8 +24,8 @@ use crate::kernels::{erfinv, threefry_simd as simd};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Random {
-    pub(super) x64: bool,
-    pub(super) threads: usize,
+    pub(crate) x64: bool,
+    pub(crate) threads: usize,
 }
 
 impl Default for Random {
@@ -296,7 +296,7 @@ impl Random {
         })
     }
 
-    pub(super) fn float_dtype(&self, fun: &str, what: &str, dtype: DType) -> Result<DType, Error> {
+    pub(crate) fn float_dtype(&self, fun: &str, what: &str, dtype: DType) -> Result<DType, Error> {
         let dtype = self.canonical(dtype);
         match dtype.kind() {
             Kind::Float => {}
@@ -620,7 +620,7 @@ impl Random {
 }
 
 /// An nbits-bit pattern as a signed or unsigned integer.
-pub(super) fn to_signed(bits: u128, nbits: u32, signed: bool) -> i128 {
+pub(crate) fn to_signed(bits: u128, nbits: u32, signed: bool) -> i128 {
     if signed && bits >> (nbits - 1) & 1 == 1 {
         bits as i128 - (1i128 << nbits)
     } else {
@@ -630,7 +630,7 @@ pub(super) fn to_signed(bits: u128, nbits: u32, signed: bool) -> i128 {
 
 /// Values (already in range of `sampled`, or of int32 for small dtypes) converted to `dtype`
 /// with NumPy's wrapping `astype`.
-pub(super) fn convert_ints(v: Vec<i128>, dtype: DType) -> Result<Values, Error> {
+pub(crate) fn convert_ints(v: Vec<i128>, dtype: DType) -> Result<Values, Error> {
     Ok(match dtype {
         DType::UInt8 => Values::U8(v.into_iter().map(|x| x as u8).collect()),
         DType::UInt16 => Values::U16(v.into_iter().map(|x| x as u16).collect()),

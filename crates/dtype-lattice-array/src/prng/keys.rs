@@ -19,7 +19,7 @@ use super::{Shape, invalid};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
-    pub(super) data: [u32; 2],
+    pub(crate) data: [u32; 2],
 }
 
 impl Key {
@@ -62,9 +62,9 @@ impl Key {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyArray {
-    pub(super) dtype: DType,
-    pub(super) shape: Shape,
-    pub(super) data: Vec<u32>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Shape,
+    pub(crate) data: Vec<u32>,
 }
 
 impl KeyArray {
@@ -165,7 +165,7 @@ impl Serialize for KeyArray {
 }
 
 /// The PRNG implementation of a key dtype; a numeric dtype is not one.
-pub(super) fn key_impl(dtype: DType) -> Result<&'static KeyImpl, Error> {
+pub(crate) fn key_impl(dtype: DType) -> Result<&'static KeyImpl, Error> {
     dtype
         .key_impl()
         .ok_or_else(|| invalid("dtype", format!("{dtype} is not a PRNG key dtype")))

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
-use super::pytree::Pytree;
-use super::stage::{inline_call, is_call};
-use super::{Payload, Trace, TraceTag, Tracer, check_alive, current, with_trace};
+use super::stage::{apply, inlined};
 use crate::array::{Array, py_shape};
+use crate::core::Pytree;
+use crate::core::{Outputs, Params, Primitive};
+use crate::core::{Payload, Trace, TraceTag, Tracer, check_alive, current, with_trace};
 use crate::prim::batching::{broadcast_axis, example_aval, moveaxis};
-use crate::prim::{Outputs, Params, Primitive};
 
 /// A batched value: the whole batch and the dimension the examples are stacked along.
 struct Batched {
@@ -74,15 +74,15 @@ impl Trace for BatchTrace {
         params: &Params,
     ) -> Result<Outputs, Error> {
         check_alive(inputs)?;
-        if is_call(prim) {
-            return inline_call(params, inputs);
+        if let Some(j) = inlined(prim, params) {
+            return apply(&j, inputs);
         }
         let (vals, dims): (Vec<Array>, Vec<Option<usize>>) =
             inputs.iter().map(|x| self.unpack(x)).unzip();
         if dims.iter().all(Option::is_none) {
             let refs: Vec<&Array> = vals.iter().collect();
             return with_trace(self.parent.clone(), || {
-                crate::prim::bind(prim, &refs, params)
+                crate::core::bind(prim, &refs, params)
             });
         }
         // The examples' avals first: a primitive refuses a batch exactly as it refuses one
@@ -109,7 +109,7 @@ impl Trace for BatchTrace {
     /// likewise for `custom_vjp`): the function and its rules mapped, handed to the parent.
     fn process_custom(
         &self,
-        rule: &super::custom::Custom,
+        rule: &crate::core::Custom,
         args: &[Array],
     ) -> Result<Vec<Array>, Error> {
         let refs: Vec<&Array> = args.iter().collect();
@@ -128,7 +128,7 @@ impl Trace for BatchTrace {
 /// one for every leaf, or one per leaf in order.
 ///
 /// ```
-/// use dtype_lattice_array::core::MapAxes;
+/// use dtype_lattice_array::MapAxes;
 /// assert_eq!(MapAxes::from(0), MapAxes::All(Some(0)));
 /// assert_eq!(MapAxes::from([Some(1), None]), MapAxes::Leaves(vec![Some(1), None]));
 /// ```
@@ -213,7 +213,7 @@ pub struct Vmap<F> {
 /// broadcast to the batch unless its out axis is `None` too).
 ///
 /// ```
-/// use dtype_lattice_array::{Array, core::vmap, numpy as jnp};
+/// use dtype_lattice_array::{Array, vmap, numpy as jnp};
 /// let xs = Array::from_shape_vec(&[3, 2], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let w = Array::from_vec(vec![10.0f32, 100.0]);
 /// // One dot product per row of xs; w shared.

@@ -5,7 +5,7 @@ use half::{bf16, f16};
 use super::values::*;
 
 /// A float format `uniform` can produce, with its arithmetic at the format's precision.
-pub(super) trait UniformFloat: Copy + Send + Sync + Default + PartialOrd {
+pub(crate) trait UniformFloat: Copy + Send + Sync + Default + PartialOrd {
     /// Total bits and explicit mantissa bits.
     const NBITS: u32;
     const NMANT: u32;
@@ -124,7 +124,7 @@ ieee_float!(f32, 32, 23, F32, u32);
 ieee_float!(f64, 64, 52, F64, u64);
 
 /// `lax.max(minval, x)`: XLA's max propagates NaN.
-pub(super) fn xla_max<T: UniformFloat>(a: T, b: T) -> T {
+pub(crate) fn xla_max<T: UniformFloat>(a: T, b: T) -> T {
     if a.to_f64().is_nan() || b.to_f64().is_nan() {
         T::from_f64(f64::NAN)
     } else if b > a {
@@ -136,7 +136,7 @@ pub(super) fn xla_max<T: UniformFloat>(a: T, b: T) -> T {
 
 /// JAX's `_uniform` of one element from its random bits.
 #[inline(always)]
-pub(super) fn uniform_of_bits<T: UniformFloat>(bits: u64, rng_bits: u32, minval: T, span: T) -> T {
+pub(crate) fn uniform_of_bits<T: UniformFloat>(bits: u64, rng_bits: u32, minval: T, span: T) -> T {
     let one = T::one();
     let f = T::from_bits_u64((bits >> (rng_bits - T::NMANT)) | one_pattern::<T>()).sub(one);
     xla_max(minval, f.mul_add(span, minval))
@@ -144,7 +144,7 @@ pub(super) fn uniform_of_bits<T: UniformFloat>(bits: u64, rng_bits: u32, minval:
 
 /// The bit pattern of 1.0 in `T`: the exponent bias under a zero mantissa.
 #[inline(always)]
-pub(super) fn one_pattern<T: UniformFloat>() -> u64 {
+pub(crate) fn one_pattern<T: UniformFloat>() -> u64 {
     let exponent_bits = T::NBITS - T::NMANT - 1;
     ((1u64 << (exponent_bits - 1)) - 1) << T::NMANT
 }

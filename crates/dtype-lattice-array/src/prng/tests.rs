@@ -70,8 +70,8 @@ fn oversized_shapes_are_errors() {
 mod element_by_element {
     use super::*;
     use crate::kernels::erfinv::erf_inv_f32;
-    use crate::random::floats::{UniformFloat, uniform_of_bits};
-    use crate::random::values::Values;
+    use crate::prng::floats::{UniformFloat, uniform_of_bits};
+    use crate::prng::values::Values;
 
     fn bits64(key: &Key, n: usize, width: u32) -> Vec<u64> {
         let mut v = vec![0u64; n];

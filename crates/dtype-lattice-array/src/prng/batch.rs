@@ -237,7 +237,7 @@ pub(crate) fn fold_in(
 mod tests {
     use super::*;
     use crate::kernels::threefry::threefry2x32;
-    use crate::random::{Key, Random, Values};
+    use crate::prng::{Key, Random, Values};
 
     /// Key data of `n` distinct keys.
     fn keys(n: usize) -> Vec<u32> {

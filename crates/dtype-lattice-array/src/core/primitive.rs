@@ -1,0 +1,614 @@
+//! Primitives as `jax.lax` defines them: one [`Primitive`] definition each, holding its name,
+//! its shape/dtype rule (output [`ShapedArray`]s from input ones and the parameters), its CPU
+//! implementation and its JVP, transpose and batching rules, in the primitive's family's file
+//! (`crate::lax`). Every array operation goes through [`bind`], which hands it to the current
+//! trace (an interpreter) or evaluates it; interpreters call the definition's rules and hold
+//! no per-primitive code.
+//!
+//! ```
+//! use dtype_lattice_array::{core::{self, Params}};
+//! use dtype_lattice_array::{Array, lax};
+//!
+//! let x = Array::from_vec(vec![1i32, 2, 3]);
+//! let y = core::bind(&lax::ADD, &[&x, &x], &Params::new())?;
+//! assert_eq!(y[0].to_vec::<i32>()?, [2, 4, 6]);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+
+use std::fmt;
+
+use dtype_lattice::error::{Exception, Reason};
+use dtype_lattice::{DType, Error};
+
+use crate::array::{Array, ShapedArray};
+
+/// A primitive's output abstract values (nearly always one, kept inline).
+pub type Avals = smallvec::SmallVec<[ShapedArray; 1]>;
+
+/// A primitive's output arrays (nearly always one, kept inline).
+pub type Outputs = smallvec::SmallVec<[Array; 1]>;
+
+/// One parameter value of a primitive (as jaxprs print them).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Param {
+    /// A boolean (`weak_type=False`).
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A tuple of integers (`axes=(0,)`, `shape=(2, 3)`).
+    Ints(Vec<i64>),
+    /// A dtype (`new_dtype=float32`).
+    DType(DType),
+    /// Python's `None`.
+    None,
+    /// A PRNG implementation (`impl=fry`: printed as its dtype tag).
+    KeyImpl(&'static dtype_lattice::key::KeyImpl),
+    /// `pad`'s `padding_config`: `(low, high, interior)` per dimension, printed as the tuple
+    /// of tuples it is (`((1, 2, 0), (-1, 0, 1))`).
+    Padding(Vec<(i64, i64, i64)>),
+    /// `dot_general`'s `dimension_numbers`, `((lhs_contracting, rhs_contracting), (lhs_batch,
+    /// rhs_batch))`, printed as jaxprs print it: `(([2], [1]), ([0], [0]))`.
+    DotDimensionNumbers {
+        /// The contracting dimensions of the left operand.
+        lhs_contracting: Vec<i64>,
+        /// The contracting dimensions of the right operand.
+        rhs_contracting: Vec<i64>,
+        /// The batch dimensions of the left operand.
+        lhs_batch: Vec<i64>,
+        /// The batch dimensions of the right operand.
+        rhs_batch: Vec<i64>,
+    },
+    /// A call primitive's closed jaxpr (`jit[jaxpr={ lambda ... }]`).
+    Jaxpr(std::sync::Arc<super::ClosedJaxpr>),
+    /// A name (`jit[name=f]`).
+    Name(String),
+    /// A `custom_jvp` function's rule (`custom_jvp_call[jvp=...]`).
+    CustomJvp(super::RuleRef),
+    /// A `custom_vjp` function's passes (`custom_vjp_call[fwd=...]`, `custom_lin[bwd=...]`).
+    CustomVjp(super::VjpRef),
+    /// Abstract values (`custom_lin[out_avals=(f32[3],)]`).
+    Avals(Vec<crate::array::ShapedArray>),
+}
+
+impl fmt::Display for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Param::Bool(true) => f.write_str("True"),
+            Param::Bool(false) => f.write_str("False"),
+            Param::Int(i) => write!(f, "{i}"),
+            Param::Ints(v) if v.len() == 1 => write!(f, "({},)", v[0]),
+            Param::Ints(v) => {
+                let items: Vec<String> = v.iter().map(i64::to_string).collect();
+                write!(f, "({})", items.join(", "))
+            }
+            Param::DType(d) => write!(f, "{d}"),
+            Param::None => f.write_str("None"),
+            Param::KeyImpl(k) => f.write_str(k.tag),
+            Param::Padding(v) => {
+                let items: Vec<String> = v
+                    .iter()
+                    .map(|(l, h, i)| format!("({l}, {h}, {i})"))
+                    .collect();
+                match items.as_slice() {
+                    [one] => write!(f, "({one},)"),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
+            Param::Jaxpr(j) => write!(f, "{j}"),
+            Param::Name(n) => f.write_str(n),
+            Param::CustomJvp(_) => f.write_str("<custom jvp rule>"),
+            Param::CustomVjp(_) => f.write_str("<custom vjp rule>"),
+            Param::Avals(a) => {
+                let items: Vec<String> = a.iter().map(ToString::to_string).collect();
+                match items.as_slice() {
+                    [one] => write!(f, "({one},)"),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
+            Param::DotDimensionNumbers {
+                lhs_contracting,
+                rhs_contracting,
+                lhs_batch,
+                rhs_batch,
+            } => {
+                let list = |v: &[i64]| {
+                    let items: Vec<String> = v.iter().map(i64::to_string).collect();
+                    format!("[{}]", items.join(", "))
+                };
+                write!(
+                    f,
+                    "(({}, {}), ({}, {}))",
+                    list(lhs_contracting),
+                    list(rhs_contracting),
+                    list(lhs_batch),
+                    list(rhs_batch)
+                )
+            }
+        }
+    }
+}
+
+/// A primitive's parameters, in the order jaxprs print them.
+///
+/// ```
+/// use dtype_lattice::DType;
+/// use dtype_lattice_array::{core::{Param, Params}};
+/// let p = Params::new().with("new_dtype", Param::DType(DType::Float32)).with("weak_type", Param::Bool(false));
+/// assert_eq!(p.to_string(), "[new_dtype=float32 weak_type=False]");
+/// assert_eq!(p.get("new_dtype"), Some(&Param::DType(DType::Float32)));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params(Vec<(&'static str, Param)>);
+
+impl Params {
+    /// No parameters.
+    pub fn new() -> Params {
+        Params(Vec::new())
+    }
+
+    /// With one more parameter.
+    #[must_use]
+    pub fn with(mut self, name: &'static str, value: Param) -> Params {
+        self.0.push((name, value));
+        self
+    }
+
+    /// A parameter by name.
+    pub fn get(&self, name: &str) -> Option<&Param> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// The parameters, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Param)> {
+        self.0.iter().map(|(n, v)| (*n, v))
+    }
+
+    /// With `name` set to `value`: replaced in place if present, else appended (for rules
+    /// that adjust a primitive's parameters).
+    #[must_use]
+    pub(crate) fn set(mut self, name: &'static str, value: Param) -> Params {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((name, value)),
+        }
+        self
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A required parameter, for rules.
+    pub(crate) fn require(&self, prim: &str, name: &str) -> Result<&Param, Error> {
+        self.get(name).ok_or_else(|| {
+            Error::refused(
+                Exception::TypeError,
+                format!("{prim}() missing required keyword argument: '{name}'"),
+            )
+        })
+    }
+
+    /// A required tuple of non-negative integers (axes, dimensions, a shape).
+    pub(crate) fn usizes(&self, prim: &str, name: &str) -> Result<Vec<usize>, Error> {
+        match self.require(prim, name)? {
+            Param::Ints(v) => v
+                .iter()
+                .map(|&i| usize::try_from(i))
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad_param(prim, name, "negative entries")),
+            _ => Err(bad_param(prim, name, "not a tuple of integers")),
+        }
+    }
+}
+
+impl fmt::Display for Params {
+    /// As jaxprs print them: `[axes=(0,) out_sharding=None]` (nothing for no parameters).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let items: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        write!(f, "[{}]", items.join(" "))
+    }
+}
+
+pub(crate) fn bad_param(prim: &str, name: &str, why: &str) -> Error {
+    Reason::InvalidArgument {
+        argument: format!("{prim}.{name}"),
+        reason: why.to_string(),
+    }
+    .into()
+}
+
+/// The shape/dtype rule: output abstract values from the inputs' and the parameters.
+pub type ShapeRule = fn(&'static Primitive, &[&ShapedArray], &Params) -> Result<Avals, Error>;
+
+/// The CPU implementation: outputs (of the avals the shape rule gave) from the inputs.
+pub type ImplRule =
+    fn(&'static Primitive, &[&Array], &Params, &[ShapedArray]) -> Result<Outputs, Error>;
+
+/// A JVP rule (JAX's `ad.primitive_jvps`): `(primals, tangents, params) -> (primal outputs,
+/// output tangents)`, a tangent `None` a symbolic zero. It runs in the parent of the JVP
+/// trace; every operation in it is a bound primitive, so rules compose with staging.
+pub type JvpRule = fn(
+    &'static Primitive,
+    &[Array],
+    &[Option<Array>],
+    &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error>;
+
+/// An operand of a linear equation, as a transpose rule sees it: linear (of this aval) or
+/// known.
+#[derive(Clone, Debug)]
+pub enum Lin {
+    /// A linear operand (a tangent or cotangent).
+    Linear(ShapedArray),
+    /// A known operand (a residual or a literal).
+    Known(Array),
+}
+
+impl Lin {
+    /// Whether it is linear.
+    pub fn is_linear(&self) -> bool {
+        matches!(self, Lin::Linear(_))
+    }
+
+    /// Its abstract value.
+    pub fn aval(&self) -> &ShapedArray {
+        match self {
+            Lin::Linear(a) => a,
+            Lin::Known(x) => x.aval(),
+        }
+    }
+
+    /// Its value, if known.
+    ///
+    /// # Errors
+    ///
+    /// `NotImplementedError`: a rule transposed in an operand the primitive is not linear in.
+    pub fn known(&self) -> Result<&Array, Error> {
+        match self {
+            Lin::Known(x) => Ok(x),
+            Lin::Linear(_) => Err(nonlinear()),
+        }
+    }
+}
+
+/// The refusal of a transpose rule asked to transpose in an operand it is not linear in.
+pub(crate) fn nonlinear() -> Error {
+    Error::refused(
+        Exception::NotImplementedError,
+        "a primitive was transposed in an operand it is not linear in",
+    )
+}
+
+/// A transpose rule (JAX's `ad.primitive_transposes`): `(output cotangents, operands,
+/// params) -> operand cotangents` (`None`: a zero, or a known operand's).
+pub type TransposeRule =
+    fn(&'static Primitive, &[Option<Array>], &[Lin], &Params) -> Result<Vec<Option<Array>>, Error>;
+
+/// Batch dimensions of operands or outputs (`None`: not batched).
+pub type BatchDims = Vec<Option<usize>>;
+
+/// A batching rule (JAX's `batching.primitive_batchers`): `(primitive, axis size, operands,
+/// their batch dimensions, params) -> (outputs, their batch dimensions)`. At least one operand
+/// is batched when it is called; it runs in the parent of the batching trace.
+pub type BatchRule = fn(
+    &'static Primitive,
+    usize,
+    &[Array],
+    &[Option<usize>],
+    &Params,
+) -> Result<(Outputs, BatchDims), Error>;
+
+/// JAX's refusal of a `float0` operand: an error from the primitive and the operands' avals.
+pub type Float0Refusal = fn(&'static Primitive, &[&ShapedArray]) -> Error;
+
+/// What a primitive does with `float0` operands.
+#[derive(Clone, Copy)]
+pub enum Float0 {
+    /// Takes them, as JAX's primitives that move, select or convert elements and compute
+    /// nothing do (their `float0` outputs need no kernel).
+    Takes,
+    /// Refuses them with this error (lax's wording).
+    Refuses(Float0Refusal),
+}
+
+/// Whether a primitive applies a jaxpr held in one of its parameters (JAX's call
+/// primitives), and how the traces treat it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// An ordinary primitive.
+    No,
+    /// `jit`: its jaxpr (the named parameter) is applied in its place by the JVP and
+    /// batching traces and under partial evaluation (inlined); only staging keeps the call.
+    Inlined(&'static str),
+    /// `custom_jvp_call`, `custom_vjp_call`: its implementation applies the jaxpr (the named
+    /// parameter); the traces keep the call, whose parameters hold the custom rules.
+    Kept(&'static str),
+}
+
+/// A parameter jaxprs leave out: always (`None`), or when it has this value.
+pub type Hidden = (&'static str, Option<&'static Param>);
+
+/// A primitive: its name, number of operands, and every rule, in one definition.
+///
+/// A definition is built with [`Primitive::new`] and the builder methods, in the primitive's
+/// family's file next to the rules it names:
+///
+/// ```ignore
+/// pub static REDUCE_SUM: Primitive = Primitive::new("reduce_sum", Some(1), shape_rule, impl_rule)
+///     .jvp(reduce_sum_jvp)
+///     .transpose(reduce_sum_transpose)
+///     .batch(reducer);
+/// ```
+pub struct Primitive {
+    /// `jax.lax`'s name (`add`, `convert_element_type`, `broadcast_in_dim`).
+    pub name: &'static str,
+    /// How many operands it takes (`None`: any number, as `concatenate`).
+    pub arity: Option<usize>,
+    pub(crate) shape_rule: ShapeRule,
+    pub(crate) impl_rule: ImplRule,
+    /// The JVP rule, if the primitive is differentiable.
+    pub(crate) jvp: Option<JvpRule>,
+    /// The transpose rule, if the primitive is linear in some operand.
+    pub(crate) transpose: Option<TransposeRule>,
+    /// The batching rule, for `vmap`: every primitive has one but `iota` (no operands), the
+    /// `jit` call primitive (inlined by the batching trace) and `custom_lin`.
+    pub(crate) batch: Option<BatchRule>,
+    /// What it does with `float0` operands.
+    pub(crate) float0: Float0,
+    /// The parameters jaxprs leave out.
+    pub(crate) hidden: &'static [Hidden],
+    /// Whether it is a call primitive.
+    pub(crate) call: Call,
+}
+
+impl Primitive {
+    /// A primitive with a shape rule and an implementation, and no other rule: not
+    /// differentiable, not linear, not batchable, refusing `float0` operands with lax's
+    /// elementwise wording, printing every parameter.
+    pub(crate) const fn new(
+        name: &'static str,
+        arity: Option<usize>,
+        shape_rule: ShapeRule,
+        impl_rule: ImplRule,
+    ) -> Primitive {
+        Primitive {
+            name,
+            arity,
+            shape_rule,
+            impl_rule,
+            jvp: None,
+            transpose: None,
+            batch: None,
+            float0: Float0::Refuses(float0_refusal),
+            hidden: &[],
+            call: Call::No,
+        }
+    }
+
+    /// With a JVP rule.
+    pub(crate) const fn jvp(mut self, rule: JvpRule) -> Primitive {
+        self.jvp = Some(rule);
+        self
+    }
+
+    /// With a transpose rule.
+    pub(crate) const fn transpose(mut self, rule: TransposeRule) -> Primitive {
+        self.transpose = Some(rule);
+        self
+    }
+
+    /// With a batching rule.
+    pub(crate) const fn batch(mut self, rule: BatchRule) -> Primitive {
+        self.batch = Some(rule);
+        self
+    }
+
+    /// Taking `float0` operands.
+    pub(crate) const fn takes_float0(mut self) -> Primitive {
+        self.float0 = Float0::Takes;
+        self
+    }
+
+    /// Refusing `float0` operands with this error.
+    pub(crate) const fn refuses_float0(mut self, refusal: Float0Refusal) -> Primitive {
+        self.float0 = Float0::Refuses(refusal);
+        self
+    }
+
+    /// With parameters jaxprs leave out.
+    pub(crate) const fn hides(mut self, hidden: &'static [Hidden]) -> Primitive {
+        self.hidden = hidden;
+        self
+    }
+
+    /// A call primitive.
+    pub(crate) const fn call(mut self, call: Call) -> Primitive {
+        self.call = call;
+        self
+    }
+
+    /// Whether jaxprs print this parameter.
+    pub(crate) fn shows_param(&self, name: &str, value: &Param) -> bool {
+        !self
+            .hidden
+            .iter()
+            .any(|&(param, when)| param == name && when.is_none_or(|w| w == value))
+    }
+
+    /// The jaxpr a call primitive applies to its operands (`None`: not a call, or the
+    /// parameter is missing).
+    pub(crate) fn call_jaxpr(&self, params: &Params) -> Option<std::sync::Arc<super::ClosedJaxpr>> {
+        let name = match self.call {
+            Call::No => return None,
+            Call::Inlined(name) | Call::Kept(name) => name,
+        };
+        match params.get(name) {
+            Some(Param::Jaxpr(j)) => Some(j.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Debug for Primitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Primitive({})", self.name)
+    }
+}
+
+impl fmt::Display for Primitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl Primitive {
+    /// The output abstract values for these inputs and parameters (`jax.eval_shape` of one
+    /// primitive).
+    ///
+    /// # Errors
+    ///
+    /// The primitive's own refusal, with JAX's exception class and message where JAX has one
+    /// (`TypeError: add requires arguments to have the same dtypes, got int32, float32.`).
+    pub fn abstract_eval(
+        &'static self,
+        inputs: &[&ShapedArray],
+        params: &Params,
+    ) -> Result<Avals, Error> {
+        if let Some(n) = self.arity
+            && inputs.len() != n
+        {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "{}() takes {n} positional arguments but {} were given",
+                    self.name,
+                    inputs.len()
+                ),
+            ));
+        }
+        if let Float0::Refuses(refusal) = self.float0
+            && inputs.iter().any(|a| a.dtype().is_float0())
+        {
+            return Err(refusal(self, inputs));
+        }
+        (self.shape_rule)(self, inputs, params)
+    }
+}
+
+/// Why `float0` operands are refused (lax's words).
+pub(crate) const FLOAT0_WHY: &str = "float0s do not support any operations by design, because \
+    they are not compatible with non-trivial vector spaces. No implicit dtype conversion is \
+    done. You can use np.zeros_like(arr, dtype=np.float) to cast a float0 array to a regular \
+    zeros array. \nIf you didn't expect to get a float0 you might have accidentally taken a \
+    gradient with respect to an integer argument.";
+
+/// lax's refusal of a `float0` operand by an elementwise primitive (the default): unary
+/// operations name the array, the others its position (`Called add with a float0 at position
+/// 0. …`).
+pub(crate) fn float0_refusal(prim: &'static Primitive, inputs: &[&ShapedArray]) -> Error {
+    float0_refusal_named(prim.name, prim.arity, inputs)
+}
+
+/// [`float0_refusal`] under another name (`add_any` is refused as `add`).
+pub(crate) fn float0_refusal_named(
+    name: &str,
+    arity: Option<usize>,
+    inputs: &[&ShapedArray],
+) -> Error {
+    if arity == Some(1) {
+        return Error::refused(
+            Exception::TypeError,
+            format!("Called {name} with a float0 array. {FLOAT0_WHY}"),
+        );
+    }
+    let i = inputs
+        .iter()
+        .position(|a| a.dtype().is_float0())
+        .unwrap_or(0);
+    Error::refused(
+        Exception::TypeError,
+        format!("Called {name} with a float0 at position {i}. {FLOAT0_WHY}"),
+    )
+}
+
+/// Runs `prim`'s implementation on concrete `inputs` for outputs of `avals` (the shape rule
+/// has passed). `float0` needs no kernel: its outputs hold no bytes, and a `float0` operand
+/// converts to zeros.
+pub(crate) fn implement(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    if avals.iter().any(|a| a.dtype().is_float0()) || inputs.iter().any(|x| x.dtype().is_float0()) {
+        return avals
+            .iter()
+            .map(|a| {
+                if a.dtype().is_float0() {
+                    Ok(Array::float0(a.clone()))
+                } else {
+                    // convert_element_type of float0: zeros.
+                    let zero = crate::array::scalar_array(
+                        dtype_lattice::Value::Int(0),
+                        a.dtype(),
+                        a.weak_type(),
+                    )?;
+                    zero.repeated(a.shape())
+                }
+            })
+            .collect();
+    }
+    (prim.impl_rule)(prim, inputs, params, avals)
+}
+
+/// Applies a primitive: to the current trace if there is one (staging, differentiation,
+/// batching: the interpreters of `crate::interpreters`), else its shape rule, then its
+/// implementation (evaluation).
+///
+/// # Errors
+///
+/// The shape rule's refusal (JAX's exception and message), or an implementation's.
+pub fn bind(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+) -> Result<Outputs, Error> {
+    if let Some(trace) = super::current() {
+        return trace.process_primitive(prim, inputs, params);
+    }
+    super::check_concrete(inputs)?;
+    // Up to four operands' avals on the stack (binds of small arrays are allocation-bound).
+    let out = match inputs {
+        [] => prim.abstract_eval(&[], params)?,
+        [first, ..] if inputs.len() <= 4 => {
+            let mut avals = [first.aval(); 4];
+            for (slot, a) in avals.iter_mut().zip(inputs) {
+                *slot = a.aval();
+            }
+            prim.abstract_eval(&avals[..inputs.len()], params)?
+        }
+        _ => {
+            let avals: Vec<&ShapedArray> = inputs.iter().map(|a| a.aval()).collect();
+            prim.abstract_eval(&avals, params)?
+        }
+    };
+    implement(prim, inputs, params, &out)
+}
+
+/// [`bind`] for a primitive with one output.
+pub(crate) fn bind1(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+) -> Result<Array, Error> {
+    let mut out = bind(prim, inputs, params)?;
+    if out.is_empty() {
+        return Err(Reason::EmptyOperands.into());
+    }
+    Ok(out.swap_remove(0))
+}
