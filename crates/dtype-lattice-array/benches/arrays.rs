@@ -7,12 +7,12 @@
 //! The `_2e15_in_cache` twins of the float8 add and cast: one thread on data in the caches,
 //! the kernels' own throughput without the memory traffic.
 //! `exp_f32_2e24`, `log1p_f32_2e24`, … and their `_256x32` twins: the float32 transcendentals
-//! of `prim::vmath` through `prim::bind`.
+//! of `prim::vmath` through `core::bind`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dtype_lattice::DType;
 use dtype_lattice_array::convert::{convert, convert_to_vec};
-use dtype_lattice_array::{Array, numpy as jnp, prim};
+use dtype_lattice_array::{Array, core, numpy as jnp, registry};
 use std::hint::black_box;
 
 /// The peers' input: `np.random.default_rng(0).standard_normal(2**24, dtype=np.float32) * 100`
@@ -113,22 +113,22 @@ fn bench(c: &mut Criterion) {
     // Transcendentals (prim::vmath): float32 [256, 32] (one thread) and 2^24 elements of the
     // peers' spread (arguments to ±1600; log1p of their magnitudes).
     let small = Array::from_bytes(DType::Float32, &[256, 32], &src[..4 * 8192]).unwrap();
-    let abs = prim::by_name("abs").unwrap();
-    let none = prim::Params::new();
-    let abs32 = prim::bind(abs, &[&a32], &none).unwrap().remove(0);
-    let abs_small = prim::bind(abs, &[&small], &none).unwrap().remove(0);
+    let abs = registry::by_name("abs").unwrap();
+    let none = core::Params::new();
+    let abs32 = core::bind(abs, &[&a32], &none).unwrap().remove(0);
+    let abs_small = core::bind(abs, &[&small], &none).unwrap().remove(0);
     for name in ["exp", "log1p", "logistic", "sin", "tanh"] {
-        let p = prim::by_name(name).unwrap();
+        let p = registry::by_name(name).unwrap();
         let (x, xs) = if name == "log1p" {
             (&abs32, &abs_small)
         } else {
             (&a32, &small)
         };
         g.bench_function(format!("{name}_f32_2e24"), |b| {
-            b.iter(|| prim::bind(p, &[black_box(x)], &none).unwrap())
+            b.iter(|| core::bind(p, &[black_box(x)], &none).unwrap())
         });
         g.bench_function(format!("{name}_f32_256x32"), |b| {
-            b.iter(|| prim::bind(p, &[black_box(xs)], &none).unwrap())
+            b.iter(|| core::bind(p, &[black_box(xs)], &none).unwrap())
         });
     }
     g.finish();

@@ -7,19 +7,21 @@
 use std::sync::Mutex;
 
 use dtype_lattice::{DType, Error};
+use dtype_lattice_array::core::{self, Params};
+use dtype_lattice_array::lax;
 use dtype_lattice_array::numpy::{self as jnp, Axes};
-use dtype_lattice_array::prim::{self, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::{Array, random};
 use dtype_lattice_array::{CustomJvp, grad, jit, vmap};
 
 fn lax(name: &str, args: &[&Array]) -> Result<Array, Error> {
-    let p = prim::by_name(name).ok_or_else(|| {
+    let p = registry::by_name(name).ok_or_else(|| {
         Error::refused(
             dtype_lattice::error::Exception::NotImplementedError,
             name.to_string(),
         )
     })?;
-    Ok(prim::bind(p, args, &Params::new())?[0].clone())
+    Ok(core::bind(p, args, &Params::new())?[0].clone())
 }
 
 fn section(title: &str) {
@@ -38,7 +40,7 @@ fn main() -> Result<(), Error> {
     // The less toy example: the mask is built from staged iota, broadcast and gt.
     section("omnistaging: select_tril, jitted, traced at arange(12).reshape((3, 4))");
     let select_tril = jit(|x: Array| {
-        let rows = prim::expand_dims(
+        let rows = lax::expand_dims(
             &jnp::arange(0.0, x.shape()[0] as f64, 1.0, DType::Int32)?,
             &[1],
         )?;

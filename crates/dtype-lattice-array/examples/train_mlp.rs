@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use dtype_lattice::{DType, Error, Rules, Value};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
-use dtype_lattice_array::{Array, prim, random};
+use dtype_lattice_array::{Array, core, random, registry};
 use dtype_lattice_array::{CustomJvp, CustomVjp, Jit, jit, value_and_grad, vmap};
 
 /// The parameters: a weight matrix and a bias per layer.
@@ -73,13 +73,13 @@ fn parse() -> Result<Args, String> {
 }
 
 fn lax(name: &str, x: &Array) -> Result<Array, Error> {
-    let p = prim::by_name(name).ok_or_else(|| {
+    let p = registry::by_name(name).ok_or_else(|| {
         Error::refused(
             dtype_lattice::error::Exception::NotImplementedError,
             name.to_string(),
         )
     })?;
-    Ok(prim::bind(p, &[x], &prim::Params::new())?[0].clone())
+    Ok(core::bind(p, &[x], &core::Params::new())?[0].clone())
 }
 
 /// `jnp.maximum(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))`.

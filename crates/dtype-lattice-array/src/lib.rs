@@ -1,10 +1,18 @@
 //! # dtype-lattice-array
 //!
-//! Arrays with JAX's dtype semantics: [`Array`] (any dtype, immutable, shared elements), the
-//! primitives of `jax.lax` as data ([`prim`]: shape/dtype rule and CPU implementation per
-//! primitive, applied through [`prim::bind`]), and JAX's counter-based PRNG on typed keys
-//! ([`random`]), bit for bit with JAX 0.10 (threefry2x32, `jax_threefry_partitionable=True`).
-//! The key *dtypes* and their promotion live in the core crate, [`dtype_lattice`].
+//! Arrays with JAX's dtype semantics, and the computations JAX does with them: [`Array`] (any
+//! dtype, immutable, shared elements), the primitives of `jax.lax` as data ([`lax`]: each
+//! primitive one definition with its shape/dtype rule, CPU implementation, JVP, transpose and
+//! batching rules, applied through [`core::bind`]), JAX's transformations as interpreters of
+//! them ([`interpreters`]: [`jvp`], [`grad`], [`vjp`], [`vmap`], [`make_jaxpr`]; [`jit()`]),
+//! `jax.numpy` ([`numpy`]) and `jax.random` on typed keys ([`random`]), bit for bit with JAX
+//! 0.10.2 on CPU. The dtypes and their promotion live in the core crate, [`dtype_lattice`].
+//!
+//! The modules are layers, each using only those before it (ARCHITECTURE.md draws them; a
+//! test keeps them): `kernels` (functions over slices: every `unsafe`), [`convert`] (element
+//! codecs), [`config`] (the rules in force), [`array`](mod@array), `prng` (the PRNG on plain keys),
+//! [`core`], [`lax`], [`interpreters`], [`jit`](mod@jit), [`registry`], then [`numpy`],
+//! [`random`], [`repr`] and [`npy`].
 // `unsafe` is denied everywhere but in `kernels`, the layer of functions over slices (calls
 // of `#[target_feature]` functions behind run-time CPU detection, vector loads and stores, the
 // `gemm` crate's raw-pointer entry point); each use documents why and is tested against the
@@ -21,11 +29,12 @@ pub mod interpreters;
 pub mod jit;
 #[allow(unsafe_code)]
 mod kernels;
+pub mod lax;
 pub mod npy;
 pub mod numpy;
-pub mod prim;
 mod prng;
 pub mod random;
+pub mod registry;
 pub mod repr;
 
 pub use array::{Array, Element, ShapedArray};

@@ -508,12 +508,12 @@ impl Array {
     ///
     /// JAX's `TypeError` for a key dtype to a number or back.
     pub fn astype(&self, dtype: DType) -> Result<Array, Error> {
-        use crate::prim::{Param, Params};
+        use crate::lax::{Param, Params};
         let params = Params::new()
             .with("new_dtype", Param::DType(dtype))
             .with("weak_type", Param::Bool(false))
             .with("sharding", Param::None);
-        crate::prim::bind1(&crate::prim::CONVERT_ELEMENT_TYPE, &[self], &params)
+        crate::lax::bind1(&crate::lax::CONVERT_ELEMENT_TYPE, &[self], &params)
     }
 
     /// The storage.

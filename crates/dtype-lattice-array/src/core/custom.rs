@@ -53,13 +53,13 @@ macro_rules! rule_ref {
 }
 
 rule_ref!(
-    /// A [`CustomJvp`]'s rule as a primitive parameter (`jvp=<rule>`).
+    /// A [`CustomJvp`](crate::CustomJvp)'s rule as a primitive parameter (`jvp=<rule>`).
     RuleRef,
     CustomJvpRule,
     "<custom jvp rule>"
 );
 rule_ref!(
-    /// A [`CustomVjp`]'s passes as a primitive parameter (`fwd=... bwd=...`).
+    /// A [`CustomVjp`](crate::CustomVjp)'s passes as a primitive parameter (`fwd=... bwd=...`).
     VjpRef,
     CustomVjpRule,
     "<custom vjp rule>"

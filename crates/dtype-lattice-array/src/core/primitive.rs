@@ -335,7 +335,7 @@ pub type Hidden = (&'static str, Option<&'static Param>);
 
 /// A primitive: its name, number of operands, and every rule, in one definition.
 ///
-/// A definition is built with [`Primitive::new`] and the builder methods, in the primitive's
+/// A definition is built with `Primitive::new` and the builder methods, in the primitive's
 /// family's file next to the rules it names:
 ///
 /// ```ignore

@@ -1,5 +1,5 @@
 //! Batching (JAX's `BatchTrace` and `jax.vmap`): each tracer carries the whole batch of a
-//! value and its batch dimension; a primitive's batching rule ([`crate::prim::batching`]),
+//! value and its batch dimension; a primitive's batching rule ([`crate::lax::batching`]),
 //! bound in the parent trace, computes the batched outputs and where their batch dimensions
 //! are. A value the same for every example is not a tracer at all (batch dimension `None`).
 
@@ -15,7 +15,7 @@ use crate::array::{Array, py_shape};
 use crate::core::Pytree;
 use crate::core::{Outputs, Params, Primitive};
 use crate::core::{Payload, Trace, TraceTag, Tracer, check_alive, current, with_trace};
-use crate::prim::batching::{broadcast_axis, example_aval, moveaxis};
+use crate::lax::batching::{broadcast_axis, example_aval, moveaxis};
 
 /// A batched value: the whole batch and the dimension the examples are stacked along.
 struct Batched {

@@ -459,7 +459,7 @@ fn call_batch_rule(
     vals: &[Array],
     dims: &[Option<usize>],
     params: &Params,
-) -> Result<(Outputs, crate::prim::batching::BatchDims), Error> {
+) -> Result<(Outputs, crate::lax::batching::BatchDims), Error> {
     let (custom, n) = Custom::of_params(params)?;
     // A staged call's closed-over values are its explicit operands: no enclosing trace.
     let outs = custom
@@ -706,7 +706,7 @@ impl CustomVjpRule for BatchedVjp {
                 )),
                 None => crate::numpy::sum(&c, crate::numpy::Axes::Some(vec![0]), false),
                 Some(0) => Ok(c),
-                Some(d) => crate::prim::batching::moveaxis(&c, 0, *d),
+                Some(d) => crate::lax::batching::moveaxis(&c, 0, *d),
             })
             .collect()
     }

@@ -330,7 +330,7 @@ pub(crate) fn tangent_zeros(aval: &crate::array::ShapedArray) -> Result<Array, E
     zeros(&tangent_aval(aval))
 }
 
-pub(crate) use crate::prim::lax::zeros;
+pub(crate) use crate::lax::ops::zeros;
 
 /// `jax.lax.stop_gradient(x)`: `x` unchanged, but a constant to every differentiation around
 /// it (its tangent is zero, so no cotangent flows back through it). Applied to each leaf of a
@@ -357,7 +357,7 @@ pub fn stop_gradient<T: Pytree>(x: &T) -> Result<T, Error> {
                 Ok(leaf)
             } else {
                 crate::core::bind1(
-                    &crate::prim::structural::STOP_GRADIENT,
+                    &crate::lax::structural::STOP_GRADIENT,
                     &[&leaf],
                     &Default::default(),
                 )

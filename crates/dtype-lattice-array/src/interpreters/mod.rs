@@ -1,14 +1,14 @@
 //! The transformations, as interpreters of primitives (JAX's `jax/_src/interpreters/`): each
-//! is a trace ([`crate::core::Trace`]) that, given a primitive application, calls the rule its
+//! is a trace (`core::Trace`) that, given a primitive application, calls the rule its
 //! definition holds (JVP, transpose, batching) or stages it; none holds per-primitive code.
 //!
-//! - [`stage`]: the staging trace (`make_jaxpr`, `jit`'s tracing; omnistaging), also the
+//! - `stage`: the staging trace (`make_jaxpr`, `jit`'s tracing; omnistaging), also the
 //!   partial evaluator of `linearize`, and closure conversion;
-//! - [`jvp`]: forward mode (`jvp`, `linearize_jvp`, symbolic zeros, `stop_gradient`);
-//! - [`vjp`]: reverse mode (`linearize`, the backward pass over the transpose rules, `vjp`,
+//! - `jvp`: forward mode (`jvp`, `linearize_jvp`, symbolic zeros, `stop_gradient`);
+//! - `vjp`: reverse mode (`linearize`, the backward pass over the transpose rules, `vjp`,
 //!   `grad`, `value_and_grad`);
-//! - [`batching`]: `vmap` (the batching rules, `in_axes`/`out_axes`);
-//! - [`custom`]: `custom_jvp`/`custom_vjp` and their primitives.
+//! - `batching`: `vmap` (the batching rules, `in_axes`/`out_axes`);
+//! - `custom`: `custom_jvp`/`custom_vjp` and their primitives.
 
 pub(crate) mod batching;
 pub(crate) mod custom;

@@ -511,7 +511,7 @@ pub(crate) fn backward_pass(
     let mut cts: HashMap<u32, Array> = HashMap::new();
     let add = |cts: &mut HashMap<u32, Array>, id: u32, c: Array| -> Result<(), Error> {
         let sum = match cts.remove(&id) {
-            Some(prev) => crate::prim::lax::add_any(&prev, &c)?,
+            Some(prev) => crate::lax::ops::add_any(&prev, &c)?,
             None => c,
         };
         cts.insert(id, sum);

@@ -18,8 +18,8 @@ use smallvec::SmallVec;
 use crate::array::{ShapedArray, layout};
 use crate::core::{Params, Primitive};
 use crate::kernels::fast::{self, Side};
-use crate::prim::elementwise::{self, Op};
-use crate::prim::fast::{bin_op, bit_op, cmp_op};
+use crate::lax::elementwise::{self, Op};
+use crate::lax::fast::{bin_op, bit_op, cmp_op};
 
 /// An operand of a [`Kernel`] over a block of `n` elements: the bytes of its `n` elements, or
 /// of one element standing for each of them.
@@ -45,7 +45,7 @@ pub(crate) enum Kernel {
 impl Kernel {
     /// The kernel of `prim`, if it may have one.
     pub(crate) fn of(prim: &'static Primitive) -> Option<Kernel> {
-        if std::ptr::eq(prim, &crate::prim::select::SELECT_N) {
+        if std::ptr::eq(prim, &crate::lax::select::SELECT_N) {
             Some(Kernel::Select)
         } else if std::ptr::eq(prim, &super::fma::FMA) {
             Some(Kernel::Fma)

@@ -19,8 +19,8 @@ use dtype_lattice::{DType, Error};
 use crate::array::{Array, ShapedArray, Storage};
 use crate::core::{Avals, Outputs, Param, Params, Primitive};
 use crate::kernels::fast::Side;
-use crate::prim::elementwise::{broadcast_operands, broadcasting_shape};
-use crate::prim::lanes::{flush32, flush64};
+use crate::lax::elementwise::{broadcast_operands, broadcasting_shape};
+use crate::lax::lanes::{flush32, flush64};
 
 /// The parameter that negates the product (`c - a*b`, `-(a*b) + c`).
 pub(crate) const NEG_PRODUCT: &str = "negate_product";
@@ -155,7 +155,6 @@ pub(crate) static FMA: Primitive = Primitive::new("fma", Some(3), shape_rule, im
 mod tests {
     use super::*;
     use crate::core::bind1;
-    use crate::prim::by_name;
 
     fn arr<T: crate::array::Element>(v: Vec<T>) -> Array {
         Array::from_vec(v)
@@ -180,8 +179,7 @@ mod tests {
         // (1 + e)(1 - e) - 1 = -e^2 exactly: the two-step form would give 0.
         assert_eq!(got[..4], [3.25, -0.5, -f32::EPSILON * f32::EPSILON, 1.0]);
         assert!(got[4].is_nan());
-        let mul = by_name("mul").unwrap();
-        let add = by_name("add").unwrap();
+        let (mul, add) = (&crate::lax::MUL, &crate::lax::ADD);
         let two_step = bind1(
             add,
             &[&bind1(mul, &[&a, &b], &Params::new()).unwrap(), &c],
@@ -202,8 +200,8 @@ mod tests {
         assert_eq!(got, [-f64::EPSILON * f64::EPSILON, 5.0]);
         // Not for 16-bit floats.
         let b16 = Array::scalar(half::bf16::ONE);
-        assert!(crate::prim::bind(&FMA, &[&b16, &b16, &b16], &Params::new()).is_err());
+        assert!(crate::lax::bind(&FMA, &[&b16, &b16, &b16], &Params::new()).is_err());
         let f16 = Array::scalar(half::f16::ONE);
-        assert!(crate::prim::bind(&FMA, &[&f16, &f16, &f16], &Params::new()).is_err());
+        assert!(crate::lax::bind(&FMA, &[&f16, &f16, &f16], &Params::new()).is_err());
     }
 }

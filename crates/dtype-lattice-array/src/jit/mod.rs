@@ -1,8 +1,8 @@
 //! `jax.jit`: [`jit`] stages a function once per input signature and runs the staged jaxpr,
 //! as the `jit` call primitive under a transformation, or outside any as a compiled plan
-//! ([`plan`]: XLA's passes that change bits — common subexpression elimination, the
-//! contraction of products into additions ([`fma`]) — constant folding, dead code elimination,
-//! fused elementwise chains run chunk by chunk ([`chunk`])).
+//! (`plan`: XLA's passes that change bits — common subexpression elimination, the
+//! contraction of products into additions (`fma`) — constant folding, dead code elimination,
+//! fused elementwise chains run chunk by chunk (`chunk`)).
 
 pub(crate) mod chunk;
 pub(crate) mod fma;

@@ -19,7 +19,7 @@
 //!    to the pool for a later result.
 //!
 //! Every primitive still computes what its own implementation computes: a fused chunk runs a
-//! member's slice kernel ([`crate::prim::chunk`]: the impl's own loop, reading its operands'
+//! member's slice kernel ([`crate::lax::chunk`]: the impl's own loop, reading its operands'
 //! stretches where they lie and writing an output's stretch in place) or else the impl on
 //! arrays of the chunk, so a compiled jaxpr computes bit for bit what the jaxpr's interpreter
 //! ([`ClosedJaxpr::call`]) computes; only the order of independent work and where buffers live
@@ -120,7 +120,7 @@ pub(crate) struct Executable {
 /// Whether `prim` computes each output element from the same element of its operands (or a
 /// 0-d operand), so that it can run on any slice of them.
 fn is_elementwise(prim: &'static Primitive) -> bool {
-    crate::prim::elementwise::is_elementwise(prim) || std::ptr::eq(prim, &fma::FMA)
+    crate::lax::elementwise::is_elementwise(prim) || std::ptr::eq(prim, &fma::FMA)
 }
 
 /// A call's operand as a key for common subexpression elimination: a slot, or a constant by
@@ -161,7 +161,7 @@ fn eliminate_common(calls: Vec<Call>, outputs: &mut [Src]) -> Vec<Call> {
             renamed(s, &rename);
         }
         let eligible = c.outs.len() == 1
-            && (is_elementwise(c.prim) || std::ptr::eq(c.prim, &crate::prim::BROADCAST_IN_DIM));
+            && (is_elementwise(c.prim) || std::ptr::eq(c.prim, &crate::lax::BROADCAST_IN_DIM));
         if eligible {
             let key = (
                 c.prim as *const Primitive as usize,
@@ -186,7 +186,7 @@ fn eliminate_common(calls: Vec<Call>, outputs: &mut [Src]) -> Vec<Call> {
     kept
 }
 
-/// XLA's contraction of products into additions (see [`crate::prim::fma`]), under JAX's
+/// XLA's contraction of products into additions (see [`crate::lax::fma`]), under JAX's
 /// rules: an `add`, `add_any` or `sub` of float16/float32/float64 whose first operand (else
 /// its second) is a product (`mul`, `square`, `integer_pow[y=2]`, or the `neg` of one) becomes
 /// one `fma` call, the product's calls dropped where nothing else reads them. As XLA fuses:
@@ -195,8 +195,8 @@ fn eliminate_common(calls: Vec<Call>, outputs: &mut [Src]) -> Vec<Call> {
 /// elementwise (a reduction: then it is computed once, in memory), or another use in the same
 /// fusion (an elementwise path from both uses to one value that leaves the chain).
 fn contract(calls: Vec<Call>, outputs: &[Src], slots: usize) -> Vec<Call> {
-    use crate::prim::elementwise as ew;
-    if !crate::prim::on_xla() {
+    use crate::lax::elementwise as ew;
+    if !crate::lax::on_xla() {
         return calls;
     }
     let n = calls.len();
@@ -275,7 +275,7 @@ fn contract(calls: Vec<Call>, outputs: &[Src], slots: usize) -> Vec<Call> {
             (c.inputs[0].clone(), c.inputs[1].clone())
         } else if is(c.prim, &ew::SQUARE)
             || (is(c.prim, &ew::INTEGER_POW)
-                && matches!(c.params.get("y"), Some(crate::prim::Param::Int(2))))
+                && matches!(c.params.get("y"), Some(crate::lax::Param::Int(2))))
         {
             (c.inputs[0].clone(), c.inputs[0].clone())
         } else {
@@ -307,8 +307,8 @@ fn contract(calls: Vec<Call>, outputs: &[Src], slots: usize) -> Vec<Call> {
             continue;
         }
         let params = Params::new()
-            .with(fma::NEG_PRODUCT, crate::prim::Param::Bool(neg_p))
-            .with(fma::NEG_ADDEND, crate::prim::Param::Bool(neg_z));
+            .with(fma::NEG_PRODUCT, crate::lax::Param::Bool(neg_p))
+            .with(fma::NEG_ADDEND, crate::lax::Param::Bool(neg_z));
         rewrites.push((i, params, smallvec::smallvec![x, y, z]));
     }
     let mut calls = calls;
@@ -414,7 +414,7 @@ fn fold(
             Src::Slot(_) => None,
         })
         .collect::<Option<_>>()?;
-    crate::prim::implement(prim, &consts, params, avals).ok()
+    crate::lax::implement(prim, &consts, params, avals).ok()
 }
 
 /// Drops the calls none of whose outputs is used.
@@ -732,7 +732,7 @@ impl Executable {
                             .iter()
                             .map(|s| read(s, &env))
                             .collect::<Result<_, _>>()?;
-                        crate::prim::implement(c.prim, &ins, &c.params, &c.avals)?
+                        crate::lax::implement(c.prim, &ins, &c.params, &c.avals)?
                     };
                     for (&o, x) in c.outs.iter().zip(outs) {
                         env[o] = Some(x);
@@ -1251,8 +1251,8 @@ mod tests {
     fn fused_complex_chains_agree_with_eager_ones() {
         let re = ramp(2 * CHUNK + 5, DType::Float32);
         let im = jnp::multiply(&re, 0.7).unwrap();
-        let none = crate::prim::Params::new();
-        let z = crate::prim::bind1(&crate::prim::elementwise::COMPLEX, &[&re, &im], &none).unwrap();
+        let none = crate::lax::Params::new();
+        let z = crate::lax::bind1(&crate::lax::elementwise::COMPLEX, &[&re, &im], &none).unwrap();
         let f = |z: Array| {
             let p = jnp::multiply(&z, jnp::square(&z)?)?;
             let q = jnp::divide(&p, jnp::add(&z, jnp::sqrt(&z)?)?)?;

@@ -74,7 +74,7 @@
 //! 7,166 (`sinh`), 5,802 (`cosh`); XLA's 5,674 (`tanh`), 14,372 (`sinh`), 15,400 (`cosh`,
 //! two settled `exp`s); besides the `sin`/`cos` arguments of 2²⁰ or more.
 //!
-//! Time per element through `prim::bind` on a float32 array, one thread of an AMD EPYC (Zen 3)
+//! Time per element through `lax::bind` on a float32 array, one thread of an AMD EPYC (Zen 3)
 //! under load, scalar path → this module: `[256, 32]`: `exp` 9.1 → 2.1 ns, `log1p` 13.4 →
 //! 2.7, `logistic` 12.1 → 2.6, `sin` 38 → 3.0; 2²⁴ elements: `exp` 14.9 → 2.1, `log1p` 21 →
 //! 2.8, `logistic` 16 → 2.6, `sin` 46 → 2.9 (the benches `exp_f32_2e24` & co.).

@@ -267,23 +267,23 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array, E
 
 /// `start + step * iota(n)`, leaving out a zero start and a unit step.
 fn arange_iota(start: f64, step: f64, n: usize, dtype: DType) -> Result<Array, Error> {
-    use crate::prim::{Param, Params};
-    let iota = crate::prim::by_name("iota").ok_or_else(|| too_large(&[n]))?;
+    use crate::lax::{Param, Params};
+    let iota = &crate::lax::IOTA;
     let params = Params::new()
         .with("dimension", Param::Int(0))
         .with("dtype", Param::DType(dtype))
         .with("shape", Param::Ints(vec![n as i64]))
         .with("sharding", Param::None);
-    let mut x = crate::prim::bind(iota, &[], &params)?
+    let mut x = crate::lax::bind(iota, &[], &params)?
         .into_iter()
         .next()
         .ok_or_else(|| too_large(&[n]))?;
     let konst = |v: f64| crate::array::scalar(v, dtype);
     if step != 1.0 {
-        x = crate::prim::lax::mul(&konst(step)?, &x)?;
+        x = crate::lax::ops::mul(&konst(step)?, &x)?;
     }
     if start != 0.0 || step != 1.0 {
-        x = crate::prim::lax::add(&konst(start)?, &x)?;
+        x = crate::lax::ops::add(&konst(start)?, &x)?;
     }
     Ok(x)
 }

@@ -10,25 +10,24 @@ use super::{
     promote_only, rules, scalar_array,
 };
 use crate::array::Array;
-use crate::prim::{self, Param, Params};
+use crate::core::Primitive;
+use crate::lax::{self, Param, Params};
 
 /// Binds the primitive of a `lax` name (one output).
-pub(super) fn lax(name: &str, inputs: &[&Array], params: Params) -> Result<Array, Error> {
-    let p = prim::by_name(name).ok_or_else(|| {
-        Error::refused(
-            Exception::NotImplementedError,
-            format!("the lax primitive {name} is not implemented yet"),
-        )
-    })?;
-    prim::bind1(p, inputs, &params)
+pub(super) fn lax(
+    p: &'static Primitive,
+    inputs: &[&Array],
+    params: Params,
+) -> Result<Array, Error> {
+    lax::bind1(p, inputs, &params)
 }
 
-fn lax1(name: &str, x: &Array) -> Result<Array, Error> {
-    lax(name, &[x], Params::new())
+fn lax1(p: &'static Primitive, x: &Array) -> Result<Array, Error> {
+    lax(p, &[x], Params::new())
 }
 
-fn lax2(name: &str, x: &Array, y: &Array) -> Result<Array, Error> {
-    lax(name, &[x, y], Params::new())
+fn lax2(p: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
+    lax(p, &[x, y], Params::new())
 }
 
 /// `_constant_like(x, v)`: a 0-d constant of `x`'s dtype, strongly typed (a NumPy scalar).
@@ -51,7 +50,7 @@ fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
         .with("new_dtype", Param::DType(dtype))
         .with("weak_type", Param::Bool(false))
         .with("sharding", Param::None);
-    prim::bind1(&prim::CONVERT_ELEMENT_TYPE, &[x], &params)
+    lax::bind1(&lax::CONVERT_ELEMENT_TYPE, &[x], &params)
 }
 
 /// `select_n(which, *cases)`: `cases[which]` elementwise (`jnp.where(c, x, y)` is
@@ -62,7 +61,7 @@ fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> 
     let c = broadcast_to(c.clone(), &shape)?;
     let t = broadcast_to(on_true.clone(), &shape)?;
     let f = broadcast_to(on_false.clone(), &shape)?;
-    lax("select_n", &[&c, &f, &t], Params::new())
+    lax(&lax::SELECT_N, &[&c, &f, &t], Params::new())
 }
 
 /// `x != 0` as bool (`jnp`'s `_to_bool`), `x` itself when already bool.
@@ -77,7 +76,7 @@ fn to_bool(x: &Array) -> Result<Array, Error> {
         return Ok(x.clone());
     }
     if x.dtype() == DType::BFloat16
-        && prim::on_xla()
+        && lax::on_xla()
         && crate::core::current().is_none()
         && x.is_concrete()
         && let Ok(v) = x.to_vec::<half::bf16>()
@@ -85,7 +84,7 @@ fn to_bool(x: &Array) -> Result<Array, Error> {
         let nonzero: Vec<bool> = v.iter().map(|b| b.to_bits() & 0x7fff != 0).collect();
         return Ok(Array::from_shape_vec(x.shape(), nonzero)?.with_weak_type(x.weak_type()));
     }
-    lax2("ne", x, &const_like(x, Value::Int(0))?)
+    lax2(&lax::NE, x, &const_like(x, Value::Int(0))?)
 }
 
 fn one<'a>(x: impl Into<ArrayLike<'a>>, family: Family) -> Result<Array, Error> {
@@ -119,7 +118,7 @@ fn is_integral_or_bool(d: DType) -> bool {
 }
 
 macro_rules! unary_inexact {
-    ($($(#[$doc:meta])* $name:ident => $prim:literal;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident => $prim:ident;)*) => {$(
         $(#[$doc])*
         ///
         /// Integers and booleans compute in the default float (`promote_args_inexact`).
@@ -139,9 +138,9 @@ macro_rules! unary_inexact {
                 return r;
             }
             if of_dtype == Some(x.dtype()) {
-                return prim::elementwise::alone(|| lax1($prim, &x));
+                return lax::elementwise::alone(|| lax1(&lax::$prim, &x));
             }
-            lax1($prim, &x)
+            lax1(&lax::$prim, &x)
         }
     )*};
 }
@@ -158,33 +157,33 @@ fn numpy_kernel(ufunc: &str, x: &Array) -> Option<Result<Array, Error>> {
 
 unary_inexact! {
     /// `jnp.sqrt(x)`.
-    sqrt => "sqrt";
+    sqrt => SQRT;
     /// `jnp.exp(x)`.
-    exp => "exp";
+    exp => EXP;
     /// `jnp.exp2(x)`.
-    exp2 => "exp2";
+    exp2 => EXP2;
     /// `jnp.expm1(x)`.
-    expm1 => "expm1";
+    expm1 => EXPM1;
     /// `jnp.log(x)`.
-    log => "log";
+    log => LOG;
     /// `jnp.log1p(x)`.
-    log1p => "log1p";
+    log1p => LOG1P;
     /// `jnp.sin(x)`.
-    sin => "sin";
+    sin => SIN;
     /// `jnp.cos(x)`.
-    cos => "cos";
+    cos => COS;
     /// `jnp.tan(x)`.
-    tan => "tan";
+    tan => TAN;
     /// `jnp.tanh(x)`.
-    tanh => "tanh";
+    tanh => TANH;
     /// `jnp.arcsin(x)`.
-    arcsin => "asin";
+    arcsin => ASIN;
     /// `jnp.arctan(x)`.
-    arctan => "atan";
+    arctan => ATAN;
     /// `jnp.sinh(x)`.
-    sinh => "sinh";
+    sinh => SINH;
     /// `jnp.cosh(x)`.
-    cosh => "cosh";
+    cosh => COSH;
 }
 
 /// `jnp.log2(x)`: `log(x) / log(2)` in the promoted float dtype.
@@ -202,9 +201,9 @@ pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         return r;
     }
     // log(x) / log(2), the 2 in x's dtype (complex ones too).
-    let log_x = lax1("log", &x)?;
+    let log_x = lax1(&lax::LOG, &x)?;
     let two = strong_const(&x, Value::Float(2.0))?;
-    lax2("div", &log_x, &lax1("log", &two)?)
+    lax2(&lax::DIV, &log_x, &lax1(&lax::LOG, &two)?)
 }
 
 /// `jnp.true_divide(x, y)` (`jnp.divide`, `/`): integers divide as the default float.
@@ -230,7 +229,7 @@ pub fn true_divide<'a>(
         return r;
     }
     let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
-    lax2("div", &x, &y)
+    lax2(&lax::DIV, &x, &y)
 }
 
 /// `jnp.divide(x, y)`, the same as [`true_divide`].
@@ -268,7 +267,7 @@ pub fn floor_divide<'a>(
         // NumPy's integer loops give 0 for a zero divisor (with a warning).
         let zero = const_like(&y, Value::Int(0))?;
         let zeros = const_like(&q, Value::Int(0))?;
-        return select(&lax2("eq", &y, &zero)?, &zeros, &q);
+        return select(&lax2(&lax::EQ, &y, &zero)?, &zeros, &q);
     }
     Ok(q)
 }
@@ -277,13 +276,17 @@ pub fn floor_divide<'a>(
 fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error> {
     let (x, y) = (x.clone(), y.clone());
     match x.dtype().kind() {
-        Kind::UnsignedInt => lax2("div", &x, &y),
+        Kind::UnsignedInt => lax2(&lax::DIV, &x, &y),
         Kind::SignedInt => {
-            let q = lax2("div", &x, &y)?;
-            let signs_differ = lax2("ne", &lax1("sign", &x)?, &lax1("sign", &y)?)?;
-            let rem_nonzero = lax2("ne", &lax2("rem", &x, &y)?, &const_like(&x, Value::Int(0))?)?;
-            let fix = lax2("and", &signs_differ, &rem_nonzero)?;
-            let q1 = lax2("sub", &q, &const_like(&q, Value::Int(1))?)?;
+            let q = lax2(&lax::DIV, &x, &y)?;
+            let signs_differ = lax2(&lax::NE, &lax1(&lax::SIGN, &x)?, &lax1(&lax::SIGN, &y)?)?;
+            let rem_nonzero = lax2(
+                &lax::NE,
+                &lax2(&lax::REM, &x, &y)?,
+                &const_like(&x, Value::Int(0))?,
+            )?;
+            let fix = lax2(&lax::AND, &signs_differ, &rem_nonzero)?;
+            let q1 = lax2(&lax::SUB, &q, &const_like(&q, Value::Int(1))?)?;
             select(&fix, &q1, &q)
         }
         Kind::Complex => Err(Error::refused(
@@ -297,20 +300,20 @@ fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error> {
 /// `jnp`'s `_float_divmod`: the floored quotient and the remainder with the divisor's sign.
 fn float_divmod(x: &Array, y: &Array) -> Result<(Array, Array), Error> {
     let zero = const_like(x, Value::Float(0.0))?;
-    let m = lax2("rem", x, y)?;
-    let y_zero = lax2("eq", y, &zero)?;
-    let corrected = select(&y_zero, x, &lax2("sub", x, &m)?)?;
-    let div = lax2("div", &corrected, y)?;
+    let m = lax2(&lax::REM, x, y)?;
+    let y_zero = lax2(&lax::EQ, y, &zero)?;
+    let corrected = select(&y_zero, x, &lax2(&lax::SUB, x, &m)?)?;
+    let div = lax2(&lax::DIV, &corrected, y)?;
     let ind = lax2(
-        "and",
-        &lax2("ne", &m, &zero)?,
-        &lax2("ne", &lax1("sign", y)?, &lax1("sign", &m)?)?,
+        &lax::AND,
+        &lax2(&lax::NE, &m, &zero)?,
+        &lax2(&lax::NE, &lax1(&lax::SIGN, y)?, &lax1(&lax::SIGN, &m)?)?,
     )?;
-    let m = select(&ind, &lax2("add", &m, y)?, &m)?;
+    let m = select(&ind, &lax2(&lax::ADD, &m, y)?, &m)?;
     let one = const_like(&div, Value::Float(1.0))?;
-    let div = select(&ind, &lax2("sub", &div, &one)?, &div)?;
+    let div = select(&ind, &lax2(&lax::SUB, &div, &one)?, &div)?;
     let rounded = lax(
-        "round",
+        &lax::ROUND,
         &[&div],
         Params::new().with("rounding_method", Param::Int(1)),
     )?;
@@ -340,16 +343,20 @@ pub fn remainder<'a>(
     let zero = strong_const(&x, Value::Int(0))?;
     if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
         let ones = const_like(&y, Value::Int(1))?;
-        y = select(&lax2("eq", &y, &zero)?, &ones, &y)?;
+        y = select(&lax2(&lax::EQ, &y, &zero)?, &ones, &y)?;
     }
-    let m = lax2("rem", &x, &y)?;
-    let m_nonzero = lax2("ne", &m, &zero)?;
+    let m = lax2(&lax::REM, &x, &y)?;
+    let m_nonzero = lax2(&lax::NE, &m, &zero)?;
     let do_plus = lax2(
-        "and",
-        &lax2("ne", &lax2("lt", &m, &zero)?, &lax2("lt", &y, &zero)?)?,
+        &lax::AND,
+        &lax2(
+            &lax::NE,
+            &lax2(&lax::LT, &m, &zero)?,
+            &lax2(&lax::LT, &y, &zero)?,
+        )?,
         &m_nonzero,
     )?;
-    select(&do_plus, &lax2("add", &m, &y)?, &m)
+    select(&do_plus, &lax2(&lax::ADD, &m, &y)?, &m)
 }
 
 /// `jnp.power(x, y)` (`**`): an integer exponent known now (a Python int, or a 0-d integer
@@ -382,7 +389,11 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         if n < 0 && is_numpy(&rules()) && x.dtype().kind().is_integer() {
             return Err(negative_power());
         }
-        return lax("integer_pow", &[&x], Params::new().with("y", Param::Int(n)));
+        return lax(
+            &lax::INTEGER_POW,
+            &[&x],
+            Params::new().with("y", Param::Int(n)),
+        );
     }
     let (a, b) = two(Some(Op::Power), Family::Numeric, x, y.clone())?;
     if is_numpy(&rules())
@@ -416,9 +427,9 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
     let y_arr = arraylike(y)?;
     if matches!(y_arr.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) && is_float(a.dtype()) {
         let y_arr = broadcast_to(y_arr, a.shape())?;
-        return lax2("pow", &a, &y_arr);
+        return lax2(&lax::POW, &a, &y_arr);
     }
-    lax2("pow", &a, &b)
+    lax2(&lax::POW, &a, &b)
 }
 
 /// NumPy's refusal of a negative exponent in an integer loop.
@@ -458,14 +469,18 @@ fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<Array, Error
     let one = strong_const(&y, Value::Int(1))?;
     let zero_x = strong_const(&x, Value::Int(0))?;
     let one_x = strong_const(&x, Value::Int(1))?;
-    let base_zero = lax2("and", &lax2("eq", &x, &zero_x)?, &lax2("ne", &y, &zero)?)?;
+    let base_zero = lax2(
+        &lax::AND,
+        &lax2(&lax::EQ, &x, &zero_x)?,
+        &lax2(&lax::NE, &y, &zero)?,
+    )?;
     let mut acc = select(&base_zero, &zero_x, &one_x)?;
     for _ in 0..rounds {
-        let bit = lax2("and", &y, &one)?;
+        let bit = lax2(&lax::AND, &y, &one)?;
         let bit = to_bool(&bit)?;
-        acc = select(&bit, &lax2("mul", &acc, &x)?, &acc)?;
-        x = lax2("mul", &x, &x)?;
-        y = lax2("shift_right_logical", &y, &one)?;
+        acc = select(&bit, &lax2(&lax::MUL, &acc, &x)?, &acc)?;
+        x = lax2(&lax::MUL, &x, &x)?;
+        y = lax2(&lax::SHIFT_RIGHT_LOGICAL, &y, &one)?;
     }
     Ok(acc)
 }
@@ -487,7 +502,7 @@ pub fn arctan2<'a>(
         return r;
     }
     let (x, y) = two(None, Family::Inexact, x, y)?;
-    lax2("atan2", &x, &y)
+    lax2(&lax::ATAN2, &x, &y)
 }
 
 macro_rules! binary_plain {
@@ -514,13 +529,13 @@ macro_rules! binary_plain {
 
 binary_plain! {
     /// `jnp.bitwise_and(x, y)` (`&`).
-    bitwise_and => Some(Op::BitwiseAnd), Any, |x, y| lax2("and", &x, &y);
+    bitwise_and => Some(Op::BitwiseAnd), Any, |x, y| lax2(&lax::AND, &x, &y);
     /// `jnp.bitwise_or(x, y)` (`|`).
-    bitwise_or => Some(Op::BitwiseAnd), Any, |x, y| lax2("or", &x, &y);
+    bitwise_or => Some(Op::BitwiseAnd), Any, |x, y| lax2(&lax::OR, &x, &y);
     /// `jnp.bitwise_xor(x, y)` (`^`).
-    bitwise_xor => Some(Op::BitwiseAnd), Any, |x, y| lax2("xor", &x, &y);
+    bitwise_xor => Some(Op::BitwiseAnd), Any, |x, y| lax2(&lax::XOR, &x, &y);
     /// `jnp.left_shift(x, y)` (`<<`).
-    left_shift => Some(Op::BitwiseAnd), Numeric, |x, y| lax2("shift_left", &x, &y);
+    left_shift => Some(Op::BitwiseAnd), Numeric, |x, y| lax2(&lax::SHIFT_LEFT, &x, &y);
     /// `jnp.right_shift(x, y)` (`>>`): logical for unsigned integers, arithmetic otherwise.
     /// jnp asks NumPy's `np.issubdtype(x.dtype, np.unsignedinteger)`, under which ml_dtypes'
     /// uint1/uint2/uint4 are no unsigned integers (their scalar types derive from
@@ -528,16 +543,16 @@ binary_plain! {
     right_shift => Some(Op::BitwiseAnd), Numeric, |x, y| {
         let np_unsigned = x.dtype().kind() == Kind::UnsignedInt && !x.dtype().is_sub_byte_int();
         let name = if np_unsigned {
-            "shift_right_logical"
+            &lax::SHIFT_RIGHT_LOGICAL
         } else {
-            "shift_right_arithmetic"
+            &lax::SHIFT_RIGHT_ARITHMETIC
         };
         lax2(name, &x, &y)
     };
 }
 
 macro_rules! logical {
-    ($($(#[$doc:meta])* $name:ident => $prim:literal;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident => $prim:ident;)*) => {$(
         $(#[$doc])*
         ///
         /// The result is weak only when both operands are Python scalars (as JAX answers).
@@ -557,7 +572,7 @@ macro_rules! logical {
             let weak = |a: &ArrayLike<'_>| matches!(a, ArrayLike::Scalar(v) if !matches!(v, Value::Bool(_)));
             let scalars = weak(&x) && weak(&y);
             let (x, y) = two(Some(Op::LogicalAnd), Family::Any, x, y)?;
-            let r = lax2($prim, &to_bool(&x)?, &to_bool(&y)?)?;
+            let r = lax2(&lax::$prim, &to_bool(&x)?, &to_bool(&y)?)?;
             Ok(if r.weak_type() == scalars { r } else { r.with_weak_type(scalars) })
         }
     )*};
@@ -565,11 +580,11 @@ macro_rules! logical {
 
 logical! {
     /// `jnp.logical_and(x, y)`.
-    logical_and => "and";
+    logical_and => AND;
     /// `jnp.logical_or(x, y)`.
-    logical_or => "or";
+    logical_or => OR;
     /// `jnp.logical_xor(x, y)`.
-    logical_xor => "xor";
+    logical_xor => XOR;
 }
 
 /// `jnp.positive(x)` (`+x`): `x` promoted.
@@ -602,7 +617,7 @@ pub fn abs<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if matches!(x.dtype().kind(), Kind::Bool | Kind::UnsignedInt) {
         return Ok(x);
     }
-    lax1("abs", &x)
+    lax1(&lax::ABS, &x)
 }
 
 /// `jnp.sign(x)`.
@@ -623,7 +638,7 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }) {
         return r;
     }
-    lax1("sign", &one(x, Family::Any)?)
+    lax1(&lax::SIGN, &one(x, Family::Any)?)
 }
 
 /// `jnp.floor(x)`: integers and booleans unchanged.
@@ -632,17 +647,18 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// The primitive's `TypeError` (complex, keys).
 pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    integers_kept("floor", x.into(), floor)
+    integers_kept("floor", &lax::FLOOR, x.into(), floor)
 }
 
 /// `prim` (`floor`, `ceil`, also NumPy's ufunc name) of inexact `x`; integers and booleans
 /// unchanged; ml_dtypes operands through NumPy's loop, which applies `again`.
 fn integers_kept(
-    prim: &str,
+    ufunc: &str,
+    prim: &'static Primitive,
     x: ArrayLike<'_>,
     again: fn(ArrayLike<'static>) -> Result<Array, Error>,
 ) -> Result<Array, Error> {
-    if let Some(r) = ml::through_loop(prim, std::slice::from_ref(&x), |v, _| again(ml::one(v))) {
+    if let Some(r) = ml::through_loop(ufunc, std::slice::from_ref(&x), |v, _| again(ml::one(v))) {
         return r;
     }
     let x = arraylike(x)?;
@@ -650,7 +666,7 @@ fn integers_kept(
         return Ok(x);
     }
     let x = one(x, Family::Inexact)?;
-    if let Some(r) = numpy_kernel(prim, &x) {
+    if let Some(r) = numpy_kernel(ufunc, &x) {
         return r;
     }
     lax1(prim, &x)
@@ -662,7 +678,7 @@ fn integers_kept(
 ///
 /// The primitive's `TypeError` (complex, keys).
 pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    integers_kept("ceil", x.into(), ceil)
+    integers_kept("ceil", &lax::CEIL, x.into(), ceil)
 }
 
 /// `jnp.round(x)`: half to even; integers unchanged; complex rounds both parts.
@@ -701,17 +717,20 @@ pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         return r;
     }
     if x.dtype().kind() == Kind::Complex {
-        let re = lax1("real", &x)?;
-        let im = lax1("imag", &x)?;
+        let re = lax1(&lax::REAL, &x)?;
+        let im = lax1(&lax::IMAG, &x)?;
         let p = || Params::new().with("rounding_method", Param::Int(1));
         return lax(
-            "complex",
-            &[&lax("round", &[&re], p())?, &lax("round", &[&im], p())?],
+            &lax::COMPLEX,
+            &[
+                &lax(&lax::ROUND, &[&re], p())?,
+                &lax(&lax::ROUND, &[&im], p())?,
+            ],
             Params::new(),
         );
     }
     lax(
-        "round",
+        &lax::ROUND,
         &[&x],
         Params::new().with("rounding_method", Param::Int(1)),
     )
@@ -731,7 +750,7 @@ pub fn trunc<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if is_integral_or_bool(x.dtype()) {
         return Ok(x);
     }
-    let neg = lax2("lt", &x, &const_like(&x, Value::Int(0))?)?;
+    let neg = lax2(&lax::LT, &x, &const_like(&x, Value::Int(0))?)?;
     select(&neg, &ceil(&x)?, &floor(&x)?)
 }
 
@@ -747,7 +766,7 @@ pub fn square<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }) {
         return r;
     }
-    lax1("square", &one(x, Family::Numeric)?)
+    lax1(&lax::SQUARE, &one(x, Family::Numeric)?)
 }
 
 /// `jnp.reciprocal(x)`: `integer_pow(x, -1)` in the promoted float dtype (under the NumPy
@@ -778,7 +797,7 @@ pub fn reciprocal<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         return r;
     }
     lax(
-        "integer_pow",
+        &lax::INTEGER_POW,
         &[&x],
         Params::new().with("y", Param::Int(-1)),
     )
@@ -800,7 +819,7 @@ pub fn isnan<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         return r;
     }
     let x = arraylike(x)?;
-    lax2("ne", &x, &x)
+    lax2(&lax::NE, &x, &x)
 }
 
 /// `jnp.isinf(x)`.
@@ -817,16 +836,16 @@ pub fn isinf<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     match x.dtype().kind() {
         Kind::Float => {
             let inf = strong_const(&x, Value::Float(f64::INFINITY))?;
-            lax2("eq", &lax1("abs", &x)?, &inf)
+            lax2(&lax::EQ, &lax1(&lax::ABS, &x)?, &inf)
         }
         Kind::Complex => {
-            let re = lax1("real", &x)?;
-            let im = lax1("imag", &x)?;
+            let re = lax1(&lax::REAL, &x)?;
+            let im = lax1(&lax::IMAG, &x)?;
             let inf = strong_const(&re, Value::Float(f64::INFINITY))?;
             lax2(
-                "or",
-                &lax2("eq", &lax1("abs", &re)?, &inf)?,
-                &lax2("eq", &lax1("abs", &im)?, &inf)?,
+                &lax::OR,
+                &lax2(&lax::EQ, &lax1(&lax::ABS, &re)?, &inf)?,
+                &lax2(&lax::EQ, &lax1(&lax::ABS, &im)?, &inf)?,
             )
         }
         _ => full_bool(&x, false),
@@ -847,11 +866,11 @@ pub fn isfinite<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }
     let x = arraylike(x)?;
     match x.dtype().kind() {
-        Kind::Float => lax1("is_finite", &x),
+        Kind::Float => lax1(&lax::IS_FINITE, &x),
         Kind::Complex => lax2(
-            "and",
-            &lax1("is_finite", &lax1("real", &x)?)?,
-            &lax1("is_finite", &lax1("imag", &x)?)?,
+            &lax::AND,
+            &lax1(&lax::IS_FINITE, &lax1(&lax::REAL, &x)?)?,
+            &lax1(&lax::IS_FINITE, &lax1(&lax::IMAG, &x)?)?,
         ),
         _ => full_bool(&x, true),
     }
@@ -869,7 +888,7 @@ pub fn logical_not<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }) {
         return r;
     }
-    lax1("not", &to_bool(&one(x, Family::Any)?)?)
+    lax1(&lax::NOT, &to_bool(&one(x, Family::Any)?)?)
 }
 
 /// `jnp.invert(x)` (`~x`): bitwise not.
@@ -884,7 +903,7 @@ pub fn invert<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }) {
         return r;
     }
-    lax1("not", &one(x, Family::Any)?)
+    lax1(&lax::NOT, &one(x, Family::Any)?)
 }
 
 /// `jnp.where(condition, x, y)`: `x` where the condition holds, else `y` (promoted together,
@@ -927,7 +946,7 @@ pub fn astype<'a>(x: impl Into<ArrayLike<'a>>, dtype: DType) -> Result<Array, Er
         dtype_lattice::ufunc::astype(x.dtype(), dtype)?;
     }
     if x.dtype().kind() == Kind::Complex && dtype == DType::Bool {
-        x = lax2("ne", &x, &const_like(&x, Value::Int(0))?)?;
+        x = lax2(&lax::NE, &x, &const_like(&x, Value::Int(0))?)?;
     }
     convert(&x, dtype)
 }
@@ -1042,7 +1061,7 @@ fn keep_dims(r: Array, axes: &[usize], ndim: usize) -> Result<Array, Error> {
         )
         .with("dimensions", Param::None)
         .with("sharding", Param::None);
-    lax("reshape", &[&r], params)
+    lax(&lax::RESHAPE, &[&r], params)
 }
 
 /// How `jnp`'s `_reduction` runs one reduction: one row per function.
@@ -1050,7 +1069,7 @@ struct Reduction {
     /// The `jnp` name (for messages).
     name: &'static str,
     /// The primitive, and the one for booleans.
-    prims: (&'static str, &'static str),
+    prims: (&'static Primitive, &'static Primitive),
     /// Whether an empty reduction has a value.
     has_identity: bool,
     /// sum/prod's dtype rules (narrow integers widened, float16/bfloat16 accumulated in
@@ -1064,7 +1083,7 @@ struct Reduction {
 
 const SUM: Reduction = Reduction {
     name: "sum",
-    prims: ("reduce_sum", "reduce_or"),
+    prims: (&lax::REDUCE_SUM, &lax::REDUCE_OR),
     has_identity: true,
     promote: true,
     sharding: true,
@@ -1072,7 +1091,7 @@ const SUM: Reduction = Reduction {
 };
 const PROD: Reduction = Reduction {
     name: "prod",
-    prims: ("reduce_prod", "reduce_and"),
+    prims: (&lax::REDUCE_PROD, &lax::REDUCE_AND),
     has_identity: true,
     promote: true,
     sharding: false,
@@ -1080,7 +1099,7 @@ const PROD: Reduction = Reduction {
 };
 const MAX: Reduction = Reduction {
     name: "max",
-    prims: ("reduce_max", "reduce_max"),
+    prims: (&lax::REDUCE_MAX, &lax::REDUCE_MAX),
     has_identity: false,
     promote: false,
     sharding: false,
@@ -1088,7 +1107,7 @@ const MAX: Reduction = Reduction {
 };
 const MIN: Reduction = Reduction {
     name: "min",
-    prims: ("reduce_min", "reduce_min"),
+    prims: (&lax::REDUCE_MIN, &lax::REDUCE_MIN),
     has_identity: false,
     promote: false,
     sharding: false,
@@ -1096,7 +1115,7 @@ const MIN: Reduction = Reduction {
 };
 const ALL: Reduction = Reduction {
     name: "all",
-    prims: ("reduce_and", "reduce_and"),
+    prims: (&lax::REDUCE_AND, &lax::REDUCE_AND),
     has_identity: true,
     promote: false,
     sharding: false,
@@ -1104,7 +1123,7 @@ const ALL: Reduction = Reduction {
 };
 const ANY: Reduction = Reduction {
     name: "any",
-    prims: ("reduce_or", "reduce_or"),
+    prims: (&lax::REDUCE_OR, &lax::REDUCE_OR),
     has_identity: true,
     promote: false,
     sharding: false,
@@ -1242,7 +1261,7 @@ pub fn any<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resul
 /// truth of a complex number is `x != 0`.
 fn to_bool_cast(x: &Array) -> Result<Array, Error> {
     if x.dtype().kind() == Kind::Complex && !is_numpy(&rules()) {
-        return convert(&lax1("real", x)?, DType::Bool);
+        return convert(&lax1(&lax::REAL, x)?, DType::Bool);
     }
     // (NumPy's cast of ml_dtypes' complex32/bcomplex32, whose `ne` has no kernel, is the same.)
     if x.dtype().kind() == Kind::Complex && !ml::is_ml(x.dtype()) {
@@ -1290,7 +1309,7 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
     };
     let n = strong_const(&total, count)?;
     if matches!(comp.kind(), Kind::Float | Kind::Complex)
-        && prim::on_xla()
+        && lax::on_xla()
         && crate::core::current().is_none()
         && total.is_concrete()
     {
@@ -1300,12 +1319,12 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
         let q = if elements == 1 {
             total
         } else {
-            let r = lax2("div", &strong_const(&total, Value::Int(1))?, &n)?;
-            lax2("mul", &total, &r)?
+            let r = lax2(&lax::DIV, &strong_const(&total, Value::Int(1))?, &n)?;
+            lax2(&lax::MUL, &total, &r)?
         };
         return convert(&q, result);
     }
-    convert(&lax2("div", &total, &n)?, result)
+    convert(&lax2(&lax::DIV, &total, &n)?, result)
 }
 
 /// The flattened array (`jnp.ravel`).
@@ -1317,10 +1336,14 @@ fn ravel(x: &Array) -> Result<Array, Error> {
         .with("dimensions", Param::None)
         .with("new_sizes", Param::Ints(vec![x.size() as i64]))
         .with("sharding", Param::None);
-    lax("reshape", &[x], params)
+    lax(&lax::RESHAPE, &[x], params)
 }
 
-fn arg_reduce<'a>(name: &str, prim: &str, x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
+fn arg_reduce<'a>(
+    name: &str,
+    prim: &'static Primitive,
+    x: impl Into<ArrayLike<'a>>,
+) -> Result<Array, Error> {
     let x = ravel(&arraylike(x)?)?;
     if x.size() == 0 {
         return Err(Error::refused(
@@ -1330,7 +1353,7 @@ fn arg_reduce<'a>(name: &str, prim: &str, x: impl Into<ArrayLike<'a>>) -> Result
     }
     if is_numpy(&rules()) && matches!(x.dtype(), DType::Complex64 | DType::Complex128) {
         // NumPy orders complex numbers (lax's argmax refuses them).
-        let i = super::npmath::complex_arg_extremum(&x, prim == "argmax")?;
+        let i = super::npmath::complex_arg_extremum(&x, std::ptr::eq(prim, &lax::ARGMAX))?;
         return scalar_array(Value::Int(i as i128), DType::Int64, false);
     }
     let params = Params::new()
@@ -1346,7 +1369,7 @@ fn arg_reduce<'a>(name: &str, prim: &str, x: impl Into<ArrayLike<'a>>) -> Result
 ///
 /// `ValueError` for an empty array.
 pub fn argmax<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    arg_reduce("argmax", "argmax", x)
+    arg_reduce("argmax", &lax::ARGMAX, x)
 }
 
 /// `jnp.argmin(x)` over the flattened array.
@@ -1355,7 +1378,7 @@ pub fn argmax<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
 ///
 /// `ValueError` for an empty array.
 pub fn argmin<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    arg_reduce("argmin", "argmin", x)
+    arg_reduce("argmin", &lax::ARGMIN, x)
 }
 
 /// `jnp.cumsum(x)` over the flattened array: booleans count as the default integer (under the
@@ -1371,7 +1394,7 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
             .with("dimensions", Param::None)
             .with("new_sizes", Param::Ints(vec![1]))
             .with("sharding", Param::None);
-        lax("reshape", &[&x], params)?
+        lax(&lax::RESHAPE, &[&x], params)?
     } else {
         ravel(&x)?
     };
@@ -1389,7 +1412,7 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     let params = Params::new()
         .with("axis", Param::Int(0))
         .with("reverse", Param::Bool(false));
-    lax("cumsum", &[&a], params)
+    lax(&lax::CUMSUM, &[&a], params)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1464,7 +1487,7 @@ pub fn matmul<'a>(
     let nb = batch.len() as i64;
     let batch_dims: Vec<i64> = (0..nb).collect();
     let params = dot_params(&[nb + 1], &[nb], &batch_dims, &batch_dims, a3.dtype())?;
-    let r = lax("dot_general", &[&a3, &b3], params)?;
+    let r = lax(&lax::DOT_GENERAL, &[&a3, &b3], params)?;
     // Drop the vector dimensions again.
     let mut shape = batch.clone();
     if !a_vec {
@@ -1510,7 +1533,7 @@ fn reshape(x: &Array, shape: &[usize]) -> Result<Array, Error> {
             Param::Ints(shape.iter().map(|&d| d as i64).collect()),
         )
         .with("sharding", Param::None);
-    lax("reshape", &[x], params)
+    lax(&lax::RESHAPE, &[x], params)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ use dtype_lattice::{DType, Error, Kind, Operand, Rules, Value};
 use num_complex::Complex;
 
 use crate::array::{Array, py_shape};
-use crate::prim::{self, Param, Params, Primitive};
+use crate::lax::{self, Param, Params, Primitive};
 
 pub(crate) use crate::array::{encode_value, python_scalar_array, scalar_array};
 pub(crate) use crate::config::{default_int, is_numpy};
@@ -137,7 +137,7 @@ impl ArrayLike<'_> {
             .with("new_dtype", Param::DType(dtype))
             .with("weak_type", Param::Bool(weak))
             .with("sharding", Param::None);
-        prim::bind1(&prim::CONVERT_ELEMENT_TYPE, &[&a], &params)
+        lax::bind1(&lax::CONVERT_ELEMENT_TYPE, &[&a], &params)
     }
 }
 
@@ -171,7 +171,7 @@ pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
 
 /// `x` broadcast to `shape` (`jnp.broadcast_to` with NumPy's rank promotion).
 pub(crate) fn broadcast_to(x: Array, shape: &[usize]) -> Result<Array, Error> {
-    prim::lax::broadcast_to(&x, shape)
+    lax::ops::broadcast_to(&x, shape)
 }
 
 /// Which dtype family a function computes in after promotion (`jnp`'s `promote_args`,
@@ -413,7 +413,7 @@ fn binary<'a>(
     if args[0].dtype().kind() == dtype_lattice::Kind::Complex
         && matches!(prim.name, "lt" | "le" | "gt" | "ge")
     {
-        return prim::elementwise::complex_comparison(prim, &args[0], &args[1]);
+        return lax::elementwise::complex_comparison(prim, &args[0], &args[1]);
     }
-    prim::bind1(prim, &[&args[0], &args[1]], &Params::new())
+    lax::bind1(prim, &[&args[0], &args[1]], &Params::new())
 }

@@ -5,8 +5,8 @@ use dtype_lattice::{Error, Op, Value};
 
 use super::{ArrayLike, binary, ml};
 use crate::array::Array;
-use crate::prim::elementwise as E;
-use crate::prim::{self, Params};
+use crate::lax::elementwise as E;
+use crate::lax::{self, Params};
 
 macro_rules! binary_functions {
     ($($(#[$doc:meta])* $name:ident => $op:ident, $prim:ident, $bool:expr;)*) => {$(
@@ -20,7 +20,7 @@ macro_rules! binary_functions {
         pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
             let (x, y) = (x.into(), y.into());
             if let Some((a, b)) = super::same_operands(&x, &y) {
-                return prim::bind_same_aval(&crate::prim::elementwise::$prim, a, b);
+                return lax::bind_same_aval(&crate::lax::elementwise::$prim, a, b);
             }
             if let Some(r) = beyond_integers(stringify!($name), &x, &y) {
                 return r;
@@ -40,7 +40,7 @@ macro_rules! binary_functions {
             if let Some(r) = super::simplify::bool_select(stringify!($name), &x, &y) {
                 return r;
             }
-            binary(Op::$op, &crate::prim::elementwise::$prim, $bool, x, y)
+            binary(Op::$op, &crate::lax::elementwise::$prim, $bool, x, y)
         }
     )*};
 }
@@ -148,7 +148,7 @@ pub fn negative<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
         return r;
     }
     let x = super::promote_and_broadcast(Op::Add, &[x])?;
-    prim::bind1(&crate::prim::elementwise::NEG, &[&x[0]], &Params::new())
+    lax::bind1(&crate::lax::elementwise::NEG, &[&x[0]], &Params::new())
 }
 
 /// The operators: `&x + &y`, `&x * 2.0`, `2.0 * &x`, `-&x`, and chains on results

@@ -7,7 +7,7 @@ use dtype_lattice::error::Exception;
 use super::functions::{dot_params, lax};
 use super::{ArrayLike, Family, promote_family, promote_only};
 use crate::array::{Array, py_shape};
-use crate::prim::{Param, Params};
+use crate::lax::{Param, Params};
 
 fn ints(v: &[usize]) -> Param {
     Param::Ints(v.iter().map(|&d| d as i64).collect())
@@ -81,7 +81,7 @@ pub fn reshape<'a>(x: impl Into<ArrayLike<'a>>, shape: &[isize]) -> Result<Array
         .with("dimensions", Param::None)
         .with("new_sizes", ints(&new))
         .with("sharding", Param::None);
-    lax("reshape", &[&x], params)
+    lax(&crate::lax::RESHAPE, &[&x], params)
 }
 
 fn py_isizes(v: &[isize]) -> String {
@@ -127,7 +127,7 @@ pub fn transpose<'a>(x: impl Into<ArrayLike<'a>>, axes: Option<&[isize]>) -> Res
         }
     };
     lax(
-        "transpose",
+        &crate::lax::TRANSPOSE,
         &[&x],
         Params::new().with("permutation", ints(&perm)),
     )
@@ -169,7 +169,7 @@ pub fn concatenate(arrays: &[ArrayLike<'_>], axis_: isize) -> Result<Array, Erro
     }
     let refs: Vec<&Array> = xs.iter().collect();
     lax(
-        "concatenate",
+        &crate::lax::CONCATENATE,
         &refs,
         Params::new().with("dimension", Param::Int(d as i64)),
     )
@@ -212,7 +212,7 @@ pub fn stack(arrays: &[ArrayLike<'_>], axis_: isize) -> Result<Array, Error> {
                 .with("dimensions", Param::None)
                 .with("new_sizes", ints(&shape))
                 .with("sharding", Param::None);
-            lax("reshape", &[x], params).map(ArrayLike::Owned)
+            lax(&crate::lax::RESHAPE, &[x], params).map(ArrayLike::Owned)
         })
         .collect::<Result<Vec<_>, _>>()?;
     concatenate(&expanded, d as isize)
@@ -276,7 +276,7 @@ pub fn index(x: &Array, indices: &[Index]) -> Result<Array, Error> {
             .filter(|ix| *ix != Index::NewAxis)
             .collect();
         let out = index(x, &axes)?;
-        return crate::prim::expand_dims(&out, &new_axes);
+        return crate::lax::expand_dims(&out, &new_axes);
     }
     if indices.len() > x.ndim() {
         return Err(Error::refused(
@@ -357,18 +357,18 @@ pub fn index(x: &Array, indices: &[Index]) -> Result<Array, Error> {
                 "strides",
                 if strided { ints(&strides) } else { Param::None },
             );
-        out = lax("slice", &[&out], params)?;
+        out = lax(&crate::lax::SLICE, &[&out], params)?;
     }
     if !reversed.is_empty() {
         out = lax(
-            "rev",
+            &crate::lax::REV,
             &[&out],
             Params::new().with("dimensions", ints(&reversed)),
         )?;
     }
     if !squeezed.is_empty() {
         out = lax(
-            "squeeze",
+            &crate::lax::SQUEEZE,
             &[&out],
             Params::new().with("dimensions", ints(&squeezed)),
         )?;
@@ -430,5 +430,5 @@ pub fn dot<'a>(a: impl Into<ArrayLike<'a>>, b: impl Into<ArrayLike<'a>>) -> Resu
     let lc = a.ndim() as i64 - 1;
     let rc = b.ndim().saturating_sub(2) as i64;
     let params = dot_params(&[lc], &[rc], &[], &[], a.dtype())?;
-    lax("dot_general", &[&a, &b], params)
+    lax(&crate::lax::DOT_GENERAL, &[&a, &b], params)
 }

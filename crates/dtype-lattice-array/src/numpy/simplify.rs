@@ -25,7 +25,7 @@ use dtype_lattice::{DType, Error, Op, Value};
 
 use super::{ArrayLike, Family, promote_family, rules};
 use crate::array::{Array, ShapedArray};
-use crate::prim::lax;
+use crate::lax::ops as lax;
 
 /// How XLA rewrites one function's operation on a converted boolean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

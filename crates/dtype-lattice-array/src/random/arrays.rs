@@ -1,5 +1,5 @@
 //! `jax.random` on [`Array`]s: keys are arrays of a key dtype (`key<fry>`), built and
-//! transformed by the PRNG primitives ([`crate::prim`]: `random_seed`, `random_split`,
+//! transformed by the PRNG primitives ([`crate::lax`]: `random_seed`, `random_split`,
 //! `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap`); the samplers turn a key
 //! array into an [`Array`] of values with the bit-exact kernels of [`Random`].
 //!
@@ -25,13 +25,13 @@ use dtype_lattice::{DType, Error};
 
 use super::{Key, Random, Sample, Values};
 use crate::array::{Array, py_shape};
-use crate::prim::random::{
+use crate::lax::random::{
     RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
 };
-use crate::prim::{self, Param, Params, Primitive};
+use crate::lax::{self, Param, Params, Primitive};
 
 fn bind(prim: &'static Primitive, inputs: &[&Array], params: &Params) -> Result<Array, Error> {
-    prim::bind1(prim, inputs, params)
+    lax::bind1(prim, inputs, params)
 }
 
 fn x64() -> bool {
@@ -102,7 +102,7 @@ fn to_rank(x: &Array, rank: usize) -> Result<Array, Error> {
     }
     let mut shape = vec![1; rank - x.ndim()];
     shape.extend_from_slice(x.shape());
-    prim::lax::broadcast_to(x, &shape)
+    lax::ops::broadcast_to(x, &shape)
 }
 
 /// `random_bits[bit_width, shape]` of `keys` (their data checked already).
@@ -116,13 +116,9 @@ fn random_bits(keys: &Array, bit_width: u32, shape: &[usize]) -> Result<Array, E
     bind(&RANDOM_BITS, &[keys], &params)
 }
 
-/// The binary lax primitive of this name on `x` and `y`.
-fn lax2(name: &str, x: &Array, y: &Array) -> Result<Array, Error> {
-    bind(
-        prim::by_name(name).ok_or_else(no_lt)?,
-        &[x, y],
-        &Params::new(),
-    )
+/// The binary lax primitive `p` on `x` and `y`.
+fn lax2(p: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
+    bind(p, &[x, y], &Params::new())
 }
 
 /// `uniform`'s values as JAX stages them (`_uniform(key, minval, maxval, shape, dtype)`):
@@ -147,8 +143,8 @@ fn traced_uniform(
         _ => (DType::UInt64, 52),
     };
     let (lo, hi) = (
-        prim::lax::convert(minval, dtype, false)?,
-        prim::lax::convert(maxval, dtype, false)?,
+        lax::ops::convert(minval, dtype, false)?,
+        lax::ops::convert(maxval, dtype, false)?,
     );
     let (lo, hi) = (to_rank(&lo, shape.len())?, to_rank(&hi, shape.len())?);
     let nbits = uint.bits();
@@ -163,21 +159,21 @@ fn traced_uniform(
         _ => Array::scalar(v),
     };
     let shifted = lax2(
-        "shift_right_logical",
+        &lax::SHIFT_RIGHT_LOGICAL,
         &bits,
         &uint_scalar(u64::from(rng_bits - nmant)),
     )?;
     let exponent_bits = nbits - nmant - 1;
     let one_bits = ((1u64 << (exponent_bits - 1)) - 1) << nmant;
-    let float_bits = lax2("or", &shifted, &uint_scalar(one_bits))?;
+    let float_bits = lax2(&lax::OR, &shifted, &uint_scalar(one_bits))?;
     let floats = bind(
-        prim::by_name("bitcast_convert_type").ok_or_else(no_lt)?,
+        &lax::BITCAST_CONVERT_TYPE,
         &[&float_bits],
         &Params::new().with("new_dtype", Param::DType(dtype)),
     )?;
-    let floats = prim::lax::sub(&floats, &crate::array::scalar(1.0, dtype)?)?;
-    let scaled = prim::lax::add(&prim::lax::mul(&floats, &prim::lax::sub(&hi, &lo)?)?, &lo)?;
-    lax2("max", &lo, &scaled)
+    let floats = lax::ops::sub(&floats, &crate::array::scalar(1.0, dtype)?)?;
+    let scaled = lax::ops::add(&lax::ops::mul(&floats, &lax::ops::sub(&hi, &lo)?)?, &lo)?;
+    lax2(&lax::MAX, &lo, &scaled)
 }
 
 /// A Python float bound (weakly typed, in the default float dtype, as JAX passes
@@ -196,7 +192,7 @@ fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
         .with("new_dtype", Param::DType(dtype))
         .with("weak_type", Param::Bool(false))
         .with("sharding", Param::None);
-    bind(&crate::prim::CONVERT_ELEMENT_TYPE, &[x], &p)
+    bind(&crate::lax::CONVERT_ELEMENT_TYPE, &[x], &p)
 }
 
 fn no_lt() -> Error {
@@ -416,9 +412,9 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error
         };
         let konst = |v: f64| crate::array::scalar(v, dtype);
         let u = traced_uniform("normal", key, shape, dtype, &konst(lo)?, &konst(1.0)?)?;
-        let e = prim::lax::unary("erf_inv", &u)?;
+        let e = lax::ops::unary(&lax::ERF_INV, &u)?;
         let sqrt2 = crate::array::scalar(std::f64::consts::SQRT_2, dtype)?;
-        return prim::lax::mul(&sqrt2, &e);
+        return lax::ops::mul(&sqrt2, &e);
     }
     let k = single_key("normal", key)?;
     sample_array(rng().normal(&k, shape, dtype)?)
@@ -439,11 +435,7 @@ pub fn bernoulli(key: &Array, p: f64, shape: &[usize]) -> Result<Array, Error> {
         let (lo, hi) = (weak_bound(0.0)?, weak_bound(1.0)?);
         let u = traced_uniform("bernoulli", key, shape, dtype, &lo, &hi)?;
         let p = crate::array::scalar(p, dtype)?;
-        return bind(
-            prim::by_name("lt").ok_or_else(no_lt)?,
-            &[&u, &p],
-            &Params::new(),
-        );
+        return bind(&lax::LT, &[&u, &p], &Params::new());
     }
     let k = single_key("bernoulli", key)?;
     sample_array(rng().bernoulli(&k, shape, p)?)
@@ -511,26 +503,26 @@ fn traced_randint(
         32 => DType::UInt32,
         _ => DType::UInt64,
     };
-    let span = prim::lax::convert(&prim::lax::sub(&hi, &lo)?, unsigned, false)?;
-    let ones = prim::lax::broadcast_to(&konst(1, unsigned)?, span.shape())?;
-    let span = prim::lax::select_n(&lax2("le", &hi, &lo)?, &[&span, &ones])?;
-    let wider = lax2("and", &out_of_range, &lax2("gt", &hi, &lo)?)?;
-    let span = prim::lax::select_n(
+    let span = lax::ops::convert(&lax::ops::sub(&hi, &lo)?, unsigned, false)?;
+    let ones = lax::ops::broadcast_to(&konst(1, unsigned)?, span.shape())?;
+    let span = lax::ops::select_n(&lax2(&lax::LE, &hi, &lo)?, &[&span, &ones])?;
+    let wider = lax2(&lax::AND, &out_of_range, &lax2(&lax::GT, &hi, &lo)?)?;
+    let span = lax::ops::select_n(
         &wider,
-        &[&span, &prim::lax::add(&span, &konst(1, unsigned)?)?],
+        &[&span, &lax::ops::add(&span, &konst(1, unsigned)?)?],
     )?;
-    let multiplier = lax2("rem", &konst(1 << (nbits / 2), unsigned)?, &span)?;
-    let multiplier = lax2("rem", &prim::lax::mul(&multiplier, &multiplier)?, &span)?;
-    let offset = prim::lax::add(
-        &prim::lax::mul(&lax2("rem", &halves[0], &span)?, &multiplier)?,
-        &lax2("rem", &halves[1], &span)?,
+    let multiplier = lax2(&lax::REM, &konst(1 << (nbits / 2), unsigned)?, &span)?;
+    let multiplier = lax2(&lax::REM, &lax::ops::mul(&multiplier, &multiplier)?, &span)?;
+    let offset = lax::ops::add(
+        &lax::ops::mul(&lax2(&lax::REM, &halves[0], &span)?, &multiplier)?,
+        &lax2(&lax::REM, &halves[1], &span)?,
     )?;
-    let offset = lax2("rem", &offset, &span)?;
-    let out = prim::lax::add(&lo, &prim::lax::convert(&offset, sdt, false)?)?;
+    let offset = lax2(&lax::REM, &offset, &span)?;
+    let out = lax::ops::add(&lo, &lax::ops::convert(&offset, sdt, false)?)?;
     if sdt == dtype {
         Ok(out)
     } else {
-        prim::lax::convert(&out, dtype, false)
+        lax::ops::convert(&out, dtype, false)
     }
 }
 
@@ -581,7 +573,7 @@ mod tests {
             "random_wrap",
             "random_unwrap",
         ] {
-            assert!(crate::prim::by_name(name).is_some(), "{name}");
+            assert!(crate::registry::by_name(name).is_some(), "{name}");
         }
     }
 }

@@ -7,7 +7,7 @@
 //!   [`bits_dtype`], [`uniform`], [`normal`], [`bernoulli`], [`randint`], [`key_data`],
 //!   [`wrap_key_data`]. Keys are arrays of a key dtype (JEP 9263 typed keys), made and
 //!   transformed by the PRNG primitives (`random_seed`, `random_split`, `random_fold_in`,
-//!   `random_bits`, `random_wrap`, `random_unwrap` in [`crate::prim`]), so that they can be
+//!   `random_bits`, `random_wrap`, `random_unwrap` in [`crate::lax`]), so that they can be
 //!   staged and batched like any other primitive; x64 follows the rules in force
 //!   ([`crate::config::rules`]). The samplers (`uniform`, `normal`, `bernoulli`, `randint`)
 //!   compute a concrete key's values with the struct API's kernels directly; a traced key

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use common::fixture;
 use dtype_lattice::{DType, Error};
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
-use dtype_lattice_array::{Array, prim, random};
+use dtype_lattice_array::{Array, core, random, registry};
 use dtype_lattice_array::{
     CustomJvp, CustomVjp, Grad, core::ClosedJaxpr, grad, jit, jvp, linearize, make_jaxpr,
     stop_gradient, vjp, vmap,
@@ -47,8 +47,8 @@ impl Arg {
 }
 
 fn lax(name: &str, x: &Array) -> Result<Array, Error> {
-    let p = prim::by_name(name).expect("a primitive");
-    Ok(prim::bind(p, &[x], &prim::Params::new())?.remove(0))
+    let p = registry::by_name(name).expect("a primitive");
+    Ok(core::bind(p, &[x], &core::Params::new())?.remove(0))
 }
 
 fn sum(x: &Array) -> Result<Array, Error> {
@@ -495,7 +495,7 @@ fn inlined(j: &dtype_lattice_array::core::Jaxpr) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for e in j.eqns() {
         if e.primitive().name == "jit"
-            && let Some(prim::Param::Jaxpr(inner)) = e.params().get("jaxpr")
+            && let Some(core::Param::Jaxpr(inner)) = e.params().get("jaxpr")
         {
             out.extend(inlined(inner.jaxpr()));
             continue;

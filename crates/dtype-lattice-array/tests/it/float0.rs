@@ -10,8 +10,9 @@ use crate::transform_common as common;
 
 use common::{dtype, fixture, shape_of};
 use dtype_lattice::{DType, Error, Operand, Rules, Value as V};
+use dtype_lattice_array::core::{self, Param, Params};
 use dtype_lattice_array::numpy::{self as jnp, Axes};
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::repr::{Scalar, numpy_repr};
 use dtype_lattice_array::{Array, random};
 use dtype_lattice_array::{
@@ -23,8 +24,8 @@ use serde_json::Value;
 type Case = fn(&[Array]) -> Result<Vec<Array>, Error>;
 
 fn lax(name: &str, args: &[&Array], params: Params) -> Result<Array, Error> {
-    let p = prim::by_name(name).expect("a primitive");
-    Ok(prim::bind(p, args, &params)?.remove(0))
+    let p = registry::by_name(name).expect("a primitive");
+    Ok(core::bind(p, args, &params)?.remove(0))
 }
 
 fn inexact(x: &Array) -> bool {

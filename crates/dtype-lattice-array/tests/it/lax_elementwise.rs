@@ -1,6 +1,6 @@
 //! The elementwise primitives against real JAX 0.10.2 on CPU (x64 on): every case of
 //! tests/fixtures/lax_elementwise/*.json (tools/gen_lax_elementwise_fixtures.py) through
-//! `prim::bind`, over every dtype XLA's CPU backend holds:
+//! `core::bind`, over every dtype XLA's CPU backend holds:
 //!
 //! - refusals: the exception class and the first line of JAX's message;
 //! - output avals: dtype, shape, weak type (strong operands, and all operands weak);
@@ -21,7 +21,8 @@ use std::path::PathBuf;
 use dtype_lattice::DType;
 use dtype_lattice_array::Array;
 use dtype_lattice_array::convert::{decode_f64, element_size, minifloat::Layout};
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::registry;
 use serde_json::Value;
 
 /// The largest difference allowed for the transcendental functions, in units in the last
@@ -206,7 +207,7 @@ fn check_case(inputs: &Value, case: &Value, t: &mut Tally) {
     if std::env::var("TRACE").is_ok() {
         eprintln!("{label}");
     }
-    let Some(p) = prim::by_name(name) else {
+    let Some(p) = registry::by_name(name) else {
         t.failures.push(format!("{label}: no primitive {name}"));
         return;
     };
@@ -218,7 +219,7 @@ fn check_case(inputs: &Value, case: &Value, t: &mut Tally) {
         .collect();
     let refs: Vec<&Array> = args.iter().collect();
     let params = params(case);
-    let got = prim::bind(p, &refs, &params);
+    let got = core::bind(p, &refs, &params);
     if let Some(err) = case.get("error") {
         let (kind, msg) = (
             err["kind"].as_str().unwrap(),

@@ -4,12 +4,13 @@
 
 use dtype_lattice::DType;
 use dtype_lattice_array::Array;
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::registry;
 use proptest::prelude::*;
 
 fn bind1(name: &str, inputs: &[&Array], params: &Params) -> Array {
-    let p = prim::by_name(name).unwrap();
-    prim::bind(p, inputs, params).unwrap().remove(0)
+    let p = registry::by_name(name).unwrap();
+    core::bind(p, inputs, params).unwrap().remove(0)
 }
 
 fn bitcast(x: &Array, to: DType) -> Array {

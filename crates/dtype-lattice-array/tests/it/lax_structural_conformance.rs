@@ -1,6 +1,6 @@
 //! The structural primitives, reductions, cumulative reductions, `iota` and `dot_general`
 //! against JAX 0.10.2 on CPU (x64 on): every case of tests/fixtures/lax_structural/*.json
-//! (tools/gen_lax_structural_fixtures.py) through `prim::bind`: output dtype, shape and
+//! (tools/gen_lax_structural_fixtures.py) through `core::bind`: output dtype, shape and
 //! weak_type exactly, the parameters as `jax.make_jaxpr` prints them, refusals (exception
 //! class and first line of the message) exactly, and the values bit for bit, except float
 //! sums and products (`reduce_sum`, `reduce_prod`, `cumsum`, `cumprod`, `dot_general` of
@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 
 use dtype_lattice::{DType, Kind};
 use dtype_lattice_array::Array;
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::lax;
+use dtype_lattice_array::registry;
 use serde_json::Value;
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -207,7 +209,7 @@ fn check_expand_dims(c: &Value, t: &mut Tally) {
     let dims = ints(&c["dims"]);
     let label = format!("expand_dims({}, {dims:?})", x.aval());
     *t.checked.entry("expand_dims".into()).or_default() += 1;
-    match (prim::expand_dims(&x, &dims), c.get("error")) {
+    match (lax::expand_dims(&x, &dims), c.get("error")) {
         (Err(e), Some(err)) => {
             t.refusals += 1;
             let (kind, msg) = (common::class(&e), e.to_string());
@@ -263,7 +265,7 @@ fn check(c: &Value, t: &mut Tally) {
         return check_expand_dims(c, t);
     }
     let name = c["prim"].as_str().unwrap();
-    let p = prim::by_name(name).unwrap_or_else(|| panic!("no primitive {name}"));
+    let p = registry::by_name(name).unwrap_or_else(|| panic!("no primitive {name}"));
     let mut params = Params::new();
     for kv in c["params"].as_array().unwrap() {
         let k: &'static str = Box::leak(kv[0].as_str().unwrap().to_string().into_boxed_str());
@@ -280,7 +282,7 @@ fn check(c: &Value, t: &mut Tally) {
             .join(", ")
     );
     *t.checked.entry(name.to_string()).or_default() += 1;
-    let got = prim::bind(p, &refs, &params);
+    let got = core::bind(p, &refs, &params);
     if let Some(err) = c.get("error") {
         t.refusals += 1;
         match got {

@@ -6,11 +6,12 @@
 //! however wrong or extreme, make a primitive panic: it answers or refuses.
 
 use dtype_lattice_array::Array;
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::registry;
 use proptest::prelude::*;
 
 fn bind(name: &str, xs: &[&Array], p: Params) -> Array {
-    prim::bind(prim::by_name(name).unwrap(), xs, &p)
+    core::bind(registry::by_name(name).unwrap(), xs, &p)
         .unwrap()
         .remove(0)
 }
@@ -157,7 +158,7 @@ proptest! {
                 .with("out_sharding", Param::None).with("precision", Param::None).with("preferred_element_type", Param::None)),
         ];
         for (name, inputs, params) in cases.into_iter().chain(cases2) {
-            let _ = prim::bind(prim::by_name(name).unwrap(), &inputs, &params);
+            let _ = core::bind(registry::by_name(name).unwrap(), &inputs, &params);
         }
     }
 }

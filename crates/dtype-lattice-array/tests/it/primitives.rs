@@ -4,18 +4,19 @@
 
 use dtype_lattice::DType;
 use dtype_lattice::error::Exception;
-use dtype_lattice_array::prim::{self, PRIMITIVES, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::{Array, ShapedArray};
 use proptest::prelude::*;
 
 fn bind1(name: &str, inputs: &[&Array], params: &Params) -> Result<Array, dtype_lattice::Error> {
-    prim::bind(prim::by_name(name).unwrap(), inputs, params).map(|mut v| v.remove(0))
+    core::bind(registry::by_name(name).unwrap(), inputs, params).map(|mut v| v.remove(0))
 }
 
 #[test]
 fn every_primitive_is_found_by_its_name() {
-    for p in PRIMITIVES {
-        assert!(std::ptr::eq(prim::by_name(p.name).unwrap(), *p));
+    for p in registry::PRIMITIVES {
+        assert!(std::ptr::eq(registry::by_name(p.name).unwrap(), *p));
     }
 }
 
@@ -113,7 +114,7 @@ proptest! {
     fn shape_rules_predict_the_outputs(v in prop::collection::vec(any::<i32>(), 0..24), rows in 1usize..4) {
         let n = v.len() / rows * rows;
         let x = Array::from_shape_vec(&[rows, n / rows], v[..n].to_vec()).unwrap();
-        for p in PRIMITIVES {
+        for p in registry::PRIMITIVES {
             // The PRNG primitives take key arrays and required parameters: their shape rules
             // are checked in tests/random_arrays*.rs.
             if p.name.starts_with("random_") {
@@ -171,7 +172,7 @@ proptest! {
             let avals: Vec<&ShapedArray> = inputs.iter().map(|a| a.aval()).collect();
             // Primitives that refuse int32 (or need other parameters) are skipped.
             let Ok(want) = p.abstract_eval(&avals, &params) else { continue };
-            let got = prim::bind(p, &inputs, &params).unwrap();
+            let got = core::bind(p, &inputs, &params).unwrap();
             prop_assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(&want) {
                 prop_assert_eq!(g.aval(), w, "{}", p.name);

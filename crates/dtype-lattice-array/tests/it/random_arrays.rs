@@ -11,7 +11,8 @@ use crate::common;
 use dtype_lattice::key::THREEFRY2X32;
 use dtype_lattice::{DType, Error, Rules};
 use dtype_lattice_array::array::jaxpr_dtype_name;
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::{Array, numpy, random};
 use serde_json::Value;
 
@@ -199,7 +200,7 @@ fn api_and_primitives_agree_with_jax() {
             });
             assert!(n > 100);
             let n = run_file(&format!("random_arrays/prims_{mode}.json"), x64, |case| {
-                let p = prim::by_name(case["prim"].as_str().unwrap()).unwrap();
+                let p = registry::by_name(case["prim"].as_str().unwrap()).unwrap();
                 let params = prim_params(case);
                 let operands: Vec<Array> = case["operands"]
                     .as_array()
@@ -208,7 +209,7 @@ fn api_and_primitives_agree_with_jax() {
                     .map(array)
                     .collect();
                 let refs: Vec<&Array> = operands.iter().collect();
-                let got = prim::bind(p, &refs, &params).map(|mut v| v.remove(0));
+                let got = core::bind(p, &refs, &params).map(|mut v| v.remove(0));
                 let mut diff = compare(case, got);
                 if let Some(eqn) = case["eqn"].as_str()
                     && case.get("out").is_some()

@@ -6,12 +6,13 @@
 
 use dtype_lattice::key::THREEFRY2X32;
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::{Array, random};
 use proptest::prelude::*;
 
 fn bind(name: &str, inputs: &[&Array], params: &Params) -> Result<Array, Error> {
-    prim::bind(prim::by_name(name).unwrap(), inputs, params).map(|mut v| v.remove(0))
+    core::bind(registry::by_name(name).unwrap(), inputs, params).map(|mut v| v.remove(0))
 }
 
 fn ints(v: &[usize]) -> Param {

@@ -6,8 +6,10 @@ use crate::transform_common as common;
 
 use common::fixture;
 use dtype_lattice::{DType, Error};
+use dtype_lattice_array::core::{self, Params};
+use dtype_lattice_array::lax;
 use dtype_lattice_array::numpy::{self as jnp, Axes};
-use dtype_lattice_array::prim::{self, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::{Array, ShapedArray};
 use dtype_lattice_array::{grad, jit, jvp, make_jaxpr, vjp};
 use serde_json::Value;
@@ -15,8 +17,8 @@ use serde_json::Value;
 type F = fn(Vec<Array>) -> Result<Array, Error>;
 
 fn lax(name: &str, args: &[&Array]) -> Result<Array, Error> {
-    let p = prim::by_name(name).expect("a primitive");
-    Ok(prim::bind(p, args, &Params::new())?[0].clone())
+    let p = registry::by_name(name).expect("a primitive");
+    Ok(core::bind(p, args, &Params::new())?[0].clone())
 }
 
 fn weak_i32(v: i32) -> Array {
@@ -25,7 +27,7 @@ fn weak_i32(v: i32) -> Array {
 
 fn select_tril(x: &Array) -> Result<Array, Error> {
     let rows = jnp::arange(0.0, x.shape()[0] as f64, 1.0, DType::Int32)?;
-    let rows = prim::expand_dims(&rows, &[1])?;
+    let rows = lax::expand_dims(&rows, &[1])?;
     let cols = jnp::arange(0.0, x.shape()[1] as f64, 1.0, DType::Int32)?;
     let mask = jnp::greater(&rows, &cols)?;
     let zeros = jnp::zeros(x.shape(), x.dtype())?;

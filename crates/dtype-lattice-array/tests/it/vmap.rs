@@ -9,8 +9,10 @@ use crate::transform_common as common;
 use common::fixture;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
+use dtype_lattice_array::core::{self, Param, Params};
+use dtype_lattice_array::lax;
 use dtype_lattice_array::numpy::{self as jnp, Axes, Index};
-use dtype_lattice_array::prim::{self, Param, Params};
+use dtype_lattice_array::registry;
 use dtype_lattice_array::{Array, random};
 use dtype_lattice_array::{CustomJvp, CustomVjp, grad, jit, jvp, make_jaxpr, vmap};
 use proptest::prelude::*;
@@ -20,8 +22,8 @@ type Case = fn(&[Array]) -> Result<Vec<Array>, Error>;
 
 /// `lax.<name>` through the primitive of that name.
 fn lax(name: &str, args: &[&Array], params: Params) -> Result<Array, Error> {
-    let p = prim::by_name(name).expect("a primitive");
-    Ok(prim::bind(p, args, &params)?.remove(0))
+    let p = registry::by_name(name).expect("a primitive");
+    Ok(core::bind(p, args, &params)?.remove(0))
 }
 
 fn ints(v: &[i64]) -> Param {
@@ -334,7 +336,7 @@ fn corpus(name: &str) -> Option<Case> {
         "vmap_reshape_squeeze" => |a| {
             one(vmap(|x: Array| {
                 let r = jnp::reshape(&x, &[1, 6])?;
-                let e = prim::expand_dims(&r, &[2])?;
+                let e = lax::expand_dims(&r, &[2])?;
                 let s = lax(
                     "squeeze",
                     &[&e],
@@ -717,7 +719,7 @@ const FUNCTIONS: &[(&str, Unary)] = &[
     ("where", |x| {
         jnp::r#where(jnp::greater(x, 0)?, x, jnp::negative(x)?)
     }),
-    ("expand", |x| prim::expand_dims(x, &[0, -1])),
+    ("expand", |x| lax::expand_dims(x, &[0, -1])),
     ("matmul_shared_rhs", |x| {
         jnp::matmul(
             x,

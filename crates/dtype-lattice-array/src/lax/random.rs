@@ -25,16 +25,16 @@
 //! canonicalisation, bit for bit).
 //!
 //! ```
-//! use dtype_lattice_array::prim::{self, Param, Params};
-//! use dtype_lattice_array::Array;
+//! use dtype_lattice_array::core::{bind, Param, Params};
+//! use dtype_lattice_array::{Array, lax};
 //! use dtype_lattice::key::THREEFRY2X32;
 //!
 //! let seed = Array::scalar(42i32);
 //! let p = Params::new().with("impl", Param::KeyImpl(&THREEFRY2X32));
 //! assert_eq!(p.to_string(), "[impl=fry]");
-//! let key = prim::bind(prim::by_name("random_seed").unwrap(), &[&seed], &p)?.remove(0);
+//! let key = bind(&lax::RANDOM_SEED, &[&seed], &p)?.remove(0);
 //! assert_eq!(key.aval().to_string(), "key<fry>[]");
-//! let data = prim::bind(prim::by_name("random_unwrap").unwrap(), &[&key], &Params::new())?;
+//! let data = bind(&lax::RANDOM_UNWRAP, &[&key], &Params::new())?;
 //! assert_eq!(data[0].to_vec::<u32>()?, [0, 42]);
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
@@ -145,7 +145,7 @@ fn seed_impl(
 }
 
 /// `random_seed[impl]`: keys from integer seeds (`jax.random.key`), one per seed.
-pub(crate) static RANDOM_SEED: Primitive =
+pub static RANDOM_SEED: Primitive =
     Primitive::new("random_seed", Some(1), seed_shape_rule, seed_impl)
         .jvp(super::ad::zero_jvp)
         .batch(super::batching::vectorized)
@@ -199,7 +199,7 @@ fn reserve<W>(n: usize, what: &str) -> Result<(), Error> {
 }
 
 /// `random_split[shape]`: `shape` new keys under each key (`jax.random.split`).
-pub(crate) static RANDOM_SPLIT: Primitive =
+pub static RANDOM_SPLIT: Primitive =
     Primitive::new("random_split", Some(1), split_shape_rule, split_impl)
         .jvp(super::ad::zero_jvp)
         .batch(super::batching::vectorized)
@@ -314,7 +314,7 @@ fn stepped<'a>(
 }
 
 /// `random_fold_in`: keys with messages folded in (`jax.random.fold_in`), broadcast.
-pub(crate) static RANDOM_FOLD_IN: Primitive =
+pub static RANDOM_FOLD_IN: Primitive =
     Primitive::new("random_fold_in", Some(2), fold_in_shape_rule, fold_in_impl)
         .jvp(super::ad::zero_jvp)
         .batch(super::batching::random_fold_in)
@@ -393,7 +393,7 @@ fn bits_impl(
 }
 
 /// `random_bits[bit_width shape]`: unsigned bits under each key (`jax.random.bits`).
-pub(crate) static RANDOM_BITS: Primitive =
+pub static RANDOM_BITS: Primitive =
     Primitive::new("random_bits", Some(1), bits_shape_rule, bits_impl)
         .jvp(super::ad::zero_jvp)
         .batch(super::batching::vectorized)
@@ -454,7 +454,7 @@ fn share_impl(
 
 /// `random_wrap[impl]`: `uint32` key data (trailing dimension `key_words`) as keys
 /// (`jax.random.wrap_key_data`).
-pub(crate) static RANDOM_WRAP: Primitive =
+pub static RANDOM_WRAP: Primitive =
     Primitive::new("random_wrap", Some(1), wrap_shape_rule, share_impl)
         .jvp(super::ad::zero_jvp)
         .batch(super::batching::random_wrap)
@@ -476,7 +476,7 @@ fn unwrap_shape_rule(
 }
 
 /// `random_unwrap`: keys as their `uint32` key data (`jax.random.key_data`).
-pub(crate) static RANDOM_UNWRAP: Primitive =
+pub static RANDOM_UNWRAP: Primitive =
     Primitive::new("random_unwrap", Some(1), unwrap_shape_rule, share_impl)
         .jvp(super::ad::zero_jvp)
         .batch(super::batching::vectorized)
@@ -485,7 +485,7 @@ pub(crate) static RANDOM_UNWRAP: Primitive =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prim::bind1;
+    use crate::lax::bind1;
     use dtype_lattice::key::THREEFRY2X32;
 
     fn fry() -> Params {

@@ -89,6 +89,7 @@ fn impl_one(
     Ok(smallvec::smallvec![iota_values(prim, params, out)?])
 }
 
+/// The `iota` primitive.
 // No operands, so never batched: a batching trace binds it in its parent.
-pub(crate) static IOTA: Primitive =
+pub static IOTA: Primitive =
     Primitive::new("iota", Some(0), shape_rule, impl_one).jvp(super::ad::zero_jvp);

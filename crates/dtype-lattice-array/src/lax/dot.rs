@@ -13,7 +13,7 @@
 //! operands stored with free and contracting dimensions swapped are read through transposed
 //! views instead of copied), and multiplied as
 //! batched 2-D products: float32 and float64 through the `gemm` crate (AVX-512, AVX2 or SSE
-//! kernels chosen at run time, on rayon's pool; `prim::gemm`), every other dtype through one generic loop
+//! kernels chosen at run time, on rayon's pool; `lax::gemm`), every other dtype through one generic loop
 //! (integers wrap; float16 and bfloat16 accumulate in float32 and round once, bit-exact with
 //! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
 //! another order than XLA's and agree with it to rounding.
@@ -464,19 +464,19 @@ const DOT_HIDDEN: &[Hidden] = &[
     ("out_sharding", Some(&Param::None)),
 ];
 
-pub(crate) static DOT_GENERAL: Primitive =
-    Primitive::new("dot_general", Some(2), shape_rule, impl_rule)
-        .jvp(super::ad::dot_general_jvp)
-        .transpose(super::transpose::structural_transpose)
-        .batch(super::batching::dot_general)
-        .hides(DOT_HIDDEN)
-        // JAX fails an assertion.
-        .refuses_float0(|_, _| {
-            Error::refused(
-                Exception::TypeError,
-                "dot_general does not accept float0 operands",
-            )
-        });
+/// The `dot_general` primitive.
+pub static DOT_GENERAL: Primitive = Primitive::new("dot_general", Some(2), shape_rule, impl_rule)
+    .jvp(super::ad::dot_general_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::dot_general)
+    .hides(DOT_HIDDEN)
+    // JAX fails an assertion.
+    .refuses_float0(|_, _| {
+        Error::refused(
+            Exception::TypeError,
+            "dot_general does not accept float0 operands",
+        )
+    });
 
 #[cfg(test)]
 mod tests {

@@ -642,7 +642,8 @@ macro_rules! ops {
         static TABLE: &[&Primitive] = &[$(&$c,)*];
 
         $(
-            pub(crate) static $c: Primitive = Primitive::new($name, Some($arity), shape_rule::<{ Op::$op as u8 }>, impl_rule::<{ Op::$op as u8 }>)
+            #[doc = concat!("The `", $name, "` primitive.")]
+            pub static $c: Primitive = Primitive::new($name, Some($arity), shape_rule::<{ Op::$op as u8 }>, impl_rule::<{ Op::$op as u8 }>)
     .jvp(super::ad::elementwise_jvp::<{ Op::$op as u8 }>)
     .transpose(super::transpose::elementwise_transpose::<{ Op::$op as u8 }>)
     .batch(super::batching::elementwise)
@@ -1543,8 +1544,8 @@ pub(crate) fn complex_comparison(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prim::bind1;
-    use crate::prim::transpose::Lin;
+    use crate::lax::bind1;
+    use crate::lax::transpose::Lin;
     use dtype_lattice::rules::Rules;
 
     fn c32(v: &[(f32, f32)]) -> Array {

@@ -43,14 +43,8 @@ pub(crate) fn neg(x: &Array) -> Result<Array, Error> {
 pub(crate) fn eq(x: &Array, y: &Array) -> Result<Array, Error> {
     bin(&ew::EQ, x, y)
 }
-/// An elementwise unary primitive by name (`cos`, `sign`, `log`).
-pub(crate) fn unary(name: &str, x: &Array) -> Result<Array, Error> {
-    let p = super::by_name(name).ok_or_else(|| {
-        Error::refused(
-            dtype_lattice::error::Exception::NotImplementedError,
-            format!("no primitive {name}"),
-        )
-    })?;
+/// A unary primitive of no parameters (`cos`, `sign`, `log`).
+pub(crate) fn unary(p: &'static Primitive, x: &Array) -> Result<Array, Error> {
     un(p, x)
 }
 /// `x ** n` for an integer `n`.

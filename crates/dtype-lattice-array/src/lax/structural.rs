@@ -385,7 +385,8 @@ const BROADCAST_HIDDEN: &[Hidden] = &[
     ("broadcast_dimensions", Some(&Param::Ints(Vec::new()))),
 ];
 
-pub(crate) static BROADCAST_IN_DIM: Primitive = Primitive::new(
+/// The `broadcast_in_dim` primitive.
+pub static BROADCAST_IN_DIM: Primitive = Primitive::new(
     "broadcast_in_dim",
     Some(1),
     broadcast_shape_rule,
@@ -437,7 +438,8 @@ fn reshape_impl(
     )])
 }
 
-pub(crate) static RESHAPE: Primitive =
+/// The `reshape` primitive.
+pub static RESHAPE: Primitive =
     Primitive::new("reshape", Some(1), reshape_shape_rule, reshape_impl)
         .jvp(super::ad::linear_jvp)
         .transpose(super::transpose::structural_transpose)
@@ -486,7 +488,8 @@ fn transpose_impl(
     Ok(smallvec::smallvec![strided_any(x, &out[0], 0, &steps)])
 }
 
-pub(crate) static TRANSPOSE: Primitive =
+/// The `transpose` primitive.
+pub static TRANSPOSE: Primitive =
     Primitive::new("transpose", Some(1), transpose_shape_rule, transpose_impl)
         .jvp(super::ad::linear_jvp)
         .transpose(super::transpose::structural_transpose)
@@ -528,7 +531,8 @@ fn squeeze_shape_rule(
     )])
 }
 
-pub(crate) static SQUEEZE: Primitive =
+/// The `squeeze` primitive.
+pub static SQUEEZE: Primitive =
     Primitive::new("squeeze", Some(1), squeeze_shape_rule, reshape_impl)
         .jvp(super::ad::linear_jvp)
         .transpose(super::transpose::structural_transpose)
@@ -589,7 +593,8 @@ fn rev_impl(
     Ok(smallvec::smallvec![strided_any(x, &out[0], base, &steps)])
 }
 
-pub(crate) static REV: Primitive = Primitive::new("rev", Some(1), rev_shape_rule, rev_impl)
+/// The `rev` primitive.
+pub static REV: Primitive = Primitive::new("rev", Some(1), rev_shape_rule, rev_impl)
     .jvp(super::ad::linear_jvp)
     .transpose(super::transpose::structural_transpose)
     .batch(super::batching::rev)
@@ -614,7 +619,8 @@ fn stop_gradient_impl(
     Ok(smallvec::smallvec![inputs[0].clone()])
 }
 
-pub(crate) static STOP_GRADIENT: Primitive = Primitive::new(
+/// The `stop_gradient` primitive.
+pub static STOP_GRADIENT: Primitive = Primitive::new(
     "stop_gradient",
     Some(1),
     stop_gradient_shape_rule,
@@ -629,9 +635,9 @@ pub(crate) static STOP_GRADIENT: Primitive = Primitive::new(
 /// a non-empty `broadcast_dimensions`); no dimensions bind nothing.
 ///
 /// ```
-/// use dtype_lattice_array::{prim, Array};
+/// use dtype_lattice_array::{lax, Array};
 /// let x = Array::from_shape_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6])?;
-/// assert_eq!(prim::expand_dims(&x, &[0, -1])?.shape(), &[1, 2, 3, 1]);
+/// assert_eq!(lax::expand_dims(&x, &[0, -1])?.shape(), &[1, 2, 3, 1]);
 /// # Ok::<(), dtype_lattice::Error>(())
 /// ```
 ///
@@ -692,7 +698,7 @@ pub fn expand_dims(x: &Array, dims: &[i64]) -> Result<Array, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prim::{Param, bind1};
+    use crate::lax::{Param, bind1};
 
     #[test]
     fn broadcast_in_dim_repeats_along_new_and_unit_dimensions() {
@@ -759,7 +765,7 @@ mod tests {
         .unwrap();
         assert_eq!(key_ids(&r), [2, 1, 0, 5, 4, 3]);
         let c = bind1(
-            &crate::prim::slicing::CONCATENATE,
+            &crate::lax::slicing::CONCATENATE,
             &[&x, &x],
             &Params::new().with("dimension", Param::Int(0)),
         )

@@ -143,7 +143,8 @@ fn slice_impl(
     Ok(smallvec::smallvec![strided_any(x, &out[0], base, &steps)])
 }
 
-pub(crate) static SLICE: Primitive = Primitive::new("slice", Some(1), slice_shape_rule, slice_impl)
+/// The `slice` primitive.
+pub static SLICE: Primitive = Primitive::new("slice", Some(1), slice_shape_rule, slice_impl)
     .jvp(super::ad::linear_jvp)
     .transpose(super::transpose::structural_transpose)
     .batch(super::batching::slice)
@@ -268,7 +269,8 @@ fn dynamic_slice_impl(
     )])
 }
 
-pub(crate) static DYNAMIC_SLICE: Primitive = Primitive::new(
+/// The `dynamic_slice` primitive.
+pub static DYNAMIC_SLICE: Primitive = Primitive::new(
     "dynamic_slice",
     None,
     dynamic_slice_shape_rule,
@@ -362,7 +364,8 @@ fn dus_impl(
     })])
 }
 
-pub(crate) static DYNAMIC_UPDATE_SLICE: Primitive =
+/// The `dynamic_update_slice` primitive.
+pub static DYNAMIC_UPDATE_SLICE: Primitive =
     Primitive::new("dynamic_update_slice", None, dus_shape_rule, dus_impl)
         .batch(super::batching::dynamic_update_slice)
         .takes_float0();
@@ -466,7 +469,8 @@ fn concatenate_impl(
     })])
 }
 
-pub(crate) static CONCATENATE: Primitive = Primitive::new(
+/// The `concatenate` primitive.
+pub static CONCATENATE: Primitive = Primitive::new(
     "concatenate",
     None,
     concatenate_shape_rule,
@@ -584,7 +588,8 @@ fn pad_impl(
     })])
 }
 
-pub(crate) static PAD: Primitive = Primitive::new("pad", Some(2), pad_shape_rule, pad_impl)
+/// The `pad` primitive.
+pub static PAD: Primitive = Primitive::new("pad", Some(2), pad_shape_rule, pad_impl)
     .jvp(super::ad::linear_jvp)
     .transpose(super::transpose::structural_transpose)
     .batch(super::batching::pad)

@@ -7,7 +7,7 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{Error, Kind};
 
 use super::elementwise::Op;
-use super::lax::{self, konst};
+use super::ops::{self as lax, konst};
 use super::{Outputs, Param, Params, Primitive, bind};
 use crate::array::Array;
 
@@ -129,8 +129,8 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
         Op::Log1p => t0
             .map(|t| lax::div(&t, &lax::add(x, &konst(x, 1.0)?)?))
             .transpose()?,
-        Op::Sin => scale(&t0, || lax::unary("cos", x))?,
-        Op::Cos => scale(&t0, || lax::neg(&lax::unary("sin", x)?))?,
+        Op::Sin => scale(&t0, || lax::unary(&super::COS, x))?,
+        Op::Cos => scale(&t0, || lax::neg(&lax::unary(&super::SIN, x)?))?,
         Op::Tan => scale(&t0, || lax::add(&konst(x, 1.0)?, &lax::mul(y, y)?))?,
         Op::Tanh => t0
             .map(|g| {
@@ -146,14 +146,14 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
         Op::Cbrt => scale(&t0, || {
             lax::mul(&konst(x, 1.0 / 3.0)?, &lax::integer_pow(y, -2)?)
         })?,
-        Op::Sinh => scale(&t0, || lax::unary("cosh", x))?,
-        Op::Cosh => scale(&t0, || lax::unary("sinh", x))?,
+        Op::Sinh => scale(&t0, || lax::unary(&super::COSH, x))?,
+        Op::Cosh => scale(&t0, || lax::unary(&super::SINH, x))?,
         Op::Asin => scale(&t0, || {
-            lax::unary("rsqrt", &lax::sub(&konst(x, 1.0)?, &lax::mul(x, x)?)?)
+            lax::unary(&super::RSQRT, &lax::sub(&konst(x, 1.0)?, &lax::mul(x, x)?)?)
         })?,
         Op::Acos => scale(&t0, || {
             lax::neg(&lax::unary(
-                "rsqrt",
+                &super::RSQRT,
                 &lax::sub(&konst(x, 1.0)?, &lax::mul(x, x)?)?,
             )?)
         })?,
@@ -161,27 +161,27 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
             .map(|t| lax::div(&t, &lax::add(&konst(x, 1.0)?, &lax::mul(x, x)?)?))
             .transpose()?,
         Op::Asinh => scale(&t0, || {
-            lax::unary("rsqrt", &lax::add(&lax::mul(x, x)?, &konst(x, 1.0)?)?)
+            lax::unary(&super::RSQRT, &lax::add(&lax::mul(x, x)?, &konst(x, 1.0)?)?)
         })?,
         Op::Acosh => scale(&t0, || {
             let xm = lax::sub(x, &konst(x, 1.0)?)?;
             let xp = lax::add(x, &konst(x, 1.0)?)?;
-            lax::unary("rsqrt", &lax::mul(&xm, &xp)?)
+            lax::unary(&super::RSQRT, &lax::mul(&xm, &xp)?)
         })?,
         Op::Atanh => t0
             .map(|t| lax::div(&t, &lax::sub(&konst(x, 1.0)?, &lax::mul(x, x)?)?))
             .transpose()?,
         Op::Erf => scale(&t0, || {
             let c = konst(x, 2.0 / std::f64::consts::PI.sqrt())?;
-            lax::mul(&c, &lax::unary("exp", &lax::neg(&lax::mul(x, x)?)?)?)
+            lax::mul(&c, &lax::unary(&super::EXP, &lax::neg(&lax::mul(x, x)?)?)?)
         })?,
         Op::Erfc => scale(&t0, || {
             let c = konst(x, -2.0 / std::f64::consts::PI.sqrt())?;
-            lax::mul(&c, &lax::unary("exp", &lax::neg(&lax::mul(x, x)?)?)?)
+            lax::mul(&c, &lax::unary(&super::EXP, &lax::neg(&lax::mul(x, x)?)?)?)
         })?,
         Op::ErfInv => scale(&t0, || {
             let c = konst(x, std::f64::consts::PI.sqrt() / 2.0)?;
-            lax::mul(&c, &lax::unary("exp", &lax::mul(y, y)?)?)
+            lax::mul(&c, &lax::unary(&super::EXP, &lax::mul(y, y)?)?)
         })?,
         Op::Square => scale(&t0, || lax::mul(&konst(x, 2.0)?, x))?,
         Op::IntegerPow => {
@@ -209,7 +209,7 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
                 let p = bind(prim, &[x, &ym1], &Params::new())?;
                 lax::mul(&lax::convert_like(x1, x)?, &p[0])
             })?;
-            let b = scale(&t1, || lax::mul(y, &lax::unary("log", x)?))?;
+            let b = scale(&t1, || lax::mul(y, &lax::unary(&super::LOG, x)?))?;
             plus(a, b)?
         }
         Op::Atan2 => {
@@ -220,7 +220,7 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
                 scale(&t1, || lax::div(&lax::neg(x)?, &denom))?,
             )?
         }
-        Op::Abs if x.dtype().kind() != Kind::Complex => scale(&t0, || lax::unary("sign", x))?,
+        Op::Abs if x.dtype().kind() != Kind::Complex => scale(&t0, || lax::unary(&super::SIGN, x))?,
         Op::Sign | Op::Floor | Op::Ceil | Op::Round | Op::IsFinite | Op::Nextafter => None,
         Op::Real | Op::Imag | Op::Conj => t0
             .map(|t| bind(prim, &[&t], params).map(|o| o[0].clone()))
@@ -376,7 +376,7 @@ pub(crate) fn reduce_jvp(
                         Param::Ints(axes.iter().map(|&a| a as i64).collect()),
                     )
                     .with("out_sharding", Param::None);
-                super::bind1(by_name("reduce_sum")?, &[v], &p)
+                super::bind1(&super::REDUCE_SUM, &[v], &p)
             };
             let counts = sum(&loc)?;
             let t = lax::div(&sum(&lax::mul(&t, &loc)?)?, &counts)?;
@@ -384,13 +384,4 @@ pub(crate) fn reduce_jvp(
         }
         _ => Err(not_differentiable(prim)),
     }
-}
-
-fn by_name(name: &str) -> Result<&'static Primitive, Error> {
-    super::by_name(name).ok_or_else(|| {
-        Error::refused(
-            Exception::NotImplementedError,
-            format!("no primitive {name}"),
-        )
-    })
 }

@@ -95,7 +95,8 @@ fn impl_rule(
     Ok(smallvec::smallvec![Array::from_parts(aval, data)])
 }
 
-pub(crate) static CONVERT_ELEMENT_TYPE: Primitive =
+/// The `convert_element_type` primitive.
+pub static CONVERT_ELEMENT_TYPE: Primitive =
     Primitive::new("convert_element_type", Some(1), shape_rule, impl_rule)
         .jvp(super::ad::convert_jvp)
         .transpose(super::transpose::convert_transpose)

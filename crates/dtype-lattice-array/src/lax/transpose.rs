@@ -4,24 +4,14 @@
 //! stage and differentiate like anything else.
 
 use dtype_lattice::Error;
-use dtype_lattice::error::Exception;
 
 use super::elementwise::Op;
-use super::lax;
+use super::ops as lax;
 use super::{Param, Params, Primitive, bind1};
 use crate::array::{Array, ShapedArray};
 
 use crate::core::nonlinear;
 pub use crate::core::{Lin, TransposeRule};
-
-fn prim(name: &str) -> Result<&'static Primitive, Error> {
-    super::by_name(name).ok_or_else(|| {
-        Error::refused(
-            Exception::NotImplementedError,
-            format!("no primitive {name}"),
-        )
-    })
-}
 
 fn ints(v: impl IntoIterator<Item = usize>) -> Param {
     Param::Ints(v.into_iter().map(|d| d as i64).collect())
@@ -34,7 +24,7 @@ fn reduce_sum(x: &Array, axes: &[usize]) -> Result<Array, Error> {
     let p = Params::new()
         .with("axes", ints(axes.iter().copied()))
         .with("out_sharding", Param::None);
-    bind1(prim("reduce_sum")?, &[x], &p)
+    bind1(&super::REDUCE_SUM, &[x], &p)
 }
 
 fn reshape(x: &Array, shape: &[usize]) -> Result<Array, Error> {
@@ -45,7 +35,7 @@ fn reshape(x: &Array, shape: &[usize]) -> Result<Array, Error> {
         .with("new_sizes", ints(shape.iter().copied()))
         .with("dimensions", Param::None)
         .with("sharding", Param::None);
-    bind1(prim("reshape")?, &[x], &p)
+    bind1(&super::RESHAPE, &[x], &p)
 }
 
 fn transpose(x: &Array, perm: &[usize]) -> Result<Array, Error> {
@@ -53,7 +43,7 @@ fn transpose(x: &Array, perm: &[usize]) -> Result<Array, Error> {
         return Ok(x.clone());
     }
     bind1(
-        prim("transpose")?,
+        &super::TRANSPOSE,
         &[x],
         &Params::new().with("permutation", ints(perm.iter().copied())),
     )
@@ -122,9 +112,9 @@ pub(crate) fn elementwise_transpose<const OP: u8>(
         // As JAX: `real(ct)` for the real part, `imag(neg(ct))` for the imaginary one.
         Op::Complex => each(&|i, a| {
             let c = if i == 0 {
-                lax::unary("real", &ct)?
+                lax::unary(&super::REAL, &ct)?
             } else {
-                lax::unary("imag", &lax::neg(&ct)?)?
+                lax::unary(&super::IMAG, &lax::neg(&ct)?)?
             };
             unbroadcast(&c, a)
         }),
@@ -298,7 +288,7 @@ fn slice(x: &Array, lo: &[usize], hi: &[usize], strides: Option<&[usize]>) -> Re
             "strides",
             strides.map_or(Param::None, |s| ints(s.iter().copied())),
         );
-    bind1(prim("slice")?, &[x], &p)
+    bind1(&super::SLICE, &[x], &p)
 }
 
 fn pad(x: &Array, cfg: &[(i64, i64, i64)]) -> Result<Array, Error> {
@@ -307,7 +297,7 @@ fn pad(x: &Array, cfg: &[(i64, i64, i64)]) -> Result<Array, Error> {
     }
     let zero = lax::konst(x, 0.0)?;
     bind1(
-        prim("pad")?,
+        &super::PAD,
         &[x, &zero],
         &Params::new().with("padding_config", Param::Padding(cfg.to_vec())),
     )

@@ -681,7 +681,8 @@ fn float0_min(_: &'static Primitive, _: &[&ShapedArray]) -> Error {
 
 macro_rules! reductions {
     ($($c:ident = $name:literal, $op:ident;)*) => {$(
-        pub(crate) static $c: Primitive = Primitive::new($name, Some(1), reduce_shape_rule::<{ Red::$op as u8 }>, reduce_impl::<{ Red::$op as u8 }>)
+        #[doc = concat!("The `", $name, "` primitive.")]
+        pub static $c: Primitive = Primitive::new($name, Some(1), reduce_shape_rule::<{ Red::$op as u8 }>, reduce_impl::<{ Red::$op as u8 }>)
     .jvp(super::ad::reduce_jvp)
     .transpose(super::transpose::structural_transpose)
     .batch(super::batching::reducer)
@@ -813,7 +814,8 @@ fn argminmax_impl<const MAX: bool>(
     Ok(smallvec::smallvec![a])
 }
 
-pub(crate) static ARGMAX: Primitive = Primitive::new(
+/// The `argmax` primitive.
+pub static ARGMAX: Primitive = Primitive::new(
     "argmax",
     Some(1),
     argminmax_shape_rule::<true>,
@@ -823,7 +825,8 @@ pub(crate) static ARGMAX: Primitive = Primitive::new(
 .batch(super::batching::reducer)
 .refuses_float0(float0_max);
 
-pub(crate) static ARGMIN: Primitive = Primitive::new(
+/// The `argmin` primitive.
+pub static ARGMIN: Primitive = Primitive::new(
     "argmin",
     Some(1),
     argminmax_shape_rule::<false>,
@@ -1030,7 +1033,8 @@ fn cum_impl<const OP: u8>(
 
 macro_rules! cumulative {
     ($($c:ident = $name:literal, $op:ident;)*) => {$(
-        pub(crate) static $c: Primitive = Primitive::new($name, Some(1), cum_shape_rule, cum_impl::<{ Red::$op as u8 }>)
+        #[doc = concat!("The `", $name, "` primitive.")]
+        pub static $c: Primitive = Primitive::new($name, Some(1), cum_shape_rule, cum_impl::<{ Red::$op as u8 }>)
     .jvp(super::ad::reduce_jvp)
     .transpose(super::transpose::structural_transpose)
     .batch(super::batching::scan)

@@ -293,12 +293,12 @@ fn canonical_nans(y: Array) -> Array {
     y
 }
 
-pub(crate) static SELECT_N: Primitive =
-    Primitive::new("select_n", None, select_shape_rule, select_impl)
-        .jvp(super::ad::multilinear_jvp)
-        .transpose(super::transpose::structural_transpose)
-        .batch(super::batching::select_n)
-        .takes_float0();
+/// The `select_n` primitive.
+pub static SELECT_N: Primitive = Primitive::new("select_n", None, select_shape_rule, select_impl)
+    .jvp(super::ad::multilinear_jvp)
+    .transpose(super::transpose::structural_transpose)
+    .batch(super::batching::select_n)
+    .takes_float0();
 
 fn clamp_shape_rule(
     prim: &'static Primitive,
@@ -360,7 +360,8 @@ fn clamp_impl(
     Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
 }
 
-pub(crate) static CLAMP: Primitive =
+/// The `clamp` primitive.
+pub static CLAMP: Primitive =
     Primitive::new("clamp", Some(3), clamp_shape_rule, clamp_impl).batch(super::batching::clamp);
 
 /// `dtypes.itemsize_bits`: the bits of one element (8 for bool).
@@ -536,7 +537,8 @@ fn bit_mask(bits: u32) -> u64 {
     if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
 }
 
-pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive::new(
+/// The `bitcast_convert_type` primitive.
+pub static BITCAST_CONVERT_TYPE: Primitive = Primitive::new(
     "bitcast_convert_type",
     Some(1),
     bitcast_shape_rule,
@@ -557,7 +559,7 @@ pub(crate) static BITCAST_CONVERT_TYPE: Primitive = Primitive::new(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prim::bind1;
+    use crate::lax::bind1;
 
     /// Bytes from a fixed-seed xorshift.
     fn noise(n: usize, seed: u64) -> Vec<u8> {

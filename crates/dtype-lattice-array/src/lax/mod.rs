@@ -1,0 +1,93 @@
+//! `jax.lax`: the primitives, one file per family, each primitive one [`Primitive`] definition
+//! holding all its rules (shape/dtype rule, CPU implementation, JVP, transpose, batching)
+//! beside the functions that implement them. They are public statics ([`ADD`],
+//! [`REDUCE_SUM`], [`DOT_GENERAL`]…), bound with [`crate::core::bind`]; text that names a
+//! primitive (the CLI) finds it in [`crate::registry`].
+//!
+//! | family | primitives |
+//! |---|---|
+//! | `elementwise` | the n-ary elementwise primitives: arithmetic, comparisons, bit operations and shifts, rounding, complex parts, transcendentals (XLA's CPU semantics or NumPy's loops, lanes, fast paths) |
+//! | `convert` | `convert_element_type` |
+//! | `select` | `select_n`, `clamp`, `bitcast_convert_type` |
+//! | `structural` | `broadcast_in_dim`, `reshape`, `transpose`, `squeeze`, `rev`, `stop_gradient` |
+//! | `slicing` | `slice`, `dynamic_slice`, `dynamic_update_slice`, `concatenate`, `pad` |
+//! | `iota` | `iota` |
+//! | `reduce` | `reduce_*`, `argmax`, `argmin`, `cumsum`, `cumprod`, `cummax`, `cummin` |
+//! | `dot` | `dot_general` |
+//! | `random` | `random_seed`, `random_split`, `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap` |
+//!
+//! `ad` and `batching` hold the rule helpers the families share (JAX's `ad.deflinear`,
+//! `batching.broadcast_batcher` and the like); `ops` the one-primitive functions rules bind
+//! (`lax.add`, `lax.convert_element_type`…).
+//!
+//! ```
+//! use dtype_lattice_array::core::{self, Params};
+//! use dtype_lattice_array::{Array, lax};
+//!
+//! let x = Array::from_vec(vec![1i32, 2, 3]);
+//! let y = core::bind(&lax::ADD, &[&x, &x], &Params::new())?;
+//! assert_eq!(y[0].to_vec::<i32>()?, [2, 4, 6]);
+//! # Ok::<(), dtype_lattice::Error>(())
+//! ```
+
+pub(crate) mod ad;
+pub(crate) mod batching;
+mod convert;
+mod dot;
+mod elem_arith;
+pub(crate) mod elementwise;
+pub(crate) mod fast;
+mod iota;
+pub(crate) mod lanes;
+pub(crate) mod ops;
+pub(crate) mod random;
+mod reduce;
+pub(crate) mod select;
+mod slicing;
+pub(crate) mod structural;
+pub mod transpose;
+
+pub use convert::CONVERT_ELEMENT_TYPE;
+pub use dot::DOT_GENERAL;
+pub use elementwise::{
+    ABS, ACOS, ACOSH, ADD, ADD_ANY, AND, ASIN, ASINH, ATAN, ATAN2, ATANH, CBRT, CEIL, CLZ, COMPLEX,
+    CONJ, COS, COSH, DIV, EQ, ERF, ERF_INV, ERFC, EXP, EXP2, EXPM1, FLOOR, GE, GT, IMAG,
+    INTEGER_POW, IS_FINITE, LE, LOG, LOG1P, LOGISTIC, LT, MAX, MIN, MUL, NE, NEG, NEXTAFTER, NOT,
+    OR, POPULATION_COUNT, POW, REAL, REM, ROUND, RSQRT, SHIFT_LEFT, SHIFT_RIGHT_ARITHMETIC,
+    SHIFT_RIGHT_LOGICAL, SIGN, SIN, SINH, SQRT, SQUARE, SUB, TAN, TANH, XOR,
+};
+pub use iota::IOTA;
+pub use random::{
+    RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
+};
+pub use reduce::{
+    ARGMAX, ARGMIN, CUMMAX, CUMMIN, CUMPROD, CUMSUM, REDUCE_AND, REDUCE_MAX, REDUCE_MIN, REDUCE_OR,
+    REDUCE_PROD, REDUCE_SUM,
+};
+pub use select::{BITCAST_CONVERT_TYPE, CLAMP, SELECT_N};
+pub use slicing::{CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, SLICE};
+pub use structural::expand_dims;
+pub use structural::{BROADCAST_IN_DIM, RESHAPE, REV, SQUEEZE, STOP_GRADIENT, TRANSPOSE};
+
+use dtype_lattice::Error;
+
+pub(crate) use crate::config::on_xla;
+pub(crate) use crate::core::{Avals, Outputs, Param, Params, Primitive, bind};
+pub(crate) use crate::core::{bad_param, bind1, implement};
+
+use crate::array::Array;
+
+/// [`bind1`] of a binary primitive on two arrays of one aval: small float32 arithmetic
+/// outside any transformation runs its loop directly ([`fast::same_aval`]), the rest binds.
+pub(crate) fn bind_same_aval(
+    prim: &'static Primitive,
+    x: &Array,
+    y: &Array,
+) -> Result<Array, Error> {
+    if crate::core::current().is_none()
+        && let Some(out) = fast::same_aval(prim, x, y)
+    {
+        return Ok(out);
+    }
+    bind1(prim, &[x, y], &Params::new())
+}
