@@ -459,7 +459,7 @@ fn call_batch_rule(
     vals: &[Array],
     dims: &[Option<usize>],
     params: &Params,
-) -> Result<(Outputs, crate::lax::batching::BatchDims), Error> {
+) -> Result<(Outputs, crate::core::BatchDims), Error> {
     let (custom, n) = Custom::of_params(params)?;
     // A staged call's closed-over values are its explicit operands: no enclosing trace.
     let outs = custom

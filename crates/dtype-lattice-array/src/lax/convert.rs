@@ -3,6 +3,10 @@
 //! ml_dtypes when the NumPy rules are in force ([`crate::config::semantics`]); `new_dtype` and
 //! `weak_type` are its parameters, as in JAX.
 
+use super::{ad, batching};
+use crate::core::Lin;
+use dtype_lattice::Kind;
+
 use super::{Avals, Outputs};
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
@@ -98,8 +102,39 @@ fn impl_rule(
 /// The `convert_element_type` primitive.
 pub static CONVERT_ELEMENT_TYPE: Primitive =
     Primitive::new("convert_element_type", Some(1), shape_rule, impl_rule)
-        .jvp(super::ad::convert_jvp)
-        .transpose(super::transpose::convert_transpose)
-        .batch(super::batching::vectorized)
+        .jvp(jvp)
+        .transpose(transpose)
+        .batch(batching::vectorized)
         .takes_float0()
         .hides(&[("sharding", Some(&Param::None))]);
+
+// ---- JVP and transpose rules
+
+/// `convert_element_type`: linear between inexact dtypes, zero into or out of integers.
+fn jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = ad::primal_out(prim, primals, params)?;
+    let inexact = |k: Kind| matches!(k, Kind::Float | Kind::Complex);
+    if !inexact(out[0].dtype().kind()) || !inexact(primals[0].dtype().kind()) {
+        return Ok((out, vec![None]));
+    }
+    ad::linear_jvp(prim, primals, tangents, params)
+}
+
+/// `convert_element_type`: the cotangent converted back.
+fn transpose(
+    _prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    _params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    cts[0]
+        .as_ref()
+        .map(|ct| ad::convert_to(ct, ins[0].aval()))
+        .transpose()
+        .map(|c| vec![c])
+}

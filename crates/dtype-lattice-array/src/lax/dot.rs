@@ -18,14 +18,18 @@
 //! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
 //! another order than XLA's and agree with it to rounding.
 
+use super::{ad, batching};
+use crate::core::{bind, bind1};
+
 use super::{Avals, Outputs};
+use crate::core::{BatchDims, Lin};
 use dtype_lattice::{DType, Error, Kind};
 
 use super::elem_arith::ElemArith as Arith;
 use super::elementwise::with_element;
 use super::reduce::{Red, Reducible};
 use super::structural::{TRANSPOSE, distinct, type_error};
-use super::{Param, Params, Primitive, bind1};
+use super::{Param, Params, Primitive};
 use crate::array::{Array, Element, ShapedArray, Storage};
 use crate::core::Hidden;
 use dtype_lattice::error::Exception;
@@ -466,9 +470,9 @@ const DOT_HIDDEN: &[Hidden] = &[
 
 /// The `dot_general` primitive.
 pub static DOT_GENERAL: Primitive = Primitive::new("dot_general", Some(2), shape_rule, impl_rule)
-    .jvp(super::ad::dot_general_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::dot_general)
+    .jvp(jvp)
+    .transpose(transpose)
+    .batch(dot_general_batch)
     .hides(DOT_HIDDEN)
     // JAX fails an assertion.
     .refuses_float0(|_, _| {
@@ -477,6 +481,217 @@ pub static DOT_GENERAL: Primitive = Primitive::new("dot_general", Some(2), shape
             "dot_general does not accept float0 operands",
         )
     });
+
+// ---- JVP and transpose rules
+
+/// `dot_general`: bilinear.
+fn jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = ad::primal_out(prim, primals, params)?;
+    let (l, r) = (&primals[0], &primals[1]);
+    let a = match &tangents[0] {
+        Some(t) => Some(bind(prim, &[t, r], params)?[0].clone()),
+        None => None,
+    };
+    let b = match tangents.get(1).cloned().flatten() {
+        Some(t) => Some(bind(prim, &[l, &t], params)?[0].clone()),
+        None => None,
+    };
+    let t = ad::fit(ad::plus(a, b)?, &out[0])?;
+    Ok((out, vec![t]))
+}
+
+/// `dot_general` transposed in its linear operand(s).
+fn transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    dot_transpose(p, &ct, ins, params)
+}
+
+/// `dot_general` transposed in its linear operand: the cotangent contracted with the known
+/// operand over the other side's free dimensions, batch dimensions kept, then permuted into
+/// the operand's dimension order.
+fn dot_transpose(
+    p: &'static Primitive,
+    ct: &Array,
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let (lc, rc, lb, rb) = match params.get("dimension_numbers") {
+        Some(Param::DotDimensionNumbers {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+        }) => {
+            let u = |v: &[i64]| v.iter().map(|&d| d as usize).collect::<Vec<usize>>();
+            (
+                u(lhs_contracting),
+                u(rhs_contracting),
+                u(lhs_batch),
+                u(rhs_batch),
+            )
+        }
+        _ => return Err(crate::core::nonlinear()),
+    };
+    let free = |nd: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
+        (0..nd)
+            .filter(|d| !b.contains(d) && !c.contains(d))
+            .collect()
+    };
+    let (l, r) = (ins[0].aval(), ins[1].aval());
+    let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
+    let nb = lb.len();
+    // The cotangent's dimensions: batch, lhs free, rhs free.
+    let ct_lf: Vec<usize> = (nb..nb + lf.len()).collect();
+    let ct_rf: Vec<usize> = (nb + lf.len()..ct.ndim()).collect();
+    let ct_b: Vec<usize> = (0..nb).collect();
+    // One side: contract ct's `ct_other` dims with `known`'s `other_free` dims.
+    let side = |known: &Array,
+                aval: &ShapedArray,
+                ct_other: &[usize],
+                known_free: &[usize],
+                known_batch: &[usize],
+                my_batch: &[usize],
+                my_free: &[usize],
+                my_contract: &[usize],
+                known_contract: &[usize]|
+     -> Result<Array, Error> {
+        let q = Params::new()
+            .with(
+                "dimension_numbers",
+                Param::DotDimensionNumbers {
+                    lhs_contracting: ct_other.iter().map(|&d| d as i64).collect(),
+                    rhs_contracting: known_free.iter().map(|&d| d as i64).collect(),
+                    lhs_batch: ct_b.iter().map(|&d| d as i64).collect(),
+                    rhs_batch: known_batch.iter().map(|&d| d as i64).collect(),
+                },
+            )
+            .with("out_sharding", Param::None)
+            .with("precision", Param::None)
+            .with("preferred_element_type", Param::None);
+        let known = ad::convert_to(known, ct.aval())?;
+        let y = bind1(p, &[ct, &known], &q)?;
+        // y's dims: batch, ct's kept free dims (mine), known's contracting dims ascending.
+        let mut sorted: Vec<usize> = known_contract.to_vec();
+        sorted.sort_unstable();
+        let mut perm = vec![0usize; aval.ndim()];
+        for (r, &d) in my_batch.iter().enumerate() {
+            perm[d] = r;
+        }
+        for (i, &d) in my_free.iter().enumerate() {
+            perm[d] = nb + i;
+        }
+        for (i, kc) in sorted.iter().enumerate() {
+            let pos = known_contract.iter().position(|x| x == kc).unwrap_or(0);
+            perm[my_contract[pos]] = nb + my_free.len() + i;
+        }
+        ad::convert_to(&ad::transpose(&y, &perm)?, aval)
+    };
+    let lhs_ct = match &ins[0] {
+        Lin::Linear(a) => Some(side(
+            ins[1].known()?,
+            a,
+            &ct_rf,
+            &rf,
+            &rb,
+            &lb,
+            &lf,
+            &lc,
+            &rc,
+        )?),
+        Lin::Known(_) => None,
+    };
+    let rhs_ct = match &ins[1] {
+        Lin::Linear(a) => Some(side(
+            ins[0].known()?,
+            a,
+            &ct_lf,
+            &lf,
+            &lb,
+            &rb,
+            &rf,
+            &rc,
+            &lc,
+        )?),
+        Lin::Known(_) => None,
+    };
+    Ok(vec![lhs_ct, rhs_ct])
+}
+
+// ---- batching rules
+
+/// `dot_general` (JAX's `_dot_general_batch_dim_nums`): two batched operands gain a leading
+/// batch dimension of the product; one batched operand's batch dimension becomes one of its
+/// free dimensions, and the result's batch dimension is where that lands.
+fn dot_general_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let (l, r) = (&args[0], &args[1]);
+    let Param::DotDimensionNumbers {
+        lhs_contracting: lc,
+        rhs_contracting: rc,
+        lhs_batch: lb,
+        rhs_batch: rb,
+    } = params.require(prim.name, "dimension_numbers")?
+    else {
+        return Err(batching::internal("dot_general's dimension_numbers"));
+    };
+    let bump = |v: &[i64], b: usize| -> Vec<i64> {
+        v.iter()
+            .map(|&d| if d >= b as i64 { d + 1 } else { d })
+            .collect()
+    };
+    let free_before = |ndim: usize, batch: &[i64], contract: &[i64], b: usize| {
+        (0..ndim)
+            .filter(|&d| !batch.contains(&(d as i64)) && !contract.contains(&(d as i64)))
+            .filter(|&d| d < b)
+            .count()
+    };
+    let (nlc, nrc, nlb, nrb, out) = match (dims[0], dims[1]) {
+        (Some(lbd), Some(rbd)) => {
+            let nlb: Vec<i64> = std::iter::once(lbd as i64).chain(bump(lb, lbd)).collect();
+            let nrb: Vec<i64> = std::iter::once(rbd as i64).chain(bump(rb, rbd)).collect();
+            (bump(lc, lbd), bump(rc, rbd), nlb, nrb, 0)
+        }
+        (Some(lbd), None) => {
+            let out = lb.len() + free_before(l.ndim() - 1, lb, lc, lbd);
+            (bump(lc, lbd), rc.clone(), bump(lb, lbd), rb.clone(), out)
+        }
+        (None, Some(rbd)) => {
+            let out = l.ndim() - lc.len() + free_before(r.ndim() - 1, rb, rc, rbd);
+            (lc.clone(), bump(rc, rbd), lb.clone(), bump(rb, rbd), out)
+        }
+        (None, None) => return Err(batching::internal("no batched operand")),
+    };
+    let params = params.clone().set(
+        "dimension_numbers",
+        Param::DotDimensionNumbers {
+            lhs_contracting: nlc,
+            rhs_contracting: nrc,
+            lhs_batch: nlb,
+            rhs_batch: nrb,
+        },
+    );
+    Ok((
+        bind(&super::DOT_GENERAL, &[l, r], &params)?,
+        vec![Some(out)],
+    ))
+}
 
 #[cfg(test)]
 mod tests {

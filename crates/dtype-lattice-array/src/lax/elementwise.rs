@@ -37,7 +37,12 @@
 //! in `tests/it/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
 //! on XLA's real functions, [`crate::kernels::xla_math`], bit for bit).
 
+use super::{ad, batching};
+use crate::core::{bind, nonlinear};
+
+use super::ops;
 use super::{Avals, Outputs};
+use crate::core::Lin;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 use num_complex::Complex;
@@ -644,9 +649,9 @@ macro_rules! ops {
         $(
             #[doc = concat!("The `", $name, "` primitive.")]
             pub static $c: Primitive = Primitive::new($name, Some($arity), shape_rule::<{ Op::$op as u8 }>, impl_rule::<{ Op::$op as u8 }>)
-    .jvp(super::ad::elementwise_jvp::<{ Op::$op as u8 }>)
-    .transpose(super::transpose::elementwise_transpose::<{ Op::$op as u8 }>)
-    .batch(super::batching::elementwise)
+    .jvp(jvp::<{ Op::$op as u8 }>)
+    .transpose(transpose::<{ Op::$op as u8 }>)
+    .batch(batching::elementwise)
     .refuses_float0(float0_refusal);
         )*
     };
@@ -1541,11 +1546,256 @@ pub(crate) fn complex_comparison(
     )
 }
 
+// ---- JVP and transpose rules (per operation)
+
+/// `mul(g, _balanced_eq(x, z, y))`: 1 where `x` is the result alone, ½ on ties.
+fn balanced(x: &Array, z: &Array, y: &Array) -> Result<Array, Error> {
+    let full = |v: f64| ops::broadcast_to(&ops::konst(x, v)?, z.shape());
+    let (one, half, zero) = (full(1.0)?, full(0.5)?, full(0.0)?);
+    let when_y = ops::select_n(&ops::eq(y, z)?, &[&one, &half])?;
+    ops::select_n(&ops::eq(x, z)?, &[&zero, &when_y])
+}
+
+/// The JVP rule of every elementwise primitive (the operation is the const parameter).
+fn jvp<const OP: u8>(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let op = Op::of(OP);
+    let out = ad::primal_out(prim, primals, params)?;
+    let y = &out[0];
+    let x = &primals[0];
+    let t0 = tangents.first().cloned().flatten();
+    let t1 = tangents.get(1).cloned().flatten();
+    let x1 = primals.get(1);
+    let second = || {
+        x1.ok_or_else(|| Error::refused(Exception::TypeError, "a binary operation lost an operand"))
+    };
+    // Zero tangents: integer and boolean results, piecewise-constant functions.
+    if matches!(
+        y.dtype().kind(),
+        Kind::Bool | Kind::SignedInt | Kind::UnsignedInt
+    ) {
+        return Ok((out, vec![None]));
+    }
+    let t = match op {
+        Op::Add | Op::AddAny => ad::plus(t0, t1)?,
+        Op::Sub => ad::plus(t0, t1.map(|t| ops::neg(&t)).transpose()?)?,
+        Op::Mul => {
+            // As JAX: mul(xdot, y) + mul(x, ydot).
+            let x1 = second()?;
+            let a = ad::scale(&t0, || Ok(x1.clone()))?;
+            let b = t1.map(|t| ops::mul(x, &t)).transpose()?;
+            ad::plus(a, b)?
+        }
+        Op::Div => {
+            let x1 = second()?;
+            let a = t0.map(|t| ops::div(&t, x1)).transpose()?;
+            let b = ad::scale(&t1, || ops::mul(&ops::neg(x)?, &ops::integer_pow(x1, -2)?))?;
+            ad::plus(a, b)?
+        }
+        Op::Max | Op::Min => {
+            let x1 = second()?;
+            ad::plus(
+                ad::scale(&t0, || balanced(x, y, x1))?,
+                ad::scale(&t1, || balanced(x1, y, x))?,
+            )?
+        }
+        Op::Neg => t0.map(|t| ops::neg(&t)).transpose()?,
+        // Linear in both parts: `complex(ṙ, i̇)`, a missing tangent a zero.
+        Op::Complex if t0.is_some() || t1.is_some() => {
+            let x1 = second()?;
+            let re = match t0 {
+                Some(t) => t,
+                None => ops::zeros_like(x)?,
+            };
+            let im = match t1 {
+                Some(t) => t,
+                None => ops::zeros_like(x1)?,
+            };
+            Some(bind(prim, &[&re, &im], params)?[0].clone())
+        }
+        Op::Complex => None,
+        Op::Exp => ad::scale(&t0, || Ok(y.clone()))?,
+        Op::Exp2 => ad::scale(&t0, || ops::mul(y, &ops::konst(x, std::f64::consts::LN_2)?))?,
+        Op::Expm1 => ad::scale(&t0, || ops::add(y, &ops::konst(x, 1.0)?))?,
+        Op::Log => t0.map(|t| ops::div(&t, x)).transpose()?,
+        Op::Log1p => t0
+            .map(|t| ops::div(&t, &ops::add(x, &ops::konst(x, 1.0)?)?))
+            .transpose()?,
+        Op::Sin => ad::scale(&t0, || ops::unary(&super::COS, x))?,
+        Op::Cos => ad::scale(&t0, || ops::neg(&ops::unary(&super::SIN, x)?))?,
+        Op::Tan => ad::scale(&t0, || ops::add(&ops::konst(x, 1.0)?, &ops::mul(y, y)?))?,
+        Op::Tanh => t0
+            .map(|g| {
+                ops::mul(
+                    &ops::add(&g, &ops::mul(&g, y)?)?,
+                    &ops::sub(&ops::konst(x, 1.0)?, y)?,
+                )
+            })
+            .transpose()?,
+        Op::Logistic => ad::scale(&t0, || ops::mul(y, &ops::sub(&ops::konst(x, 1.0)?, y)?))?,
+        Op::Sqrt => ad::scale(&t0, || ops::div(&ops::konst(x, 0.5)?, y))?,
+        Op::Rsqrt => ad::scale(&t0, || ops::mul(&ops::konst(x, -0.5)?, &ops::div(y, x)?))?,
+        Op::Cbrt => ad::scale(&t0, || {
+            ops::mul(&ops::konst(x, 1.0 / 3.0)?, &ops::integer_pow(y, -2)?)
+        })?,
+        Op::Sinh => ad::scale(&t0, || ops::unary(&super::COSH, x))?,
+        Op::Cosh => ad::scale(&t0, || ops::unary(&super::SINH, x))?,
+        Op::Asin => ad::scale(&t0, || {
+            ops::unary(
+                &super::RSQRT,
+                &ops::sub(&ops::konst(x, 1.0)?, &ops::mul(x, x)?)?,
+            )
+        })?,
+        Op::Acos => ad::scale(&t0, || {
+            ops::neg(&ops::unary(
+                &super::RSQRT,
+                &ops::sub(&ops::konst(x, 1.0)?, &ops::mul(x, x)?)?,
+            )?)
+        })?,
+        Op::Atan => t0
+            .map(|t| ops::div(&t, &ops::add(&ops::konst(x, 1.0)?, &ops::mul(x, x)?)?))
+            .transpose()?,
+        Op::Asinh => ad::scale(&t0, || {
+            ops::unary(
+                &super::RSQRT,
+                &ops::add(&ops::mul(x, x)?, &ops::konst(x, 1.0)?)?,
+            )
+        })?,
+        Op::Acosh => ad::scale(&t0, || {
+            let xm = ops::sub(x, &ops::konst(x, 1.0)?)?;
+            let xp = ops::add(x, &ops::konst(x, 1.0)?)?;
+            ops::unary(&super::RSQRT, &ops::mul(&xm, &xp)?)
+        })?,
+        Op::Atanh => t0
+            .map(|t| ops::div(&t, &ops::sub(&ops::konst(x, 1.0)?, &ops::mul(x, x)?)?))
+            .transpose()?,
+        Op::Erf => ad::scale(&t0, || {
+            let c = ops::konst(x, 2.0 / std::f64::consts::PI.sqrt())?;
+            ops::mul(&c, &ops::unary(&super::EXP, &ops::neg(&ops::mul(x, x)?)?)?)
+        })?,
+        Op::Erfc => ad::scale(&t0, || {
+            let c = ops::konst(x, -2.0 / std::f64::consts::PI.sqrt())?;
+            ops::mul(&c, &ops::unary(&super::EXP, &ops::neg(&ops::mul(x, x)?)?)?)
+        })?,
+        Op::ErfInv => ad::scale(&t0, || {
+            let c = ops::konst(x, std::f64::consts::PI.sqrt() / 2.0)?;
+            ops::mul(&c, &ops::unary(&super::EXP, &ops::mul(y, y)?)?)
+        })?,
+        Op::Square => ad::scale(&t0, || ops::mul(&ops::konst(x, 2.0)?, x))?,
+        Op::IntegerPow => {
+            let n = match params.get("y") {
+                Some(Param::Int(n)) => *n,
+                _ => return Err(ad::not_differentiable(prim)),
+            };
+            if n == 0 {
+                None
+            } else {
+                ad::scale(&t0, || {
+                    let base = if n == 2 {
+                        x.clone()
+                    } else {
+                        ops::integer_pow(x, n - 1)?
+                    };
+                    ops::mul(&ops::konst(x, n as f64)?, &base)
+                })?
+            }
+        }
+        Op::Pow => {
+            let x1 = second()?;
+            let a = ad::scale(&t0, || {
+                let ym1 = ops::sub(x1, &ops::konst(x1, 1.0)?)?;
+                let p = bind(prim, &[x, &ym1], &Params::new())?;
+                ops::mul(&ops::convert_like(x1, x)?, &p[0])
+            })?;
+            let b = ad::scale(&t1, || ops::mul(y, &ops::unary(&super::LOG, x)?))?;
+            ad::plus(a, b)?
+        }
+        Op::Atan2 => {
+            let x1 = second()?;
+            let denom = ops::add(&ops::mul(x, x)?, &ops::mul(x1, x1)?)?;
+            ad::plus(
+                ad::scale(&t0, || ops::div(x1, &denom))?,
+                ad::scale(&t1, || ops::div(&ops::neg(x)?, &denom))?,
+            )?
+        }
+        Op::Abs if x.dtype().kind() != Kind::Complex => {
+            ad::scale(&t0, || ops::unary(&super::SIGN, x))?
+        }
+        Op::Sign | Op::Floor | Op::Ceil | Op::Round | Op::IsFinite | Op::Nextafter => None,
+        Op::Real | Op::Imag | Op::Conj => t0
+            .map(|t| bind(prim, &[&t], params).map(|o| o[0].clone()))
+            .transpose()?,
+        _ => return Err(ad::not_differentiable(prim)),
+    };
+    let t = ad::fit(t, y)?;
+    Ok((out, vec![t]))
+}
+
+/// The elementwise primitives linear in some operand: `add`, `sub`, `neg`, `mul` and `div`
+/// (by a known operand).
+fn transpose<const OP: u8>(
+    _prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    _params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let each = |f: &dyn Fn(usize, &ShapedArray) -> Result<Array, Error>| {
+        ins.iter()
+            .enumerate()
+            .map(|(i, l)| match l {
+                Lin::Linear(a) => f(i, a).map(Some),
+                Lin::Known(_) => Ok(None),
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    };
+    match Op::of(OP) {
+        Op::Add | Op::AddAny => each(&|_, a| ad::unbroadcast(&ct, a)),
+        Op::Sub => each(&|i, a| {
+            let c = if i == 0 { ct.clone() } else { ops::neg(&ct)? };
+            ad::unbroadcast(&c, a)
+        }),
+        Op::Neg => each(&|_, a| ad::unbroadcast(&ops::neg(&ct)?, a)),
+        // As JAX: `mul(ct, y)` for a linear first operand, `mul(x, ct)` for the second.
+        Op::Mul => each(&|i, a| {
+            let other = ins[1 - i].known()?;
+            let c = if i == 0 {
+                ops::mul(&ct, other)?
+            } else {
+                ops::mul(other, &ct)?
+            };
+            ad::unbroadcast(&c, a)
+        }),
+        // As JAX: `real(ct)` for the real part, `imag(neg(ct))` for the imaginary one.
+        Op::Complex => each(&|i, a| {
+            let c = if i == 0 {
+                ops::unary(&super::REAL, &ct)?
+            } else {
+                ops::unary(&super::IMAG, &ops::neg(&ct)?)?
+            };
+            ad::unbroadcast(&c, a)
+        }),
+        Op::Div => each(&|i, a| {
+            if i != 0 {
+                return Err(nonlinear());
+            }
+            ad::unbroadcast(&ops::div(&ct, ins[1].known()?)?, a)
+        }),
+        _ => Err(nonlinear()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::Lin;
     use crate::lax::bind1;
-    use crate::lax::transpose::Lin;
     use dtype_lattice::rules::Rules;
 
     fn c32(v: &[(f32, f32)]) -> Array {

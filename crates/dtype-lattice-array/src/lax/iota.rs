@@ -2,6 +2,7 @@
 //! `convert_element_type` converts an int64 (integers wrap, floats round to nearest even).
 //! Parameters `dimension`, `dtype`, `shape`, `sharding`.
 
+use super::ad;
 use super::{Avals, Outputs};
 use dtype_lattice::{DType, Error, Kind};
 
@@ -92,4 +93,4 @@ fn impl_one(
 /// The `iota` primitive.
 // No operands, so never batched: a batching trace binds it in its parent.
 pub static IOTA: Primitive =
-    Primitive::new("iota", Some(0), shape_rule, impl_one).jvp(super::ad::zero_jvp);
+    Primitive::new("iota", Some(0), shape_rule, impl_one).jvp(ad::zero_jvp);

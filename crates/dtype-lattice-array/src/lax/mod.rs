@@ -45,7 +45,6 @@ mod reduce;
 pub(crate) mod select;
 mod slicing;
 pub(crate) mod structural;
-pub mod transpose;
 
 pub use convert::CONVERT_ELEMENT_TYPE;
 pub use dot::DOT_GENERAL;
@@ -76,6 +75,11 @@ pub(crate) use crate::core::{Avals, Outputs, Param, Params, Primitive, bind};
 pub(crate) use crate::core::{bad_param, bind1, implement};
 
 use crate::array::Array;
+
+/// A tuple-of-integers parameter from dimensions.
+pub(crate) fn ints(v: impl IntoIterator<Item = usize>) -> Param {
+    Param::Ints(v.into_iter().map(|d| d as i64).collect())
+}
 
 /// [`bind1`] of a binary primitive on two arrays of one aval: small float32 arithmetic
 /// outside any transformation runs its loop directly ([`fast::same_aval`]), the rest binds.

@@ -39,7 +39,11 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+use super::{ad, batching};
+use crate::core::bind;
+
 use super::{Avals, Outputs};
+use crate::core::BatchDims;
 use dtype_lattice::error::Exception;
 use dtype_lattice::key::KeyImpl;
 use dtype_lattice::{DType, Error};
@@ -147,8 +151,8 @@ fn seed_impl(
 /// `random_seed[impl]`: keys from integer seeds (`jax.random.key`), one per seed.
 pub static RANDOM_SEED: Primitive =
     Primitive::new("random_seed", Some(1), seed_shape_rule, seed_impl)
-        .jvp(super::ad::zero_jvp)
-        .batch(super::batching::vectorized)
+        .jvp(ad::zero_jvp)
+        .batch(batching::vectorized)
         .takes_float0();
 
 // random_split -----------------------------------------------------------------------------
@@ -201,8 +205,8 @@ fn reserve<W>(n: usize, what: &str) -> Result<(), Error> {
 /// `random_split[shape]`: `shape` new keys under each key (`jax.random.split`).
 pub static RANDOM_SPLIT: Primitive =
     Primitive::new("random_split", Some(1), split_shape_rule, split_impl)
-        .jvp(super::ad::zero_jvp)
-        .batch(super::batching::vectorized)
+        .jvp(ad::zero_jvp)
+        .batch(batching::vectorized)
         .takes_float0();
 
 // random_fold_in ---------------------------------------------------------------------------
@@ -316,8 +320,8 @@ fn stepped<'a>(
 /// `random_fold_in`: keys with messages folded in (`jax.random.fold_in`), broadcast.
 pub static RANDOM_FOLD_IN: Primitive =
     Primitive::new("random_fold_in", Some(2), fold_in_shape_rule, fold_in_impl)
-        .jvp(super::ad::zero_jvp)
-        .batch(super::batching::random_fold_in)
+        .jvp(ad::zero_jvp)
+        .batch(random_fold_in_batch)
         .takes_float0();
 
 // random_bits ------------------------------------------------------------------------------
@@ -395,8 +399,8 @@ fn bits_impl(
 /// `random_bits[bit_width shape]`: unsigned bits under each key (`jax.random.bits`).
 pub static RANDOM_BITS: Primitive =
     Primitive::new("random_bits", Some(1), bits_shape_rule, bits_impl)
-        .jvp(super::ad::zero_jvp)
-        .batch(super::batching::vectorized)
+        .jvp(ad::zero_jvp)
+        .batch(batching::vectorized)
         .takes_float0();
 
 // random_wrap / random_unwrap ------------------------------------------------------------
@@ -456,8 +460,8 @@ fn share_impl(
 /// (`jax.random.wrap_key_data`).
 pub static RANDOM_WRAP: Primitive =
     Primitive::new("random_wrap", Some(1), wrap_shape_rule, share_impl)
-        .jvp(super::ad::zero_jvp)
-        .batch(super::batching::random_wrap)
+        .jvp(ad::zero_jvp)
+        .batch(random_wrap_batch)
         .takes_float0();
 
 fn unwrap_shape_rule(
@@ -478,9 +482,40 @@ fn unwrap_shape_rule(
 /// `random_unwrap`: keys as their `uint32` key data (`jax.random.key_data`).
 pub static RANDOM_UNWRAP: Primitive =
     Primitive::new("random_unwrap", Some(1), unwrap_shape_rule, share_impl)
-        .jvp(super::ad::zero_jvp)
-        .batch(super::batching::vectorized)
+        .jvp(ad::zero_jvp)
+        .batch(batching::vectorized)
         .takes_float0();
+
+// ---- batching rules
+
+/// `random_wrap`: in place, unless the batch dimension is the last one (the key data's):
+/// then moved to the front first.
+fn random_wrap_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    super::select::bitcast_batch(prim, size, args, dims, params)
+}
+
+/// `random_fold_in`: keys and messages broadcast against each other as lax's elementwise
+/// primitives do: batches at the front, a unit leading dimension for an unbatched operand.
+fn random_fold_in_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let moved = args
+        .iter()
+        .zip(dims)
+        .map(|(x, d)| batching::bdim_at_front(x, *d, 1))
+        .collect::<Result<Vec<Array>, Error>>()?;
+    Ok((bind(prim, &batching::refs(&moved), params)?, vec![Some(0)]))
+}
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,12 @@
 //! and float4 formats compute `max`/`min` and `argmax`/`argmin` in float32 (exact), and their
 //! sums and products in float32 rounded back to the format at every step.
 
+use super::{ad, batching};
+use crate::core::bind1;
+
+use super::ops;
 use super::{Avals, Outputs};
+use crate::core::Lin;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 use half::{bf16, f16};
@@ -680,23 +685,23 @@ fn float0_min(_: &'static Primitive, _: &[&ShapedArray]) -> Error {
 }
 
 macro_rules! reductions {
-    ($($c:ident = $name:literal, $op:ident;)*) => {$(
+    ($($c:ident = $name:literal, $op:ident $(=> { $($rules:tt)* })?;)*) => {$(
         #[doc = concat!("The `", $name, "` primitive.")]
         pub static $c: Primitive = Primitive::new($name, Some(1), reduce_shape_rule::<{ Red::$op as u8 }>, reduce_impl::<{ Red::$op as u8 }>)
-    .jvp(super::ad::reduce_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::reducer)
+    $($($rules)*)?
+    .batch(batching::reducer)
     .refuses_float0(float0_refusal::<{ Red::$op as u8 }>);
     )*};
 }
 
 reductions! {
-    REDUCE_SUM = "reduce_sum", Sum;
+    REDUCE_SUM = "reduce_sum", Sum => { .jvp(ad::linear_jvp).transpose(reduce_sum_transpose) };
+    // Not differentiable here (JAX's product rule is not implemented).
     REDUCE_PROD = "reduce_prod", Prod;
-    REDUCE_MAX = "reduce_max", Max;
-    REDUCE_MIN = "reduce_min", Min;
-    REDUCE_AND = "reduce_and", And;
-    REDUCE_OR = "reduce_or", Or;
+    REDUCE_MAX = "reduce_max", Max => { .jvp(chooser_jvp) };
+    REDUCE_MIN = "reduce_min", Min => { .jvp(chooser_jvp) };
+    REDUCE_AND = "reduce_and", And => { .jvp(ad::zero_jvp) };
+    REDUCE_OR = "reduce_or", Or => { .jvp(ad::zero_jvp) };
 }
 
 fn argminmax_shape_rule<const MAX: bool>(
@@ -821,8 +826,8 @@ pub static ARGMAX: Primitive = Primitive::new(
     argminmax_shape_rule::<true>,
     argminmax_impl::<true>,
 )
-.jvp(super::ad::zero_jvp)
-.batch(super::batching::reducer)
+.jvp(ad::zero_jvp)
+.batch(batching::reducer)
 .refuses_float0(float0_max);
 
 /// The `argmin` primitive.
@@ -832,8 +837,8 @@ pub static ARGMIN: Primitive = Primitive::new(
     argminmax_shape_rule::<false>,
     argminmax_impl::<false>,
 )
-.jvp(super::ad::zero_jvp)
-.batch(super::batching::reducer)
+.jvp(ad::zero_jvp)
+.batch(batching::reducer)
 .refuses_float0(float0_min);
 
 fn cum_shape_rule(
@@ -1032,21 +1037,102 @@ fn cum_impl<const OP: u8>(
 }
 
 macro_rules! cumulative {
-    ($($c:ident = $name:literal, $op:ident;)*) => {$(
+    ($($c:ident = $name:literal, $op:ident $(=> { $($rules:tt)* })?;)*) => {$(
         #[doc = concat!("The `", $name, "` primitive.")]
         pub static $c: Primitive = Primitive::new($name, Some(1), cum_shape_rule, cum_impl::<{ Red::$op as u8 }>)
-    .jvp(super::ad::reduce_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::scan)
+    $($($rules)*)?
+    .batch(batching::scan)
     .refuses_float0(float0_refusal::<{ Red::Sum as u8 }>);
     )*};
 }
 
 cumulative! {
-    CUMSUM = "cumsum", Sum;
+    CUMSUM = "cumsum", Sum => { .jvp(ad::linear_jvp).transpose(cumsum_transpose) };
+    // Not differentiable here.
     CUMPROD = "cumprod", Prod;
     CUMMAX = "cummax", Max;
     CUMMIN = "cummin", Min;
+}
+
+// ---- JVP and transpose rules
+
+/// `reduce_max`/`reduce_min`: each extremal element gets an equal share of the tangent (JAX's
+/// chooser rule).
+fn chooser_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = ad::primal_out(prim, primals, params)?;
+    let Some(t) = tangents[0].clone() else {
+        return Ok((out, vec![None]));
+    };
+    let x = &primals[0];
+    // The result broadcast back over the reduced axes.
+    let axes: Vec<usize> = match params.get("axes") {
+        Some(Param::Ints(v)) => v.iter().map(|&a| a as usize).collect(),
+        _ => return Err(ad::not_differentiable(prim)),
+    };
+    let kept: Vec<i64> = (0..x.ndim())
+        .filter(|d| !axes.contains(d))
+        .map(|d| d as i64)
+        .collect();
+    let bparams = Params::new()
+        .with(
+            "shape",
+            Param::Ints(x.shape().iter().map(|&d| d as i64).collect()),
+        )
+        .with("broadcast_dimensions", Param::Ints(kept))
+        .with("sharding", Param::None);
+    let yb = bind1(&super::BROADCAST_IN_DIM, &[&out[0]], &bparams)?;
+    let loc = ops::convert_like(&ops::eq(x, &yb)?, x)?;
+    let sum = |v: &Array| -> Result<Array, Error> {
+        let p = Params::new()
+            .with(
+                "axes",
+                Param::Ints(axes.iter().map(|&a| a as i64).collect()),
+            )
+            .with("out_sharding", Param::None);
+        bind1(&REDUCE_SUM, &[v], &p)
+    };
+    let counts = sum(&loc)?;
+    let t = ops::div(&sum(&ops::mul(&t, &loc)?)?, &counts)?;
+    Ok((out, vec![Some(t)]))
+}
+
+/// `reduce_sum` transposed: the cotangent broadcast back over the reduced axes.
+fn reduce_sum_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, a0| {
+        let axes = params.usizes(p.name, "axes")?;
+        let kept: Vec<usize> = (0..a0.ndim()).filter(|d| !axes.contains(d)).collect();
+        let bp = Params::new()
+            .with("shape", super::ints(a0.shape().iter().copied()))
+            .with("broadcast_dimensions", super::ints(kept))
+            .with("sharding", Param::None);
+        bind1(&super::BROADCAST_IN_DIM, &[&ct], &bp)
+    })
+}
+
+/// `cumsum` transposed: the cumulative sum in the other direction.
+fn cumsum_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, _| {
+        let reverse = matches!(params.get("reverse"), Some(Param::Bool(true)));
+        let q = Params::new()
+            .with("axis", params.get("axis").cloned().unwrap_or(Param::Int(0)))
+            .with("reverse", Param::Bool(!reverse));
+        bind1(p, &[&ct], &q)
+    })
 }
 
 #[cfg(test)]

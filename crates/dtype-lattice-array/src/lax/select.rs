@@ -8,7 +8,12 @@
 //! - `bitcast_convert_type[new_dtype]`: the elements' bit patterns, little-endian; a narrower
 //!   type adds a trailing dimension, a wider one consumes it (bits of sub-byte types count).
 
+use super::{ad, batching};
+use crate::core::bind;
+
+use super::ops;
 use super::{Avals, Outputs};
+use crate::core::{BatchDims, Lin};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 
@@ -295,9 +300,9 @@ fn canonical_nans(y: Array) -> Array {
 
 /// The `select_n` primitive.
 pub static SELECT_N: Primitive = Primitive::new("select_n", None, select_shape_rule, select_impl)
-    .jvp(super::ad::multilinear_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::select_n)
+    .jvp(select_n_jvp)
+    .transpose(select_n_transpose)
+    .batch(select_n_batch)
     .takes_float0();
 
 fn clamp_shape_rule(
@@ -362,7 +367,7 @@ fn clamp_impl(
 
 /// The `clamp` primitive.
 pub static CLAMP: Primitive =
-    Primitive::new("clamp", Some(3), clamp_shape_rule, clamp_impl).batch(super::batching::clamp);
+    Primitive::new("clamp", Some(3), clamp_shape_rule, clamp_impl).batch(clamp_batch);
 
 /// `dtypes.itemsize_bits`: the bits of one element (8 for bool).
 fn itemsize_bits(d: DType) -> u32 {
@@ -544,8 +549,8 @@ pub static BITCAST_CONVERT_TYPE: Primitive = Primitive::new(
     bitcast_shape_rule,
     bitcast_impl,
 )
-.jvp(super::ad::zero_jvp)
-.batch(super::batching::bitcast)
+.jvp(ad::zero_jvp)
+.batch(bitcast_batch)
 .refuses_float0(|_, _| {
     Error::refused(
         Exception::ValueError,
@@ -555,6 +560,103 @@ pub static BITCAST_CONVERT_TYPE: Primitive = Primitive::new(
         ),
     )
 });
+
+// ---- JVP and transpose rules
+
+/// `select_n`: linear in its cases jointly, `which` constant.
+fn select_n_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    ad::multilinear_from(prim, primals, tangents, params, 1)
+}
+
+/// `select_n` transposed: each linear case gets the cotangent where it was selected, zeros
+/// elsewhere.
+fn select_n_transpose(
+    _: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    _: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let which = ins[0].known()?;
+    let zeros = ops::zeros_like(&ct)?;
+    let mut out = vec![None];
+    for (i, l) in ins.iter().enumerate().skip(1) {
+        out.push(if l.is_linear() {
+            let mut cases: Vec<&Array> = vec![&zeros; ins.len() - 1];
+            cases[i - 1] = &ct;
+            Some(ops::select_n(which, &cases)?)
+        } else {
+            None
+        });
+    }
+    Ok(out)
+}
+
+// ---- batching rules
+
+/// `select_n`: the cases batched at the front (full size); `which` stays a 0-d operand when
+/// it is one for every example, else is batched at the front and broadcast to the cases.
+fn select_n_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let cases = args[1..]
+        .iter()
+        .zip(&dims[1..])
+        .map(|(x, d)| batching::bdim_at_front(x, *d, size))
+        .collect::<Result<Vec<Array>, Error>>()?;
+    let full = cases
+        .first()
+        .map(|c| c.shape().to_vec())
+        .unwrap_or_default();
+    let which = batching::scalar_or_full(&args[0], dims[0], &full)?;
+    let mut ins = vec![which];
+    ins.extend(cases);
+    Ok((bind(prim, &batching::refs(&ins), params)?, vec![Some(0)]))
+}
+
+/// `clamp`: the operand batched at the front; each bound stays 0-d when it is one for every
+/// example, else is batched at the front and broadcast to the operand.
+fn clamp_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let x = batching::bdim_at_front(&args[1], dims[1], size)?;
+    let lo = batching::scalar_or_full(&args[0], dims[0], x.shape())?;
+    let hi = batching::scalar_or_full(&args[2], dims[2], x.shape())?;
+    Ok((bind(prim, &[&lo, &x, &hi], params)?, vec![Some(0)]))
+}
+
+/// `bitcast_convert_type`: in place, unless the batch dimension is the last one (which a
+/// bitcast to a wider type would consume): then moved to the front first.
+pub(crate) fn bitcast_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let bdim = batching::first_bdim(dims)?;
+    let x = &args[0];
+    if bdim + 1 == x.ndim() && bdim != 0 {
+        let x = batching::moveaxis(x, bdim, 0)?;
+        return Ok((bind(prim, &[&x], params)?, vec![Some(0)]));
+    }
+    Ok((bind(prim, &[x], params)?, vec![Some(bdim)]))
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,12 @@
 //! `concatenate` (any number of operands) and `pad` (negative low/high padding crops; interior
 //! padding between elements). Shape rules and refusals are `jax.lax`'s.
 
+use super::{ad, batching};
+use crate::core::{bind, bind1};
+
+use super::ops;
 use super::{Avals, Outputs};
+use crate::core::{BatchDims, Lin};
 use dtype_lattice::{DType, Error, Kind};
 
 use super::structural::{
@@ -145,9 +150,9 @@ fn slice_impl(
 
 /// The `slice` primitive.
 pub static SLICE: Primitive = Primitive::new("slice", Some(1), slice_shape_rule, slice_impl)
-    .jvp(super::ad::linear_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::slice)
+    .jvp(ad::linear_jvp)
+    .transpose(slice_transpose)
+    .batch(slice_batch)
     .takes_float0();
 
 /// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
@@ -276,8 +281,8 @@ pub static DYNAMIC_SLICE: Primitive = Primitive::new(
     dynamic_slice_shape_rule,
     dynamic_slice_impl,
 )
-.jvp(super::ad::linear_jvp)
-.batch(super::batching::dynamic_slice)
+.jvp(dynamic_slice_jvp)
+.batch(dynamic_slice_batch)
 .takes_float0();
 
 fn dus_shape_rule(
@@ -367,7 +372,7 @@ fn dus_impl(
 /// The `dynamic_update_slice` primitive.
 pub static DYNAMIC_UPDATE_SLICE: Primitive =
     Primitive::new("dynamic_update_slice", None, dus_shape_rule, dus_impl)
-        .batch(super::batching::dynamic_update_slice)
+        .batch(dynamic_update_slice_batch)
         .takes_float0();
 
 fn concatenate_shape_rule(
@@ -476,9 +481,9 @@ pub static CONCATENATE: Primitive = Primitive::new(
     concatenate_shape_rule,
     concatenate_impl,
 )
-.jvp(super::ad::multilinear_jvp)
-.transpose(super::transpose::structural_transpose)
-.batch(super::batching::concatenate)
+.jvp(ad::multilinear_jvp)
+.transpose(concatenate_transpose)
+.batch(concatenate_batch)
 .takes_float0();
 
 fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
@@ -590,7 +595,288 @@ fn pad_impl(
 
 /// The `pad` primitive.
 pub static PAD: Primitive = Primitive::new("pad", Some(2), pad_shape_rule, pad_impl)
-    .jvp(super::ad::linear_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::pad)
+    .jvp(pad_jvp)
+    .transpose(pad_transpose)
+    .batch(pad_batch)
     .takes_float0();
+
+// ---- JVP and transpose rules
+
+/// `dynamic_slice`: linear in the operand; the start indices are integers (their tangents
+/// are zero, ignored).
+fn dynamic_slice_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let mut first = tangents.to_vec();
+    first.iter_mut().skip(1).for_each(|t| *t = None);
+    ad::linear_jvp(prim, primals, &first, params)
+}
+
+/// `pad`: linear in the operand, the padding value entering the tangent as zero (a tangent
+/// of the padding value itself is refused).
+fn pad_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = ad::primal_out(prim, primals, params)?;
+    let t = match tangents.first().cloned().flatten() {
+        None => None,
+        Some(t) => {
+            let mut ins: Vec<Array> = vec![t];
+            for p in primals.iter().skip(1) {
+                if p.dtype().kind() == Kind::Float {
+                    ins.push(ops::konst(p, 0.0)?);
+                } else {
+                    ins.push(p.clone());
+                }
+            }
+            let refs: Vec<&Array> = ins.iter().collect();
+            Some(bind(prim, &refs, params)?[0].clone())
+        }
+    };
+    if tangents.iter().skip(1).any(Option::is_some) {
+        return Err(ad::not_differentiable(prim));
+    }
+    Ok((out, vec![t]))
+}
+
+/// `concatenate` transposed: each linear operand's stretch of the cotangent.
+fn concatenate_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let d = super::structural::param_int(params, p.name, "dimension")? as usize;
+    let mut start = 0;
+    let mut out = Vec::new();
+    for l in ins {
+        let n = l.aval().shape()[d];
+        out.push(if l.is_linear() {
+            let mut lo = vec![0; ct.ndim()];
+            let mut hi = ct.shape().to_vec();
+            lo[d] = start;
+            hi[d] = start + n;
+            Some(ad::slice(&ct, &lo, &hi, None)?)
+        } else {
+            None
+        });
+        start += n;
+    }
+    Ok(out)
+}
+
+/// `slice` transposed: the cotangent padded back into place (strides as interior padding).
+fn slice_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, a0| {
+        let start = params.usizes(p.name, "start_indices")?;
+        let strides = match params.get("strides") {
+            Some(Param::Ints(_)) => params.usizes(p.name, "strides")?,
+            _ => vec![1; start.len()],
+        };
+        let cfg: Vec<(i64, i64, i64)> = (0..a0.ndim())
+            .map(|d| {
+                let n = ct.shape()[d];
+                let last = if n == 0 {
+                    start[d]
+                } else {
+                    start[d] + (n - 1) * strides[d] + 1
+                };
+                (
+                    start[d] as i64,
+                    (a0.shape()[d] - last.min(a0.shape()[d])) as i64,
+                    if n == 0 { 0 } else { strides[d] as i64 - 1 },
+                )
+            })
+            .collect();
+        ad::pad(&ct, &cfg)
+    })
+}
+
+/// `pad` transposed: the padding cut off (negative padding), interior padding skipped by a
+/// strided slice.
+fn pad_transpose(
+    _: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let cfg = match params.get("padding_config") {
+        Some(Param::Padding(c)) => c.clone(),
+        _ => return Err(crate::core::nonlinear()),
+    };
+    ad::transpose_first(cts, ins, |ct, _| {
+        let unpad: Vec<(i64, i64, i64)> = cfg.iter().map(|&(l, h, _)| (-l, -h, 0)).collect();
+        let t = ad::pad(&ct, &unpad)?;
+        if cfg.iter().any(|c| c.2 > 0) {
+            let hi = t.shape().to_vec();
+            let strides: Vec<usize> = cfg.iter().map(|c| c.2 as usize + 1).collect();
+            ad::slice(&t, &vec![0; t.ndim()], &hi, Some(&strides))
+        } else {
+            Ok(t)
+        }
+    })
+}
+
+// ---- batching rules
+
+/// `slice`: the whole batch dimension taken (start 0, limit its size, stride 1).
+fn slice_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let bdim = batching::first_bdim(dims)?;
+    let insert = |name: &str, v: i64| -> Result<Param, Error> {
+        let mut p = super::structural::param_ints(params, prim.name, name)?;
+        if bdim > p.len() {
+            return Err(batching::internal("slice"));
+        }
+        p.insert(bdim, v);
+        Ok(Param::Ints(p))
+    };
+    let mut new = params
+        .clone()
+        .set("start_indices", insert("start_indices", 0)?)
+        .set("limit_indices", insert("limit_indices", size as i64)?);
+    if let Some(Param::Ints(_)) = params.get("strides") {
+        new = new.set("strides", insert("strides", 1)?);
+    }
+    Ok((bind(prim, &[&args[0]], &new)?, vec![Some(bdim)]))
+}
+
+/// `pad`: a batched operand is padded along its other dimensions; a batched padding value is
+/// padded in through a mask (the operand padded with zeros, a boolean mask of the operand
+/// padded with `false`, the padding values selected where the mask is `false`).
+fn pad_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let (x, v) = (&args[0], &args[1]);
+    let config = match params.require(prim.name, "padding_config")? {
+        Param::Padding(c) => c.clone(),
+        _ => return Err(batching::internal("pad's padding_config")),
+    };
+    let with_batch = |at: usize| {
+        let mut c = config.clone();
+        c.insert(at.min(c.len()), (0, 0, 0));
+        params.clone().set("padding_config", Param::Padding(c))
+    };
+    if dims[1].is_none() {
+        let bdim = batching::first_bdim(dims)?;
+        return Ok((bind(prim, &[x, v], &with_batch(bdim))?, vec![Some(bdim)]));
+    }
+    let x = batching::bdim_at_front(x, dims[0], size)?;
+    let p = with_batch(0);
+    let zero = crate::array::scalar(0.0, x.dtype())?.with_weak_type(v.weak_type());
+    let padded = bind1(prim, &[&x, &zero], &p)?;
+    let ones = batching::front_to(
+        &crate::array::scalar(1.0, dtype_lattice::DType::Bool)?,
+        x.shape(),
+    )?;
+    let mask = bind1(
+        prim,
+        &[
+            &ones,
+            &crate::array::scalar(0.0, dtype_lattice::DType::Bool)?,
+        ],
+        &p,
+    )?;
+    let values = batching::front_to(
+        &batching::moveaxis(v, dims[1].unwrap_or(0), 0)?,
+        padded.shape(),
+    )?;
+    let out = bind1(&super::SELECT_N, &[&mask, &values, &padded], &Params::new())?;
+    Ok((smallvec::smallvec![out], vec![Some(0)]))
+}
+
+/// `concatenate`: every operand batched at the front, the dimension shifted.
+fn concatenate_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let moved = args
+        .iter()
+        .zip(dims)
+        .map(|(x, d)| batching::bdim_at_front(x, *d, size))
+        .collect::<Result<Vec<Array>, Error>>()?;
+    let dim = super::structural::param_int(params, prim.name, "dimension")?;
+    let params = params.clone().set("dimension", Param::Int(dim + 1));
+    Ok((bind(prim, &batching::refs(&moved), &params)?, vec![Some(0)]))
+}
+
+/// A zero start index of the dtype of the other start indices (`int32` when there are none).
+fn zero_index(indices: &[Array]) -> Result<Array, Error> {
+    let dtype = indices
+        .first()
+        .map_or(dtype_lattice::DType::Int32, Array::dtype);
+    crate::array::scalar(0.0, dtype)
+}
+
+/// `dynamic_slice`: with start indices shared by every example, the whole batch dimension is
+/// sliced (start 0, its size); with batched start indices, each example is sliced on its own.
+fn dynamic_slice_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    if dims[1..].iter().any(Option::is_some) {
+        return batching::per_example(prim, size, args, dims, params);
+    }
+    let bdim = batching::first_bdim(dims)?;
+    let mut ins = args.to_vec();
+    ins.insert(bdim + 1, zero_index(&args[1..])?);
+    let mut sizes = super::structural::param_ints(params, prim.name, "slice_sizes")?;
+    if bdim > sizes.len() {
+        return Err(batching::internal("dynamic_slice"));
+    }
+    sizes.insert(bdim, size as i64);
+    let params = params.clone().set("slice_sizes", Param::Ints(sizes));
+    Ok((
+        bind(prim, &batching::refs(&ins), &params)?,
+        vec![Some(bdim)],
+    ))
+}
+
+/// `dynamic_update_slice`: with start indices shared by every example, operand and update
+/// batched at the front and a zero start for the batch; with batched start indices, each
+/// example is updated on its own.
+fn dynamic_update_slice_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    if dims[2..].iter().any(Option::is_some) {
+        return batching::per_example(prim, size, args, dims, params);
+    }
+    let x = batching::bdim_at_front(&args[0], dims[0], size)?;
+    let u = batching::bdim_at_front(&args[1], dims[1], size)?;
+    let mut ins = vec![x, u, zero_index(&args[2..])?];
+    ins.extend_from_slice(&args[2..]);
+    Ok((bind(prim, &batching::refs(&ins), params)?, vec![Some(0)]))
+}

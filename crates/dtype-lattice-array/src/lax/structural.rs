@@ -3,7 +3,11 @@
 //! `transpose`, `squeeze`, `rev`; [`expand_dims`] binds `broadcast_in_dim` as JAX does). The
 //! slicing family is in `slicing.rs`, on the same kernels ([`assemble_any`]).
 
+use super::{ad, batching};
+use crate::core::{bind, bind1};
+
 use super::{Avals, Outputs};
+use crate::core::{BatchDims, Lin};
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 
@@ -392,9 +396,9 @@ pub static BROADCAST_IN_DIM: Primitive = Primitive::new(
     broadcast_shape_rule,
     broadcast_impl,
 )
-.jvp(super::ad::linear_jvp)
-.transpose(super::transpose::structural_transpose)
-.batch(super::batching::broadcast_in_dim)
+.jvp(ad::linear_jvp)
+.transpose(broadcast_in_dim_transpose)
+.batch(broadcast_in_dim_batch)
 .takes_float0()
 .hides(BROADCAST_HIDDEN);
 
@@ -441,9 +445,9 @@ fn reshape_impl(
 /// The `reshape` primitive.
 pub static RESHAPE: Primitive =
     Primitive::new("reshape", Some(1), reshape_shape_rule, reshape_impl)
-        .jvp(super::ad::linear_jvp)
-        .transpose(super::transpose::structural_transpose)
-        .batch(super::batching::reshape)
+        .jvp(ad::linear_jvp)
+        .transpose(reshape_transpose)
+        .batch(reshape_batch)
         .takes_float0();
 
 fn transpose_shape_rule(
@@ -491,9 +495,9 @@ fn transpose_impl(
 /// The `transpose` primitive.
 pub static TRANSPOSE: Primitive =
     Primitive::new("transpose", Some(1), transpose_shape_rule, transpose_impl)
-        .jvp(super::ad::linear_jvp)
-        .transpose(super::transpose::structural_transpose)
-        .batch(super::batching::transpose)
+        .jvp(ad::linear_jvp)
+        .transpose(transpose_transpose)
+        .batch(transpose_batch)
         .takes_float0();
 
 fn squeeze_shape_rule(
@@ -534,9 +538,9 @@ fn squeeze_shape_rule(
 /// The `squeeze` primitive.
 pub static SQUEEZE: Primitive =
     Primitive::new("squeeze", Some(1), squeeze_shape_rule, reshape_impl)
-        .jvp(super::ad::linear_jvp)
-        .transpose(super::transpose::structural_transpose)
-        .batch(super::batching::squeeze)
+        .jvp(ad::linear_jvp)
+        .transpose(reshape_transpose)
+        .batch(squeeze_batch)
         .takes_float0();
 
 fn rev_shape_rule(
@@ -595,9 +599,9 @@ fn rev_impl(
 
 /// The `rev` primitive.
 pub static REV: Primitive = Primitive::new("rev", Some(1), rev_shape_rule, rev_impl)
-    .jvp(super::ad::linear_jvp)
-    .transpose(super::transpose::structural_transpose)
-    .batch(super::batching::rev)
+    .jvp(ad::linear_jvp)
+    .transpose(rev_transpose)
+    .batch(rev_batch)
     .takes_float0();
 
 /// `lax.stop_gradient`'s primitive (`ad_util.stop_gradient_p`): the identity, whose tangent is
@@ -626,8 +630,8 @@ pub static STOP_GRADIENT: Primitive = Primitive::new(
     stop_gradient_shape_rule,
     stop_gradient_impl,
 )
-.jvp(super::ad::zero_jvp)
-.batch(super::batching::vectorized);
+.jvp(ad::zero_jvp)
+.batch(batching::vectorized);
 
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
 /// from the end of the result) by binding `broadcast_in_dim`, as JAX does, so a staged program
@@ -693,6 +697,160 @@ pub fn expand_dims(x: &Array, dims: &[i64]) -> Result<Array, Error> {
         .with("broadcast_dimensions", Param::Ints(kept))
         .with("sharding", Param::None);
     super::bind1(&BROADCAST_IN_DIM, &[x], &params)
+}
+
+// ---- transpose rules
+
+/// `broadcast_in_dim` transposed: the cotangent summed over the broadcast dimensions (new
+/// ones and stretched size-1 ones), reshaped to the operand.
+fn broadcast_in_dim_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, a0| {
+        let bd = params.usizes(p.name, "broadcast_dimensions")?;
+        let sum: Vec<usize> = (0..ct.ndim())
+            .filter(|d| match bd.iter().position(|b| b == d) {
+                None => true,
+                Some(i) => a0.shape()[i] == 1 && ct.shape()[*d] != 1,
+            })
+            .collect();
+        ad::reshape(&ad::reduce_sum(&ct, &sum)?, a0.shape())
+    })
+}
+
+/// `reshape` and `squeeze` transposed: the cotangent reshaped back.
+fn reshape_transpose(
+    _: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    _: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, a0| ad::reshape(&ct, a0.shape()))
+}
+
+/// `transpose` transposed: the inverse permutation.
+fn transpose_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, _| {
+        let perm = params.usizes(p.name, "permutation")?;
+        let mut inv = vec![0; perm.len()];
+        for (i, &q) in perm.iter().enumerate() {
+            inv[q] = i;
+        }
+        ad::transpose(&ct, &inv)
+    })
+}
+
+/// `rev` transposed: reversed again.
+fn rev_transpose(
+    p: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    ad::transpose_first(cts, ins, |ct, _| bind1(p, &[&ct], params))
+}
+
+// ---- batching rules
+
+/// `broadcast_in_dim`: the batch in front of the target shape.
+fn broadcast_in_dim_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let x = batching::bdim_at_front(&args[0], dims[0], size)?;
+    let shape = params.usizes(prim.name, "shape")?;
+    let bdims = params.usizes(prim.name, "broadcast_dimensions")?;
+    let params = params
+        .clone()
+        .set("shape", super::ints(std::iter::once(size).chain(shape)))
+        .set(
+            "broadcast_dimensions",
+            super::ints(std::iter::once(0).chain(bdims.into_iter().map(|d| d + 1))),
+        );
+    Ok((bind(prim, &[&x], &params)?, vec![Some(0)]))
+}
+
+/// `reshape`: the batch moved to the front and kept there.
+fn reshape_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let x = batching::bdim_at_front(&args[0], dims[0], size)?;
+    let sizes = params.usizes(prim.name, "new_sizes")?;
+    let mut params = params
+        .clone()
+        .set("new_sizes", super::ints(std::iter::once(size).chain(sizes)));
+    if params.get("dimensions").is_some() {
+        params = params.set("dimensions", Param::None);
+    }
+    Ok((bind(prim, &[&x], &params)?, vec![Some(0)]))
+}
+
+/// `transpose`: the batch dimension first in the permutation.
+fn transpose_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let bdim = batching::first_bdim(dims)?;
+    let perm = params.usizes(prim.name, "permutation")?;
+    let perm =
+        std::iter::once(bdim).chain(perm.into_iter().map(|p| if p >= bdim { p + 1 } else { p }));
+    let params = params.clone().set("permutation", super::ints(perm));
+    Ok((bind(prim, &[&args[0]], &params)?, vec![Some(0)]))
+}
+
+/// `squeeze`: the batch moved to the front, the squeezed dimensions after it.
+fn squeeze_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let x = batching::bdim_at_front(&args[0], dims[0], size)?;
+    let squeezed = batching::shift_axes(
+        &super::structural::param_ints(params, prim.name, "dimensions")?,
+        x.ndim() - 1,
+        0,
+    );
+    let params = params.clone().set("dimensions", super::ints(squeezed));
+    Ok((bind(prim, &[&x], &params)?, vec![Some(0)]))
+}
+
+/// `rev`: the reversed dimensions shifted past the batch dimension.
+fn rev_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let bdim = batching::first_bdim(dims)?;
+    let x = &args[0];
+    let reversed = batching::shift_axes(
+        &super::structural::param_ints(params, prim.name, "dimensions")?,
+        x.ndim() - 1,
+        bdim,
+    );
+    let params = params.clone().set("dimensions", super::ints(reversed));
+    Ok((bind(prim, &[x], &params)?, vec![Some(bdim)]))
 }
 
 #[cfg(test)]
