@@ -8,14 +8,19 @@ Usage:
 Writes (relative to --out-dir, default <repo>/tests/fixtures/npy):
     <name>.npy     np.save of a small array per dtype: NumPy's dtypes, every ml_dtypes type
                    (np.save writes them as raw '<V1' / '<V2' bytes, float8_e5m2 as '<f1'),
-                   big-endian and Fortran-order arrays, a 0-d and an empty array, and
+                   big-endian and Fortran-order arrays (with dimensions of 1, up to 64
+                   dimensions), format versions 2.0 and 3.0 (np.lib.format.write_array),
+                   a 0-d and an empty array,
+                   refused_<kind>.npy: dtypes the Rust reader refuses (strings, bytes,
+                   datetime64, object, structured, longdouble; "refused": true, only the
+                   descr recorded), and
                    named_<type>.npy: np.save(a.view([(TYPE, 'V<n>')])), the named encoding
                    (one raw field named after the ml_dtypes type: Rust's Encoding::Named)
     savez.npz, savez_compressed.npz   np.savez / np.savez_compressed of a few named arrays
     index.json     per file: "descr" (as np.save wrote it), "dtype" (the array's dtype name),
                    "shape", "hex" (its elements' bytes, little-endian, C order: what the Rust
                    array holds), "npy_hex" (the whole file, for the C-order little-endian
-                   files whose bytes the Rust writer must reproduce); per .npz, "members"
+                   version 1.0 files whose bytes the Rust writer must reproduce); per .npz, "members"
 
 --check DIR loads every DIR/*.npy and DIR/*.npz written by the Rust round-trip test
 (`NPY_CHECK_DIR=DIR cargo test -p dtype-lattice-array --test it npy_files`) with np.load and
@@ -63,14 +68,20 @@ def generate(args):
     os.makedirs(args.out_dir, exist_ok=True)
     cases = []
 
-    def save(fname, a, logical_dtype):
+    def save(fname, a, logical_dtype, version=None):
         buf = io.BytesIO()
-        np.save(buf, a)
+        if version is None:
+            np.save(buf, a)
+        else:
+            np.lib.format.write_array(buf, a, version=version)
         raw = buf.getvalue()
         with open(os.path.join(args.out_dir, fname), "wb") as f:
             f.write(raw)
-        hlen = raw[8] | raw[9] << 8
-        header = raw[10:10 + hlen].decode("latin1")
+        if raw[6] == 1:
+            hlen, start = raw[8] | raw[9] << 8, 10
+        else:
+            hlen, start = int.from_bytes(raw[8:12], "little"), 12
+        header = raw[start:start + hlen].decode("latin1" if raw[6] < 3 else "utf8")
         descr = eval(header)["descr"]  # noqa: S307 - np.save's own dictionary literal
         c = np.ascontiguousarray(a)
         data = c.astype(c.dtype.newbyteorder("<")) if c.dtype.byteorder == ">" else c
@@ -78,9 +89,20 @@ def generate(args):
             descr = str(descr)
         case = {"file": fname, "descr": descr, "dtype": logical_dtype, "shape": list(a.shape),
                 "hex": data.tobytes().hex()}
-        if a.flags.c_contiguous and a.dtype.byteorder != ">":
+        if a.flags.c_contiguous and a.dtype.byteorder != ">" and raw[6] == 1:
             case["npy_hex"] = raw.hex()
         cases.append(case)
+
+    def refused(fname, a):
+        # A file of a dtype the Rust reader refuses: only its descr is recorded.
+        buf = io.BytesIO()
+        np.save(buf, a, allow_pickle=True)
+        raw = buf.getvalue()
+        with open(os.path.join(args.out_dir, fname), "wb") as f:
+            f.write(raw)
+        hlen = raw[8] | raw[9] << 8
+        descr = eval(raw[10:10 + hlen].decode("latin1"))["descr"]  # noqa: S307 - as above
+        cases.append({"file": fname, "descr": str(descr), "refused": True})
 
     for name in ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                  "uint64", "float16", "float32", "float64", "complex64", "complex128"]:
@@ -94,11 +116,27 @@ def generate(args):
          "float32")
     save("fortran_int16_3d.npy",
          np.asfortranarray(np.arange(24, dtype=np.int16).reshape(2, 3, 4)), "int16")
+    # Fortran order with dimensions of 1 among the others, up to NumPy's 64 dimensions.
+    save("fortran_uint8_unit_dims.npy",
+         np.asfortranarray(np.arange(24, dtype=np.uint8).reshape(1, 2, 1, 3, 4, 1)), "uint8")
+    save("fortran_float64_64d.npy",
+         np.asfortranarray(np.arange(24, dtype=np.float64)
+                           .reshape((1,) * 30 + (2,) + (1,) * 30 + (3, 4, 1))), "float64")
+    # Format versions 2.0 and 3.0 (np.save picks them only for huge or non-latin-1 headers).
+    save("version2_int32.npy", sample(np, ml_dtypes, "int32"), "int32", version=(2, 0))
+    save("version3_float32.npy", sample(np, ml_dtypes, "float32"), "float32", version=(3, 0))
     # The named encoding (Encoding::Named in Rust): one raw field named after the dtype.
     for name in ["bfloat16", "float8_e5m2", "int4", "float4_e2m1fn"]:
         a = sample(np, ml_dtypes, name)
         width = a.dtype.itemsize
         save(f"named_{name}.npy", a.view([(name, f"V{width}")]), name)
+    # Dtypes NumPy writes that the Rust reader refuses, naming the descr.
+    refused("refused_str.npy", np.array(["ab", "c"]))
+    refused("refused_bytes.npy", np.array([b"ab", b"c"]))
+    refused("refused_datetime.npy", np.array(["2020-01-01"], "datetime64[D]"))
+    refused("refused_object.npy", np.array([1, "a"], dtype=object))
+    refused("refused_structured.npy", np.zeros(2, [("a", "<f4"), ("b", "<i4")]))
+    refused("refused_longdouble.npy", np.zeros(2, np.longdouble))
     save("scalar_float64.npy", np.array(2.5), "float64")
     save("empty_int32.npy", np.zeros((0, 3), np.int32), "int32")
 

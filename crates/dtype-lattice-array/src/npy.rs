@@ -30,10 +30,6 @@
 //!   and native (`=`) descrs; C and Fortran order (Fortran arrays are reordered to row-major).
 //!   Structured dtypes, objects, strings and datetimes are refused. Every array read is
 //!   strongly typed.
-//! - Bad input returns `Err` and never panics: wrong magic, unknown versions, headers longer
-//!   than NumPy's own limit (10,000 bytes), malformed headers, a shape whose size overflows or
-//!   exceeds [`MAX_BYTES`] (for an `.npz`, all members together), truncated data. Memory grows
-//!   only with the bytes actually read.
 //!
 //! ```
 //! use dtype_lattice::DType;
@@ -52,20 +48,61 @@
 //! assert_eq!(back.as_bytes(), b.as_bytes());
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
+//!
+//! # Limits
+//!
+//! Reading is bounded by what the input really holds: bad input returns an `Err` that names
+//! what is wrong, never panics, and never allocates for what a header merely claims.
+//!
+//! - The magic string and a format version 1.0, 2.0 or 3.0, else refused.
+//! - Headers: at most [`MAX_HEADER_LEN`] bytes (10,000, `np.load`'s `max_header_size`),
+//!   checked before the header is read; a Python dictionary of exactly the keys `descr`,
+//!   `fortran_order` and `shape`, nested at most 8 deep, nothing but spaces after it.
+//! - Shapes: at most [`MAX_NDIM`] dimensions (64, NumPy's own); the product of the element
+//!   size and of every nonzero dimension (NumPy's overflow rule; a `float0` element counts as
+//!   one byte) at most [`MAX_BYTES`] (2 GiB), computed with checked multiplication and
+//!   refused *before* any data is allocated. So `(2**60,)` and `(0, 2**62, 2**62)` are
+//!   refused, and so is a `float0` array of more than 2³¹ elements.
+//! - Data: read as it arrives (memory grows with the bytes actually read, at most about
+//!   twice the data while the buffer grows, never with the size the header claims); fewer
+//!   bytes than the shape needs is "truncated data". Fortran-order data is reordered in time
+//!   linear in its size, whatever the number of dimensions.
+//! - `.npz` (zip bombs): a member's array must fit in the uncompressed size the archive
+//!   declares for it (which the `zip` crate enforces while decompressing), and everything
+//!   decompressed from one archive's `.npy` members (headers, data and any bytes after the
+//!   data, which are read to check the member's CRC) is at most
+//!   `min(MAX_BYTES, MAX_NPZ_RATIO × the archive's size)`: [`MAX_NPZ_RATIO`] is 1032,
+//!   deflate's largest possible ratio, so an honest archive never reaches it, and output past
+//!   it is refused as soon as it is produced. Archives whose members share compressed data
+//!   (the overlapping zip bomb, whose output grows with the number of members and not with
+//!   the archive's size) are refused before anything is decompressed, as Python's `zipfile`
+//!   refuses them. Members that are not `.npy` files are skipped without being decompressed.
 
 use std::io::{Read, Seek, Write};
 use std::path::Path;
 
+use dtype_lattice::error::Reason;
 use dtype_lattice::{DType, Error, Kind};
 
 use crate::array::{Array, invalid, layout, py_shape};
 
-/// The most data bytes one array read may hold (2 GiB); larger shapes are refused before
-/// anything is allocated.
+/// The most data bytes one array read may hold (2 GiB), and the most bytes decompressed from
+/// one `.npz` archive; larger shapes are refused before anything is allocated (see the
+/// module's [limits](self#limits)).
 pub const MAX_BYTES: usize = 1 << 31;
 
-/// NumPy's limit on header length (`np.load`'s default `max_header_size`).
-const MAX_HEADER: usize = 10_000;
+/// The most dimensions of a shape read: NumPy's `NPY_MAXDIMS` (64 since NumPy 2.0).
+pub const MAX_NDIM: usize = 64;
+
+/// The longest header read, in bytes: NumPy's limit (`np.load`'s default `max_header_size`).
+pub const MAX_HEADER_LEN: usize = 10_000;
+
+/// The most bytes decompressed from an `.npz` archive's `.npy` members per byte of the archive
+/// (also at most [`MAX_BYTES`] in all): 1032, the largest ratio deflate can reach, so an
+/// honest archive never reaches it. Archives whose members share compressed data are refused
+/// outright; this cap bounds memory by the archive's size whatever else a crafted archive
+/// does.
+pub const MAX_NPZ_RATIO: usize = 1032;
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
@@ -295,6 +332,11 @@ fn parse_header(text: &[u8]) -> Result<Header, Error> {
     let Lit::Dict(items) = p.value(0)? else {
         return Err(bad("header is not a dictionary"));
     };
+    // np.load's literal_eval refuses anything but spaces (and the final newline) after it.
+    p.skip();
+    if p.i < p.s.len() {
+        return Err(bad("header has text after its dictionary"));
+    }
     let (mut descr, mut fortran, mut shape) = (None, None, None);
     for (k, v) in items {
         match (k, v) {
@@ -336,6 +378,12 @@ fn read_header<R: Read>(r: &mut R) -> Result<Header, Error> {
     if &pre[..6] != MAGIC {
         return Err(bad("not a .npy file: wrong magic string"));
     }
+    if pre[7] != 0 {
+        return Err(bad(format!(
+            "format version {}.{} is not supported (1.0, 2.0, 3.0)",
+            pre[6], pre[7]
+        )));
+    }
     let len = match pre[6] {
         1 => {
             let mut b = [0u8; 2];
@@ -354,9 +402,9 @@ fn read_header<R: Read>(r: &mut R) -> Result<Header, Error> {
             )));
         }
     };
-    if len > MAX_HEADER {
+    if len > MAX_HEADER_LEN {
         return Err(bad(format!(
-            "header length ({len}) is larger than NumPy's limit ({MAX_HEADER})"
+            "header length ({len}) is larger than NumPy's limit ({MAX_HEADER_LEN})"
         )));
     }
     let mut text = vec![0u8; len];
@@ -389,34 +437,77 @@ fn swap_bytes(data: &mut [u8], width: usize) {
     }
 }
 
-/// Column-major elements of `shape` in row-major order.
+/// Column-major elements of `shape` (`size` bytes each) in row-major order. Dimensions of 1
+/// move nothing and are dropped, so at most 31 remain and each element costs amortised
+/// constant time, however many dimensions the header lists.
 fn fortran_to_c(data: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
-    let n = shape.iter().product::<usize>();
-    let mut out = Vec::with_capacity(data.len());
-    // Column-major strides, in elements.
-    let mut fstride = Vec::with_capacity(shape.len());
+    let dims: Vec<usize> = shape.iter().copied().filter(|&d| d != 1).collect();
+    if dims.len() < 2 || data.is_empty() {
+        return data.to_vec();
+    }
+    let n = data.len() / size;
+    // Column-major strides, in elements (each at most n: no dimension is 0 here).
+    let mut fstride = Vec::with_capacity(dims.len());
     let mut s = 1usize;
-    for &d in shape {
+    for &d in &dims {
         fstride.push(s);
         s = s.saturating_mul(d);
     }
-    let mut index = vec![0usize; shape.len()];
+    let mut out = Vec::with_capacity(data.len());
+    let mut index = vec![0usize; dims.len()];
+    // The column-major offset of `index`, kept up to date as `index` steps in row-major order.
+    let mut j = 0usize;
     for _ in 0..n {
-        let j: usize = index.iter().zip(&fstride).map(|(i, s)| i * s).sum();
         out.extend_from_slice(&data[j * size..(j + 1) * size]);
-        // Next row-major index.
-        for k in (0..shape.len()).rev() {
+        for k in (0..dims.len()).rev() {
             index[k] += 1;
-            if index[k] < shape[k] {
+            if index[k] < dims[k] {
+                j += fstride[k];
                 break;
             }
             index[k] = 0;
+            j -= fstride[k] * (dims[k] - 1);
         }
     }
     out
 }
 
-fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Array, Error> {
+/// The data bytes of a shape of `size`-byte elements: at most [`MAX_NDIM`] dimensions, and
+/// NumPy's overflow rule (the element size times every nonzero dimension, `float0` elements
+/// counted as one byte) within [`MAX_BYTES`]; checked before anything is allocated.
+fn data_bytes(shape: &[usize], size: usize, dtype: DType) -> Result<usize, Error> {
+    if shape.len() > MAX_NDIM {
+        return Err(bad(format!(
+            "shape has {} dimensions, more than NumPy's limit ({MAX_NDIM})",
+            shape.len()
+        )));
+    }
+    let bound = shape
+        .iter()
+        .try_fold(size.max(1), |n, &d| n.checked_mul(d.max(1)))
+        .filter(|&b| b <= MAX_BYTES);
+    if bound.is_none() {
+        return Err(bad(format!(
+            "shape {} of {dtype} is larger than {MAX_BYTES} bytes (npy::MAX_BYTES)",
+            py_shape(shape)
+        )));
+    }
+    // At most `bound`: no overflow.
+    Ok(shape.iter().product::<usize>() * size)
+}
+
+/// A header read and checked: what to read next.
+struct Head {
+    header: Header,
+    dtype: DType,
+    /// Bytes per element.
+    size: usize,
+    /// Data bytes.
+    bytes: usize,
+}
+
+/// Reads and checks the header: the dtype (`want` for a void descr), the shape's size.
+fn read_head<R: Read>(r: &mut R, want: Option<DType>) -> Result<Head, Error> {
     let h = read_header(r)?;
     let dtype = match (h.descr, want) {
         (Parsed::Typed(t), None) => t,
@@ -441,16 +532,24 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Ar
         }
     };
     let size = element_bytes(dtype);
-    let n = crate::array::checked_size(&h.shape)
-        .and_then(|n| n.checked_mul(size))
-        .filter(|&b| b <= limit)
-        .ok_or_else(|| {
-            bad(format!(
-                "shape {} of {dtype} is larger than {limit} bytes",
-                py_shape(&h.shape)
-            ))
-        })?;
-    let mut data = read_data(r, n)?;
+    let bytes = data_bytes(&h.shape, size, dtype)?;
+    Ok(Head {
+        header: h,
+        dtype,
+        size,
+        bytes,
+    })
+}
+
+/// Reads the data a checked header announced.
+fn read_body<R: Read>(r: &mut R, head: Head) -> Result<Array, Error> {
+    let Head {
+        header: h,
+        dtype,
+        size,
+        bytes,
+    } = head;
+    let mut data = read_data(r, bytes)?;
     if h.big_endian && matches!(h.descr, Parsed::Typed(_)) {
         let width = if dtype.kind() == Kind::Complex {
             size / 2
@@ -459,10 +558,15 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Ar
         };
         swap_bytes(&mut data, width);
     }
-    if h.fortran && h.shape.len() > 1 && size > 0 {
+    if h.fortran && size > 0 {
         data = fortran_to_c(&data, &h.shape, size);
     }
     Array::from_bytes(dtype, &h.shape, &data)
+}
+
+fn read_impl<R: Read>(r: &mut R, want: Option<DType>) -> Result<Array, Error> {
+    let head = read_head(r, want)?;
+    read_body(r, head)
 }
 
 /// Reads one `.npy` array.
@@ -473,7 +577,7 @@ fn read_impl<R: Read>(r: &mut R, want: Option<DType>, limit: usize) -> Result<Ar
 /// module's documentation), a void descr (ml_dtypes: use [`read_as`]), a shape beyond
 /// [`MAX_BYTES`], or truncated data.
 pub fn read<R: Read>(r: &mut R) -> Result<Array, Error> {
-    read_impl(r, None, MAX_BYTES)
+    read_impl(r, None)
 }
 
 /// Reads one `.npy` array of `dtype`: a void descr of `dtype`'s width is read as `dtype` (the
@@ -483,7 +587,7 @@ pub fn read<R: Read>(r: &mut R) -> Result<Array, Error> {
 ///
 /// As [`read`]; also when the file's dtype or element width is not `dtype`'s.
 pub fn read_as<R: Read>(r: &mut R, dtype: DType) -> Result<Array, Error> {
-    read_impl(r, Some(dtype), MAX_BYTES)
+    read_impl(r, Some(dtype))
 }
 
 /// The header `np.save` writes for an array: the dictionary, padded with spaces and ended by
@@ -692,8 +796,10 @@ pub fn read_npz<R: Read + Seek>(r: R) -> Result<Vec<(String, Array)>, Error> {
 }
 
 /// [`read_npz`], with the dtype of members whose header does not name it (ml_dtypes arrays)
-/// given by `dtype_of(name)` (a member with a typed header must then be of that dtype). All
-/// members together hold at most [`MAX_BYTES`].
+/// given by `dtype_of(name)` (a member with a typed header must then be of that dtype).
+/// Everything decompressed from the archive is at most `min(MAX_BYTES, MAX_NPZ_RATIO × its
+/// size)`, and each member's array fits in its declared size (see the module's
+/// [limits](self#limits)); each member read is checked against its CRC.
 ///
 /// # Errors
 ///
@@ -702,23 +808,137 @@ pub fn read_npz_with<R: Read + Seek>(
     r: R,
     dtype_of: impl Fn(&str) -> Option<DType>,
 ) -> Result<Vec<(String, Array)>, Error> {
+    read_npz_capped(r, dtype_of, MAX_BYTES)
+}
+
+/// [`read_npz_with`] with everything decompressed at most `min(max, MAX_NPZ_RATIO × the
+/// archive's size)`.
+fn read_npz_capped<R: Read + Seek>(
+    mut r: R,
+    dtype_of: impl Fn(&str) -> Option<DType>,
+    max: usize,
+) -> Result<Vec<(String, Array)>, Error> {
+    use std::io::SeekFrom;
+    let start = r.stream_position().map_err(io)?;
+    let len = r.seek(SeekFrom::End(0)).map_err(io)?.saturating_sub(start);
+    r.seek(SeekFrom::Start(start)).map_err(io)?;
+    let cap = usize::try_from(len)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(MAX_NPZ_RATIO)
+        .min(max);
     let mut z = zip::ZipArchive::new(r).map_err(zip_err)?;
+    // Members sharing compressed data make output grow with their number, not the archive's
+    // size: Python's zipfile (so np.load) refuses them too.
+    if z.has_overlapping_files().map_err(zip_err)? {
+        return Err(bad(
+            "npz archive: members share compressed data (or overlap the central directory): \
+             refused as a possible zip bomb",
+        ));
+    }
     let mut out = Vec::new();
-    // All members together hold at most MAX_BYTES (a deflated member may expand a lot).
-    let mut budget = MAX_BYTES;
+    // What may still be decompressed from the archive.
+    let mut left = cap;
     for i in 0..z.len() {
-        let mut f = z.by_index(i).map_err(zip_err)?;
-        let name = f.name().map_err(zip_err)?.to_string();
+        let name = match z.name_for_index(i) {
+            Some(name) => name.map_err(zip_err)?.into_owned(),
+            None => continue,
+        };
         let Some(stem) = name.strip_suffix(".npy") else {
             continue;
         };
         let stem = stem.to_string();
-        let a = read_impl(&mut f, dtype_of(&stem), budget)
-            .map_err(|e| bad(format!("member {name}: {}", e.message())))?;
-        budget -= a.as_bytes().len();
+        let member = |e: Error| {
+            let why = match e.reason() {
+                Reason::InvalidArgument { reason, .. } => reason.clone(),
+                _ => e.message(),
+            };
+            bad(format!("member {name}: {why}"))
+        };
+        let mut f = z.by_index(i).map_err(|e| member(zip_err(e)))?;
+        let declared = f.size();
+        let mut m = Capped {
+            inner: &mut f,
+            left,
+            exceeded: false,
+        };
+        let bomb = || {
+            bad(format!(
+                "member {name}: the archive's members decompress to more than {cap} bytes, \
+                 the limit for an archive of {len} bytes (npy::MAX_NPZ_RATIO = \
+                 {MAX_NPZ_RATIO} times its size, at most npy::MAX_BYTES): refused as a \
+                 possible zip bomb"
+            ))
+        };
+        let head = match read_head(&mut m, dtype_of(&stem)) {
+            Ok(head) => head,
+            Err(_) if m.exceeded => return Err(bomb()),
+            Err(e) => return Err(member(e)),
+        };
+        if u64::try_from(head.bytes).map_or(true, |b| b > declared) {
+            return Err(member(bad(format!(
+                "its header's shape {} needs {} bytes, more than the member's declared \
+                 uncompressed size ({declared} bytes)",
+                py_shape(&head.header.shape),
+                head.bytes
+            ))));
+        }
+        if head.bytes > m.left {
+            return Err(member(bad(format!(
+                "its header's shape {} needs {} bytes, more than the {} bytes left of what \
+                 an archive of {len} bytes may decompress to ({cap} bytes: \
+                 npy::MAX_NPZ_RATIO = {MAX_NPZ_RATIO} times its size, at most npy::MAX_BYTES)",
+                py_shape(&head.header.shape),
+                head.bytes,
+                m.left
+            ))));
+        }
+        let a = read_body(&mut m, head);
+        // Read the rest of the member (NumPy writes none), so that the zip crate checks its
+        // CRC: corrupted data is an error, never an array.
+        let rest = a
+            .as_ref()
+            .ok()
+            .map(|_| std::io::copy(&mut m, &mut std::io::sink()));
+        if m.exceeded {
+            return Err(bomb());
+        }
+        let a = a.map_err(member)?;
+        if let Some(Err(e)) = rest {
+            return Err(member(io(e)));
+        }
+        left = m.left;
         out.push((stem, a));
     }
     Ok(out)
+}
+
+/// A reader that refuses to give more than `left` bytes (an error once its inner reader has
+/// more), counting down what it gives.
+struct Capped<R> {
+    inner: R,
+    left: usize,
+    exceeded: bool,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            // At the cap: only the end of the member is allowed.
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            self.exceeded = true;
+            return Err(std::io::Error::other("npz output cap reached"));
+        }
+        let n = buf.len().min(self.left);
+        let got = self.inner.read(&mut buf[..n])?;
+        self.left -= got.min(self.left);
+        Ok(got)
+    }
 }
 
 /// `np.savez(path, **arrays)`.
@@ -783,6 +1003,65 @@ mod tests {
         // [[1, 2, 3], [4, 5, 6]] stored column-major: 1 4 2 5 3 6.
         let out = fortran_to_c(&[1, 4, 2, 5, 3, 6], &[2, 3], 1);
         assert_eq!(out, [1, 2, 3, 4, 5, 6]);
+        // Dimensions of 1 anywhere change nothing; 2-byte elements move whole.
+        let out = fortran_to_c(&[1, 4, 2, 5, 3, 6], &[1, 2, 1, 1, 3, 1], 1);
+        assert_eq!(out, [1, 2, 3, 4, 5, 6]);
+        let out = fortran_to_c(&[1, 0, 4, 0, 2, 0, 5, 0, 3, 0, 6, 0], &[2, 3], 2);
+        assert_eq!(out, [1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0]);
+        // Three dimensions: element (i, j, k) sits at i + 2j + 4k in the file.
+        let fortran: Vec<u8> = (0..8).collect();
+        let out = fortran_to_c(&fortran, &[2, 2, 2], 1);
+        assert_eq!(out, [0, 4, 2, 6, 1, 5, 3, 7]);
+        assert!(fortran_to_c(&[], &[0, 3], 4).is_empty());
+    }
+
+    /// Bytes of every `.npy` member of an archive as decompressed.
+    fn decompressed(zip: &[u8]) -> usize {
+        let mut z = zip::ZipArchive::new(std::io::Cursor::new(zip)).unwrap();
+        (0..z.len())
+            .map(|i| z.by_index(i).unwrap().size() as usize)
+            .sum()
+    }
+
+    #[test]
+    fn an_archive_decompresses_to_at_most_its_cap() {
+        let a = Array::from_vec(vec![1.5f32; 300]);
+        let b = Array::from_vec(vec![7i64; 100]);
+        let mut buf = std::io::Cursor::new(Vec::new());
+        write_npz(&mut buf, &[("a", &a), ("b", &b)], true).unwrap();
+        let zip = buf.into_inner();
+        let total = decompressed(&zip);
+        let read = |max| read_npz_capped(std::io::Cursor::new(&zip), |_| None, max);
+        assert_eq!(read(total).unwrap().len(), 2);
+        let first = total - (128 + 800);
+        // One byte less: refused from the second member's header, before its data is read.
+        let m = read(total - 1).unwrap_err().message();
+        assert!(
+            m.contains(
+                "member b.npy: its header's shape (100,) needs 800 bytes, more than the 799"
+            ),
+            "{m}"
+        );
+        // Not even room for its header: refused while reading it.
+        let m = read(first + 10).unwrap_err().message();
+        assert!(
+            m.contains("member b.npy: the archive's members decompress to more than"),
+            "{m}"
+        );
+        assert!(m.contains("refused as a possible zip bomb"), "{m}");
+        // Bytes after the data count too (they are read for the CRC).
+        let mut file = Vec::new();
+        write(&mut file, &b).unwrap();
+        file.extend_from_slice(&[0; 100]);
+        let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        z.start_file("b.npy", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(&file).unwrap();
+        let zip = z.finish().unwrap().into_inner();
+        let read = |max| read_npz_capped(std::io::Cursor::new(&zip), |_| None, max);
+        assert_eq!(read(file.len()).unwrap()[0].1.as_bytes(), b.as_bytes());
+        let m = read(file.len() - 1).unwrap_err().message();
+        assert!(m.contains("refused as a possible zip bomb"), "{m}");
     }
 
     #[test]
