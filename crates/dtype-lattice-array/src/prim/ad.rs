@@ -239,8 +239,8 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
     Ok((out, vec![t]))
 }
 
-/// A primitive linear in its first operand (the others constant: indices, padding value):
-/// the tangent is the primitive applied to the tangent.
+/// A primitive linear in its first operand (the others constant: indices): the tangent is
+/// the primitive applied to the tangent.
 pub(crate) fn linear_jvp(
     prim: &'static Primitive,
     primals: &[Array],
@@ -252,14 +252,7 @@ pub(crate) fn linear_jvp(
         None => None,
         Some(t) => {
             let mut ins: Vec<Array> = vec![t];
-            for (p, _) in primals.iter().zip(tangents).skip(1) {
-                // pad's padding value: its tangent enters as zero.
-                if p.dtype().kind() == Kind::Float && prim.name == "pad" {
-                    ins.push(konst(p, 0.0)?);
-                } else {
-                    ins.push(p.clone());
-                }
-            }
+            ins.extend(primals.iter().skip(1).cloned());
             let refs: Vec<&Array> = ins.iter().collect();
             Some(bind(prim, &refs, params)?[0].clone())
         }
@@ -268,6 +261,35 @@ pub(crate) fn linear_jvp(
         return Err(not_differentiable(prim));
     }
     Ok((out, vec![t]))
+}
+
+/// `pad`: linear in its operand and its padding value jointly (JAX's `deflinear2`): the
+/// operand's tangent padded with the padding value's, a zero one instantiated (the operand's
+/// as zeros, the padding value's as the literal 0).
+pub(crate) fn pad_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = primal_out(prim, primals, params)?;
+    let (operand, value) = (
+        tangents.first().cloned().flatten(),
+        tangents.get(1).cloned().flatten(),
+    );
+    if operand.is_none() && value.is_none() {
+        return Ok((out, vec![None]));
+    }
+    let operand = match operand {
+        Some(t) => t,
+        None => crate::core::jvp_zeros_like(&primals[0])?,
+    };
+    let value = match value {
+        Some(t) => t,
+        None => konst(&primals[1], 0.0)?,
+    };
+    let t = bind(prim, &[&operand, &value], params)?[0].clone();
+    Ok((out, vec![Some(t)]))
 }
 
 /// A primitive linear in every operand jointly (`concatenate`, `select_n`'s cases): the

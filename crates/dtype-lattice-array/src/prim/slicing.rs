@@ -597,7 +597,7 @@ pub(crate) static PAD: Primitive = Primitive {
     arity: Some(2),
     shape_rule: pad_shape_rule,
     impl_rule: pad_impl,
-    jvp: Some(super::ad::linear_jvp),
+    jvp: Some(super::ad::pad_jvp),
     transpose: Some(super::transpose::structural_transpose),
     batch: Some(super::batching::pad),
 };

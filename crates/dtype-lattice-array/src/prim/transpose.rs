@@ -318,9 +318,17 @@ pub(crate) fn structural_transpose(
             } else {
                 t
             };
-            let mut out = vec![Some(t)];
-            out.extend(std::iter::repeat_n(None, ins.len() - 1));
-            out
+            // The padding value's cotangent (JAX's `_pad_transpose`): every element of the
+            // cotangent that the operand's did not take.
+            let value = match ins.get(1) {
+                Some(v) if v.is_linear() => {
+                    let all = |x: &Array| reduce_sum(x, &(0..x.ndim()).collect::<Vec<_>>());
+                    let rest = lax::sub(&all(&ct)?, &all(&t)?)?;
+                    Some(convert(&rest, v.aval())?)
+                }
+                _ => None,
+            };
+            vec![Some(t), value]
         }
         "dot_general" => dot_transpose(p, &ct, ins, params)?,
         _ => return Err(nonlinear()),
