@@ -36,8 +36,9 @@ struct Builder {
     eqns: Vec<Eqn>,
     constvars: Vec<Var>,
     consts: Vec<Array>,
-    /// Constants already captured, by the identity of their data.
-    captured: HashMap<usize, Var>,
+    /// Constants already captured, by the identity of their data and their aval (arrays
+    /// may share data under other avals: a reshape, a weak-typed copy).
+    captured: HashMap<(usize, ShapedArray), Var>,
 }
 
 impl Builder {
@@ -114,7 +115,7 @@ impl Staging {
             return Atom::Literal(x.clone());
         }
         let mut b = self.lock();
-        let key = x.identity();
+        let key = (x.identity(), x.aval().clone());
         if let Some(v) = b.captured.get(&key) {
             return Atom::Var(v.clone());
         }

@@ -124,12 +124,13 @@ fn is_elementwise(prim: &'static Primitive) -> bool {
 }
 
 /// A call's operand as a key for common subexpression elimination: a slot, or a constant by
-/// its value (small) or its identity.
+/// its value (small) or the identity of its data with its aval (arrays share data under
+/// other shapes: a reshape).
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum SrcKey {
     Slot(usize),
     Value(dtype_lattice::DType, Vec<usize>, Vec<u8>),
-    Data(usize),
+    Data(usize, ShapedArray),
 }
 
 fn src_key(s: &Src) -> SrcKey {
@@ -138,7 +139,7 @@ fn src_key(s: &Src) -> SrcKey {
         Src::Const(x) if x.size() <= 16 && x.is_concrete() => {
             SrcKey::Value(x.dtype(), x.shape().to_vec(), x.as_bytes().to_vec())
         }
-        Src::Const(x) => SrcKey::Data(x.identity()),
+        Src::Const(x) => SrcKey::Data(x.identity(), x.aval().clone()),
     }
 }
 

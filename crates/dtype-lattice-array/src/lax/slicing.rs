@@ -615,8 +615,9 @@ fn dynamic_slice_jvp(
     ad::linear_jvp(prim, primals, &first, params)
 }
 
-/// `pad`: linear in the operand, the padding value entering the tangent as zero (a tangent
-/// of the padding value itself is refused).
+/// `pad`: linear in its operand and its padding value jointly (JAX's `deflinear2`): the
+/// operand's tangent padded with the padding value's, a zero one instantiated (the operand's
+/// as zeros, the padding value's as the literal 0).
 fn pad_jvp(
     prim: &'static Primitive,
     primals: &[Array],
@@ -624,25 +625,23 @@ fn pad_jvp(
     params: &Params,
 ) -> Result<(Outputs, Vec<Option<Array>>), Error> {
     let out = ad::primal_out(prim, primals, params)?;
-    let t = match tangents.first().cloned().flatten() {
-        None => None,
-        Some(t) => {
-            let mut ins: Vec<Array> = vec![t];
-            for p in primals.iter().skip(1) {
-                if p.dtype().kind() == Kind::Float {
-                    ins.push(ops::konst(p, 0.0)?);
-                } else {
-                    ins.push(p.clone());
-                }
-            }
-            let refs: Vec<&Array> = ins.iter().collect();
-            Some(bind(prim, &refs, params)?[0].clone())
-        }
-    };
-    if tangents.iter().skip(1).any(Option::is_some) {
-        return Err(ad::not_differentiable(prim));
+    let (operand, value) = (
+        tangents.first().cloned().flatten(),
+        tangents.get(1).cloned().flatten(),
+    );
+    if operand.is_none() && value.is_none() {
+        return Ok((out, vec![None]));
     }
-    Ok((out, vec![t]))
+    let operand = match operand {
+        Some(t) => t,
+        None => ops::zeros_like(&primals[0])?,
+    };
+    let value = match value {
+        Some(t) => t,
+        None => ops::konst(&primals[1], 0.0)?,
+    };
+    let t = bind(prim, &[&operand, &value], params)?[0].clone();
+    Ok((out, vec![Some(t)]))
 }
 
 /// `concatenate` transposed: each linear operand's stretch of the cotangent.
@@ -706,29 +705,40 @@ fn slice_transpose(
     })
 }
 
-/// `pad` transposed: the padding cut off (negative padding), interior padding skipped by a
-/// strided slice.
+/// `pad` transposed (JAX's `_pad_transpose`): the operand's cotangent is the output's with the
+/// padding cut off (negative padding) and interior padding skipped by a strided slice; the
+/// padding value's is every element of the output's cotangent the operand's did not take.
 fn pad_transpose(
     _: &'static Primitive,
     cts: &[Option<Array>],
     ins: &[Lin],
     params: &Params,
 ) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
     let cfg = match params.get("padding_config") {
         Some(Param::Padding(c)) => c.clone(),
         _ => return Err(crate::core::nonlinear()),
     };
-    ad::transpose_first(cts, ins, |ct, _| {
-        let unpad: Vec<(i64, i64, i64)> = cfg.iter().map(|&(l, h, _)| (-l, -h, 0)).collect();
-        let t = ad::pad(&ct, &unpad)?;
-        if cfg.iter().any(|c| c.2 > 0) {
-            let hi = t.shape().to_vec();
-            let strides: Vec<usize> = cfg.iter().map(|c| c.2 as usize + 1).collect();
-            ad::slice(&t, &vec![0; t.ndim()], &hi, Some(&strides))
-        } else {
-            Ok(t)
+    let unpad: Vec<(i64, i64, i64)> = cfg.iter().map(|&(l, h, _)| (-l, -h, 0)).collect();
+    let t = ad::pad(&ct, &unpad)?;
+    let t = if cfg.iter().any(|c| c.2 > 0) {
+        let hi = t.shape().to_vec();
+        let strides: Vec<usize> = cfg.iter().map(|c| c.2 as usize + 1).collect();
+        ad::slice(&t, &vec![0; t.ndim()], &hi, Some(&strides))?
+    } else {
+        t
+    };
+    let value = match ins.get(1) {
+        Some(v) if v.is_linear() => {
+            let all = |x: &Array| ad::reduce_sum(x, &(0..x.ndim()).collect::<Vec<_>>());
+            let rest = ops::sub(&all(&ct)?, &all(&t)?)?;
+            Some(ad::convert_to(&rest, v.aval())?)
         }
-    })
+        _ => None,
+    };
+    Ok(vec![Some(t), value])
 }
 
 // ---- batching rules

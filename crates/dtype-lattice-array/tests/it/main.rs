@@ -26,5 +26,6 @@ mod random_robustness;
 mod repr_conformance;
 mod train_mlp;
 mod transform_common;
+mod transform_laws;
 mod transformations;
 mod vmap;
