@@ -110,10 +110,6 @@ pub(super) fn arraylike<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error>
     one(x, Family::Any)
 }
 
-fn is_float(d: DType) -> bool {
-    d.kind() == Kind::Float
-}
-
 fn is_integral_or_bool(d: DType) -> bool {
     matches!(d.kind(), Kind::Bool | Kind::SignedInt | Kind::UnsignedInt)
 }
@@ -384,7 +380,19 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         }
         return lax("integer_pow", &[&x], Params::new().with("y", Param::Int(n)));
     }
-    let (a, b) = two(Some(Op::Power), Family::Numeric, x, y.clone())?;
+    let inexact_base = match &x {
+        ArrayLike::Scalar(v) => matches!(v, Value::Float(_) | Value::Complex(..)),
+        x => x
+            .as_array()
+            .is_some_and(|a| matches!(a.dtype().kind(), Kind::Float | Kind::Complex)),
+    };
+    let int_exponent = y
+        .as_array()
+        .is_some_and(|a| matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt));
+    if inexact_base && int_exponent && !is_numpy(&rules()) {
+        return float_power_of_int(x, y);
+    }
+    let (a, b) = two(Some(Op::Power), Family::Numeric, x, y)?;
     if is_numpy(&rules())
         && a.dtype().kind() == Kind::SignedInt
         && b.astype(DType::Int64)?
@@ -411,14 +419,31 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
         return super::npmath::complex_power(&broadcast_to(a, &shape)?, &broadcast_to(b, &shape)?);
     }
-    // A float base with an integer exponent array keeps the exponent's dtype (lax.pow
-    // accepts it).
-    let y_arr = arraylike(y)?;
-    if matches!(y_arr.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) && is_float(a.dtype()) {
-        let y_arr = broadcast_to(y_arr, a.shape())?;
-        return lax2("pow", &a, &y_arr);
-    }
     lax2("pow", &a, &b)
+}
+
+/// `jnp.power` of a float or complex array `x` and an integer array `y` (`_power`'s third
+/// case): `lax.pow` of the operands as they are, their ranks promoted, which converts the
+/// exponent to the base's dtype; the promotion of both (`promote_args_numeric`) is computed
+/// first, as `_power` does, and its results go unused.
+fn float_power_of_int(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error> {
+    let (x, y) = (arraylike(x)?, arraylike(y)?);
+    let rank = x.ndim().max(y.ndim());
+    let ranked = |a: Array| {
+        if a.ndim() == rank || a.ndim() == 0 {
+            return Ok(a);
+        }
+        let mut shape = vec![1usize; rank - a.ndim()];
+        shape.extend_from_slice(a.shape());
+        broadcast_to(a, &shape)
+    };
+    let (x, y) = (ranked(x)?, ranked(y)?);
+    promote_only(
+        Some(Op::Power),
+        Family::Numeric,
+        &[ArrayLike::Array(&x), ArrayLike::Array(&y)],
+    )?;
+    lax2("pow", &x, &y)
 }
 
 /// NumPy's refusal of a negative exponent in an integer loop.

@@ -210,6 +210,9 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
                 })?
             }
         }
+        Op::Pow if second()?.dtype().kind().is_integer() => {
+            scale(&t0, || pow_jac_of_int(prim, x, second()?))?
+        }
         Op::Pow => {
             let x1 = second()?;
             let a = scale(&t0, || {
@@ -237,6 +240,65 @@ pub(crate) fn elementwise_jvp<const OP: u8>(
     };
     let t = fit(t, y)?;
     Ok((out, vec![t]))
+}
+
+/// `∂pow(x, y)/∂x` for an integer exponent `y`, as JAX's `_pow_jvp_lhs` computes it: `y`
+/// converted to `x`'s dtype, both broadcast to one shape (`_maybe_broadcast`), then
+/// `select(y == 0, 0, y' · pow(x, y − 1))` with `y'` the exponent where a zero is replaced by
+/// one; every step in `x`'s dtype (a zero exponent gives 0, even where `pow(x, −1)` is
+/// infinite).
+fn pow_jac_of_int(prim: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
+    let x = lax::convert(x, x.dtype(), false)?;
+    let y = lax::convert(y, x.dtype(), false)?;
+    let (x, y) = if x.shape() == y.shape() {
+        (x, y)
+    } else {
+        let shape = super::elementwise::broadcasting_shape(prim.name, &[x.aval(), y.aval()])?;
+        (maybe_broadcast(&x, &shape)?, maybe_broadcast(&y, &shape)?)
+    };
+    let full = |v: f64| lax::broadcast_to(&konst(&y, v)?, y.shape());
+    let is_zero = lax::eq(&y, &konst(&y, 0.0)?)?;
+    let zeros = full(0.0)?;
+    let replaced = lax::select_n(&lax::eq(&y, &konst(&y, 0.0)?)?, &[&y, &full(1.0)?])?;
+    let ym1 = lax::sub(&y, &full(1.0)?)?;
+    let p = bind(prim, &[&x, &ym1], &Params::new())?;
+    let jac = lax::mul(&replaced, &p[0])?;
+    lax::select_n(&is_zero, &[&jac, &zeros])
+}
+
+/// `x` broadcast to `shape` of the same rank as `_maybe_broadcast` does it: a 0-d `x`
+/// directly, another reshaped to its dimensions that keep their size first.
+fn maybe_broadcast(x: &Array, shape: &[usize]) -> Result<Array, Error> {
+    if x.shape() == shape {
+        return Ok(x.clone());
+    }
+    if x.ndim() == 0 {
+        return lax::broadcast_to(x, shape);
+    }
+    let dims: Vec<usize> = (0..x.ndim())
+        .filter(|&i| x.shape()[i] == shape[i])
+        .collect();
+    let squeezed: Vec<i64> = dims.iter().map(|&i| x.shape()[i] as i64).collect();
+    let x = if squeezed.len() == x.ndim() {
+        x.clone()
+    } else {
+        let params = Params::new()
+            .with("dimensions", Param::None)
+            .with("new_sizes", Param::Ints(squeezed))
+            .with("sharding", Param::None);
+        bind(&super::structural::RESHAPE, &[x], &params)?[0].clone()
+    };
+    let params = Params::new()
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        )
+        .with(
+            "broadcast_dimensions",
+            Param::Ints(dims.iter().map(|&d| d as i64).collect()),
+        )
+        .with("sharding", Param::None);
+    Ok(bind(&super::BROADCAST_IN_DIM, &[&x], &params)?[0].clone())
 }
 
 /// A primitive linear in its first operand (the others constant: indices, padding value):

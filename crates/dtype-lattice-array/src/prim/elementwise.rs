@@ -32,8 +32,8 @@
 //! NumPy's rules they keep NumPy's loops (unfused products, `num_complex`'s formulas). `complex`
 //! composes two float32/float64 parts (`lax.complex`).
 //!
-//! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
-//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
+//! `pow` takes an integer exponent as lax does: converted to the base's dtype first, as JAX
+//! lowers it. Not implemented (`NotImplementedError`): complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
 //! in `tests/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
 //! on XLA's real functions, [`super::xla_math`], bit for bit).
 
@@ -1334,9 +1334,6 @@ fn kernel<T: Arith>(
             _ => return Err(not_implemented(op, inputs[0].dtype())),
         });
     }
-    if op == Op::Pow && inputs[1].dtype() != inputs[0].dtype() {
-        return Err(not_implemented(op, inputs[1].dtype()));
-    }
     if op == Op::Atan2 && is_complex(od) && !xla {
         return Err(not_implemented(op, od));
     }
@@ -1453,6 +1450,16 @@ fn impl_rule<const OP: u8>(
 ) -> Result<Outputs, Error> {
     let op = Op::of(OP);
     let aval = &out[0];
+    // `pow` with an integer exponent lowers to a conversion of the exponent to the base's
+    // dtype (`stablehlo.convert`, as `convert_element_type` converts) and `pow` of the two.
+    let exponent;
+    let inputs: &[&Array] = match inputs {
+        [x, y] if op == Op::Pow && is_int(y.dtype()) => {
+            exponent = super::lax::convert(y, x.dtype(), false)?;
+            &[*x, &exponent]
+        }
+        _ => inputs,
+    };
     // The fast paths take a scalar operand as it is (no broadcast copy).
     if let [a, b] = inputs
         && let Some(data) = super::fast::binary(op, a, b, aval)
