@@ -2,8 +2,8 @@
 """Generate tests/fixtures/eval/jax_{x32,x64}_probes.json: chosen `eval` lines that pin down
 how XLA's CPU backend computes where the random cases of gen_eval_fixtures.py only brushed
 it (per-operation subnormal handling, the algebraic simplifier's rewrites, narrow shifts,
-jit's argument parsing). Same format, header and comparison as the other eval fixtures, so
-tests/eval_conformance.rs checks them too; the lines are data below, grouped by what they
+jit's argument parsing, `power` with an integer exponent array). Same format, header and
+comparison as the other eval fixtures, so tests/eval_conformance.rs checks them too; the lines are data below, grouped by what they
 probe, and are evaluated in order in one process per mode (jit's caches carry over from line
 to line, as in gen_eval_fixtures.py).
 
@@ -209,9 +209,49 @@ def complex_lines():
     return out
 
 
+def pow_int_lines():
+    """`power` of a float or complex base and an integer exponent array: lax.pow with the
+    exponent converted to the base's dtype (an odd exponent that rounds to an even one in a
+    narrow dtype gives (-1)**n = 1, a huge one inf), zero and non-finite bases, negative
+    exponents, every integer exponent dtype, ranks promoted, Python scalar and weak bases."""
+    bases = "[-1.0,-1.0,-1.0,0.0,-0.0,-0.0,0.0,2.0,0.5,-2.0,nan,inf,-inf,1.0,3.0,-0.5]"
+    exps = "[2049,2047,257,-1,-1,-3,0,-25,70000,-70000,0,-1,3,-2147483648,16777217,16777215]"
+    floats = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+              "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e4m3",
+              "float8_e3m4", "float4_e2m1fn", "float8_e8m0fnu"]
+    out = [f"power {dt}{bases} int32{exps}" for dt in floats]
+    out += [f"power complex64[(1+1j),(0+0j),(-1-0j),(2+0j),(0.5-2j)] int32[3,-1,2049,-2,16777217]",
+            f"power complex128[(1+1j),(0+0j),(-1-0j),(2+0j),(0.5-2j)] int32[3,-1,2049,-2,16777217]"]
+    for it, vals in [("int8", "[-128,127,0,-1,3]"), ("int16", "[-32768,2049,0,-1,3]"),
+                     ("int64", "[-9223372036854775808,9007199254740993,0,-1,3]"),
+                     ("uint8", "[255,0,1,2,3]"), ("uint16", "[65535,2049,0,1,3]"),
+                     ("uint32", "[4294967295,2049,0,1,3]"),
+                     ("uint64", "[18446744073709551615,9007199254740993,0,1,3]")]:
+        for dt in ["float16", "float32", "bfloat16"]:
+            out.append(f"power {dt}[-1.0,-1.0,2.0,0.0,-0.5] {it}{vals}")
+    out += ["power float32[2.0,3.0] int32[3,-1]",
+            "power 2.5 int32[3,-1]",
+            "power -0.0 int32[3,-1,-2,0]",
+            "power (1+1j) int32[3,-1]",
+            "power float32(2.0) int32[3,-1]",
+            "power float16(-1.0) int32[2049,2047]",
+            "power float16[[2.0],[-1.0]] int32[3,-1,2049]",
+            "power float32[[2.0,3.0]] int32[[3],[-1]]",
+            "power float32[2.0,3.0] int32[[3],[-1]]",
+            "power ~float32[2.0,-1.0] int32[3,16777217]",
+            "power ~float32[2.0,-1.0] uint8[3,255]",
+            "power float32[2.0,3.0,4.0] int32[3,-1]",
+            "power float32[2.0,3.0] int32[]",
+            "power float32[] int32[]",
+            "power float32[2.0,3.0] int4[3,-1]",
+            "power float32[2.0,3.0] uint2[3,1]",
+            "power float32[2.0,3.0] bool[True,False]"]
+    return out
+
+
 PROBES = {
-    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines()],
-    "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines()],
+    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines(), pow_int_lines()],
+    "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines(), pow_int_lines()],
 }
 
 
