@@ -142,6 +142,19 @@ macro_rules! unary_inexact {
     )*};
 }
 
+/// NumPy's own loop of a binary ufunc for two arrays of its loop's dtype under the NumPy
+/// rules, where it computes otherwise than the `lax` primitives ([`super::npmath::binary`]).
+pub(super) fn numpy_binary(
+    ufunc: &str,
+    x: &ArrayLike<'_>,
+    y: &ArrayLike<'_>,
+) -> Option<Result<Array, Error>> {
+    if !is_numpy(&rules()) {
+        return None;
+    }
+    super::npmath::binary(ufunc, x.as_array()?, y.as_array()?)
+}
+
 /// NumPy's own kernel of a ufunc for `x` (of the loop's dtype) under the NumPy rules, where
 /// it computes otherwise than the `lax` primitive.
 fn numpy_kernel(ufunc: &str, x: &Array) -> Option<Result<Array, Error>> {
@@ -251,10 +264,16 @@ pub fn floor_divide<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("floor_divide", &[x.clone(), y.clone()], |v, _| {
+    if let Some(r) = ml::through_loop("floor_divide", &[x.clone(), y.clone()], |v, l| {
         let (a, b) = ml::two(v);
+        if l.ml_dtypes && l.output.kind() == Kind::Float {
+            return super::npmath::ml_divmod(&arraylike(a)?, &arraylike(b)?, true);
+        }
         floor_divide(a, b)
     }) {
+        return r;
+    }
+    if let Some(r) = numpy_binary("floor_divide", &x, &y) {
         return r;
     }
     let (x, y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
@@ -323,10 +342,16 @@ pub fn remainder<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("remainder", &[x.clone(), y.clone()], |v, _| {
+    if let Some(r) = ml::through_loop("remainder", &[x.clone(), y.clone()], |v, l| {
         let (a, b) = ml::two(v);
+        if l.ml_dtypes && l.output.kind() == Kind::Float {
+            return super::npmath::ml_divmod(&arraylike(a)?, &arraylike(b)?, false);
+        }
         remainder(a, b)
     }) {
+        return r;
+    }
+    if let Some(r) = numpy_binary("remainder", &x, &y) {
         return r;
     }
     if let Some(r) = super::float32_in_float64("remainder", &x, &y, remainder) {
@@ -648,7 +673,11 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     }) {
         return r;
     }
-    lax1("sign", &one(x, Family::Any)?)
+    let x = one(x, Family::Any)?;
+    if let Some(r) = numpy_kernel("sign", &x) {
+        return r;
+    }
+    lax1("sign", &x)
 }
 
 /// `jnp.floor(x)`: integers and booleans unchanged.
@@ -1164,6 +1193,20 @@ fn reduce(r: &Reduction, x: Array, axes: &Axes, keepdims: bool) -> Result<Array,
             Ok(out)
         };
     }
+    if let Some(op @ (ml::Fold::Max | ml::Fold::Min)) = r.fold
+        && x.dtype() == DType::Float16
+        && is_numpy(&rules())
+    {
+        // NumPy's float16 loop, element after element (the first of equal elements kept).
+        let dims = reduction_axes(axes, x.ndim())?;
+        check_identity(r, &x, &dims)?;
+        let out = ml::half_extremum(op, &x, &dims)?;
+        return if keepdims {
+            keep_dims(out, &dims, x.ndim())
+        } else {
+            Ok(out)
+        };
+    }
     let (result, computation) = if r.promote {
         let result = promote_integer(x.dtype())?;
         (result, upcast_f16(result))
@@ -1203,6 +1246,13 @@ fn reduction(
     let mut r = lax(prim, &[&a], params)?;
     if keepdims {
         r = keep_dims(r, &dims, x.ndim())?;
+    }
+    if matches!(r.dtype().kind(), Kind::Float | Kind::Complex)
+        && prim == "reduce_sum"
+        && is_numpy(&rules())
+    {
+        // NumPy's sums start from their identity, +0.0: a sum of -0.0 is +0.0.
+        r = lax2("add", &r, &const_like(&r, Value::Float(0.0))?)?;
     }
     convert(&r, result_dtype)
 }
@@ -1402,6 +1452,10 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     };
     if ml::is_ml(x.dtype()) {
         return ml::cumsum(&x);
+    }
+    if is_numpy(&rules()) && matches!(x.dtype().kind(), Kind::Float | Kind::Complex) {
+        // NumPy's `add.accumulate`: the first element as it is, then each partial sum.
+        return ml::accumulate_float(&x);
     }
     let result = if x.dtype() == DType::Bool || is_numpy(&rules()) {
         // NumPy's `add.accumulate` (as its `add.reduce`) widens booleans and narrower
