@@ -22,6 +22,8 @@
 //!   and remainders follow `a / b` and the divisor; `sign` gives `+0.0` for either zero;
 //!   `maximum`/`minimum` give the second of equal operands (x86's `maxsd`), float16's the
 //!   first.
+//! - complex `reciprocal` is NumPy's own loop (`-r/d` keeps the sign of a zero part);
+//!   `log1p` of real floats is the C library's (a subnormal argument returned as it is).
 
 use dtype_lattice::{DType, Error, Kind};
 use num_complex::Complex;
@@ -113,7 +115,9 @@ pub(super) fn unary(name: &str, x: &Array) -> Option<Result<Array, Error>> {
         "sqrt" if real => map_real(x, f64::sqrt, f32::sqrt),
         "ceil" if real => map_real(x, f64::ceil, f32::ceil),
         "reciprocal" if real => map_real(x, |v| 1.0 / v, |v| 1.0 / v),
+        "reciprocal" if complex => map_complex(x, creciprocal_f64, creciprocal_f32),
         "floor" if real => map_real(x, f64::floor, f32::floor),
+        "log1p" if real => map_real(x, f64::ln_1p, f32::ln_1p),
         "sign" if real => map_real(x, sign, sign),
         "rint" if complex => map_complex(
             x,
@@ -301,6 +305,28 @@ fn sign<T: Copy + PartialOrd + From<i8>>(x: T) -> T {
         x
     }
 }
+
+macro_rules! creciprocal {
+    ($name:ident, $t:ty) => {
+        /// NumPy's complex `reciprocal` (its own loop, not `1 / z`): with `r` the ratio of the
+        /// smaller part to the larger, `(1/d, -r/d)` or `(r/d, -1/d)` where `d` is the larger
+        /// part plus the smaller times `r`.
+        fn $name(z: Complex<$t>) -> Complex<$t> {
+            let (re, im) = (z.re, z.im);
+            if im.abs() <= re.abs() {
+                let r = im / re;
+                let d = re + im * r;
+                Complex::new(1.0 / d, -r / d)
+            } else {
+                let r = re / im;
+                let d = re * r + im;
+                Complex::new(r / d, -1.0 / d)
+            }
+        }
+    };
+}
+creciprocal!(creciprocal_f64, f64);
+creciprocal!(creciprocal_f32, f32);
 
 /// NumPy's `power` of two complex arrays of one dtype and shape.
 pub(super) fn complex_power(a: &Array, b: &Array) -> Result<Array, Error> {

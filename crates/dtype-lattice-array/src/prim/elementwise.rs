@@ -15,7 +15,9 @@
 //! primitive, as XLA's CPU backend does; `max`/`min` propagate NaN. Integer division by zero
 //! gives all ones (-1, or the unsigned maximum) and `rem` by zero the dividend, as XLA does;
 //! shifts by the bit width or more (negative amounts included) give 0, or the sign for
-//! `shift_right_arithmetic`. XLA's CPU backend runs with denormals off: float32, bfloat16,
+//! `shift_right_arithmetic`. Under NumPy's rules nothing is flushed (NumPy's loops keep
+//! subnormals) and complex division is NumPy's (Smith's algorithm). XLA's CPU backend runs
+//! with denormals off: float32, bfloat16,
 //! float64 and complex arithmetic read subnormal inputs as zero and flush subnormal results
 //! (complex inputs are read as they are, but compared with their subnormal parts as zero),
 //! except the sign and bit operations (`neg`, `abs`, `real`, `imag`, `conj`, complex
@@ -505,7 +507,25 @@ macro_rules! complex_arith {
             fn conj(self) -> Self { Complex::conj(&self) }
             fn one() -> Self { Complex::new(1.0, 0.0) }
             fn ln2() -> Self { Complex::new(std::f64::consts::LN_2 as $t, 0.0) }
-            fn div(self, o: Self) -> Self { self / o }
+            fn div(self, o: Self) -> Self {
+                // NumPy's complex division (its `@TYPE@_divide` loop): Smith's algorithm on the
+                // larger part of the divisor, a zero divisor dividing each part by a zero.
+                let (a, b, c, d) = (self.re, self.im, o.re, o.im);
+                let (c_abs, d_abs) = (c.abs(), d.abs());
+                if c_abs >= d_abs {
+                    if c_abs == 0.0 && d_abs == 0.0 {
+                        Complex::new(a / c_abs, b / d_abs)
+                    } else {
+                        let rat = d / c;
+                        let scl = 1.0 / (c + d * rat);
+                        Complex::new((a + b * rat) * scl, (b - a * rat) * scl)
+                    }
+                } else {
+                    let rat = c / d;
+                    let scl = 1.0 / (d + c * rat);
+                    Complex::new((a * rat + b) * scl, (b * rat - a) * scl)
+                }
+            }
             fn pow(self, o: Self) -> Self {
                 if o.re == 0.0 && o.im == 0.0 { Self::one() } else { self.powc(o) }
             }
@@ -1210,14 +1230,29 @@ fn kernel<T: Arith>(
     // (JAX's results); glibc's functions (pow, rem) read its bits.
     let e8m0 = inputs[0].dtype() == DType::Float8E8M0Fnu;
     let e8m0_raw = e8m0 && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Exp2);
-    let load = |a: &Array| if e8m0_raw { T::load_raw(a) } else { T::load(a) };
+    // NumPy's loops run without flushing subnormals: under its rules operands are read and
+    // results written as they are.
+    let unflushed = !super::on_xla();
+    let load = |a: &Array| {
+        if e8m0_raw || unflushed {
+            T::load_raw(a)
+        } else {
+            T::load(a)
+        }
+    };
     let x = load(inputs[0]);
     let od = out.dtype();
     let bits = inputs[0].dtype().bits();
     // population_count of int4/uint4 counts in their 8-bit container (as JAX answers; int2's
     // counts in its own 2 bits).
     let container = if bits == 4 { 8 } else { bits };
-    let same = |v: Vec<T>| T::store(od, v);
+    let same = |v: Vec<T>| {
+        if unflushed {
+            T::store_raw(od, v)
+        } else {
+            T::store(od, v)
+        }
+    };
     // A primitive's result rounded to the output dtype and read back (for the lowerings
     // that are several primitives in JAX).
     let round = |v: Vec<T>| {
