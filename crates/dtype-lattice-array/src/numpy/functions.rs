@@ -665,8 +665,14 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if let Some(r) = ml::through_loop("sign", std::slice::from_ref(&x), |v, l| {
         let a = arraylike(ml::one(v))?;
         if l.ml_dtypes && a.dtype() == DType::Float64 {
-            // ml_dtypes' sign keeps a zero's sign and a NaN.
-            let keep = logical_or(super::equal(&a, 0.0)?, isnan(&a)?)?;
+            // ml_dtypes' sign keeps a zero's sign and a NaN; float8_e8m0fnu's zero, T(0), is
+            // its smallest value 2⁻¹²⁷, which it keeps too.
+            let zero = if l.output == DType::Float8E8M0Fnu {
+                f64::powi(2.0, -127)
+            } else {
+                0.0
+            };
+            let keep = logical_or(super::equal(&a, zero)?, isnan(&a)?)?;
             return r#where(keep, &a, sign(&a)?);
         }
         sign(a)
