@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Generate tests/fixtures/eval/jax_{x32,x64}_probes.json: chosen `eval` lines that pin down
-how XLA's CPU backend computes where the random cases of gen_eval_fixtures.py only brushed
-it (per-operation subnormal handling, the algebraic simplifier's rewrites, narrow shifts,
-jit's argument parsing, `power` with an integer exponent array). Same format, header and
-comparison as the other eval fixtures, so tests/eval_conformance.rs checks them too; the lines are data below, grouped by what they
-probe, and are evaluated in order in one process per mode (jit's caches carry over from line
-to line, as in gen_eval_fixtures.py).
+"""Generate tests/fixtures/eval/{jax_x32,jax_x64,numpy}_probes.json: chosen `eval` lines
+that pin down how XLA's CPU backend and NumPy's loops compute where the random cases of
+gen_eval_fixtures.py only brushed it (per-operation subnormal handling, the algebraic
+simplifier's rewrites, narrow shifts, jit's argument parsing, `power` with an integer exponent
+array; NumPy's divmod, signed zeros, complex division, subnormals). Same format, header and
+comparison as the other eval fixtures, so tests/eval_conformance.rs checks them too (the
+NumPy file compares NUMPY_EXACT's functions bit for bit); the lines are data below, grouped by
+what they probe, and are evaluated in order in one process per mode (jit's caches carry over
+from line to line, as in gen_eval_fixtures.py).
 
 Usage (tools/.venv-jax: jax 0.10.2, numpy 2.4.6, ml_dtypes 0.6.0):
-    tools/.venv-jax/bin/python tools/gen_eval_probe_fixtures.py [--out-dir DIR]
+    tools/.venv-jax/bin/python tools/gen_eval_probe_fixtures.py [--out-dir DIR] [--only MODE...]
 """
 
 import argparse
@@ -249,10 +251,124 @@ def pow_int_lines():
     return out
 
 
+# NumPy's float dtypes and ml_dtypes' (whose loops compute in float32).
+NP_FLOATS = ["float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+             "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e4m3",
+             "float8_e3m4", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
+# Edge values (each dtype's array rounds them as np.array does: overflow, underflow, NaN).
+EDGES = ["-0.0", "0.0", "1.0", "-1.0", "0.5", "-2.5", "3.0", "-7.0", "5.0e-324", "1e-40",
+         "-1e-40", "6e-08", "448.0", "-57344.0", "65504.0", "3.4e+38", "-3.4e+38", "1e+305",
+         "-1e+305", "inf", "-inf", "nan"]
+
+
+def grid(dt, vals):
+    """An outer grid of vals: a column and a row of dtype dt."""
+    return f"{dt}[{','.join(f'[{v}]' for v in vals)}]", f"{dt}[{','.join(vals)}]"
+
+
+def numpy_signed_zero_lines():
+    """NumPy's floor_divide, remainder (npy_divmod), sign, maximum/minimum and reductions
+    where signed zeros, infinities, NaN, subnormals and huge operands decide the result, for
+    every float dtype (ml_dtypes' through their own float32 loops), mixed with integers,
+    booleans and Python scalars."""
+    out = []
+    for dt in NP_FLOATS:
+        col, row = grid(dt, EDGES)
+        out += [f"floor_divide {col} {row}", f"remainder {col} {row}",
+                f"sign {row}", f"maximum {col} {row}", f"minimum {col} {row}"]
+    for a, b in [("float16", "int32"), ("float32", "int8"), ("float64", "uint64"),
+                 ("float16", "float32"), ("bfloat16", "float16"), ("float8_e4m3fn", "int8")]:
+        col, _ = grid(a, ["-0.0", "0.0", "-1.0", "1.0", "nan", "-inf", "65504.0"])
+        _, row = grid(b, ["0", "1", "-1", "3", "-128", "127"] if b.startswith(("int", "uint"))
+                      and b != "uint64" else ["0", "1", "3", "18446744073709551615"]
+                      if b == "uint64" else ["-0.0", "0.0", "-3.0", "nan", "inf"])
+        out += [f"{f} {col} {row}" for f in ["floor_divide", "remainder", "minimum", "maximum"]]
+    out += [
+        "floor_divide float64(-0.0) 1e+305",
+        "floor_divide float32(-1.0) float32(-3.4e+38)",
+        "floor_divide -1 float32(-3.4e+38)",
+        "floor_divide -0.0 1.7976931348623157e+308",
+        "floor_divide float8_e4m3fn(-0.5706769374731202) -3.0",
+        "remainder float32[1.0,-1.0,0.0,-0.0,nan,inf] bool(False)",
+        "remainder float32[1.0,-1.0,0.0,-0.0,nan,inf] False",
+        "floor_divide float32[1.0,-1.0,0.0,-0.0,nan,inf] bool[False,True,False,True,False,True]",
+        "remainder 100.0 float8_e3m4[[-0.786,-3.0,0.5]]",
+        "remainder 2.2250738585072014e-308 float6_e3m2fn[[-1.12,4.91,0.25]]",
+        "remainder -0.93 bfloat16(9.183549615799121e-41)",
+        "remainder float16[[-0.0],[0.0]] float16[-1.0]",
+        "remainder float32[1.0,-1.0,-0.0,1e+30] float32[1e+38,-1e+38,1e+38,-1e-30]",
+        "remainder float64[-inf,inf,-inf,1.0,-1.0,-1e+300] float64[1.0,2.0,-inf,-inf,inf,1e-300]",
+        "remainder int32[-7,7,0] float6_e2m3fn[-0.5,7.5,-1.0]",
+        "floor_divide int8[-7,7,0] float4_e2m1fn[-0.5,6.0,-1.0]",
+        "sign float16(-0.0)",
+        "sign -0.0",
+        "sign complex64[(-0-0j),(0+0j),(-1-0j)]",
+        "minimum float16[-0.0,0.0,-0.0,0.0] int32[0,0,0,0]",
+        "maximum float16[-0.0,0.0,-0.0,0.0] int32[0,0,0,0]",
+        "minimum float16(-0.0) 0.0",
+        "minimum -0.0 float16[0.0,-0.0]",
+    ]
+    for dt in NP_FLOATS + ["complex64", "complex128"]:
+        zeros = "[(-0-0j),(-0-0j),(-0-0j)]" if dt.startswith("complex") else "[-0.0,-0.0,-0.0]"
+        out += [f"sum {dt}{zeros}", f"mean {dt}{zeros}", f"cumsum {dt}{zeros}",
+                f"prod {dt}{zeros}"]
+        if not dt.startswith("complex"):
+            out += [f"cumsum {dt}[-0.0,1.0,-1.0,-0.0]", f"sum {dt}[[-0.0,0.0],[-0.0,-0.0]]",
+                    f"min {dt}[0.0,-0.0,inf]", f"min {dt}[-0.0,0.0,inf]",
+                    f"max {dt}[0.0,-0.0,-inf]", f"max {dt}[-0.0,0.0,-inf]",
+                    f"min {dt}[[0.0,-0.0],[-0.0,0.0]]", f"max {dt}[nan,0.0,-0.0]",
+                    f"max {dt}[-0.0,nan,0.0]"]
+    return out
+
+
+def numpy_complex_division_lines():
+    """NumPy's complex division (Smith's algorithm) and reciprocal, by real arrays of every
+    float dtype holding huge, tiny and non-finite values (subnormal results kept), and
+    log1p of subnormals."""
+    num = "complex64[(1+1j),(1+1j),(1e999+1j),(1+0j),(0+0j),(1+0j),(1e+30+1e+30j),(-0-0j),(1e-30-1e-30j)]"
+    den = {"bfloat16": "[3e+38,-3e+38,1e999,nan,0.0,1.0,1e-40,-0.0,3e+38]",
+           "float8_e4m3fn": "[448,-448,nan,nan,0.0,1.0,0.001953125,-0.0,448]",
+           "float8_e5m2": "[57344,-57344,1e999,nan,0.0,-1e999,1.52587890625e-05,-0.0,57344]",
+           "float8_e8m0fnu": "[1.7014118346046923e+38,5.877471754111438e-39,nan,1.0,2.0,0.5,"
+                             "1e-40,1.0,1.7014118346046923e+38]",
+           "float16": "[65504,-65504,1e999,nan,0.0,1.0,6e-08,-0.0,65504]",
+           "float32": "[3.4e+38,-3.4e+38,1e999,nan,0.0,1.0,1e-45,-0.0,3.4e+38]",
+           "float64": "[1e+308,-1e+308,1e999,nan,0.0,1.0,5e-324,-0.0,1e+308]"}
+    out = []
+    for dt, vals in den.items():
+        out += [f"true_divide {num} {dt}{vals}", f"true_divide {dt}{vals} {num}"]
+        out.append(f"true_divide {num.replace('complex64', 'complex128')} {dt}{vals}")
+    cz = ["(1+1j)", "(-0-0j)", "(0+0j)", "(1e999+1j)", "(1+1e999j)", "(1e-40+0j)", "(3+4j)",
+          "(1e+38+1e+38j)", "(1e-30+1e+30j)", "(-1e999-0j)"]
+    col = "[" + ",".join(f"[{z}]" for z in cz) + "]"
+    row = "[" + ",".join(cz) + "]"
+    for dt in ["complex64", "complex128"]:
+        out += [f"true_divide {dt}{col} {dt}{row}", f"reciprocal {dt}{row}"]
+    out += ["true_divide 0j complex64[(0.001-3j)]", "reciprocal (100-0j)",
+            "reciprocal (1e-310+1e-310j)", "reciprocal complex128[(1e-310+0j),(0+1e-310j)]",
+            "multiply complex64[(1e-20+1e-20j)] complex64[(1e-20+0j)]",
+            "multiply complex128[(1e-160+1e-160j)] complex128[(1e-160+0j)]",
+            "add complex64[(1e-40+1e-40j)] complex64[(1e-40+0j)]",
+            "multiply float64[1e-160,-1e-160] float64[1e-160,1e-160]",
+            "add float64[5e-324] float64[5e-324]",
+            "true_divide float64[1e-300,-1e-300] float64[1e+10,1e+10]"]
+    for dt, subs in [("float32", "[1e-40,-1e-40,1.401298464324817e-45,-5.877471754111438e-39,"
+                                 "1e-30,0.5,-0.5,1e-08]"),
+                     ("float64", "[5e-324,-1e-310,2.2250738585072014e-308,1e-300,0.5,-0.5]"),
+                     ("float16", "[6e-08,-6e-08,6.1e-05,0.5,-0.5]"),
+                     ("bfloat16", "[1e-40,-1e-40,0.5,-0.5]")]:
+        out += [f"log1p {dt}{subs}", f"log1p {dt}({subs[1:].split(',')[0]})"]
+    return out
+
+
 PROBES = {
     "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines(), pow_int_lines()],
     "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines(), pow_int_lines()],
+    "numpy": [numpy_signed_zero_lines(), numpy_complex_division_lines()],
 }
+# NumPy's functions compared bit for bit in numpy_probes.json (IEEE operations and NumPy's own
+# formulas): gen_eval_fixtures' approximate list less these.
+NUMPY_EXACT = ["true_divide", "divide", "floor_divide", "remainder", "reciprocal"]
 
 
 def lines_of(blocks):
@@ -266,11 +382,12 @@ def child_main(mode, out_dir):
     warnings.simplefilter("ignore")
     c = gen.Child(mode, 0)
     cases = [c.evaluate(line) for line in lines_of(PROBES[mode])]
+    numpy = mode == "numpy"
     header = {
         "generator": GENERATOR,
         "versions": c.versions(),
-        "mode": {"rules": "jax", "x64": mode == "jax_x64"},
-        "approximate": gen.APPROXIMATE,
+        "mode": {"rules": "numpy" if numpy else "jax", "x64": mode != "jax_x32"},
+        "approximate": [f for f in gen.APPROXIMATE if not numpy or f not in NUMPY_EXACT],
         "notes": ("chosen `eval --batch` lines (see the generator) and the JSON object eval "
                   "writes for each; as in gen_eval_fixtures.py"),
     }
@@ -282,6 +399,7 @@ def child_main(mode, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", default=os.path.join(REPO_ROOT, "tests", "fixtures"))
+    ap.add_argument("--only", nargs="+", choices=sorted(PROBES), help="the modes to write")
     ap.add_argument("--child", choices=sorted(PROBES), help=argparse.SUPPRESS)
     args = ap.parse_args()
     out_dir = os.path.abspath(args.out_dir)
@@ -289,7 +407,7 @@ def main():
         child_main(args.child, out_dir)
         return
     children = []
-    for mode in sorted(PROBES):
+    for mode in args.only or sorted(PROBES):
         env = jax_child_env(mode == "jax_x64")
         cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir]
         children.append((mode, cmd, env))
