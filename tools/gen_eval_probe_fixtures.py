@@ -3,11 +3,12 @@
 that pin down how XLA's CPU backend and NumPy's loops compute where the random cases of
 gen_eval_fixtures.py only brushed it (per-operation subnormal handling, the algebraic
 simplifier's rewrites, narrow shifts, jit's argument parsing, `power` with an integer exponent
-array; NumPy's divmod, signed zeros, complex division, subnormals). Same format, header and
-comparison as the other eval fixtures, so tests/eval_conformance.rs checks them too (the
-NumPy file compares NUMPY_EXACT's functions bit for bit); the lines are data below, grouped by
-what they probe, and are evaluated in order in one process per mode (jit's caches carry over
-from line to line, as in gen_eval_fixtures.py).
+array, `matmul`'s accumulation; NumPy's divmod, signed zeros, complex division, subnormals,
+float -> integer casts out of range). Same format, header and comparison as the other eval
+fixtures, so tests/eval_conformance.rs checks them too (the NumPy file compares NUMPY_EXACT's
+functions bit for bit); the lines are data below, grouped by what they probe, and are
+evaluated in order in one process per mode (jit's caches carry over from line to line, as in
+gen_eval_fixtures.py).
 
 Usage (tools/.venv-jax: jax 0.10.2, numpy 2.4.6, ml_dtypes 0.6.0):
     tools/.venv-jax/bin/python tools/gen_eval_probe_fixtures.py [--out-dir DIR] [--only MODE...]
@@ -251,6 +252,60 @@ def pow_int_lines():
     return out
 
 
+def matmul_lines():
+    """`matmul` whose products overflow or hold infinities, NaN, signed zeros and subnormals:
+    XLA's CPU dot accumulates float16/bfloat16/float8 products in float32 with fused
+    multiply-adds (a product beyond float32's range is not infinite on its own), reads
+    subnormals as zero, and a contraction of one element is a multiply; complex operands
+    holding infinities (some of these disagree: see known_divergences.txt)."""
+    import random
+    rng = random.Random(11)
+    vals = ["3e+38", "-3e+38", "1e+38", "inf", "-inf", "nan", "0.0", "-0.0", "1.0", "-1.5",
+            "255.0", "60000.0", "-60000.0", "2.5", "1e-40", "448.0"]
+
+    def arr(r, c, d):
+        if d.startswith(("uint", "int")):
+            pool = [0, 1, 255 if d == "uint8" else 100, 3, -1 if d.startswith("int") else 2]
+            vs = [str(rng.choice(pool)) for _ in range(r * c)]
+        else:
+            vs = [rng.choice(vals) for _ in range(r * c)]
+        return d + "[" + ",".join("[" + ",".join(vs[i * c:(i + 1) * c]) + "]"
+                                  for i in range(r)) + "]"
+
+    out = ["matmul bfloat16[[3e+38,-3e+38]] uint8[[255],[255]]",
+           "matmul bfloat16[[1e+38,1e+38,1e+38,1e+38,-3e+38]] uint8[[2],[2],[2],[2],[255]]",
+           "matmul bfloat16[[-3e+38,3e+38,3e+38]] uint8[[255],[255],[255]]",
+           "matmul float16[[60000,-60000]] uint8[[255],[255]]",
+           "matmul float32[-0.0] float32[[1.0,-1.0]]",
+           "matmul float32[-0.0,-0.0] float32[1.0,1.0]",
+           "matmul float64[[-0.0],[2.0]] float64[[1.0,-0.0]]"]
+    for dt, other in [("bfloat16", "uint8"), ("bfloat16", "bfloat16"), ("float16", "float16"),
+                      ("float16", "uint8"), ("float8_e4m3fn", "float8_e4m3fn"),
+                      ("float8_e5m2", "int8"), ("float32", "float32"), ("float32", "uint8"),
+                      ("bfloat16", "int32"), ("float8_e8m0fnu", "float8_e8m0fnu"),
+                      ("float64", "float64")]:
+        for _ in range(25):
+            m, k, n = rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 3)
+            out.append(f"matmul {arr(m, k, dt)} {arr(k, n, other)}")
+    cvals = ["(1+1j)", "(1e999+0j)", "(0+1e999j)", "(-1.5+0j)", "0j", "(-0-0j)", "(2+3j)"]
+    for dt, other in [("complex64", "float32"), ("complex64", "float16"),
+                      ("complex64", "complex64"), ("complex128", "float64")]:
+        for _ in range(12):
+            m, k, n = rng.choice([(1, 1, 2), (2, 1, 2), (1, 3, 1), (1, 2, 1), (1, 2, 2),
+                                  (2, 2, 2), (2, 2, 1), (3, 2, 2)])
+            a = dt + "[" + ",".join("[" + ",".join(rng.choice(cvals) for _ in range(k)) + "]"
+                                    for _ in range(m)) + "]"
+            if other.startswith("complex"):
+                b = other + "[" + ",".join("[" + ",".join(rng.choice(cvals) for _ in range(n))
+                                           + "]" for _ in range(k)) + "]"
+            else:
+                fv = ["1e999", "-1e999", "nan", "1.0", "0.0", "-0.0", "2.5"]
+                b = other + "[" + ",".join("[" + ",".join(rng.choice(fv) for _ in range(n))
+                                           + "]" for _ in range(k)) + "]"
+            out.append(f"matmul {a} {b}")
+    return out
+
+
 # NumPy's float dtypes and ml_dtypes' (whose loops compute in float32).
 NP_FLOATS = ["float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2",
              "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e4m3",
@@ -361,10 +416,42 @@ def numpy_complex_division_lines():
     return out
 
 
+def numpy_cast_lines():
+    """`astype` of floats out of an integer's range, NaN and infinities (undefined in C) as
+    NumPy's x86-64 build converts them: every float and complex source, every integer
+    target, arrays of 1 to 34 elements (its vectorised float -> uint32 loop converts the
+    leading blocks of 4 or 8, the scalar loop the rest)."""
+    srcs = ["float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+            "float8_e4m3", "float8_e3m4", "float8_e4m3fnuz", "float8_e5m2fnuz",
+            "float8_e4m3b11fnuz", "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn",
+            "float6_e3m2fn", "complex64", "complex128"]
+    dsts = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "int4",
+            "uint4", "int2", "uint2"]
+    vals = ["nan", "inf", "-inf", "1e+20", "-1e+20", "3000000000.0", "-3000000000.0",
+            "5000000000.0", "2147483648.0", "-2147483648.0", "-2147484160.0", "4294967296.0",
+            "9.223372036854776e+18", "-9.223372036854776e+18", "1.8446744073709552e+19",
+            "1e+19", "-1.0", "-0.5", "300.0", "-300.0", "70000.0", "-70000.0", "40000.0",
+            "65504.0", "448.0", "57344.0", "-3e+38", "3e+38", "2.5", "-2.5", "127.9",
+            "-128.9", "255.9", "1.5"]
+    cvals = {"nan": "(0.5+1e999j)", "inf": "(1e999+0j)", "-inf": "(-1e999+0j)"}
+    out = []
+    for s in srcs:
+        vs = [cvals.get(v, f"({v}+1j)") for v in vals] if s.startswith("complex") else vals
+        for d in dsts:
+            lengths = [1, 3, 4, 5, 6, 8, 9, 13, 17, 34] if d == "uint32" else [1, 9, 34]
+            for n in lengths:
+                sel = [vs[(i * 7 + n) % len(vs)] for i in range(n)]
+                out.append(f"astype:{d} {s}[{','.join(sel)}]")
+            out.append(f"astype:{d} {s}({vs[0]})")
+    return out
+
+
 PROBES = {
-    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines(), pow_int_lines()],
-    "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines(), pow_int_lines()],
-    "numpy": [numpy_signed_zero_lines(), numpy_complex_division_lines()],
+    "jax_x32": [BOOL_ARITH, subnormal_lines(False), E8M0, JIT, complex_lines(), pow_int_lines(),
+                matmul_lines()],
+    "jax_x64": [BOOL_ARITH, subnormal_lines(True), complex_lines(), pow_int_lines(),
+                matmul_lines()],
+    "numpy": [numpy_signed_zero_lines(), numpy_complex_division_lines(), numpy_cast_lines()],
 }
 # NumPy's functions compared bit for bit in numpy_probes.json (IEEE operations and NumPy's own
 # formulas): gen_eval_fixtures' approximate list less these.
