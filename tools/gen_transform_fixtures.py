@@ -481,6 +481,10 @@ FLOAT0 = {
                                          allow_int=True),
                                 [("float32", (3,)), ("mod", "int32", (3,), 5)]),
     "custom_vjp_int_out": (_vjp_ones(_cv_int_out), [("float32", (3,))]),
+    # lax.pow with an integer exponent (jnp.power's third case): d/dx is 0 where the exponent
+    # is 0, n * x^(n-1) (in x's dtype) elsewhere.
+    "jvp_power_int_exponent": (_jvp_ones(jnp.power),
+                               [("float32", (5,)), ("mod", "int32", (5,), 5)]),
 }
 
 # name -> (function, argument specs): the jaxprs JAX prints for float0 tangents.
@@ -500,6 +504,12 @@ FLOAT0_JAXPRS = {
     "jaxpr_float0_arg": (lambda t: lax.broadcast_in_dim(t, (2, 3), (1,)), [("float0", (3,))]),
     "jaxpr_float0_convert": (lambda t: lax.convert_element_type(t, jnp.float32),
                              [("float0", (3,))]),
+    # jnp.power of a float and an integer array: ranks promoted, an unused promotion, then
+    # pow of the operands as they are; its jvp broadcasts both (reshape, broadcast_in_dim).
+    "jaxpr_power_int_exponent": (jnp.power, [("float32", (2, 1)), ("mod", "int32", (3,), 5)]),
+    "jaxpr_jvp_power_int_exponent": (
+        lambda x, n: jax.jvp(jnp.power, (x, n), (jnp.ones_like(x), f0(n.shape))),
+        [("float32", (2, 1)), ("mod", "int32", (1, 3), 5)]),
 }
 
 

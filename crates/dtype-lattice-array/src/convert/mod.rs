@@ -53,7 +53,7 @@
 //! | float32 → float64, bfloat16 → float64, float32/float64 → bool | exact | subnormal inputs read as zero (DAZ) |
 //! | NaN payloads | NumPy's own casts keep them, others canonical | `scalar::nan_rule`: quieted where kept; `0x7f` into e5m2 from ≤16-bit formats; `fnuz` NaN is positive |
 //! | NaN → float4_e2m1fn | zero of the opposite sign | `0x8` (-0) |
-//! | float → int | truncation; out of range or NaN undefined in C (here: the truncated value wrapped, NaN → 0) | saturating: NaN → 0, beyond the range → the nearest bound; float4_e2m1fn's ±6.0 read as ±inf |
+//! | float → int | truncation; out of range or NaN (undefined in C) as x86-64 gives them: `INT_MIN`/`0x8000…` and their low bits (`scalar::x86_cast`), float → uint32 otherwise in NumPy's vectorised loop (the leading elements of float32/float64/bfloat16/complex arrays, [`scalar::numpy_uint32_vector_len`]); ml_dtypes' float8: NaN → 0, ±inf → the bounds | saturating: NaN → 0, beyond the range → the nearest bound; float4_e2m1fn's ±6.0 read as ±inf |
 //! | → int1 | wraps (low bit) | a predicate: `x != 0` → 1 (a complex number's real part; e8m0fnu's 2^-127 is 0) |
 //!
 //! JAX cannot hold uint1, float6_e2m3fn/float6_e3m2fn or complex32/bcomplex32 arrays on CPU, nor

@@ -352,12 +352,13 @@ pub fn int_to_float(sem: Semantics, v: i128, src_bits: u32, dst: &Layout) -> u64
 ///
 /// - JAX: saturating ([`ints::saturate`]); XLA reads float4_e2m1fn's largest magnitude (6.0) as
 ///   infinite here, so ±6.0 become the bounds.
-/// - NumPy: truncation toward zero, exact where NumPy's cast is defined (the truncated value in
-///   range). Elsewhere C leaves the result undefined; this module then wraps the truncated value
-///   modulo `2^bits` (what NumPy on x86 gives for moderately out-of-range values), with NaN → 0
-///   and magnitudes beyond 2^127 saturated first. Into ml_dtypes' sub-byte integers the cast is
-///   ml_dtypes' own and defined: NaN, ±inf and values outside int32's range are 0, the others
-///   truncated and wrapped.
+/// - NumPy: C's cast as NumPy's and ml_dtypes' x86-64 builds compute it ([`x86_cast`]):
+///   truncation toward zero where the value fits, x86's "integer indefinite" otherwise.
+///   ml_dtypes' float8/float6/float4 types first take NaN to 0 and ±inf to the destination's
+///   bounds (int32's, wrapped, for the sub-byte integers). Into ml_dtypes' sub-byte integers
+///   the cast is ml_dtypes' own: NaN, ±inf and values outside int32's range are 0, the others
+///   truncated and wrapped. This is NumPy's scalar loop; its vectorised float → uint32 loop
+///   differs ([`numpy_uint32_vector`]).
 fn float_to_int(sem: Semantics, raw: u64, l: &Layout, min: i128, max: i128, bits: u32) -> u64 {
     let x = l.decode(raw);
     match sem {
@@ -369,14 +370,91 @@ fn float_to_int(sem: Semantics, raw: u64, l: &Layout, min: i128, max: i128, bits
             };
             ints::wrap(ints::saturate(x, min, max), bits)
         }
-        Semantics::NumPy if bits < 8 => {
-            if x.is_finite() && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&x) {
-                ints::wrap(x as i128, bits)
-            } else {
-                0
+        Semantics::NumPy => {
+            let narrow_float = matches!(std_of(l), Std::E5M2 | Std::E8M0 | Std::NoNan | Std::Other);
+            if narrow_float && !x.is_finite() {
+                let bound = match (x.is_nan(), bits < 8) {
+                    (true, _) => 0,
+                    (false, true) if x > 0.0 => i128::from(i32::MAX),
+                    (false, true) => i128::from(i32::MIN),
+                    (false, false) if x > 0.0 => max,
+                    (false, false) => min,
+                };
+                return ints::wrap(bound, bits);
             }
+            if bits < 8 {
+                return if x.is_finite() && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&x)
+                {
+                    ints::wrap(x as i128, bits)
+                } else {
+                    0
+                };
+            }
+            x86_cast(x, bits, min < 0)
         }
-        Semantics::NumPy => ints::wrap(x as i128, bits),
+    }
+}
+
+/// x86-64's truncating conversion to a `width`-bit signed integer (`cvttss2si`/`cvttsd2si`):
+/// the truncated value where it fits, else the "integer indefinite" value `-2^(width-1)`
+/// (NaN and ±inf included).
+fn cvtt(x: f64, width: u32) -> i128 {
+    let limit = (width as f64 - 1.0).exp2();
+    let t = x.trunc();
+    if t >= -limit && t < limit {
+        t as i128
+    } else {
+        -(1i128 << (width - 1))
+    }
+}
+
+/// C's cast of a float to an integer of `bits` (8, 16, 32 or 64) bits as GCC compiles it for
+/// x86-64 (NumPy's casting loops, ml_dtypes' `static_cast`): into int64 `cvttsd2si` at 64 bits;
+/// into uint32 the same, keeping the low 32 bits; into uint64 that of `x` below 2^63 (NaN
+/// included), else that of `x − 2^63` with the top bit flipped; into the others `cvttsd2si`
+/// at 32 bits, keeping the low bits. Out-of-range values thus give `INT_MIN`, `0x8000…` and
+/// their low bits (0 in int8/int16/uint8/uint16, and in uint32 for most).
+fn x86_cast(x: f64, bits: u32, signed: bool) -> u64 {
+    match (bits, signed) {
+        (64, true) => ints::wrap(cvtt(x, 64), 64),
+        (64, false) if x >= 9_223_372_036_854_775_808.0 => {
+            ints::wrap(cvtt(x - 9_223_372_036_854_775_808.0, 64), 64) ^ (1 << 63)
+        }
+        (64, false) => ints::wrap(cvtt(x, 64), 64),
+        (32, false) => ints::wrap(cvtt(x, 64), 32),
+        _ => ints::wrap(cvtt(x, 32), bits),
+    }
+}
+
+/// NumPy's vectorised float → uint32 cast (the elements its SIMD loop converts, see
+/// [`numpy_uint32_vector_len`]): `x ≥ 2^31` converted as `x − 2^31` at 32 bits with the top
+/// bit flipped, the others at 32 bits (`cvttps2dq`), so NaN, negative values below `−2^31` and
+/// `x ≥ 2^32` give `0x8000_0000` or 0 where the scalar loop keeps low bits. `raw` is the
+/// element as stored (a complex number's real part is converted).
+pub fn numpy_uint32_vector(src: &Class, raw: u128) -> u32 {
+    let x = match decode(src, raw) {
+        Value::Int(i) => return ints::wrap(i, 32) as u32,
+        Value::Real(r, l) | Value::Complex(r, _, l) => l.decode(r),
+    };
+    if x >= 2_147_483_648.0 {
+        (ints::wrap(cvtt(x - 2_147_483_648.0, 32), 32) as u32) ^ 0x8000_0000
+    } else {
+        ints::wrap(cvtt(x, 32), 32) as u32
+    }
+}
+
+/// How many leading elements of an `n`-element float → uint32 cast NumPy converts with its
+/// vectorised loop ([`numpy_uint32_vector`]; the rest with the scalar one): float32 and float64
+/// in blocks of 4; bfloat16 (ml_dtypes' loop, called on buffers of 8192) in blocks of 8;
+/// complex64 and complex128 in blocks of 4 with at least one element left to the scalar loop,
+/// from 5 and 6 elements on. float16 and the narrower formats are not vectorised.
+pub fn numpy_uint32_vector_len(src: DType, n: usize) -> usize {
+    match src {
+        DType::Float32 | DType::Float64 => n / 4 * 4,
+        DType::BFloat16 => n / 8192 * 8192 + n % 8192 / 8 * 8,
+        DType::Complex64 if n >= 5 => (n - 1) / 4 * 4,
+        DType::Complex128 if n >= 6 => (n - 1) / 4 * 4,
+        _ => 0,
     }
 }
 

@@ -28,6 +28,9 @@ enum Kernel {
     F64ToF32 { ftz: bool },
     /// Element by element through the scalar reference.
     Scalar(Semantics, Class, Class),
+    /// NumPy's float → uint32 cast: its vectorised loop on the leading elements
+    /// ([`scalar::numpy_uint32_vector_len`]), the scalar reference on the rest.
+    NumPyUInt32(DType, Class),
 }
 
 fn build_table(sem: Semantics, sc: &Class, dc: &Class, src_bits: u32) -> Vec<u8> {
@@ -65,6 +68,12 @@ impl Kernel {
     fn choose(sem: Semantics, src: DType, sc: Class, dst: DType, dc: Class, n: usize) -> Kernel {
         if src == dst {
             return Kernel::Copy;
+        }
+        if sem == Semantics::NumPy
+            && dst == DType::UInt32
+            && scalar::numpy_uint32_vector_len(src, usize::MAX) > 0
+        {
+            return Kernel::NumPyUInt32(src, sc);
         }
         if let (Class::Float(sl), Class::Float(dl)) = (sc, dc)
             && (sl.e, sl.m) == (8, 23)
@@ -160,6 +169,23 @@ impl Kernel {
                     scalar::store(scalar::convert(*sem, sc, scalar::load(s), dc), d);
                 }
             }
+            Kernel::NumPyUInt32(src_dtype, sc) => {
+                let ss = sc.size();
+                let dc = Class::of(DType::UInt32).expect("uint32 is numeric");
+                let vector = scalar::numpy_uint32_vector_len(*src_dtype, src.len() / ss);
+                for (i, (d, s)) in dst
+                    .chunks_exact_mut(4)
+                    .zip(src.chunks_exact(ss))
+                    .enumerate()
+                {
+                    let raw = scalar::load(s);
+                    if i < vector {
+                        d.copy_from_slice(&scalar::numpy_uint32_vector(sc, raw).to_le_bytes());
+                    } else {
+                        scalar::store(scalar::convert(Semantics::NumPy, sc, raw, &dc), d);
+                    }
+                }
+            }
         }
     }
 }
@@ -209,7 +235,8 @@ pub fn convert_with(
     }
     let n = src.len() / ss;
     let kernel = Kernel::choose(sem, src_dtype, sc, dst_dtype, dc, n);
-    let threads = if n >= PARALLEL_MIN {
+    // NumPy's float → uint32 cast depends on each element's place in the whole array.
+    let threads = if n >= PARALLEL_MIN && !matches!(kernel, Kernel::NumPyUInt32(..)) {
         rayon::current_num_threads()
     } else {
         1

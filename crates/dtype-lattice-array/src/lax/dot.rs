@@ -13,10 +13,13 @@
 //! operands stored with free and contracting dimensions swapped are read through transposed
 //! views instead of copied), and multiplied as
 //! batched 2-D products: float32 and float64 through the `gemm` crate (AVX-512, AVX2 or SSE
-//! kernels chosen at run time, on rayon's pool; `lax::gemm`), every other dtype through one generic loop
-//! (integers wrap; float16 and bfloat16 accumulate in float32 and round once, bit-exact with
-//! XLA's CPU backend in the fixtures). Float32, float64 and complex products are summed in
-//! another order than XLA's and agree with it to rounding.
+//! kernels chosen at run time, on rayon's pool; `kernels::gemm`), every other dtype through one generic loop
+//! (integers wrap; float16 and bfloat16 accumulate in float32 with fused multiply-adds, in
+//! order, and round once, bit-exact with XLA's CPU backend in the fixtures: a product beyond
+//! float32's range is not infinite on its own). A contraction of one element is the product
+//! alone (XLA's multiply: `-0.0` stays). Float32, float64 and complex products are summed in
+//! another order than XLA's and agree with it to rounding; complex matrix products with
+//! infinite or NaN parts may differ in which parts are NaN (XLA's kernels are not modelled).
 
 use super::{ad, batching};
 use crate::core::{bind, bind1};
@@ -263,21 +266,36 @@ fn permuted(x: &Array, perm: &[usize]) -> Result<Array, Error> {
 
 /// `c[b] = a[b] · b[b]` for `bs` batches of `m×k` and `k×n` row-major matrices, accumulating
 /// in `T::Acc`.
+/// `xla`: XLA's accumulation (fused multiply-adds, a one-element contraction as the product
+/// alone); otherwise products added to a zero, as NumPy's loops do.
 fn generic_kernel<T: Reducible + Element>(
     a: &[T],
     b: &[T],
     (bs, m, k, n): (usize, usize, usize, usize),
+    xla: bool,
 ) -> Vec<T> {
     let mut out = Vec::with_capacity(bs * m * n);
     let mut acc = vec![T::identity(Red::Sum); n];
     for batch in 0..bs {
         let (a, b) = (&a[batch * m * k..], &b[batch * k * n..]);
         for i in 0..m {
+            if k == 1 && xla {
+                // XLA's simplifier turns a dot contracting one element into a multiply: the
+                // product alone, not added to a zero (`-0.0 * 1` stays `-0.0`).
+                let x = a[i].widen();
+                out.extend(b[..n].iter().map(|&y| T::narrow(x.mul(y.widen()))));
+                continue;
+            }
             acc.fill(T::identity(Red::Sum));
             for kk in 0..k {
                 let x = a[i * k + kk].widen();
                 for (j, c) in acc.iter_mut().enumerate() {
-                    *c = c.add(x.mul(b[kk * n + j].widen()));
+                    let y = b[kk * n + j].widen();
+                    *c = if xla {
+                        x.mul_acc(y, *c)
+                    } else {
+                        c.add(x.mul(y))
+                    };
                 }
             }
             out.extend(acc.iter().map(|&c| T::narrow(c)));
@@ -391,6 +409,15 @@ fn impl_rule(
         }
     };
     let (l, r) = (conv(inputs[0])?, conv(inputs[1])?);
+    // XLA's CPU backend computes with denormals off: float32, float64 and bfloat16 operands
+    // are read with their subnormals as zeros (float8_e8m0fnu's 2⁻¹²⁷ among them, in
+    // float32), and the result is written flushed (below).
+    let xla = super::on_xla();
+    let (l, r) = if xla {
+        (flushed(&l)?, flushed(&r)?)
+    } else {
+        (l, r)
+    };
     let Dims { lc, rc, lb, rb } = dims(params, prim.name)?;
     let u = |v: &[i64]| v.iter().map(|&d| d as usize).collect::<Vec<_>>();
     let (lc, rc, lb, rb) = (u(&lc), u(&rc), u(&lb), u(&rb));
@@ -419,7 +446,7 @@ fn impl_rule(
     let lp: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
     let rp: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
     let shape = aval.shape();
-    let result = if matches!(dt, DType::Float32 | DType::Float64) {
+    let result = if matches!(dt, DType::Float32 | DType::Float64) && (dims4.2 != 1 || !xla) {
         // An operand whose dimensions are in order but for free and contracting swapped is
         // read transposed in place.
         let placed = |x: &Array, b: &[usize], first: &[usize], second: &[usize], p: Vec<usize>| {
@@ -451,15 +478,58 @@ fn impl_rule(
         let (l, r) = (permuted(&l, &lp)?, permuted(&r, &rp)?);
         with_element!(dt, T => Array::from_shape_vec(
             shape,
-            generic_kernel::<T>(&l.to_vec::<T>()?, &r.to_vec::<T>()?, dims4),
+            generic_kernel::<T>(&l.to_vec::<T>()?, &r.to_vec::<T>()?, dims4, xla),
         )?, narrow_dot(&l, &r, dims4, shape)?)
     };
+    let result = if xla { flushed(&result)? } else { result };
     let result = if result.dtype() == aval.dtype() {
         result
     } else {
         result.astype(aval.dtype())?
     };
     Ok(smallvec::smallvec![result.with_weak_type(aval.weak_type())])
+}
+
+/// `x` with its subnormal elements as zeros of their sign (float32, float64, bfloat16; other
+/// dtypes unchanged), as XLA's CPU code reads and writes them.
+fn flushed(x: &Array) -> Result<Array, Error> {
+    use super::lanes::{flush32, flush64};
+    let subnormal = |biased_exponent_zero: bool, nonzero: bool| biased_exponent_zero && nonzero;
+    Ok(match x.dtype() {
+        DType::Float32 => {
+            let v = x.as_slice::<f32>()?;
+            if !v
+                .iter()
+                .any(|e| subnormal(e.to_bits() & 0x7f80_0000 == 0, *e != 0.0))
+            {
+                return Ok(x.clone());
+            }
+            Array::from_shape_vec(x.shape(), v.iter().map(|&e| flush32(e)).collect())?
+        }
+        DType::Float64 => {
+            let v = x.as_slice::<f64>()?;
+            if !v
+                .iter()
+                .any(|e| subnormal(e.to_bits() >> 52 & 0x7ff == 0, *e != 0.0))
+            {
+                return Ok(x.clone());
+            }
+            Array::from_shape_vec(x.shape(), v.iter().map(|&e| flush64(e)).collect())?
+        }
+        DType::BFloat16 => {
+            let v = x.to_vec::<half::bf16>()?;
+            if !v
+                .iter()
+                .any(|e| subnormal(e.to_bits() & 0x7f80 == 0, e.to_bits() & 0x7fff != 0))
+            {
+                return Ok(x.clone());
+            }
+            let f = |e: half::bf16| half::bf16::from_f32(flush32(e.to_f32()));
+            Array::from_shape_vec(x.shape(), v.into_iter().map(f).collect())?
+        }
+        _ => x.clone(),
+    }
+    .with_weak_type(x.weak_type()))
 }
 
 /// Parameters jaxprs leave out when `None`.

@@ -12,6 +12,13 @@ use crate::array::Element;
 pub(crate) trait ElemArith: Element {
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
+    /// `acc + self·o`, one step of a dot product's accumulation: fused (rounded once) for
+    /// float32 and float64, as XLA's CPU dot accumulates (a product beyond the range is not
+    /// infinite on its own: `fma(-3e38, 255, inf)` is `inf`).
+    #[inline(always)]
+    fn mul_acc(self, o: Self, acc: Self) -> Self {
+        acc.add(self.mul(o))
+    }
     fn max(self, o: Self) -> Self;
     fn min(self, o: Self) -> Self;
     /// `<` and `==` as XLA compares (NaN unordered; complex: lexicographic for `<`).
@@ -80,6 +87,7 @@ macro_rules! float_arith {
         impl ElemArith for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn mul_acc(self, o: Self, acc: Self) -> Self { self.mul_add(o, acc) }
             #[inline(always)] fn max(self, o: Self) -> Self {
                 if self.is_nan() || o.is_nan() { self + o } else if self > o { self } else { o }
             }

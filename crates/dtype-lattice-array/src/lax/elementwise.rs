@@ -15,7 +15,9 @@
 //! primitive, as XLA's CPU backend does; `max`/`min` propagate NaN. Integer division by zero
 //! gives all ones (-1, or the unsigned maximum) and `rem` by zero the dividend, as XLA does;
 //! shifts by the bit width or more (negative amounts included) give 0, or the sign for
-//! `shift_right_arithmetic`. XLA's CPU backend runs with denormals off: float32, bfloat16,
+//! `shift_right_arithmetic`. Under NumPy's rules nothing is flushed (NumPy's loops keep
+//! subnormals) and complex division is NumPy's (Smith's algorithm). XLA's CPU backend runs
+//! with denormals off: float32, bfloat16,
 //! float64 and complex arithmetic read subnormal inputs as zero and flush subnormal results
 //! (complex inputs are read as they are, but compared with their subnormal parts as zero),
 //! except the sign and bit operations (`neg`, `abs`, `real`, `imag`, `conj`, complex
@@ -32,8 +34,8 @@
 //! NumPy's rules they keep NumPy's loops (unfused products, `num_complex`'s formulas). `complex`
 //! composes two float32/float64 parts (`lax.complex`).
 //!
-//! Not implemented (`NotImplementedError`): `pow` with an integer exponent (lax accepts it),
-//! complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
+//! `pow` takes an integer exponent as lax does: converted to the base's dtype first, as JAX
+//! lowers it. Not implemented (`NotImplementedError`): complex `atan2` under NumPy's rules; the remaining complex differences from XLA are listed
 //! in `tests/it/lax_elementwise.rs` (complex `pow`, `tanh`, `tan` and `expm1` are XLA's formulas
 //! on XLA's real functions, [`crate::kernels::xla_math`], bit for bit).
 
@@ -494,7 +496,25 @@ macro_rules! complex_arith {
             fn conj(self) -> Self { Complex::conj(&self) }
             fn one() -> Self { Complex::new(1.0, 0.0) }
             fn ln2() -> Self { Complex::new(std::f64::consts::LN_2 as $t, 0.0) }
-            fn div(self, o: Self) -> Self { self / o }
+            fn div(self, o: Self) -> Self {
+                // NumPy's complex division (its `@TYPE@_divide` loop): Smith's algorithm on the
+                // larger part of the divisor, a zero divisor dividing each part by a zero.
+                let (a, b, c, d) = (self.re, self.im, o.re, o.im);
+                let (c_abs, d_abs) = (c.abs(), d.abs());
+                if c_abs >= d_abs {
+                    if c_abs == 0.0 && d_abs == 0.0 {
+                        Complex::new(a / c_abs, b / d_abs)
+                    } else {
+                        let rat = d / c;
+                        let scl = 1.0 / (c + d * rat);
+                        Complex::new((a + b * rat) * scl, (b - a * rat) * scl)
+                    }
+                } else {
+                    let rat = c / d;
+                    let scl = 1.0 / (d + c * rat);
+                    Complex::new((a * rat + b) * scl, (b * rat - a) * scl)
+                }
+            }
             fn pow(self, o: Self) -> Self {
                 if o.re == 0.0 && o.im == 0.0 { Self::one() } else { self.powc(o) }
             }
@@ -1207,14 +1227,29 @@ fn kernel<T: Arith>(
     // (JAX's results); glibc's functions (pow, rem) read its bits.
     let e8m0 = inputs[0].dtype() == DType::Float8E8M0Fnu;
     let e8m0_raw = e8m0 && matches!(op, Op::Sign | Op::Ceil | Op::IntegerPow | Op::Exp2);
-    let load = |a: &Array| if e8m0_raw { T::load_raw(a) } else { T::load(a) };
+    // NumPy's loops run without flushing subnormals: under its rules operands are read and
+    // results written as they are.
+    let unflushed = !super::on_xla();
+    let load = |a: &Array| {
+        if e8m0_raw || unflushed {
+            T::load_raw(a)
+        } else {
+            T::load(a)
+        }
+    };
     let x = load(inputs[0]);
     let od = out.dtype();
     let bits = inputs[0].dtype().bits();
     // population_count of int4/uint4 counts in their 8-bit container (as JAX answers; int2's
     // counts in its own 2 bits).
     let container = if bits == 4 { 8 } else { bits };
-    let same = |v: Vec<T>| T::store(od, v);
+    let same = |v: Vec<T>| {
+        if unflushed {
+            T::store_raw(od, v)
+        } else {
+            T::store(od, v)
+        }
+    };
     // A primitive's result rounded to the output dtype and read back (for the lowerings
     // that are several primitives in JAX).
     let round = |v: Vec<T>| {
@@ -1330,9 +1365,6 @@ fn kernel<T: Arith>(
             Op::Clz => same(map(&x, |a| T::of_pattern(clz(a.pattern(), bits)))),
             _ => return Err(not_implemented(op, inputs[0].dtype())),
         });
-    }
-    if op == Op::Pow && inputs[1].dtype() != inputs[0].dtype() {
-        return Err(not_implemented(op, inputs[1].dtype()));
     }
     if op == Op::Atan2 && is_complex(od) && !xla {
         return Err(not_implemented(op, od));
@@ -1450,6 +1482,16 @@ fn impl_rule<const OP: u8>(
 ) -> Result<Outputs, Error> {
     let op = Op::of(OP);
     let aval = &out[0];
+    // `pow` with an integer exponent lowers to a conversion of the exponent to the base's
+    // dtype (`stablehlo.convert`, as `convert_element_type` converts) and `pow` of the two.
+    let exponent;
+    let inputs: &[&Array] = match inputs {
+        [x, y] if op == Op::Pow && is_int(y.dtype()) => {
+            exponent = super::ops::convert(y, x.dtype(), false)?;
+            &[*x, &exponent]
+        }
+        _ => inputs,
+    };
     // The fast paths take a scalar operand as it is (no broadcast copy).
     if let [a, b] = inputs
         && let Some(data) = super::fast::binary(op, a, b, aval)
@@ -1704,6 +1746,9 @@ fn jvp<const OP: u8>(
                 })?
             }
         }
+        Op::Pow if second()?.dtype().kind().is_integer() => {
+            ad::scale(&t0, || pow_jac_of_int(prim, x, second()?))?
+        }
         Op::Pow => {
             let x1 = second()?;
             let a = ad::scale(&t0, || {
@@ -1733,6 +1778,65 @@ fn jvp<const OP: u8>(
     };
     let t = ad::fit(t, y)?;
     Ok((out, vec![t]))
+}
+
+/// `∂pow(x, y)/∂x` for an integer exponent `y`, as JAX's `_pow_jvp_lhs` computes it: `y`
+/// converted to `x`'s dtype, both broadcast to one shape (`_maybe_broadcast`), then
+/// `select(y == 0, 0, y' · pow(x, y − 1))` with `y'` the exponent where a zero is replaced by
+/// one; every step in `x`'s dtype (a zero exponent gives 0, even where `pow(x, −1)` is
+/// infinite).
+fn pow_jac_of_int(prim: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
+    let x = ops::convert(x, x.dtype(), false)?;
+    let y = ops::convert(y, x.dtype(), false)?;
+    let (x, y) = if x.shape() == y.shape() {
+        (x, y)
+    } else {
+        let shape = broadcasting_shape(prim.name, &[x.aval(), y.aval()])?;
+        (maybe_broadcast(&x, &shape)?, maybe_broadcast(&y, &shape)?)
+    };
+    let full = |v: f64| ops::broadcast_to(&ops::konst(&y, v)?, y.shape());
+    let is_zero = ops::eq(&y, &ops::konst(&y, 0.0)?)?;
+    let zeros = full(0.0)?;
+    let replaced = ops::select_n(&ops::eq(&y, &ops::konst(&y, 0.0)?)?, &[&y, &full(1.0)?])?;
+    let ym1 = ops::sub(&y, &full(1.0)?)?;
+    let p = bind(prim, &[&x, &ym1], &Params::new())?;
+    let jac = ops::mul(&replaced, &p[0])?;
+    ops::select_n(&is_zero, &[&jac, &zeros])
+}
+
+/// `x` broadcast to `shape` of the same rank as `_maybe_broadcast` does it: a 0-d `x`
+/// directly, another reshaped to its dimensions that keep their size first.
+fn maybe_broadcast(x: &Array, shape: &[usize]) -> Result<Array, Error> {
+    if x.shape() == shape {
+        return Ok(x.clone());
+    }
+    if x.ndim() == 0 {
+        return ops::broadcast_to(x, shape);
+    }
+    let dims: Vec<usize> = (0..x.ndim())
+        .filter(|&i| x.shape()[i] == shape[i])
+        .collect();
+    let squeezed: Vec<i64> = dims.iter().map(|&i| x.shape()[i] as i64).collect();
+    let x = if squeezed.len() == x.ndim() {
+        x.clone()
+    } else {
+        let params = Params::new()
+            .with("dimensions", Param::None)
+            .with("new_sizes", Param::Ints(squeezed))
+            .with("sharding", Param::None);
+        bind(&super::RESHAPE, &[x], &params)?[0].clone()
+    };
+    let params = Params::new()
+        .with(
+            "shape",
+            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+        )
+        .with(
+            "broadcast_dimensions",
+            Param::Ints(dims.iter().map(|&d| d as i64).collect()),
+        )
+        .with("sharding", Param::None);
+    Ok(bind(&super::BROADCAST_IN_DIM, &[&x], &params)?[0].clone())
 }
 
 /// The elementwise primitives linear in some operand: `add`, `sub`, `neg`, `mul` and `div`

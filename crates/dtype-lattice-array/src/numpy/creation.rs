@@ -99,12 +99,31 @@ pub fn array(values: &[Value], shape: &[usize], dtype: DType) -> Result<Array, E
                 format!("Python integer {i} out of bounds for {dtype}"),
             ));
         }
+        if let Value::Float(x) = v
+            && let Some(code) = setitem_code(dtype, x)
+        {
+            out.copy_from_slice(&code.to_le_bytes()[..n]);
+            continue;
+        }
         encode_value(v, dtype, Semantics::NumPy, out)?;
     }
     Ok(Array::from_parts(
         ShapedArray::new(shape, dtype, false),
         Storage::from_bytes(width, &bytes),
     ))
+}
+
+/// The code ml_dtypes' `setitem` stores for a Python float in one of its float8, float6 and
+/// float4 types (`np.array(v, dtype)`, which `jnp.array` calls): the double converted directly,
+/// rounded once (float8_e8m0fnu takes a positive value below 2⁻¹²⁷ as 2⁻¹²⁷), where `astype`
+/// from float64 rounds through float32. `None` for other dtypes (bfloat16's goes through
+/// float32 too) and NaN.
+fn setitem_code(dtype: DType, x: f64) -> Option<u64> {
+    if !dtype_lattice::ufunc::is_ml_dtype(dtype) || dtype == DType::BFloat16 || x.is_nan() {
+        return None;
+    }
+    let layout = crate::convert::minifloat::Layout::new(dtype.float_format()?);
+    Some(layout.encode_f64(x))
 }
 
 fn too_large(shape: &[usize]) -> Error {

@@ -109,10 +109,6 @@ pub(super) fn arraylike<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error>
     one(x, Family::Any)
 }
 
-fn is_float(d: DType) -> bool {
-    d.kind() == Kind::Float
-}
-
 fn is_integral_or_bool(d: DType) -> bool {
     matches!(d.kind(), Kind::Bool | Kind::SignedInt | Kind::UnsignedInt)
 }
@@ -143,6 +139,19 @@ macro_rules! unary_inexact {
             lax1(&lax::$prim, &x)
         }
     )*};
+}
+
+/// NumPy's own loop of a binary ufunc for two arrays of its loop's dtype under the NumPy
+/// rules, where it computes otherwise than the `lax` primitives ([`super::npmath::binary`]).
+pub(super) fn numpy_binary(
+    ufunc: &str,
+    x: &ArrayLike<'_>,
+    y: &ArrayLike<'_>,
+) -> Option<Result<Array, Error>> {
+    if !is_numpy(&rules()) {
+        return None;
+    }
+    super::npmath::binary(ufunc, x.as_array()?, y.as_array()?)
 }
 
 /// NumPy's own kernel of a ufunc for `x` (of the loop's dtype) under the NumPy rules, where
@@ -254,10 +263,16 @@ pub fn floor_divide<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("floor_divide", &[x.clone(), y.clone()], |v, _| {
+    if let Some(r) = ml::through_loop("floor_divide", &[x.clone(), y.clone()], |v, l| {
         let (a, b) = ml::two(v);
+        if l.ml_dtypes && l.output.kind() == Kind::Float {
+            return super::npmath::ml_divmod(&arraylike(a)?, &arraylike(b)?, true);
+        }
         floor_divide(a, b)
     }) {
+        return r;
+    }
+    if let Some(r) = numpy_binary("floor_divide", &x, &y) {
         return r;
     }
     let (x, y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
@@ -330,10 +345,16 @@ pub fn remainder<'a>(
     y: impl Into<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
     let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("remainder", &[x.clone(), y.clone()], |v, _| {
+    if let Some(r) = ml::through_loop("remainder", &[x.clone(), y.clone()], |v, l| {
         let (a, b) = ml::two(v);
+        if l.ml_dtypes && l.output.kind() == Kind::Float {
+            return super::npmath::ml_divmod(&arraylike(a)?, &arraylike(b)?, false);
+        }
         remainder(a, b)
     }) {
+        return r;
+    }
+    if let Some(r) = numpy_binary("remainder", &x, &y) {
         return r;
     }
     if let Some(r) = super::float32_in_float64("remainder", &x, &y, remainder) {
@@ -395,7 +416,19 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
             Params::new().with("y", Param::Int(n)),
         );
     }
-    let (a, b) = two(Some(Op::Power), Family::Numeric, x, y.clone())?;
+    let inexact_base = match &x {
+        ArrayLike::Scalar(v) => matches!(v, Value::Float(_) | Value::Complex(..)),
+        x => x
+            .as_array()
+            .is_some_and(|a| matches!(a.dtype().kind(), Kind::Float | Kind::Complex)),
+    };
+    let int_exponent = y
+        .as_array()
+        .is_some_and(|a| matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt));
+    if inexact_base && int_exponent && !is_numpy(&rules()) {
+        return float_power_of_int(x, y);
+    }
+    let (a, b) = two(Some(Op::Power), Family::Numeric, x, y)?;
     if is_numpy(&rules())
         && a.dtype().kind() == Kind::SignedInt
         && b.astype(DType::Int64)?
@@ -422,14 +455,31 @@ pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Re
         let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
         return super::npmath::complex_power(&broadcast_to(a, &shape)?, &broadcast_to(b, &shape)?);
     }
-    // A float base with an integer exponent array keeps the exponent's dtype (lax.pow
-    // accepts it).
-    let y_arr = arraylike(y)?;
-    if matches!(y_arr.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) && is_float(a.dtype()) {
-        let y_arr = broadcast_to(y_arr, a.shape())?;
-        return lax2(&lax::POW, &a, &y_arr);
-    }
     lax2(&lax::POW, &a, &b)
+}
+
+/// `jnp.power` of a float or complex array `x` and an integer array `y` (`_power`'s third
+/// case): `lax.pow` of the operands as they are, their ranks promoted, which converts the
+/// exponent to the base's dtype; the promotion of both (`promote_args_numeric`) is computed
+/// first, as `_power` does, and its results go unused.
+fn float_power_of_int(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error> {
+    let (x, y) = (arraylike(x)?, arraylike(y)?);
+    let rank = x.ndim().max(y.ndim());
+    let ranked = |a: Array| {
+        if a.ndim() == rank || a.ndim() == 0 {
+            return Ok(a);
+        }
+        let mut shape = vec![1usize; rank - a.ndim()];
+        shape.extend_from_slice(a.shape());
+        broadcast_to(a, &shape)
+    };
+    let (x, y) = (ranked(x)?, ranked(y)?);
+    promote_only(
+        Some(Op::Power),
+        Family::Numeric,
+        &[ArrayLike::Array(&x), ArrayLike::Array(&y)],
+    )?;
+    lax2(&lax::POW, &x, &y)
 }
 
 /// NumPy's refusal of a negative exponent in an integer loop.
@@ -630,15 +680,25 @@ pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     if let Some(r) = ml::through_loop("sign", std::slice::from_ref(&x), |v, l| {
         let a = arraylike(ml::one(v))?;
         if l.ml_dtypes && a.dtype() == DType::Float64 {
-            // ml_dtypes' sign keeps a zero's sign and a NaN.
-            let keep = logical_or(super::equal(&a, 0.0)?, isnan(&a)?)?;
+            // ml_dtypes' sign keeps a zero's sign and a NaN; float8_e8m0fnu's zero, T(0), is
+            // its smallest value 2⁻¹²⁷, which it keeps too.
+            let zero = if l.output == DType::Float8E8M0Fnu {
+                f64::powi(2.0, -127)
+            } else {
+                0.0
+            };
+            let keep = logical_or(super::equal(&a, zero)?, isnan(&a)?)?;
             return r#where(keep, &a, sign(&a)?);
         }
         sign(a)
     }) {
         return r;
     }
-    lax1(&lax::SIGN, &one(x, Family::Any)?)
+    let x = one(x, Family::Any)?;
+    if let Some(r) = numpy_kernel("sign", &x) {
+        return r;
+    }
+    lax1(&lax::SIGN, &x)
 }
 
 /// `jnp.floor(x)`: integers and booleans unchanged.
@@ -1158,6 +1218,20 @@ fn reduce(r: &Reduction, x: Array, axes: &Axes, keepdims: bool) -> Result<Array,
             Ok(out)
         };
     }
+    if let Some(op @ (ml::Fold::Max | ml::Fold::Min)) = r.fold
+        && x.dtype() == DType::Float16
+        && is_numpy(&rules())
+    {
+        // NumPy's float16 loop, element after element (the first of equal elements kept).
+        let dims = reduction_axes(axes, x.ndim())?;
+        check_identity(r, &x, &dims)?;
+        let out = ml::half_extremum(op, &x, &dims)?;
+        return if keepdims {
+            keep_dims(out, &dims, x.ndim())
+        } else {
+            Ok(out)
+        };
+    }
     let (result, computation) = if r.promote {
         let result = promote_integer(x.dtype())?;
         (result, upcast_f16(result))
@@ -1197,6 +1271,13 @@ fn reduction(
     let mut r = lax(prim, &[&a], params)?;
     if keepdims {
         r = keep_dims(r, &dims, x.ndim())?;
+    }
+    if matches!(r.dtype().kind(), Kind::Float | Kind::Complex)
+        && std::ptr::eq(prim, &lax::REDUCE_SUM)
+        && is_numpy(&rules())
+    {
+        // NumPy's sums start from their identity, +0.0: a sum of -0.0 is +0.0.
+        r = lax2(&lax::ADD, &r, &const_like(&r, Value::Float(0.0))?)?;
     }
     convert(&r, result_dtype)
 }
@@ -1400,6 +1481,10 @@ pub fn cumsum<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
     };
     if ml::is_ml(x.dtype()) {
         return ml::cumsum(&x);
+    }
+    if is_numpy(&rules()) && matches!(x.dtype().kind(), Kind::Float | Kind::Complex) {
+        // NumPy's `add.accumulate`: the first element as it is, then each partial sum.
+        return ml::accumulate_float(&x);
     }
     let result = if x.dtype() == DType::Bool || is_numpy(&rules()) {
         // NumPy's `add.accumulate` (as its `add.reduce`) widens booleans and narrower

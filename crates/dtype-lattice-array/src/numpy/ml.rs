@@ -307,28 +307,77 @@ pub(crate) fn cumsum(x: &Array) -> Result<Array, Error> {
         Kind::Complex => {
             let c = t.component();
             let v = cast(x, DType::Complex64)?.to_vec::<Complex<f32>>()?;
-            let out: Vec<Complex<f32>> = v
-                .iter()
-                .scan(Complex::new(0.0f32, 0.0), |s, &e| {
-                    let z = *s + e;
-                    *s = Complex::new(round_f32(c, z.re), round_f32(c, z.im));
-                    Some(*s)
-                })
-                .collect();
+            let out = accumulate(&v, |a, b| {
+                let z = a + b;
+                Complex::new(round_f32(c, z.re), round_f32(c, z.im))
+            });
             cast(&Array::from_shape_vec(&[n], out)?, t)
         }
         _ => {
             let v = cast(x, DType::Float32)?.to_vec::<f32>()?;
-            let out: Vec<f32> = v
-                .iter()
-                .scan(0.0f32, |s, &e| {
-                    *s = round_f32(t, *s + e);
-                    Some(*s)
-                })
-                .collect();
+            let out = accumulate(&v, |a, b| round_f32(t, a + b));
             cast(&Array::from_shape_vec(&[n], out)?, t)
         }
     }
+}
+
+/// The partial sums of `v` by `add`, as `add.accumulate` computes them: the first element as
+/// it is (a `-0.0` stays), then each sum of the previous one and the next element.
+fn accumulate<E: Copy>(v: &[E], add: impl Fn(E, E) -> E) -> Vec<E> {
+    v.iter()
+        .scan(None, |s: &mut Option<E>, &e| {
+            let next = s.map_or(e, |p| add(p, e));
+            *s = Some(next);
+            Some(next)
+        })
+        .collect()
+}
+
+/// `add.accumulate` of the flattened float or complex `x` of NumPy's own dtypes (`np.cumsum`
+/// under the NumPy rules): float16 rounds each partial sum (computed in float32) to float16,
+/// as its half loop does; the others add in their dtype.
+pub(crate) fn accumulate_float(x: &Array) -> Result<Array, Error> {
+    let n = x.size();
+    match x.dtype() {
+        DType::Float64 => {
+            let out = accumulate(&x.to_vec::<f64>()?, |a, b| a + b);
+            Array::from_shape_vec(&[n], out)
+        }
+        DType::Complex128 => {
+            let out = accumulate(&x.to_vec::<Complex<f64>>()?, |a, b| a + b);
+            Array::from_shape_vec(&[n], out)
+        }
+        DType::Complex64 => {
+            let out = accumulate(&x.to_vec::<Complex<f32>>()?, |a, b| a + b);
+            Array::from_shape_vec(&[n], out)
+        }
+        t => {
+            let v = cast(x, DType::Float32)?.to_vec::<f32>()?;
+            let out = accumulate(&v, |a, b| {
+                if t == DType::Float32 {
+                    a + b
+                } else {
+                    round_f32(t, a + b)
+                }
+            });
+            cast(&Array::from_shape_vec(&[n], out)?, t)
+        }
+    }
+}
+
+/// `maximum.reduce` or `minimum.reduce` (`op`) of NumPy's float16 `x` over `dims`, as its
+/// half loop runs them: element after element from the first, `isnan(a) || a >= b ? a : b`
+/// (`<=` for the minimum), so the first of equal elements (`+0.0`, `-0.0`) is kept.
+pub(crate) fn half_extremum(op: Fold, x: &Array, dims: &[usize]) -> Result<Array, Error> {
+    let v = cast(x, DType::Float32)?.to_vec::<f32>()?;
+    let (out, shape) = fold(&v, x.shape(), dims, None, |a, b| {
+        let keep = match op {
+            Fold::Min => a <= b,
+            _ => a >= b,
+        };
+        if a.is_nan() || keep { a } else { b }
+    });
+    cast(&Array::from_shape_vec(&shape, out)?, x.dtype())
 }
 
 /// `np.mean` of `sum` (the `add.reduce` of `count` elements of ml_dtypes' type `t`):

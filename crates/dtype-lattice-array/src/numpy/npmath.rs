@@ -17,6 +17,13 @@
 //!   `1.0 / x` converted back to the integer as x86-64's C conversion does (0 for 0 but in
 //!   int32 and int64, which get their smallest value); `argmax`/`argmin` of complex numbers
 //!   order them by real, then imaginary part, a NaN first.
+//! - `floor_divide` and `remainder` of real floats are `npy_divmod`'s (ml_dtypes' floats its
+//!   `divmod_impl` in float32, the same but for a zero divisor): the signs of zero quotients
+//!   and remainders follow `a / b` and the divisor; `sign` gives `+0.0` for either zero;
+//!   `maximum`/`minimum` give the second of equal operands (x86's `maxsd`), float16's the
+//!   first.
+//! - complex `reciprocal` is NumPy's own loop (`-r/d` keeps the sign of a zero part);
+//!   `log1p` of real floats is the C library's (a subnormal argument returned as it is).
 
 use dtype_lattice::{DType, Error, Kind};
 use num_complex::Complex;
@@ -108,7 +115,10 @@ pub(super) fn unary(name: &str, x: &Array) -> Option<Result<Array, Error>> {
         "sqrt" if real => map_real(x, f64::sqrt, f32::sqrt),
         "ceil" if real => map_real(x, f64::ceil, f32::ceil),
         "reciprocal" if real => map_real(x, |v| 1.0 / v, |v| 1.0 / v),
+        "reciprocal" if complex => map_complex(x, creciprocal_f64, creciprocal_f32),
         "floor" if real => map_real(x, f64::floor, f32::floor),
+        "log1p" if real => map_real(x, f64::ln_1p, f32::ln_1p),
+        "sign" if real => map_real(x, sign, sign),
         "rint" if complex => map_complex(
             x,
             |z| Complex::new(z.re.round_ties_even(), z.im.round_ties_even()),
@@ -117,6 +127,206 @@ pub(super) fn unary(name: &str, x: &Array) -> Option<Result<Array, Error>> {
         _ => return None,
     })
 }
+
+/// A binary function of one float type.
+type Binary<T> = fn(T, T) -> T;
+
+/// NumPy's loop of the binary ufunc `name` on two real float arrays of one of its dtypes
+/// (float16, float32, float64), broadcast together, where it computes otherwise than the `lax`
+/// primitives: `floor_divide` and `remainder` are `npy_floor_divide` and `npy_remainder`
+/// ([`divmod_f64`], float16 through [`divmod_f32`] and rounded once, as its half loops do);
+/// `maximum` and `minimum` are `isnan(a) || a > b ? a : b` (x86's `maxsd` with NaN
+/// propagation: equal operands, `-0.0` and `+0.0`, give the second), float16's
+/// `isnan(a) || a >= b ? a : b` (the first). `None` for other functions and operands.
+pub(super) fn binary(name: &str, x: &Array, y: &Array) -> Option<Result<Array, Error>> {
+    let t = x.dtype();
+    if y.dtype() != t || !matches!(t, DType::Float16 | DType::Float32 | DType::Float64) {
+        return None;
+    }
+    let half = t == DType::Float16;
+    let (f64_fn, f32_fn): (Binary<f64>, Binary<f32>) = match name {
+        "floor_divide" => (
+            |a, b| floor_divide(a, b, divmod_f64),
+            |a, b| floor_divide(a, b, divmod_f32),
+        ),
+        "remainder" => (
+            |a, b| remainder(a, b, divmod_f64),
+            |a, b| remainder(a, b, divmod_f32),
+        ),
+        "maximum" if half => (
+            |_, _| f64::NAN,
+            |a, b| if a.is_nan() || a >= b { a } else { b },
+        ),
+        "minimum" if half => (
+            |_, _| f64::NAN,
+            |a, b| if a.is_nan() || a <= b { a } else { b },
+        ),
+        "maximum" => (
+            |a, b| if a.is_nan() || a > b { a } else { b },
+            |a, b| if a.is_nan() || a > b { a } else { b },
+        ),
+        "minimum" => (
+            |a, b| if a.is_nan() || a < b { a } else { b },
+            |a, b| if a.is_nan() || a < b { a } else { b },
+        ),
+        _ => return None,
+    };
+    Some((|| {
+        let shape = super::broadcast_shapes(&[x.shape(), y.shape()])?;
+        let (x, y) = (
+            super::broadcast_to(x.clone(), &shape)?,
+            super::broadcast_to(y.clone(), &shape)?,
+        );
+        let pairs = |x: &Array, y: &Array| -> Result<Array, Error> {
+            if x.dtype() == DType::Float64 {
+                let (a, b) = (x.to_vec::<f64>()?, y.to_vec::<f64>()?);
+                let v: Vec<f64> = a.iter().zip(&b).map(|(&a, &b)| f64_fn(a, b)).collect();
+                Array::from_shape_vec(&shape, v)
+            } else {
+                let (a, b) = (x.to_vec::<f32>()?, y.to_vec::<f32>()?);
+                let v: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| f32_fn(a, b)).collect();
+                Array::from_shape_vec(&shape, v)
+            }
+        };
+        if half {
+            let f32 = DType::Float32;
+            pairs(&x.astype(f32)?, &y.astype(f32)?)?.astype(t)
+        } else {
+            pairs(&x, &y)
+        }
+    })())
+}
+
+/// `npy_floor_divide`: `a / b` for a zero divisor, else the quotient of `divmod`.
+fn floor_divide<T: PartialEq + Default + std::ops::Div<Output = T>>(
+    a: T,
+    b: T,
+    divmod: fn(T, T) -> (T, T),
+) -> T {
+    if b == T::default() {
+        a / b
+    } else {
+        divmod(a, b).0
+    }
+}
+
+/// `npy_remainder`: `fmod(a, b)` for a zero divisor, else the modulus of `divmod`.
+fn remainder<T: PartialEq + Default + std::ops::Rem<Output = T>>(
+    a: T,
+    b: T,
+    divmod: fn(T, T) -> (T, T),
+) -> T {
+    if b == T::default() {
+        a % b
+    } else {
+        divmod(a, b).1
+    }
+}
+
+macro_rules! divmod {
+    ($name:ident, $t:ty) => {
+        /// `npy_divmod` (NumPy's `npy_math_internal.h.src`, after CPython's float divmod; also
+        /// ml_dtypes' `divmod_impl` in float32, which differs only where `b` is 0): the
+        /// floored quotient, snapped to the nearest integer, and the remainder with the
+        /// divisor's sign; a zero quotient takes the sign of `a / b`, a zero remainder `b`'s.
+        pub(super) fn $name(a: $t, b: $t) -> ($t, $t) {
+            // Rust's `%` of floats is C's `fmod` (exact).
+            let mut m = a % b;
+            if b == 0.0 {
+                return (a / b, m);
+            }
+            let mut div = (a - m) / b;
+            if m != 0.0 {
+                if (b < 0.0) != (m < 0.0) {
+                    m += b;
+                    div -= 1.0;
+                }
+            } else {
+                m = (0.0 as $t).copysign(b);
+            }
+            let q = if div != 0.0 {
+                let f = div.floor();
+                if div - f > 0.5 { f + 1.0 } else { f }
+            } else {
+                (0.0 as $t).copysign(a / b)
+            };
+            (q, m)
+        }
+    };
+}
+divmod!(divmod_f64, f64);
+divmod!(divmod_f32, f32);
+
+/// ml_dtypes' `floor_divide` (`first`) or `remainder` of two float64 arrays holding values of
+/// one of its float types: `divmod_impl` in float32 (exact there; a float64 array of the
+/// float32 results, which the loop rounds to the type). A zero divisor gives a positive NaN,
+/// or the quotient an infinity of its sign.
+pub(super) fn ml_divmod(x: &Array, y: &Array, first: bool) -> Result<Array, Error> {
+    let shape = super::broadcast_shapes(&[x.shape(), y.shape()])?;
+    let (x, y) = (
+        super::broadcast_to(x.astype(DType::Float32)?, &shape)?,
+        super::broadcast_to(y.astype(DType::Float32)?, &shape)?,
+    );
+    let (a, b) = (x.to_vec::<f32>()?, y.to_vec::<f32>()?);
+    let v: Vec<f64> = a
+        .iter()
+        .zip(&b)
+        .map(|(&a, &b)| {
+            let (q, m) = if b == 0.0 {
+                // ml_dtypes' own case: a positive NaN, or an infinity of the quotient's sign.
+                let q = if a.is_nan() || a == 0.0 {
+                    f32::NAN
+                } else if a.is_sign_negative() == b.is_sign_negative() {
+                    f32::INFINITY
+                } else {
+                    f32::NEG_INFINITY
+                };
+                (q, f32::NAN)
+            } else {
+                divmod_f32(a, b)
+            };
+            f64::from(if first { q } else { m })
+        })
+        .collect();
+    Array::from_shape_vec(&shape, v)
+}
+
+/// NumPy's `sign` of float16, float32 and float64: `x > 0 ? 1 : x < 0 ? -1 : x == 0 ? 0 : x`,
+/// `+0.0` for either zero, a NaN as it is.
+fn sign<T: Copy + PartialOrd + From<i8>>(x: T) -> T {
+    let zero = T::from(0);
+    if x > zero {
+        T::from(1)
+    } else if x < zero {
+        T::from(-1)
+    } else if x == zero {
+        zero
+    } else {
+        x
+    }
+}
+
+macro_rules! creciprocal {
+    ($name:ident, $t:ty) => {
+        /// NumPy's complex `reciprocal` (its own loop, not `1 / z`): with `r` the ratio of the
+        /// smaller part to the larger, `(1/d, -r/d)` or `(r/d, -1/d)` where `d` is the larger
+        /// part plus the smaller times `r`.
+        fn $name(z: Complex<$t>) -> Complex<$t> {
+            let (re, im) = (z.re, z.im);
+            if im.abs() <= re.abs() {
+                let r = im / re;
+                let d = re + im * r;
+                Complex::new(1.0 / d, -r / d)
+            } else {
+                let r = re / im;
+                let d = re * r + im;
+                Complex::new(r / d, -1.0 / d)
+            }
+        }
+    };
+}
+creciprocal!(creciprocal_f64, f64);
+creciprocal!(creciprocal_f32, f32);
 
 /// NumPy's `power` of two complex arrays of one dtype and shape.
 pub(super) fn complex_power(a: &Array, b: &Array) -> Result<Array, Error> {

@@ -34,6 +34,9 @@ macro_rules! binary_functions {
             }) {
                 return r;
             }
+            if let Some(r) = super::functions::numpy_binary(stringify!($name), &x, &y) {
+                return r;
+            }
             if let Some(r) = super::float32_in_float64(stringify!($name), &x, &y, $name) {
                 return r;
             }

@@ -177,6 +177,7 @@ fn corpus(name: &str) -> Option<Case> {
             )
         },
         "jvp_mixed" => |a| jvp_ones(|a| Ok(vec![times(&a[0], &a[1])?, jnp::add(&a[1], 1)?]), a),
+        "jvp_power_int_exponent" => |a| jvp_ones(|a| Ok(vec![jnp::power(&a[0], &a[1])?]), a),
         "jvp_bool_where" => |a| {
             jvp_ones(
                 |a| Ok(vec![jnp::r#where(&a[0], &a[1], jnp::negative(&a[1])?)?]),
@@ -382,6 +383,24 @@ fn jaxpr_of(name: &str, a: &[Array]) -> Option<Result<String, Error>> {
             &a[0],
         )),
         "jaxpr_float0_convert" => text(make_jaxpr(|t: Array| t.astype(DType::Float32), &a[0])),
+        "jaxpr_power_int_exponent" => text(make_jaxpr(
+            |xn: (Array, Array)| jnp::power(&xn.0, &xn.1),
+            &(a[0].clone(), a[1].clone()),
+        )),
+        "jaxpr_jvp_power_int_exponent" => {
+            let tn = f0(a[1].shape());
+            text(make_jaxpr(
+                |(x, n): (Array, Array)| {
+                    let tx = jnp::ones(x.shape(), x.dtype())?;
+                    jvp(
+                        |(x, n): (Array, Array)| jnp::power(&x, &n),
+                        &(x, n),
+                        &(tx, tn.clone()),
+                    )
+                },
+                &(a[0].clone(), a[1].clone()),
+            ))
+        }
         _ => return None,
     })
 }
@@ -632,7 +651,7 @@ fn the_float0_corpus_agrees_with_jax() {
     }
     assert_eq!(
         (values, jaxprs, errors, promotions, reprs),
-        (28, 7, 34, 8, 8)
+        (29, 9, 34, 8, 8)
     );
 }
 

@@ -3,10 +3,10 @@
 //! ml_dtypes 0.6.0) is one `eval --batch` line and the object the command must write for it.
 //!
 //! Results: dtype, weak type and shape exactly; integer and boolean values exactly; float
-//! and complex elements bit for bit, except for the functions the fixture lists as
-//! approximate (XLA's own approximations of transcendental functions, and float
-//! reductions whose summation order XLA chooses), which must be within 2 ULP of the result
-//! dtype; a NaN must be a NaN. Refusals: the same exception class. Cases that do not agree
+//! and complex elements bit for bit (the sign of a zero included), except for the functions
+//! the fixture lists as approximate (XLA's own approximations of transcendental functions,
+//! and float reductions whose summation order XLA chooses), which must be within 2 ULP of the
+//! result dtype and of its sign; a NaN must be a NaN. Refusals: the same exception class. Cases that do not agree
 //! yet are pinned, by line, in tests/fixtures/eval/known_divergences.txt with the reason;
 //! a pinned case that starts agreeing fails the test too, so that the list only shrinks.
 
@@ -139,8 +139,11 @@ fn agrees(expected: &Value, got: &Value, approximate: bool) -> Result<(), String
             }
             continue;
         }
+        // Exact functions agree bit for bit (a NaN's payload aside); approximate ones within
+        // 2 ULP but with the same sign (-0.0 is not +0.0).
+        let sign = 1u64 << (bits - 1);
         let tolerance = if approximate { 2 } else { 0 };
-        if ulp_distance(eb[i], gb[i], bits) > tolerance {
+        if (eb[i] ^ gb[i]) & sign != 0 || ulp_distance(eb[i], gb[i], bits) > tolerance {
             return Err(format!(
                 "element {i}: expected {e} (bits {}), got {g} (bits {})",
                 eb[i], gb[i]
