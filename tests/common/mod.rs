@@ -343,3 +343,5 @@ pub const ARRAY_API_BFLOAT16: SetAside = SetAside {
     library: "AttributeError: module 'array_api_strict' has no attribute 'bfloat16'",
     reason: "the standard has no bfloat16: the library cannot build the operand",
 };
+
+pub mod layering;

@@ -175,10 +175,13 @@ pub struct DTypeInfo {
     pub bits: u32,
     /// The value representation.
     pub repr: Repr,
+    /// The dtype it is with x64 off (`jax.dtypes.canonicalize_dtype`): the 64-bit dtypes'
+    /// 32-bit counterparts, every other dtype itself.
+    pub x32: DType,
 }
 
 macro_rules! dtypes {
-    ($( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr; )*) => {
+    ($( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr $(, x32 $x32:ident)?; )*) => {
         /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`, JAX's
         /// extended PRNG key dtypes (`key<fry>`, …; [`Kind::Extended`]) and JAX's `float0`
         /// (the dtype of the tangents of integers; [`Kind::Void`]).
@@ -205,7 +208,14 @@ macro_rules! dtypes {
         }
 
         const INFO: &[DTypeInfo] = &[
-            $( DTypeInfo { name: $name, code: $code, kind: Kind::$kind, bits: $bits, repr: $repr }, )*
+            $( DTypeInfo {
+                name: $name,
+                code: $code,
+                kind: Kind::$kind,
+                bits: $bits,
+                repr: $repr,
+                x32: { let _d = DType::$variant; $( let _d = DType::$x32; )? _d },
+            }, )*
         ];
 
         impl DType {
@@ -265,14 +275,14 @@ dtypes! {
     UInt8 = "uint8", Some("u1"), UnsignedInt, 8, uint(8);
     UInt16 = "uint16", Some("u2"), UnsignedInt, 16, uint(16);
     UInt32 = "uint32", Some("u4"), UnsignedInt, 32, uint(32);
-    UInt64 = "uint64", Some("u8"), UnsignedInt, 64, uint(64);
+    UInt64 = "uint64", Some("u8"), UnsignedInt, 64, uint(64), x32 UInt32;
     Int1 = "int1", None, SignedInt, 1, sint(1);
     Int2 = "int2", None, SignedInt, 2, sint(2);
     Int4 = "int4", None, SignedInt, 4, sint(4);
     Int8 = "int8", Some("i1"), SignedInt, 8, sint(8);
     Int16 = "int16", Some("i2"), SignedInt, 16, sint(16);
     Int32 = "int32", Some("i4"), SignedInt, 32, sint(32);
-    Int64 = "int64", Some("i8"), SignedInt, 64, sint(64);
+    Int64 = "int64", Some("i8"), SignedInt, 64, sint(64), x32 Int32;
     Float4E2M1Fn = "float4_e2m1fn", None, Float, 4, float(1, 2, 0, 6.0, false, false);
     Float6E2M3Fn = "float6_e2m3fn", None, Float, 6, float(3, 2, 0, 7.5, false, false);
     Float6E3M2Fn = "float6_e3m2fn", None, Float, 6, float(2, 3, -2, 28.0, false, false);
@@ -290,11 +300,11 @@ dtypes! {
     BFloat16 = "bfloat16", Some("bf"), Float, 16, BFLOAT;
     Float16 = "float16", Some("f2"), Float, 16, IEEE_HALF;
     Float32 = "float32", Some("f4"), Float, 32, IEEE_SINGLE;
-    Float64 = "float64", Some("f8"), Float, 64, IEEE_DOUBLE;
+    Float64 = "float64", Some("f8"), Float, 64, IEEE_DOUBLE, x32 Float32;
     Complex32 = "complex32", Some("c4"), Complex, 32, IEEE_HALF;
     BComplex32 = "bcomplex32", Some("bc"), Complex, 32, BFLOAT;
     Complex64 = "complex64", Some("c8"), Complex, 64, IEEE_SINGLE;
-    Complex128 = "complex128", Some("c16"), Complex, 128, IEEE_DOUBLE;
+    Complex128 = "complex128", Some("c16"), Complex, 128, IEEE_DOUBLE, x32 Complex64;
     KeyThreefry2x32 = "key<fry>", None, Extended, 64, Repr::Key(&key::THREEFRY2X32);
     KeyRbg = "key<rbg>", None, Extended, 128, Repr::Key(&key::RBG);
     KeyUnsafeRbg = "key<urbg>", None, Extended, 128, Repr::Key(&key::UNSAFE_RBG);
@@ -367,7 +377,7 @@ impl DType {
     /// ```
     #[must_use]
     pub fn canonicalize(self, x64: bool) -> DType {
-        crate::rules::jax::canonicalize(self, x64)
+        if x64 { self } else { INFO[self as usize].x32 }
     }
 
     /// A dense index in `0..DType::COUNT`, the position in [`DType::ALL`].

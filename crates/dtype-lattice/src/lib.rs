@@ -35,10 +35,11 @@ pub mod ops;
 pub mod rules;
 pub mod table;
 pub mod toolkit;
-pub mod ufunc;
 
 pub use dtype::{DType, DTypeInfo, FloatFormat, Kind, Repr};
 pub use error::Error;
 pub use operand::{Node, Operand, PyType, Value};
 pub use ops::Op;
-pub use rules::{OptionName, Options, Promotion, RuleSet, Rules};
+pub use ops::Promotion;
+pub use rules::ufunc;
+pub use rules::{OptionName, Options, RuleSet, Rules};

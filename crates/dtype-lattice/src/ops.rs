@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::dtype::DType;
 use crate::error::{Error, Exception, Reason};
-use crate::rules::Promotion;
 
 /// An elementwise binary operation.
 ///
@@ -222,4 +221,29 @@ pub(crate) fn rule_for(table: &[OpRule], op: Op) -> OpRule {
         .copied()
         .find(|r| r.op == op)
         .unwrap_or(OpRule::all(op, Outcome::Same))
+}
+
+/// The result of a promotion: a dtype and whether it is weakly typed.
+///
+/// ```
+/// use dtype_lattice::{DType, Promotion};
+/// let p = Promotion { dtype: DType::Float32, weak_type: true };
+/// assert_eq!(p.to_string(), "float32 (weak)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Promotion {
+    /// The result dtype (for weak results, the default dtype of their kind).
+    pub dtype: DType,
+    /// Whether the result is weakly typed.
+    pub weak_type: bool,
+}
+
+impl fmt::Display for Promotion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.dtype)?;
+        if self.weak_type {
+            f.write_str(" (weak)")?;
+        }
+        Ok(())
+    }
 }

@@ -491,110 +491,12 @@ impl Array {
         }
     }
 
-    /// The elements converted to `dtype` (`x.astype(dtype)`: JAX's `convert_element_type`,
-    /// bit for bit; the result is strongly typed).
-    ///
-    /// ```
-    /// use dtype_lattice::DType;
-    /// use dtype_lattice_array::Array;
-    /// let x = Array::from_vec(vec![464.0f32, 1e-9, -1.5]);
-    /// let y = x.astype(DType::Float8E4M3Fn)?;
-    /// assert_eq!(y.as_bytes(), [0x7e, 0x00, 0xbc]); // 448 (ties to even), 0, -1.5
-    /// assert_eq!(y.astype(DType::Float32)?.to_vec::<f32>()?, [448.0, 0.0, -1.5]);
-    /// # Ok::<(), dtype_lattice::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// JAX's `TypeError` for a key dtype to a number or back.
-    pub fn astype(&self, dtype: DType) -> Result<Array, Error> {
-        use crate::lax::{Param, Params};
-        let params = Params::new()
-            .with("new_dtype", Param::DType(dtype))
-            .with("weak_type", Param::Bool(false))
-            .with("sharding", Param::None);
-        crate::lax::bind1(&crate::lax::CONVERT_ELEMENT_TYPE, &[self], &params)
-    }
-
     /// The storage.
     pub(crate) fn storage(&self) -> &Storage {
         match &self.data {
             Data::Concrete(s) => s,
             Data::Traced(_) => no_storage(),
         }
-    }
-}
-
-impl Array {
-    /// Element `i` (row-major) as the printer takes it.
-    /// Element `i` of the flattened (row-major) array, `None` past the end.
-    ///
-    /// ```
-    /// use dtype_lattice_array::{Array, repr::Scalar};
-    /// let x = Array::from_vec(vec![1.5f32, -2.0]);
-    /// assert_eq!(x.element(1), Some(Scalar::Float(-2.0)));
-    /// assert_eq!(x.element(2), None);
-    /// ```
-    pub fn element(&self, i: usize) -> Option<crate::repr::Scalar> {
-        (i < self.size() && self.is_concrete()).then(|| self.scalar_at(i))
-    }
-
-    fn scalar_at(&self, i: usize) -> crate::repr::Scalar {
-        use crate::repr::Scalar;
-        let dtype = self.dtype();
-        let (width, words) = layout(dtype);
-        let size = width * words;
-        if dtype.is_float0() {
-            return Scalar::Float0;
-        }
-        let bytes = &self.as_bytes()[i * size..(i + 1) * size];
-        if dtype.is_extended() {
-            let words = bytes
-                .chunks_exact(4)
-                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-            return Scalar::KeyData(words.collect());
-        }
-        let float = |t: DType, b: &[u8]| crate::convert::decode_f64(t, b).unwrap_or(f64::NAN);
-        match dtype.kind() {
-            dtype_lattice::Kind::Bool => Scalar::Bool(bytes[0] != 0),
-            dtype_lattice::Kind::SignedInt | dtype_lattice::Kind::UnsignedInt => {
-                let mut raw = [0u8; 8];
-                raw[..size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
-                Scalar::Int(crate::convert::ints::decode(
-                    u64::from_le_bytes(raw),
-                    dtype.bits(),
-                    dtype.kind() == dtype_lattice::Kind::SignedInt,
-                ))
-            }
-            dtype_lattice::Kind::Complex => {
-                let (re, im) = bytes.split_at(size / 2);
-                Scalar::Complex(float(dtype.component(), re), float(dtype.component(), im))
-            }
-            _ => Scalar::Float(float(dtype, bytes)),
-        }
-    }
-}
-
-impl fmt::Display for Array {
-    /// As JAX prints `repr(x)`: `Array([1., 2.], dtype=float32)`, `weak_type=True` when weak.
-    ///
-    /// ```
-    /// use dtype_lattice_array::Array;
-    /// let x = Array::from_vec(vec![1.0f32, 2.0]);
-    /// assert_eq!(x.to_string(), "Array([1., 2.], dtype=float32)");
-    /// assert_eq!(Array::scalar(3i32).with_weak_type(true).to_string(), "Array(3, dtype=int32, weak_type=True)");
-    /// ```
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Data::Traced(t) = &self.data {
-            return write!(f, "Traced<{}>with<{}>", self.aval, t.trace_name());
-        }
-        let text = crate::repr::jax_repr(
-            self.dtype(),
-            self.shape(),
-            &|i| self.scalar_at(i),
-            self.weak_type(),
-        );
-        f.write_str(&text)
     }
 }
 

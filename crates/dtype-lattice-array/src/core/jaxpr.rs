@@ -18,8 +18,8 @@ use std::fmt::{self, Write as _};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{Error, Value};
 
+use super::{Param, Params, Primitive};
 use crate::array::{Array, ShapedArray};
-use crate::lax::{self, Param, Params, Primitive};
 use crate::repr::Scalar;
 
 /// A variable of a jaxpr: an identity and an abstract value.
@@ -249,7 +249,7 @@ impl ClosedJaxpr {
                 .map(|a| read(a, &env))
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&Array> = inputs.iter().collect();
-            let outs = lax::bind(eqn.prim, &refs, &eqn.params)?;
+            let outs = super::bind(eqn.prim, &refs, &eqn.params)?;
             for (v, x) in eqn.outputs.iter().zip(outs) {
                 env.insert(v.id, x);
             }

@@ -704,7 +704,7 @@ impl CustomVjpRule for BatchedVjp {
                     c.dtype(),
                     false,
                 )),
-                None => crate::numpy::sum(&c, crate::numpy::Axes::Some(vec![0]), false),
+                None => crate::lax::batching::sum_axis(&c, 0),
                 Some(0) => Ok(c),
                 Some(d) => crate::lax::batching::moveaxis(&c, 0, *d),
             })

@@ -343,6 +343,25 @@ pub(crate) fn scan(
     Ok((outs, vec![Some(bdim)]))
 }
 
+/// `x.sum(axis)` as JAX's `matchaxis` sums an unbatched cotangent over the batch (`jnp.sum`
+/// of a float or complex array: float16 and bfloat16 accumulated in float32; the result
+/// strong, of `x`'s dtype).
+pub(crate) fn sum_axis(x: &Array, axis: usize) -> Result<Array, Error> {
+    use dtype_lattice::DType;
+    let strong = |x: &Array, d: DType| super::ops::convert(x, d, false);
+    let dtype = x.dtype();
+    let computation = match dtype {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        d => d,
+    };
+    let a = strong(x, computation)?;
+    let p = Params::new()
+        .with("axes", Param::Ints(vec![axis as i64]))
+        .with("out_sharding", Param::None);
+    let r = bind1(&super::REDUCE_SUM, &[&a], &p)?;
+    strong(&r, dtype)
+}
+
 #[cfg(test)]
 mod tests {
     /// Every primitive has a batching rule but those that never see a batched operand: `iota`

@@ -138,3 +138,30 @@ fn transpose(
         .transpose()
         .map(|c| vec![c])
 }
+
+/// `x.astype(dtype)`: the conversion primitive, as an array method.
+impl Array {
+    /// The elements converted to `dtype` (`x.astype(dtype)`: JAX's `convert_element_type`,
+    /// bit for bit; the result is strongly typed).
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// use dtype_lattice_array::Array;
+    /// let x = Array::from_vec(vec![464.0f32, 1e-9, -1.5]);
+    /// let y = x.astype(DType::Float8E4M3Fn)?;
+    /// assert_eq!(y.as_bytes(), [0x7e, 0x00, 0xbc]); // 448 (ties to even), 0, -1.5
+    /// assert_eq!(y.astype(DType::Float32)?.to_vec::<f32>()?, [448.0, 0.0, -1.5]);
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// JAX's `TypeError` for a key dtype to a number or back.
+    pub fn astype(&self, dtype: dtype_lattice::DType) -> Result<Array, Error> {
+        let params = Params::new()
+            .with("new_dtype", Param::DType(dtype))
+            .with("weak_type", Param::Bool(false))
+            .with("sharding", Param::None);
+        super::bind1(&CONVERT_ELEMENT_TYPE, &[self], &params)
+    }
+}

@@ -288,6 +288,80 @@ pub fn numpy_repr(dtype: DType, shape: &[usize], element: &dyn Fn(usize) -> Scal
     format!("{head}{spacer}{extra}")
 }
 
+// ---- the printer's view of an array, and `Display`
+
+impl crate::array::Array {
+    /// Element `i` (row-major) as the printer takes it.
+    /// Element `i` of the flattened (row-major) array, `None` past the end.
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, repr::Scalar};
+    /// let x = Array::from_vec(vec![1.5f32, -2.0]);
+    /// assert_eq!(x.element(1), Some(Scalar::Float(-2.0)));
+    /// assert_eq!(x.element(2), None);
+    /// ```
+    pub fn element(&self, i: usize) -> Option<Scalar> {
+        (i < self.size() && self.is_concrete()).then(|| self.scalar_at(i))
+    }
+
+    fn scalar_at(&self, i: usize) -> Scalar {
+        let dtype = self.dtype();
+        let (width, words) = crate::array::layout(dtype);
+        let size = width * words;
+        if dtype.is_float0() {
+            return Scalar::Float0;
+        }
+        let bytes = &self.as_bytes()[i * size..(i + 1) * size];
+        if dtype.is_extended() {
+            let words = bytes
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            return Scalar::KeyData(words.collect());
+        }
+        let float = |t: DType, b: &[u8]| crate::convert::decode_f64(t, b).unwrap_or(f64::NAN);
+        match dtype.kind() {
+            dtype_lattice::Kind::Bool => Scalar::Bool(bytes[0] != 0),
+            dtype_lattice::Kind::SignedInt | dtype_lattice::Kind::UnsignedInt => {
+                let mut raw = [0u8; 8];
+                raw[..size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
+                Scalar::Int(crate::convert::ints::decode(
+                    u64::from_le_bytes(raw),
+                    dtype.bits(),
+                    dtype.kind() == dtype_lattice::Kind::SignedInt,
+                ))
+            }
+            dtype_lattice::Kind::Complex => {
+                let (re, im) = bytes.split_at(size / 2);
+                Scalar::Complex(float(dtype.component(), re), float(dtype.component(), im))
+            }
+            _ => Scalar::Float(float(dtype, bytes)),
+        }
+    }
+}
+
+impl std::fmt::Display for crate::array::Array {
+    /// As JAX prints `repr(x)`: `Array([1., 2.], dtype=float32)`, `weak_type=True` when weak.
+    ///
+    /// ```
+    /// use dtype_lattice_array::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0]);
+    /// assert_eq!(x.to_string(), "Array([1., 2.], dtype=float32)");
+    /// assert_eq!(Array::scalar(3i32).with_weak_type(true).to_string(), "Array(3, dtype=int32, weak_type=True)");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(t) = self.tracer() {
+            return write!(f, "Traced<{}>with<{}>", self.aval(), t.trace_name());
+        }
+        let text = jax_repr(
+            self.dtype(),
+            self.shape(),
+            &|i| self.scalar_at(i),
+            self.weak_type(),
+        );
+        f.write_str(&text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ mod lax_elementwise;
 mod lax_elementwise_laws;
 mod lax_structural_conformance;
 mod lax_structural_laws;
+mod layering;
 mod npy_bounds;
 mod npy_files;
 mod numpy_builtin_loops;

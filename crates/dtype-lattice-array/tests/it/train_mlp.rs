@@ -4,11 +4,11 @@
 
 #[allow(dead_code)]
 #[path = "../../examples/train_mlp.rs"]
-mod train_mlp;
+mod example;
 
 use dtype_lattice::{DType, Rules};
 use dtype_lattice_array::numpy as jnp;
-use train_mlp::{Args, losses};
+use example::{Args, losses};
 
 fn fixture() -> serde_json::Value {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))

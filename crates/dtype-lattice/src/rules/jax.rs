@@ -221,14 +221,6 @@ const AND_REFUSES: Outcome = Outcome::Refuse(
      subtypes of integer, bool.",
 );
 
-/// With x64 off, JAX canonicalises 64-bit dtypes to their 32-bit counterparts.
-const TO_32BIT: &[(DType, DType)] = &[
-    (Int64, Int32),
-    (UInt64, UInt32),
-    (Float64, Float32),
-    (Complex128, Complex64),
-];
-
 /// Dtypes JAX does not know (the model's PyTorch-only complex dtypes).
 const NOT_IN_JAX: &[DType] = &[Complex32, BComplex32];
 
@@ -270,22 +262,6 @@ pub fn definition(opts: Options) -> Vec<(Node, Vec<Node>)> {
     }
 }
 
-/// [`TO_32BIT`] as a lookup table by [`DType::index`].
-const CANONICAL_X32: [DType; DType::COUNT] = {
-    let mut table = [Bool; DType::COUNT];
-    let mut i = 0;
-    while i < DType::COUNT {
-        table[i] = DType::ALL[i];
-        i += 1;
-    }
-    let mut k = 0;
-    while k < TO_32BIT.len() {
-        table[TO_32BIT[k].0 as usize] = TO_32BIT[k].1;
-        k += 1;
-    }
-    table
-};
-
 /// [`NOT_IN_JAX`] as a lookup table by [`DType::index`].
 const KNOWN: [bool; DType::COUNT] = {
     let mut table = [true; DType::COUNT];
@@ -300,11 +276,7 @@ const KNOWN: [bool; DType::COUNT] = {
 /// `canonicalize_dtype`: 64-bit dtypes become 32-bit when x64 is off.
 #[inline]
 pub(crate) fn canonicalize(dtype: DType, x64: bool) -> DType {
-    if x64 {
-        dtype
-    } else {
-        CANONICAL_X32[dtype.index()]
-    }
+    dtype.canonicalize(x64)
 }
 
 /// The dtype JAX gives a value of a Python scalar type (`int` → int32 when x64 is off).

@@ -22,6 +22,7 @@ pub(crate) mod numpy;
 mod numpy_legacy;
 mod tensorflow;
 mod torch;
+pub mod ufunc;
 
 use std::fmt;
 use std::str::FromStr;
@@ -33,6 +34,7 @@ use crate::error::{Error, Reason};
 use crate::lattice::Lattice;
 use crate::operand::{Node, Operand, PyType};
 use crate::ops::Op;
+pub use crate::ops::Promotion;
 
 /// The refusal for an operand a rule set cannot represent.
 pub(crate) fn unsupported(rules: &'static str, operand: &Operand, why: String) -> Error {
@@ -346,31 +348,6 @@ pub struct Options {
     pub default_float: Option<DType>,
 }
 
-/// The result of a promotion: a dtype and whether it is weakly typed.
-///
-/// ```
-/// use dtype_lattice::{DType, Promotion};
-/// let p = Promotion { dtype: DType::Float32, weak_type: true };
-/// assert_eq!(p.to_string(), "float32 (weak)");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct Promotion {
-    /// The result dtype (for weak results, the default dtype of their kind).
-    pub dtype: DType,
-    /// Whether the result is weakly typed.
-    pub weak_type: bool,
-}
-
-impl fmt::Display for Promotion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.dtype)?;
-        if self.weak_type {
-            f.write_str(" (weak)")?;
-        }
-        Ok(())
-    }
-}
-
 /// A rule set with its options: the entry point of the library.
 ///
 /// ```
@@ -451,7 +428,7 @@ impl Rules {
 
     /// NumPy ≥ 2 promotion (NEP 50), with ml_dtypes imported: its types (bfloat16, the
     /// float8/float6/float4 formats, the sub-byte integers, complex32/bcomplex32) promote as
-    /// NumPy's legacy user DTypes, and ops run the ufunc loop NumPy picks ([`crate::ufunc`]).
+    /// NumPy's legacy user DTypes, and ops run the ufunc loop NumPy picks ([`ufunc`]).
     ///
     /// ```
     /// use dtype_lattice::{DType, Op, Operand, PyType, Rules};

@@ -9,7 +9,7 @@
 //! checks it), and NumPy promotes its types pair by pair through the safe casts ml_dtypes
 //! registers ([`ML_SAFE_CASTS`], which form no order: e4m3 and e4m3fn cast safely to each
 //! other) and their type numbers, as `common_dtype` and `PyArray_PromoteDTypeSequence` do
-//! ([`common_dtype`], [`promote_dtype_sequence`]). Their ufunc loops: [`crate::ufunc`].
+//! ([`common_dtype`], [`promote_dtype_sequence`]). Their ufunc loops: [`super::ufunc`].
 
 use std::sync::OnceLock;
 
@@ -789,9 +789,9 @@ pub(crate) fn check_negative_power(operands: &[Operand], base: DType) -> Result<
 /// The result of NumPy's ufunc for `op` on `operands`: promotion, the ufunc's loops, and
 /// NEP 50's checks on Python ints where the loop runs in the promoted integer dtype (they
 /// must fit it; `power` refuses a negative one as exponent). With one of ml_dtypes' types
-/// among the operands, the loop NumPy's legacy type resolution picks ([`crate::ufunc`]).
+/// among the operands, the loop NumPy's legacy type resolution picks ([`super::ufunc`]).
 pub(crate) fn op_result(op: Op, operands: &[Operand]) -> Result<Promotion, Error> {
-    if let Some(u) = crate::ufunc::numpy_ufunc(op.name())
+    if let Some(u) = super::ufunc::numpy_ufunc(op.name())
         && let Some(l) = u.resolve(operands)?
     {
         return Ok(Promotion {

@@ -9,6 +9,7 @@ mod dtype_model;
 mod jax_conformance;
 mod key_dtypes;
 mod lattice_laws;
+mod layering;
 mod numpy_legacy_conformance;
 mod numpy_ml_dtypes_conformance;
 mod ops_conformance;

@@ -38,10 +38,10 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+use super::numpy::{self, Part};
 use crate::dtype::DType::{self, *};
 use crate::error::{Error, Exception};
 use crate::operand::{Node, Operand, PyType};
-use crate::rules::numpy::{self, Part};
 
 /// What a loop outputs, from its input dtype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -361,7 +361,7 @@ impl Ufunc {
 
     /// Whether ml_dtypes registers a loop of this ufunc for `t`.
     fn has_ml_loop(&self, t: DType) -> bool {
-        let group = if t.kind() == crate::Kind::Complex {
+        let group = if t.kind() == crate::dtype::Kind::Complex {
             COMPLEX
         } else if t.kind().is_integer() {
             INTS
@@ -661,9 +661,11 @@ fn can_cast_operand(p: &Part, to: DType, min_scalar: bool) -> bool {
     }
     if numpy::knows_builtin(to) {
         match to.kind() {
-            crate::Kind::Complex => return true,
-            crate::Kind::Float => return t != PyType::Complex,
-            crate::Kind::SignedInt | crate::Kind::UnsignedInt => return t == PyType::Int,
+            crate::dtype::Kind::Complex => return true,
+            crate::dtype::Kind::Float => return t != PyType::Complex,
+            crate::dtype::Kind::SignedInt | crate::dtype::Kind::UnsignedInt => {
+                return t == PyType::Int;
+            }
             _ => {}
         }
     }
