@@ -120,3 +120,75 @@ pub fn layout(dtype: DType) -> (usize, usize) {
     let bits = dtype.bits() as usize;
     ((bits.div_ceil(8)).next_power_of_two().max(1), 1)
 }
+
+/// Calls `$body` with `$t` the Rust element type of `$dtype` (the dtypes with one), or
+/// evaluates `$other`.
+macro_rules! with_element {
+    ($dtype:expr, $t:ident => $body:expr, $other:expr) => {
+        match $dtype {
+            DType::Bool => {
+                type $t = bool;
+                $body
+            }
+            DType::Int8 => {
+                type $t = i8;
+                $body
+            }
+            DType::Int16 => {
+                type $t = i16;
+                $body
+            }
+            DType::Int32 => {
+                type $t = i32;
+                $body
+            }
+            DType::Int64 => {
+                type $t = i64;
+                $body
+            }
+            DType::UInt8 => {
+                type $t = u8;
+                $body
+            }
+            DType::UInt16 => {
+                type $t = u16;
+                $body
+            }
+            DType::UInt32 => {
+                type $t = u32;
+                $body
+            }
+            DType::UInt64 => {
+                type $t = u64;
+                $body
+            }
+            DType::Float16 => {
+                type $t = half::f16;
+                $body
+            }
+            DType::BFloat16 => {
+                type $t = half::bf16;
+                $body
+            }
+            DType::Float32 => {
+                type $t = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $t = f64;
+                $body
+            }
+            DType::Complex64 => {
+                type $t = num_complex::Complex<f32>;
+                $body
+            }
+            DType::Complex128 => {
+                type $t = num_complex::Complex<f64>;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+pub(crate) use with_element;

@@ -18,8 +18,8 @@ use smallvec::SmallVec;
 use crate::array::{ShapedArray, layout};
 use crate::core::{Params, Primitive};
 use crate::kernels::fast::{self, Side};
+use crate::lax::elementwise::fast::{bin_op, bit_op, cmp_op};
 use crate::lax::elementwise::{self, Op};
-use crate::lax::fast::{bin_op, bit_op, cmp_op};
 
 /// An operand of a [`Kernel`] over a block of `n` elements: the bytes of its `n` elements, or
 /// of one element standing for each of them.

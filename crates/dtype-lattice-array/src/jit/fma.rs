@@ -19,8 +19,8 @@ use dtype_lattice::{DType, Error};
 use crate::array::{Array, ShapedArray, Storage};
 use crate::core::{Avals, Outputs, Param, Params, Primitive};
 use crate::kernels::fast::Side;
+use crate::lax::elementwise::lanes::{flush32, flush64};
 use crate::lax::elementwise::{broadcast_operands, broadcasting_shape};
-use crate::lax::lanes::{flush32, flush64};
 
 /// The parameter that negates the product (`c - a*b`, `-(a*b) + c`).
 pub(crate) const NEG_PRODUCT: &str = "negate_product";

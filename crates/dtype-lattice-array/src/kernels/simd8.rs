@@ -337,7 +337,7 @@ mod tests {
     use super::*;
     use crate::kernels::fast::BinOp;
     use crate::lax::elementwise::Op;
-    use crate::lax::fast::eight;
+    use crate::lax::elementwise::fast::eight;
     use dtype_lattice::DType;
 
     #[test]
@@ -351,7 +351,7 @@ mod tests {
             DType::Float8E3M4,
             DType::Float8E4M3,
         ] {
-            let values = crate::lax::lanes::decode_table(dtype);
+            let values = crate::lax::elementwise::lanes::decode_table(dtype);
             let p = Planes::new(&values).unwrap_or_else(|| panic!("{}", dtype.name()));
             for c in 0..=255u8 {
                 assert_eq!(
@@ -368,10 +368,10 @@ mod tests {
             );
         }
         // Unsigned, and 2^-127 is a float32 subnormal.
-        let e8m0 = crate::lax::lanes::decode_table(DType::Float8E8M0Fnu);
+        let e8m0 = crate::lax::elementwise::lanes::decode_table(DType::Float8E8M0Fnu);
         assert_eq!(Planes::new(&e8m0), None);
         // A value that is not a bfloat16 value.
-        let mut odd = crate::lax::lanes::decode_table(DType::Float8E4M3Fn);
+        let mut odd = crate::lax::elementwise::lanes::decode_table(DType::Float8E4M3Fn);
         odd[3] = f32::from_bits(odd[3].to_bits() | 1);
         assert_eq!(Planes::new(&odd), None);
     }

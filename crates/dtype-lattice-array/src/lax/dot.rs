@@ -28,11 +28,11 @@ use super::{Avals, Outputs};
 use crate::core::{BatchDims, Lin};
 use dtype_lattice::{DType, Error, Kind};
 
-use super::elem_arith::ElemArith as Arith;
-use super::elementwise::with_element;
+use super::accumulate::Accumulate;
 use super::reduce::{Red, Reducible};
 use super::structural::{TRANSPOSE, distinct, type_error};
 use super::{Param, Params, Primitive};
+use crate::array::with_element;
 use crate::array::{Array, Element, ShapedArray, Storage};
 use crate::core::Hidden;
 use dtype_lattice::error::Exception;
@@ -493,7 +493,7 @@ fn impl_rule(
 /// `x` with its subnormal elements as zeros of their sign (float32, float64, bfloat16; other
 /// dtypes unchanged), as XLA's CPU code reads and writes them.
 fn flushed(x: &Array) -> Result<Array, Error> {
-    use super::lanes::{flush32, flush64};
+    use super::elementwise::lanes::{flush32, flush64};
     let subnormal = |biased_exponent_zero: bool, nonzero: bool| biased_exponent_zero && nonzero;
     Ok(match x.dtype() {
         DType::Float32 => {

@@ -30,15 +30,13 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+mod accumulate;
 pub(crate) mod ad;
 pub(crate) mod batching;
 mod convert;
 mod dot;
-mod elem_arith;
 pub(crate) mod elementwise;
-pub(crate) mod fast;
 mod iota;
-pub(crate) mod lanes;
 pub(crate) mod ops;
 pub(crate) mod random;
 mod reduce;
@@ -82,14 +80,14 @@ pub(crate) fn ints(v: impl IntoIterator<Item = usize>) -> Param {
 }
 
 /// [`bind1`] of a binary primitive on two arrays of one aval: small float32 arithmetic
-/// outside any transformation runs its loop directly ([`fast::same_aval`]), the rest binds.
+/// outside any transformation runs its loop directly ([`elementwise::fast::same_aval`]), the rest binds.
 pub(crate) fn bind_same_aval(
     prim: &'static Primitive,
     x: &Array,
     y: &Array,
 ) -> Result<Array, Error> {
     if crate::core::current().is_none()
-        && let Some(out) = fast::same_aval(prim, x, y)
+        && let Some(out) = elementwise::fast::same_aval(prim, x, y)
     {
         return Ok(out);
     }

@@ -40,14 +40,14 @@ use dtype_lattice::{DType, Error, Kind};
 use half::{bf16, f16};
 use num_complex::Complex;
 
-use super::elem_arith::ElemArith as Arith;
-use super::elementwise::with_element;
-use super::lanes::{flush32, flush64};
+use super::accumulate::Accumulate;
+use super::elementwise::lanes::{flush32, flush64};
 use super::structural::{
     distinct, for_each_index, in_range, param_int, py_ints, strides, type_error, value_error,
 };
 use super::{Param, Params, Primitive};
 use crate::array::storage::sealed::Words;
+use crate::array::with_element;
 use crate::array::{Array, Element, ShapedArray, Storage, py_shape};
 
 /// Which reduction.
@@ -69,7 +69,7 @@ impl Red {
     }
 
     #[inline(always)]
-    fn apply<T: Arith>(self, a: T, b: T) -> T {
+    fn apply<T: Accumulate>(self, a: T, b: T) -> T {
         match self {
             Red::Sum => a.add(b),
             Red::Prod => a.mul(b),
@@ -83,9 +83,9 @@ impl Red {
 
 /// An element type as reductions see it: its identities, and the type a dot product
 /// accumulates it in.
-pub(crate) trait Reducible: Arith {
+pub(crate) trait Reducible: Accumulate {
     /// The accumulator type of products (float32 for float16 and bfloat16, else the type).
-    type Acc: Arith;
+    type Acc: Accumulate;
     fn widen(self) -> Self::Acc;
     fn narrow(a: Self::Acc) -> Self;
     /// The identity of a reduction, in the accumulator type.

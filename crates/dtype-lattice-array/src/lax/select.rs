@@ -17,8 +17,8 @@ use crate::core::{BatchDims, Lin};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
 
+use super::elementwise::lanes::{Lane, with_lane};
 use super::elementwise::{ANY, Arith, check_same_dtypes, refuse_dtype};
-use super::lanes::{Lane, with_lane};
 use super::{Param, Params, Primitive};
 use crate::array::storage::Word64;
 use crate::array::storage::pool::Pooled;

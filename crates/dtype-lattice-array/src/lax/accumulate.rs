@@ -1,7 +1,7 @@
 //! The arithmetic of each Rust element type as the reductions and `dot_general`'s generic
 //! loop compute it (integers wrap; float16 and bfloat16 compute in float32 and round once;
 //! `max`/`min` propagate NaN). The elementwise primitives use the lane types of
-//! [`super::lanes`] instead.
+//! [`super::elementwise::lanes`] instead.
 
 use half::{bf16, f16};
 use num_complex::Complex;
@@ -9,7 +9,7 @@ use num_complex::Complex;
 use crate::array::Element;
 
 /// The arithmetic of an element type as XLA's CPU backend computes it.
-pub(crate) trait ElemArith: Element {
+pub(crate) trait Accumulate: Element {
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     /// `acc + self·o`, one step of a dot product's accumulation: fused (rounded once) for
@@ -37,7 +37,7 @@ pub(crate) trait ElemArith: Element {
 
 macro_rules! int_arith {
     ($($t:ty),*) => {$(
-        impl ElemArith for $t {
+        impl Accumulate for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
             #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
             #[inline(always)] fn max(self, o: Self) -> Self { Ord::max(self, o) }
@@ -50,7 +50,7 @@ macro_rules! int_arith {
 }
 int_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-impl ElemArith for bool {
+impl Accumulate for bool {
     #[inline(always)]
     fn add(self, o: Self) -> Self {
         self | o
@@ -84,7 +84,7 @@ impl ElemArith for bool {
 /// IEEE arithmetic at the type's precision; `max`/`min` propagate NaN (XLA's semantics).
 macro_rules! float_arith {
     ($($t:ty),*) => {$(
-        impl ElemArith for $t {
+        impl Accumulate for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn mul_acc(self, o: Self, acc: Self) -> Self { self.mul_add(o, acc) }
@@ -103,11 +103,11 @@ float_arith!(f32, f64);
 /// float16 and bfloat16: computed in float32, rounded once (`half` rounds to nearest even).
 macro_rules! half_arith {
     ($($t:ty),*) => {$(
-        impl ElemArith for $t {
+        impl Accumulate for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() + o.to_f32()) }
             #[inline(always)] fn mul(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() * o.to_f32()) }
-            #[inline(always)] fn max(self, o: Self) -> Self { <$t>::from_f32(ElemArith::max(self.to_f32(), o.to_f32())) }
-            #[inline(always)] fn min(self, o: Self) -> Self { <$t>::from_f32(ElemArith::min(self.to_f32(), o.to_f32())) }
+            #[inline(always)] fn max(self, o: Self) -> Self { <$t>::from_f32(Accumulate::max(self.to_f32(), o.to_f32())) }
+            #[inline(always)] fn min(self, o: Self) -> Self { <$t>::from_f32(Accumulate::min(self.to_f32(), o.to_f32())) }
             #[inline(always)] fn lt(self, o: Self) -> bool { self.to_f32() < o.to_f32() }
         }
     )*};
@@ -116,11 +116,11 @@ half_arith!(f16, bf16);
 
 macro_rules! complex_arith {
     ($($t:ty),*) => {$(
-        impl ElemArith for Complex<$t> {
+        impl Accumulate for Complex<$t> {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
-            #[inline(always)] fn max(self, o: Self) -> Self { if ElemArith::lt(self, o) { o } else { self } }
-            #[inline(always)] fn min(self, o: Self) -> Self { if ElemArith::lt(o, self) { o } else { self } }
+            #[inline(always)] fn max(self, o: Self) -> Self { if Accumulate::lt(self, o) { o } else { self } }
+            #[inline(always)] fn min(self, o: Self) -> Self { if Accumulate::lt(o, self) { o } else { self } }
             #[inline(always)] fn lt(self, o: Self) -> bool {
                 self.re < o.re || (self.re == o.re && self.im < o.im)
             }

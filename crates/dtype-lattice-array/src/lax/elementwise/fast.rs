@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use dtype_lattice::{DType, Kind};
 
-use super::elementwise::Op;
+use super::Op;
 use crate::array::storage::pool::{self, Pooled};
 use crate::array::{Array, ShapedArray, Storage, Word};
 use crate::kernels::fast::{
@@ -168,7 +168,7 @@ pub(crate) fn same_aval(prim: &'static super::Primitive, x: &Array, y: &Array) -
     if a.len() >= PARALLEL_MIN || a.len() != b.len() {
         return None;
     }
-    let op = match super::elementwise::op_of(prim)? {
+    let op = match super::op_of(prim)? {
         Op::AddAny => return None,
         op => bin_op(op)?,
     };
@@ -326,7 +326,7 @@ pub(crate) fn eight(op: Op, dtype: DType) -> Option<Arc<Eight>> {
     let x = Array::from_bytes(dtype, &[a.len()], &a).ok()?;
     let y = Array::from_bytes(dtype, &[b.len()], &b).ok()?;
     let aval = ShapedArray::new(&[a.len()], dtype, false);
-    let out = super::elementwise::generic_binary(op, &x, &y, &aval).ok()?;
+    let out = super::generic_binary(op, &x, &y, &aval).ok()?;
     let mut k = Eight {
         op: bin_op(op)?,
         table: out.as_bytes().to_vec(),
@@ -389,7 +389,7 @@ mod tests {
         let a = Array::from_bytes(dtype, &[n], x).unwrap();
         let b = Array::from_bytes(dtype, &[n], y).unwrap();
         let aval = ShapedArray::new(&[n], dtype, false);
-        let generic = super::super::elementwise::generic_binary;
+        let generic = super::super::generic_binary;
         // Scalar operands: a few of `y`'s elements and the special values (zeros, infinities,
         // NaNs of both signs, a subnormal, 1, 3), each against the generic kernel on the
         // scalar repeated.
@@ -481,7 +481,7 @@ mod tests {
     /// the aval, and declines what it does not compute.
     #[test]
     fn same_aval_agrees_with_the_generic_kernel_and_declines_the_rest() {
-        use super::super::elementwise as E;
+        use super::super as E;
         let n = 4096;
         let words = |seed: u64, mask: u32| -> Vec<u32> {
             let mut w: Vec<u32> = bits(n, seed).iter().map(|b| (*b as u32) & mask).collect();
@@ -508,7 +508,7 @@ mod tests {
                 (&E::MIN, Op::Min),
             ] {
                 let got = same_aval(prim, &x, &y).expect("the direct path");
-                let want = super::super::elementwise::generic_binary(op, &x, &y, x.aval()).unwrap();
+                let want = super::super::generic_binary(op, &x, &y, x.aval()).unwrap();
                 assert_eq!(got.aval(), x.aval(), "{op:?}");
                 assert_eq!(got.as_bytes(), want.as_bytes(), "{op:?} weak={weak}");
             }
@@ -594,7 +594,7 @@ mod tests {
     /// float32 comparisons over NaNs, infinities, zeros and subnormals, with scalar sides.
     #[test]
     fn integer_comparison_and_sign_paths_agree_with_the_generic_kernel() {
-        use super::super::elementwise::generic_binary;
+        use super::super::generic_binary;
         let n = PARALLEL_MIN + 777;
         let ints = [
             DType::Int8,
@@ -694,7 +694,7 @@ mod tests {
         let floats = ShapedArray::new(&[n], DType::Float32, false);
         for op in [Op::Neg, Op::Abs] {
             let fast = unary(op, &a, &floats).expect("a fast path");
-            let slow = super::super::elementwise::generic_unary(op, &a, &floats).unwrap();
+            let slow = super::super::generic_unary(op, &a, &floats).unwrap();
             let diff = fast
                 .bytes()
                 .chunks(4)
