@@ -221,7 +221,7 @@ fn evaluate(
         };
     }
     let f = jnp::function(function).ok_or_else(|| jnp::unknown_function(function))?;
-    dispatch.call(f, args)
+    dispatch.call(&f, args)
 }
 
 /// The most elements one literal array may have (a line holds at most 1 MiB anyway).

@@ -102,19 +102,19 @@ mod tests {
     fn a_dropped_python_int_passes_after_a_successful_first_call() {
         let int = |v: i128| vec![ArrayLike::Scalar(Value::Int(v))];
         let mut d = JitDispatch::new();
-        let isfinite = function("isfinite").unwrap();
+        let isfinite = &function("isfinite").unwrap();
         assert!(d.call(isfinite, int(2_147_483_648)).is_err());
         let mut d = JitDispatch::new();
         assert!(d.call(isfinite, int(0)).is_ok());
         let r = d.call(isfinite, int(2_147_483_648)).unwrap();
         assert_eq!(r.to_vec::<bool>().unwrap(), [true]);
-        let isinf = function("isinf").unwrap();
+        let isinf = &function("isinf").unwrap();
         assert!(d.call(isinf, int(2_147_483_648)).is_err());
         assert!(d.call(isinf, int(300)).is_ok());
         assert!(d.call(isinf, int(2_147_483_648)).is_err());
         // A function whose computation uses its operand parses it: `negative 2`, then
         // `negative 2147483648` raises (the fixture's order too).
-        let negative = function("negative").unwrap();
+        let negative = &function("negative").unwrap();
         assert!(d.call(negative, int(2)).is_ok());
         assert!(d.call(negative, int(2_147_483_648)).is_err());
     }

@@ -5,6 +5,7 @@
 use dtype_lattice::error::{Exception, Reason};
 use dtype_lattice::{DType, Error, Kind, Op, Value};
 
+use super::ufuncs::Ufunc;
 use super::{
     ArrayLike, Family, broadcast_shapes, broadcast_to, default_int, is_numpy, ml, promote_family,
     promote_only, rules, scalar_array,
@@ -22,22 +23,22 @@ pub(super) fn lax(
     lax::bind1(p, inputs, &params)
 }
 
-fn lax1(p: &'static Primitive, x: &Array) -> Result<Array, Error> {
+pub(super) fn lax1(p: &'static Primitive, x: &Array) -> Result<Array, Error> {
     lax(p, &[x], Params::new())
 }
 
-fn lax2(p: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
+pub(super) fn lax2(p: &'static Primitive, x: &Array, y: &Array) -> Result<Array, Error> {
     lax(p, &[x, y], Params::new())
 }
 
 /// `_constant_like(x, v)`: a 0-d constant of `x`'s dtype, strongly typed (a NumPy scalar).
-fn strong_const(x: &Array, v: Value) -> Result<Array, Error> {
+pub(super) fn strong_const(x: &Array, v: Value) -> Result<Array, Error> {
     scalar_array(v, x.dtype(), false)
 }
 
 /// `lax._const(x, v)`, or a Python scalar meeting `x` in `jnp`'s promotion: a 0-d constant of
 /// `x`'s dtype, weak when `x` is.
-fn const_like(x: &Array, v: Value) -> Result<Array, Error> {
+pub(super) fn const_like(x: &Array, v: Value) -> Result<Array, Error> {
     scalar_array(v, x.dtype(), x.weak_type())
 }
 
@@ -55,7 +56,7 @@ fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
 
 /// `select_n(which, *cases)`: `cases[which]` elementwise (`jnp.where(c, x, y)` is
 /// `select_n(c, y, x)`).
-fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> {
+pub(super) fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> {
     // `jnp`'s `_where` broadcasts the three first (select_n wants one shape).
     let shape = broadcast_shapes(&[c.shape(), on_true.shape(), on_false.shape()])?;
     let c = broadcast_to(c.clone(), &shape)?;
@@ -71,7 +72,7 @@ fn select(c: &Array, on_true: &Array, on_false: &Array) -> Result<Array, Error> 
 /// float32 comparison of other dtypes runs with denormals off. So a bfloat16 subnormal is
 /// true (`logical_and bfloat16[1e-40] True` is `True` in JAX), a float32 one false. The
 /// jaxpr keeps JAX's `ne`.
-fn to_bool(x: &Array) -> Result<Array, Error> {
+pub(super) fn to_bool(x: &Array) -> Result<Array, Error> {
     if x.dtype() == DType::Bool {
         return Ok(x.clone());
     }
@@ -87,12 +88,12 @@ fn to_bool(x: &Array) -> Result<Array, Error> {
     lax2(&lax::NE, x, &const_like(x, Value::Int(0))?)
 }
 
-fn one<'a>(x: impl Into<ArrayLike<'a>>, family: Family) -> Result<Array, Error> {
+pub(super) fn one<'a>(x: impl Into<ArrayLike<'a>>, family: Family) -> Result<Array, Error> {
     let v = promote_family(None, family, &[x.into()])?;
     Ok(v.into_iter().next().expect("one operand"))
 }
 
-fn two<'a>(
+pub(super) fn two<'a>(
     op: Option<Op>,
     family: Family,
     x: impl Into<ArrayLike<'a>>,
@@ -109,186 +110,12 @@ pub(super) fn arraylike<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error>
     one(x, Family::Any)
 }
 
-fn is_integral_or_bool(d: DType) -> bool {
+pub(super) fn is_integral_or_bool(d: DType) -> bool {
     matches!(d.kind(), Kind::Bool | Kind::SignedInt | Kind::UnsignedInt)
 }
 
-macro_rules! unary_inexact {
-    ($($(#[$doc:meta])* $name:ident => $prim:ident;)*) => {$(
-        $(#[$doc])*
-        ///
-        /// Integers and booleans compute in the default float (`promote_args_inexact`).
-        ///
-        /// # Errors
-        ///
-        /// JAX's `TypeError` for a dtype the primitive does not accept (keys).
-        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-            let x = x.into();
-            if let Some(r) = ml::through_loop(stringify!($name), std::slice::from_ref(&x), |v, _| $name(ml::one(v))) {
-                return r;
-            }
-            // An array of the function's dtype: the primitive is the whole program.
-            let of_dtype = x.as_array().map(Array::dtype);
-            let x = one(x, Family::Inexact)?;
-            if let Some(r) = numpy_kernel(stringify!($name), &x) {
-                return r;
-            }
-            if of_dtype == Some(x.dtype()) {
-                return lax::elementwise::alone(|| lax1(&lax::$prim, &x));
-            }
-            lax1(&lax::$prim, &x)
-        }
-    )*};
-}
-
-/// NumPy's own loop of a binary ufunc for two arrays of its loop's dtype under the NumPy
-/// rules, where it computes otherwise than the `lax` primitives ([`super::npmath::binary`]).
-pub(super) fn numpy_binary(
-    ufunc: &str,
-    x: &ArrayLike<'_>,
-    y: &ArrayLike<'_>,
-) -> Option<Result<Array, Error>> {
-    if !is_numpy(&rules()) {
-        return None;
-    }
-    super::npmath::binary(ufunc, x.as_array()?, y.as_array()?)
-}
-
-/// NumPy's own kernel of a ufunc for `x` (of the loop's dtype) under the NumPy rules, where
-/// it computes otherwise than the `lax` primitive.
-fn numpy_kernel(ufunc: &str, x: &Array) -> Option<Result<Array, Error>> {
-    if is_numpy(&rules()) {
-        super::npmath::unary(ufunc, x)
-    } else {
-        None
-    }
-}
-
-unary_inexact! {
-    /// `jnp.sqrt(x)`.
-    sqrt => SQRT;
-    /// `jnp.exp(x)`.
-    exp => EXP;
-    /// `jnp.exp2(x)`.
-    exp2 => EXP2;
-    /// `jnp.expm1(x)`.
-    expm1 => EXPM1;
-    /// `jnp.log(x)`.
-    log => LOG;
-    /// `jnp.log1p(x)`.
-    log1p => LOG1P;
-    /// `jnp.sin(x)`.
-    sin => SIN;
-    /// `jnp.cos(x)`.
-    cos => COS;
-    /// `jnp.tan(x)`.
-    tan => TAN;
-    /// `jnp.tanh(x)`.
-    tanh => TANH;
-    /// `jnp.arcsin(x)`.
-    arcsin => ASIN;
-    /// `jnp.arctan(x)`.
-    arctan => ATAN;
-    /// `jnp.sinh(x)`.
-    sinh => SINH;
-    /// `jnp.cosh(x)`.
-    cosh => COSH;
-}
-
-/// `jnp.log2(x)`: `log(x) / log(2)` in the promoted float dtype.
-///
-/// # Errors
-///
-/// As [`log`].
-pub fn log2<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("log2", std::slice::from_ref(&x), |v, _| log2(ml::one(v))) {
-        return r;
-    }
-    let x = one(x, Family::Inexact)?;
-    if let Some(r) = numpy_kernel("log2", &x) {
-        return r;
-    }
-    // log(x) / log(2), the 2 in x's dtype (complex ones too).
-    let log_x = lax1(&lax::LOG, &x)?;
-    let two = strong_const(&x, Value::Float(2.0))?;
-    lax2(&lax::DIV, &log_x, &lax1(&lax::LOG, &two)?)
-}
-
-/// `jnp.true_divide(x, y)` (`jnp.divide`, `/`): integers divide as the default float.
-///
-/// # Errors
-///
-/// JAX's promotion refusals, `ValueError` for shapes that do not broadcast.
-pub fn true_divide<'a>(
-    x: impl Into<ArrayLike<'a>>,
-    y: impl Into<ArrayLike<'a>>,
-) -> Result<Array, Error> {
-    let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("true_divide", &[x.clone(), y.clone()], |v, _| {
-        let (a, b) = ml::two(v);
-        true_divide(a, b)
-    }) {
-        return r;
-    }
-    if let Some(r) = super::float32_in_float64("true_divide", &x, &y, true_divide) {
-        return r;
-    }
-    if let Some(r) = super::simplify::bool_select("true_divide", &x, &y) {
-        return r;
-    }
-    let (x, y) = two(Some(Op::TrueDivide), Family::Inexact, x, y)?;
-    lax2(&lax::DIV, &x, &y)
-}
-
-/// `jnp.divide(x, y)`, the same as [`true_divide`].
-///
-/// # Errors
-///
-/// As [`true_divide`].
-pub fn divide<'a>(
-    x: impl Into<ArrayLike<'a>>,
-    y: impl Into<ArrayLike<'a>>,
-) -> Result<Array, Error> {
-    true_divide(x, y)
-}
-
-/// `jnp.floor_divide(x, y)` (`//`): rounds toward negative infinity.
-///
-/// # Errors
-///
-/// JAX's `TypeError` for complex operands, promotion refusals, shapes that do not broadcast.
-pub fn floor_divide<'a>(
-    x: impl Into<ArrayLike<'a>>,
-    y: impl Into<ArrayLike<'a>>,
-) -> Result<Array, Error> {
-    let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("floor_divide", &[x.clone(), y.clone()], |v, l| {
-        let (a, b) = ml::two(v);
-        if l.ml_dtypes && l.output.kind() == Kind::Float {
-            return super::npmath::ml_divmod(&arraylike(a)?, &arraylike(b)?, true);
-        }
-        floor_divide(a, b)
-    }) {
-        return r;
-    }
-    if let Some(r) = numpy_binary("floor_divide", &x, &y) {
-        return r;
-    }
-    let (x, y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
-    let integer = matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt);
-    let q = floor_divide_promoted(&x, &y)?;
-    if integer && is_numpy(&rules()) {
-        // NumPy's integer loops give 0 for a zero divisor (with a warning).
-        let zero = const_like(&y, Value::Int(0))?;
-        let zeros = const_like(&q, Value::Int(0))?;
-        return select(&lax2(&lax::EQ, &y, &zero)?, &zeros, &q);
-    }
-    Ok(q)
-}
-
 /// `floor_divide` of two operands of one dtype.
-fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error> {
+pub(super) fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error> {
     let (x, y) = (x.clone(), y.clone());
     match x.dtype().kind() {
         Kind::UnsignedInt => lax2(&lax::DIV, &x, &y),
@@ -335,134 +162,11 @@ fn float_divmod(x: &Array, y: &Array) -> Result<(Array, Array), Error> {
     Ok((rounded, m))
 }
 
-/// `jnp.remainder(x, y)` (`%`): the remainder with the divisor's sign.
-///
-/// # Errors
-///
-/// Promotion refusals, shapes that do not broadcast, complex operands (lax's `TypeError`).
-pub fn remainder<'a>(
-    x: impl Into<ArrayLike<'a>>,
-    y: impl Into<ArrayLike<'a>>,
-) -> Result<Array, Error> {
-    let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("remainder", &[x.clone(), y.clone()], |v, l| {
-        let (a, b) = ml::two(v);
-        if l.ml_dtypes && l.output.kind() == Kind::Float {
-            return super::npmath::ml_divmod(&arraylike(a)?, &arraylike(b)?, false);
-        }
-        remainder(a, b)
-    }) {
-        return r;
-    }
-    if let Some(r) = numpy_binary("remainder", &x, &y) {
-        return r;
-    }
-    if let Some(r) = super::float32_in_float64("remainder", &x, &y, remainder) {
-        return r;
-    }
-    let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
-    let zero = strong_const(&x, Value::Int(0))?;
-    if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
-        let ones = const_like(&y, Value::Int(1))?;
-        y = select(&lax2(&lax::EQ, &y, &zero)?, &ones, &y)?;
-    }
-    let m = lax2(&lax::REM, &x, &y)?;
-    let m_nonzero = lax2(&lax::NE, &m, &zero)?;
-    let do_plus = lax2(
-        &lax::AND,
-        &lax2(
-            &lax::NE,
-            &lax2(&lax::LT, &m, &zero)?,
-            &lax2(&lax::LT, &y, &zero)?,
-        )?,
-        &m_nonzero,
-    )?;
-    select(&do_plus, &lax2(&lax::ADD, &m, &y)?, &m)
-}
-
-/// `jnp.power(x, y)` (`**`): an integer exponent known now (a Python int, or a 0-d integer
-/// array) is `integer_pow`; integers raise by repeated squaring; floats use `pow`.
-///
-/// # Errors
-///
-/// Promotion refusals, shapes that do not broadcast.
-pub fn power<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("power", &[x.clone(), y.clone()], |v, _| {
-        let (a, b) = ml::two(v);
-        power(a, b)
-    }) {
-        return r;
-    }
-    if let Some(r) = super::float32_in_float64("power", &x, &y, power) {
-        return r;
-    }
-    let exponent = match &y {
-        ArrayLike::Scalar(Value::Int(i)) => Some(*i),
-        ArrayLike::Scalar(Value::Bool(b)) => Some(i128::from(*b)),
-        ArrayLike::Array(a) if a.ndim() == 0 => int_scalar(a),
-        ArrayLike::Owned(a) if a.ndim() == 0 => int_scalar(a),
-        _ => None,
-    };
-    if let Some(n) = exponent.and_then(|n| i64::try_from(n).ok()) {
-        // Not jitted: a Python int base converts by wrapping, without jit's OverflowError.
-        let x = super::promote_unchecked(Family::Numeric, &x)?;
-        if n < 0 && is_numpy(&rules()) && x.dtype().kind().is_integer() {
-            return Err(negative_power());
-        }
-        return lax(
-            &lax::INTEGER_POW,
-            &[&x],
-            Params::new().with("y", Param::Int(n)),
-        );
-    }
-    let inexact_base = match &x {
-        ArrayLike::Scalar(v) => matches!(v, Value::Float(_) | Value::Complex(..)),
-        x => x
-            .as_array()
-            .is_some_and(|a| matches!(a.dtype().kind(), Kind::Float | Kind::Complex)),
-    };
-    let int_exponent = y
-        .as_array()
-        .is_some_and(|a| matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt));
-    if inexact_base && int_exponent && !is_numpy(&rules()) {
-        return float_power_of_int(x, y);
-    }
-    let (a, b) = two(Some(Op::Power), Family::Numeric, x, y)?;
-    if is_numpy(&rules())
-        && a.dtype().kind() == Kind::SignedInt
-        && b.astype(DType::Int64)?
-            .to_vec::<i64>()?
-            .iter()
-            .any(|&e| e < 0)
-    {
-        // NumPy's integer loops refuse any negative exponent.
-        return Err(negative_power());
-    }
-    if matches!(
-        a.dtype().kind(),
-        Kind::SignedInt | Kind::UnsignedInt | Kind::Bool
-    ) {
-        // jnp squares six times (exponents below 64); NumPy's loops use every bit.
-        let rounds = if is_numpy(&rules()) {
-            exponent_bits(&b)?
-        } else {
-            6
-        };
-        return pow_int_int(a, b, rounds);
-    }
-    if is_numpy(&rules()) && a.dtype().kind() == Kind::Complex {
-        let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
-        return super::npmath::complex_power(&broadcast_to(a, &shape)?, &broadcast_to(b, &shape)?);
-    }
-    lax2(&lax::POW, &a, &b)
-}
-
 /// `jnp.power` of a float or complex array `x` and an integer array `y` (`_power`'s third
 /// case): `lax.pow` of the operands as they are, their ranks promoted, which converts the
 /// exponent to the base's dtype; the promotion of both (`promote_args_numeric`) is computed
 /// first, as `_power` does, and its results go unused.
-fn float_power_of_int(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error> {
+pub(super) fn float_power_of_int(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error> {
     let (x, y) = (arraylike(x)?, arraylike(y)?);
     let rank = x.ndim().max(y.ndim());
     let ranked = |a: Array| {
@@ -483,7 +187,7 @@ fn float_power_of_int(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error
 }
 
 /// NumPy's refusal of a negative exponent in an integer loop.
-fn negative_power() -> Error {
+pub(super) fn negative_power() -> Error {
     Error::refused(
         Exception::ValueError,
         "Integers to negative integer powers are not allowed.",
@@ -491,7 +195,7 @@ fn negative_power() -> Error {
 }
 
 /// The value of a 0-d integer array (`operator.index`).
-fn int_scalar(a: &Array) -> Option<i128> {
+pub(super) fn int_scalar(a: &Array) -> Option<i128> {
     // operator.index refuses ml_dtypes' narrow integers too.
     if !matches!(a.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) || a.dtype().bits() < 8 {
         return None;
@@ -506,14 +210,14 @@ fn int_scalar(a: &Array) -> Option<i128> {
 }
 
 /// How many bits the largest of the (non-negative) integer exponents `y` has.
-fn exponent_bits(y: &Array) -> Result<usize, Error> {
+pub(super) fn exponent_bits(y: &Array) -> Result<usize, Error> {
     let v = y.astype(DType::UInt64)?.to_vec::<u64>()?;
     let max = v.into_iter().max().unwrap_or(0);
     Ok((u64::BITS - max.leading_zeros()) as usize)
 }
 
 /// `jnp`'s `_pow_int_int`: `rounds` rounds of square-and-multiply (six in `jnp`).
-fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<Array, Error> {
+pub(super) fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<Array, Error> {
     promote_integer(x.dtype())?;
     let zero = strong_const(&y, Value::Int(0))?;
     let one = strong_const(&y, Value::Int(1))?;
@@ -535,435 +239,9 @@ fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<Array, Error
     Ok(acc)
 }
 
-/// `jnp.arctan2(y, x)`.
-///
-/// # Errors
-///
-/// Promotion refusals, shapes that do not broadcast.
-pub fn arctan2<'a>(
-    x: impl Into<ArrayLike<'a>>,
-    y: impl Into<ArrayLike<'a>>,
-) -> Result<Array, Error> {
-    let (x, y) = (x.into(), y.into());
-    if let Some(r) = ml::through_loop("arctan2", &[x.clone(), y.clone()], |v, _| {
-        let (a, b) = ml::two(v);
-        arctan2(a, b)
-    }) {
-        return r;
-    }
-    let (x, y) = two(None, Family::Inexact, x, y)?;
-    lax2(&lax::ATAN2, &x, &y)
-}
-
-macro_rules! binary_plain {
-    ($($(#[$doc:meta])* $name:ident => $op:expr, $family:ident, |$x:ident, $y:ident| $body:expr;)*) => {$(
-        $(#[$doc])*
-        ///
-        /// # Errors
-        ///
-        /// Promotion refusals, shapes that do not broadcast, a dtype the primitive refuses
-        /// (JAX's `TypeError`).
-        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-            let (x, y) = (x.into(), y.into());
-            if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, _| {
-                let (a, b) = ml::two(v);
-                $name(a, b)
-            }) {
-                return r;
-            }
-            let ($x, $y) = two($op, Family::$family, x, y)?;
-            $body
-        }
-    )*};
-}
-
-binary_plain! {
-    /// `jnp.bitwise_and(x, y)` (`&`).
-    bitwise_and => Some(Op::BitwiseAnd), Any, |x, y| lax2(&lax::AND, &x, &y);
-    /// `jnp.bitwise_or(x, y)` (`|`).
-    bitwise_or => Some(Op::BitwiseAnd), Any, |x, y| lax2(&lax::OR, &x, &y);
-    /// `jnp.bitwise_xor(x, y)` (`^`).
-    bitwise_xor => Some(Op::BitwiseAnd), Any, |x, y| lax2(&lax::XOR, &x, &y);
-    /// `jnp.left_shift(x, y)` (`<<`).
-    left_shift => Some(Op::BitwiseAnd), Numeric, |x, y| lax2(&lax::SHIFT_LEFT, &x, &y);
-    /// `jnp.right_shift(x, y)` (`>>`): logical for unsigned integers, arithmetic otherwise.
-    /// jnp asks NumPy's `np.issubdtype(x.dtype, np.unsignedinteger)`, under which ml_dtypes'
-    /// uint1/uint2/uint4 are no unsigned integers (their scalar types derive from
-    /// `np.generic` only): they shift arithmetically, `uint2(3) >> 1` is 3.
-    right_shift => Some(Op::BitwiseAnd), Numeric, |x, y| {
-        let np_unsigned = x.dtype().kind() == Kind::UnsignedInt && !x.dtype().is_sub_byte_int();
-        let name = if np_unsigned {
-            &lax::SHIFT_RIGHT_LOGICAL
-        } else {
-            &lax::SHIFT_RIGHT_ARITHMETIC
-        };
-        lax2(name, &x, &y)
-    };
-}
-
-macro_rules! logical {
-    ($($(#[$doc:meta])* $name:ident => $prim:ident;)*) => {$(
-        $(#[$doc])*
-        ///
-        /// The result is weak only when both operands are Python scalars (as JAX answers).
-        ///
-        /// # Errors
-        ///
-        /// Promotion refusals, shapes that do not broadcast.
-        pub fn $name<'a>(x: impl Into<ArrayLike<'a>>, y: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-            let (x, y) = (x.into(), y.into());
-            if let Some(r) = ml::through_loop(stringify!($name), &[x.clone(), y.clone()], |v, _| {
-                let (a, b) = ml::two(v);
-                $name(a, b)
-            }) {
-                return r;
-            }
-            // Python bools are never weak.
-            let weak = |a: &ArrayLike<'_>| matches!(a, ArrayLike::Scalar(v) if !matches!(v, Value::Bool(_)));
-            let scalars = weak(&x) && weak(&y);
-            let (x, y) = two(Some(Op::LogicalAnd), Family::Any, x, y)?;
-            let r = lax2(&lax::$prim, &to_bool(&x)?, &to_bool(&y)?)?;
-            Ok(if r.weak_type() == scalars { r } else { r.with_weak_type(scalars) })
-        }
-    )*};
-}
-
-logical! {
-    /// `jnp.logical_and(x, y)`.
-    logical_and => AND;
-    /// `jnp.logical_or(x, y)`.
-    logical_or => OR;
-    /// `jnp.logical_xor(x, y)`.
-    logical_xor => XOR;
-}
-
-/// `jnp.positive(x)` (`+x`): `x` promoted.
-///
-/// # Errors
-///
-/// Promotion refusals.
-pub fn positive<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("positive", std::slice::from_ref(&x), |v, _| {
-        positive(ml::one(v))
-    }) {
-        return r;
-    }
-    one(x, Family::Any)
-}
-
-/// `jnp.abs(x)`: booleans and unsigned integers unchanged; complex gives its float.
-///
-/// # Errors
-///
-/// JAX's `TypeError` for key arrays.
-pub fn abs<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("absolute", std::slice::from_ref(&x), |v, _| abs(ml::one(v)))
-    {
-        return r;
-    }
-    let x = arraylike(x)?;
-    if matches!(x.dtype().kind(), Kind::Bool | Kind::UnsignedInt) {
-        return Ok(x);
-    }
-    lax1(&lax::ABS, &x)
-}
-
-/// `jnp.sign(x)`.
-///
-/// # Errors
-///
-/// The primitive's `TypeError` (booleans, keys).
-pub fn sign<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("sign", std::slice::from_ref(&x), |v, l| {
-        let a = arraylike(ml::one(v))?;
-        if l.ml_dtypes && a.dtype() == DType::Float64 {
-            // ml_dtypes' sign keeps a zero's sign and a NaN; float8_e8m0fnu's zero, T(0), is
-            // its smallest value 2⁻¹²⁷, which it keeps too.
-            let zero = if l.output == DType::Float8E8M0Fnu {
-                f64::powi(2.0, -127)
-            } else {
-                0.0
-            };
-            let keep = logical_or(super::equal(&a, zero)?, isnan(&a)?)?;
-            return r#where(keep, &a, sign(&a)?);
-        }
-        sign(a)
-    }) {
-        return r;
-    }
-    let x = one(x, Family::Any)?;
-    if let Some(r) = numpy_kernel("sign", &x) {
-        return r;
-    }
-    lax1(&lax::SIGN, &x)
-}
-
-/// `jnp.floor(x)`: integers and booleans unchanged.
-///
-/// # Errors
-///
-/// The primitive's `TypeError` (complex, keys).
-pub fn floor<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    integers_kept("floor", &lax::FLOOR, x.into(), floor)
-}
-
-/// `prim` (`floor`, `ceil`, also NumPy's ufunc name) of inexact `x`; integers and booleans
-/// unchanged; ml_dtypes operands through NumPy's loop, which applies `again`.
-fn integers_kept(
-    ufunc: &str,
-    prim: &'static Primitive,
-    x: ArrayLike<'_>,
-    again: fn(ArrayLike<'static>) -> Result<Array, Error>,
-) -> Result<Array, Error> {
-    if let Some(r) = ml::through_loop(ufunc, std::slice::from_ref(&x), |v, _| again(ml::one(v))) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    if is_integral_or_bool(x.dtype()) {
-        return Ok(x);
-    }
-    let x = one(x, Family::Inexact)?;
-    if let Some(r) = numpy_kernel(ufunc, &x) {
-        return r;
-    }
-    lax1(prim, &x)
-}
-
-/// `jnp.ceil(x)`: integers and booleans unchanged.
-///
-/// # Errors
-///
-/// The primitive's `TypeError` (complex, keys).
-pub fn ceil<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    integers_kept("ceil", &lax::CEIL, x.into(), ceil)
-}
-
-/// `jnp.round(x)`: half to even; integers unchanged; complex rounds both parts.
-///
-/// # Errors
-///
-/// The primitive's `TypeError` (keys).
-pub fn round<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    // NumPy's round keeps its own integers (and Python ints) as they are; booleans and
-    // ml_dtypes' integers, which it does not count as integers, go through `rint`.
-    let builtin_int = match &x {
-        ArrayLike::Scalar(Value::Int(_)) => true,
-        other => other
-            .as_array()
-            .is_some_and(|a| a.dtype().kind().is_integer() && !ml::is_ml(a.dtype())),
-    };
-    if builtin_int {
-        return arraylike(x);
-    }
-    if let Some(r) = ml::through_loop("rint", std::slice::from_ref(&x), |v, _| round(ml::one(v))) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    if x.dtype() == DType::Bool && !is_numpy(&rules()) {
-        // jnp.round asks finfo(bool) for its largest value.
-        return Err(Error::refused(
-            Exception::ValueError,
-            "data type <class 'numpy.bool'> not inexact",
-        ));
-    }
-    if matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
-        return Ok(x);
-    }
-    if let Some(r) = numpy_kernel("rint", &x) {
-        return r;
-    }
-    if x.dtype().kind() == Kind::Complex {
-        let re = lax1(&lax::REAL, &x)?;
-        let im = lax1(&lax::IMAG, &x)?;
-        let p = || Params::new().with("rounding_method", Param::Int(1));
-        return lax(
-            &lax::COMPLEX,
-            &[
-                &lax(&lax::ROUND, &[&re], p())?,
-                &lax(&lax::ROUND, &[&im], p())?,
-            ],
-            Params::new(),
-        );
-    }
-    lax(
-        &lax::ROUND,
-        &[&x],
-        Params::new().with("rounding_method", Param::Int(1)),
-    )
-}
-
-/// `jnp.trunc(x)`: toward zero; integers and booleans unchanged.
-///
-/// # Errors
-///
-/// As [`floor`].
-pub fn trunc<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("trunc", std::slice::from_ref(&x), |v, _| trunc(ml::one(v))) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    if is_integral_or_bool(x.dtype()) {
-        return Ok(x);
-    }
-    let neg = lax2(&lax::LT, &x, &const_like(&x, Value::Int(0))?)?;
-    select(&neg, &ceil(&x)?, &floor(&x)?)
-}
-
-/// `jnp.square(x)`: booleans square as the default integer.
-///
-/// # Errors
-///
-/// The primitive's `TypeError` (keys).
-pub fn square<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("square", std::slice::from_ref(&x), |v, _| {
-        square(ml::one(v))
-    }) {
-        return r;
-    }
-    lax1(&lax::SQUARE, &one(x, Family::Numeric)?)
-}
-
-/// `jnp.reciprocal(x)`: `integer_pow(x, -1)` in the promoted float dtype (under the NumPy
-/// rules NumPy's loops: integers keep their dtype, `1 / x` converted back).
-///
-/// # Errors
-///
-/// The primitive's `TypeError` (keys).
-pub fn reciprocal<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("reciprocal", std::slice::from_ref(&x), |v, _| {
-        reciprocal(ml::one(v))
-    }) {
-        return r;
-    }
-    let x = if is_numpy(&rules()) {
-        // NumPy's integer loops (its loop for x is x's own dtype by now).
-        let a = arraylike(x)?;
-        if a.dtype().kind().is_integer() {
-            return super::npmath::integer_reciprocal(&a);
-        }
-        ArrayLike::Owned(a)
-    } else {
-        x
-    };
-    let x = one(x, Family::Inexact)?;
-    if let Some(r) = numpy_kernel("reciprocal", &x) {
-        return r;
-    }
-    lax(
-        &lax::INTEGER_POW,
-        &[&x],
-        Params::new().with("y", Param::Int(-1)),
-    )
-}
-
 /// A bool array of `x`'s shape filled with `v` (`lax.full_like(x, v, dtype=bool)`).
-fn full_bool(x: &Array, v: bool) -> Result<Array, Error> {
+pub(super) fn full_bool(x: &Array, v: bool) -> Result<Array, Error> {
     broadcast_to(scalar_array(Value::Bool(v), DType::Bool, false)?, x.shape())
-}
-
-/// `jnp.isnan(x)`: `x != x`.
-///
-/// # Errors
-///
-/// JAX's `TypeError` for key arrays.
-pub fn isnan<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("isnan", std::slice::from_ref(&x), |v, _| isnan(ml::one(v))) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    lax2(&lax::NE, &x, &x)
-}
-
-/// `jnp.isinf(x)`.
-///
-/// # Errors
-///
-/// JAX's `TypeError` for key arrays.
-pub fn isinf<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("isinf", std::slice::from_ref(&x), |v, _| isinf(ml::one(v))) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    match x.dtype().kind() {
-        Kind::Float => {
-            let inf = strong_const(&x, Value::Float(f64::INFINITY))?;
-            lax2(&lax::EQ, &lax1(&lax::ABS, &x)?, &inf)
-        }
-        Kind::Complex => {
-            let re = lax1(&lax::REAL, &x)?;
-            let im = lax1(&lax::IMAG, &x)?;
-            let inf = strong_const(&re, Value::Float(f64::INFINITY))?;
-            lax2(
-                &lax::OR,
-                &lax2(&lax::EQ, &lax1(&lax::ABS, &re)?, &inf)?,
-                &lax2(&lax::EQ, &lax1(&lax::ABS, &im)?, &inf)?,
-            )
-        }
-        _ => full_bool(&x, false),
-    }
-}
-
-/// `jnp.isfinite(x)`.
-///
-/// # Errors
-///
-/// JAX's `TypeError` for key arrays.
-pub fn isfinite<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("isfinite", std::slice::from_ref(&x), |v, _| {
-        isfinite(ml::one(v))
-    }) {
-        return r;
-    }
-    let x = arraylike(x)?;
-    match x.dtype().kind() {
-        Kind::Float => lax1(&lax::IS_FINITE, &x),
-        Kind::Complex => lax2(
-            &lax::AND,
-            &lax1(&lax::IS_FINITE, &lax1(&lax::REAL, &x)?)?,
-            &lax1(&lax::IS_FINITE, &lax1(&lax::IMAG, &x)?)?,
-        ),
-        _ => full_bool(&x, true),
-    }
-}
-
-/// `jnp.logical_not(x)`.
-///
-/// # Errors
-///
-/// JAX's `TypeError` for key arrays.
-pub fn logical_not<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("logical_not", std::slice::from_ref(&x), |v, _| {
-        logical_not(ml::one(v))
-    }) {
-        return r;
-    }
-    lax1(&lax::NOT, &to_bool(&one(x, Family::Any)?)?)
-}
-
-/// `jnp.invert(x)` (`~x`): bitwise not.
-///
-/// # Errors
-///
-/// The primitive's `TypeError` for floats.
-pub fn invert<'a>(x: impl Into<ArrayLike<'a>>) -> Result<Array, Error> {
-    let x = x.into();
-    if let Some(r) = ml::through_loop("invert", std::slice::from_ref(&x), |v, _| {
-        invert(ml::one(v))
-    }) {
-        return r;
-    }
-    lax1(&lax::NOT, &one(x, Family::Any)?)
 }
 
 /// `jnp.where(condition, x, y)`: `x` where the condition holds, else `y` (promoted together,
@@ -1628,6 +906,7 @@ fn reshape(x: &Array, shape: &[usize]) -> Result<Array, Error> {
 /// How a registered function is called.
 #[derive(Clone, Copy)]
 enum Call {
+    Elementwise(&'static Ufunc),
     Unary(for<'a> fn(ArrayLike<'a>) -> Result<Array, Error>),
     Binary(for<'a> fn(ArrayLike<'a>, ArrayLike<'a>) -> Result<Array, Error>),
     Ternary(for<'a> fn(ArrayLike<'a>, ArrayLike<'a>, ArrayLike<'a>) -> Result<Array, Error>),
@@ -1652,9 +931,10 @@ impl Function {
     /// How many operands it takes.
     pub fn arity(&self) -> usize {
         match self.call {
+            Call::Elementwise(u) => u.arity(),
             Call::Unary(_) | Call::Reduce(_) => 1,
-            Call::Binary(_) => 2,
             Call::Ternary(_) => 3,
+            Call::Binary(_) => 2,
         }
     }
 
@@ -1680,6 +960,7 @@ impl Function {
         let mut it = args.into_iter();
         let mut next = || it.next().expect("arity checked");
         match self.call {
+            Call::Elementwise(u) => u.call(it.collect()),
             Call::Unary(f) => f(next()),
             Call::Binary(f) => {
                 let (a, b) = (next(), next());
@@ -1696,8 +977,8 @@ impl Function {
 
 macro_rules! registry {
     ($($name:literal => $kind:ident($f:expr),)*) => {
-        /// Every function `eval` knows, by `jax.numpy` name (`astype:DTYPE` is handled by the
-        /// caller through [`astype`]).
+        /// The functions `eval` knows beside the elementwise ones ([`super::UFUNCS`]), by
+        /// `jax.numpy` name (`astype:DTYPE` is handled by the caller through [`astype`]).
         pub static FUNCTIONS: &[Function] = &[
             $(Function { name: $name, call: Call::$kind($f) },)*
         ];
@@ -1705,61 +986,6 @@ macro_rules! registry {
 }
 
 registry! {
-    "add" => Binary(|x, y| super::add(x, y)),
-    "subtract" => Binary(|x, y| super::subtract(x, y)),
-    "multiply" => Binary(|x, y| super::multiply(x, y)),
-    "true_divide" => Binary(|x, y| true_divide(x, y)),
-    "divide" => Binary(|x, y| divide(x, y)),
-    "floor_divide" => Binary(|x, y| floor_divide(x, y)),
-    "remainder" => Binary(|x, y| remainder(x, y)),
-    "power" => Binary(|x, y| power(x, y)),
-    "maximum" => Binary(|x, y| super::maximum(x, y)),
-    "minimum" => Binary(|x, y| super::minimum(x, y)),
-    "equal" => Binary(|x, y| super::equal(x, y)),
-    "not_equal" => Binary(|x, y| super::not_equal(x, y)),
-    "less" => Binary(|x, y| super::less(x, y)),
-    "less_equal" => Binary(|x, y| super::less_equal(x, y)),
-    "greater" => Binary(|x, y| super::greater(x, y)),
-    "greater_equal" => Binary(|x, y| super::greater_equal(x, y)),
-    "logical_and" => Binary(|x, y| logical_and(x, y)),
-    "logical_or" => Binary(|x, y| logical_or(x, y)),
-    "logical_xor" => Binary(|x, y| logical_xor(x, y)),
-    "bitwise_and" => Binary(|x, y| bitwise_and(x, y)),
-    "bitwise_or" => Binary(|x, y| bitwise_or(x, y)),
-    "bitwise_xor" => Binary(|x, y| bitwise_xor(x, y)),
-    "left_shift" => Binary(|x, y| left_shift(x, y)),
-    "right_shift" => Binary(|x, y| right_shift(x, y)),
-    "arctan2" => Binary(|x, y| arctan2(x, y)),
-    "negative" => Unary(|x| super::negative(x)),
-    "positive" => Unary(|x| positive(x)),
-    "abs" => Unary(|x| abs(x)),
-    "sign" => Unary(|x| sign(x)),
-    "floor" => Unary(|x| floor(x)),
-    "ceil" => Unary(|x| ceil(x)),
-    "round" => Unary(|x| round(x)),
-    "trunc" => Unary(|x| trunc(x)),
-    "sqrt" => Unary(|x| sqrt(x)),
-    "square" => Unary(|x| square(x)),
-    "reciprocal" => Unary(|x| reciprocal(x)),
-    "exp" => Unary(|x| exp(x)),
-    "exp2" => Unary(|x| exp2(x)),
-    "expm1" => Unary(|x| expm1(x)),
-    "log" => Unary(|x| log(x)),
-    "log2" => Unary(|x| log2(x)),
-    "log1p" => Unary(|x| log1p(x)),
-    "sin" => Unary(|x| sin(x)),
-    "cos" => Unary(|x| cos(x)),
-    "tan" => Unary(|x| tan(x)),
-    "tanh" => Unary(|x| tanh(x)),
-    "arcsin" => Unary(|x| arcsin(x)),
-    "arctan" => Unary(|x| arctan(x)),
-    "sinh" => Unary(|x| sinh(x)),
-    "cosh" => Unary(|x| cosh(x)),
-    "isnan" => Unary(|x| isnan(x)),
-    "isinf" => Unary(|x| isinf(x)),
-    "isfinite" => Unary(|x| isfinite(x)),
-    "logical_not" => Unary(|x| logical_not(x)),
-    "invert" => Unary(|x| invert(x)),
     "sum" => Reduce(|x, a, k| sum(x, a, k)),
     "prod" => Reduce(|x, a, k| prod(x, a, k)),
     "max" => Reduce(|x, a, k| max(x, a, k)),
@@ -1781,8 +1007,14 @@ registry! {
 /// assert_eq!(function("arctan2").unwrap().arity(), 2);
 /// assert!(function("arctam2").is_none());
 /// ```
-pub fn function(name: &str) -> Option<&'static Function> {
-    FUNCTIONS.iter().find(|f| f.name == name)
+pub fn function(name: &str) -> Option<Function> {
+    if let Some(u) = super::ufuncs::ufunc(name) {
+        return Some(Function {
+            name: u.name,
+            call: Call::Elementwise(u),
+        });
+    }
+    FUNCTIONS.iter().find(|f| f.name == name).copied()
 }
 
 /// A refusal for an unknown function name, suggesting the closest known one.
@@ -1801,9 +1033,10 @@ pub fn unknown_function(name: &str) -> Error {
 }
 
 fn closest(name: &str) -> Option<String> {
-    FUNCTIONS
-        .iter()
-        .map(|f| (levenshtein(name, f.name), f.name))
+    let names = super::UFUNCS.iter().map(|u| u.name);
+    names
+        .chain(FUNCTIONS.iter().map(|f| f.name))
+        .map(|n| (levenshtein(name, n), n))
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, n)| n.to_string())

@@ -18,6 +18,7 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+mod compositions;
 mod creation;
 mod dispatch;
 mod functions;
@@ -26,13 +27,14 @@ mod npmath;
 mod ops;
 mod shape;
 mod simplify;
+mod ufuncs;
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind, Operand, Rules, Value};
 use num_complex::Complex;
 
 use crate::array::{Array, py_shape};
-use crate::lax::{self, Param, Params, Primitive};
+use crate::lax::{self, Param, Params};
 
 pub(crate) use crate::array::{encode_value, python_scalar_array, scalar_array};
 pub(crate) use crate::config::{default_int, is_numpy};
@@ -40,8 +42,8 @@ pub use crate::config::{rules, semantics, set_rules, with_rules};
 pub use creation::*;
 pub use dispatch::JitDispatch;
 pub use functions::*;
-pub use ops::*;
 pub use shape::*;
+pub use ufuncs::*;
 
 /// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:
 /// weakly typed, as JAX treats Python scalars).
@@ -213,69 +215,6 @@ pub(crate) fn family_dtype(rules: &Rules, family: Family, dtype: DType) -> DType
     }
 }
 
-/// The comparison functions (bool results).
-pub(crate) const COMPARISONS: &[&str] = &[
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-];
-
-/// NumPy's float32 loop of the binary ufunc `name` on two float32 arrays, which keeps
-/// subnormals (the primitives read them as zeros and flush results, as XLA does): `f` on the
-/// values in float64, where float32's subnormals are normal numbers, rounded back once. Exact
-/// for the comparisons, `maximum` and `minimum`; correctly rounded for `add`, `subtract`,
-/// `multiply`, `true_divide` and `remainder` (one operation each: float64 holds 2·24 + 2
-/// bits); `power` within an ulp of `powf`. `None` for other functions or operands, and
-/// outside the NumPy rules.
-pub(crate) fn float32_in_float64(
-    name: &str,
-    x: &ArrayLike<'_>,
-    y: &ArrayLike<'_>,
-    f: fn(ArrayLike<'static>, ArrayLike<'static>) -> Result<Array, Error>,
-) -> Option<Result<Array, Error>> {
-    const FLOAT: &[&str] = &[
-        "maximum",
-        "minimum",
-        "add",
-        "subtract",
-        "multiply",
-        "true_divide",
-        "remainder",
-        "power",
-    ];
-    let (a, b) = (x.as_array()?, y.as_array()?);
-    if !(COMPARISONS.contains(&name) || FLOAT.contains(&name))
-        || a.dtype() != DType::Float32
-        || b.dtype() != DType::Float32
-        || !is_numpy(&rules())
-    {
-        return None;
-    }
-    Some((|| {
-        let r = f(
-            ArrayLike::Owned(a.astype(DType::Float64)?),
-            ArrayLike::Owned(b.astype(DType::Float64)?),
-        )?;
-        if FLOAT.contains(&name) {
-            r.astype(DType::Float32)
-        } else {
-            Ok(r)
-        }
-    })())
-}
-
-/// The operands promoted together (under `op`'s checks, e.g. JAX's `OverflowError` for a
-/// Python int out of range) and broadcast to one shape.
-fn promote_and_broadcast(
-    op: dtype_lattice::Op,
-    args: &[ArrayLike<'_>],
-) -> Result<Vec<Array>, Error> {
-    promote_family(Some(op), Family::Any, args)
-}
-
 /// The operands promoted together into `family` (with `op`'s checks) and broadcast.
 pub(crate) fn promote_family(
     op: Option<dtype_lattice::Op>,
@@ -392,28 +331,4 @@ pub(crate) fn same_operands<'b>(
     let rules = rules();
     let canonical = d.bits() < 64 || rules.options().x64;
     (canonical && !is_numpy(&rules)).then_some((a, b))
-}
-
-/// A binary `jax.numpy` function: promotion by `op`'s rules, then the `lax` primitive
-/// (`on_bool` for bool operands where jnp substitutes one: `add` is `or`, `multiply` `and`).
-/// Its caller has tried [`same_operands`] first.
-fn binary<'a>(
-    op: dtype_lattice::Op,
-    prim: &'static Primitive,
-    on_bool: Option<&'static Primitive>,
-    x: impl Into<ArrayLike<'a>>,
-    y: impl Into<ArrayLike<'a>>,
-) -> Result<Array, Error> {
-    let (x, y) = (x.into(), y.into());
-    let args = promote_and_broadcast(op, &[x, y])?;
-    let prim = match on_bool {
-        Some(p) if args[0].dtype() == DType::Bool => p,
-        _ => prim,
-    };
-    if args[0].dtype().kind() == dtype_lattice::Kind::Complex
-        && matches!(prim.name, "lt" | "le" | "gt" | "ge")
-    {
-        return lax::elementwise::complex_comparison(prim, &args[0], &args[1]);
-    }
-    lax::bind1(prim, &[&args[0], &args[1]], &Params::new())
 }

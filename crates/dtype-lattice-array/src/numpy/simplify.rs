@@ -23,7 +23,8 @@
 
 use dtype_lattice::{DType, Error, Op, Value};
 
-use super::{ArrayLike, Family, promote_family, rules};
+use super::ufuncs::Ufunc;
+use super::{ArrayLike, Family, promote_family};
 use crate::array::{Array, ShapedArray};
 use crate::lax::ops as lax;
 
@@ -35,17 +36,6 @@ enum Rewrite {
     /// `convert(p) / broadcast(b)`: `select(p, broadcast(1 / b), 0)`.
     QuotientByBroadcast,
 }
-
-/// The functions whose operation XLA rewrites, with their promotion (op and family).
-const REWRITES: &[(&str, Op, Family, Rewrite)] = &[
-    ("multiply", Op::Multiply, Family::Any, Rewrite::Product),
-    (
-        "true_divide",
-        Op::TrueDivide,
-        Family::Inexact,
-        Rewrite::QuotientByBroadcast,
-    ),
-];
 
 /// The dtypes XLA's CPU backend multiplies and divides as themselves (the rewrite applies).
 const NATIVE: &[DType] = &[
@@ -79,16 +69,44 @@ fn concrete(x: &ArrayLike<'_>) -> bool {
     }
 }
 
-/// `name(x, y)` as XLA computes it when it rewrites the operation (see the module doc);
-/// `None` when it does not (the function then computes as its jaxpr says).
-pub(crate) fn bool_select(
-    name: &str,
+/// `jnp.multiply(x, y)` as XLA computes it when a boolean operand is converted: `convert(p) *
+/// a` ⇒ `select(p, a, 0)` (see the module doc); `None` when XLA does not rewrite it (the row
+/// then computes as its jaxpr says).
+pub(crate) fn product_of_bool(
+    _: &'static Ufunc,
+    args: &[ArrayLike<'_>],
+) -> Option<Result<Array, Error>> {
+    let [x, y] = args else { return None };
+    rewritten(Op::Multiply, Family::Any, Rewrite::Product, x, y)
+}
+
+/// `jnp.true_divide(x, y)` as XLA computes it for a boolean numerator and a broadcast
+/// divisor: `convert(p) / broadcast(b)` ⇒ `select(p, broadcast(1 / b), 0)`; `None` otherwise.
+pub(crate) fn quotient_of_bool(
+    _: &'static Ufunc,
+    args: &[ArrayLike<'_>],
+) -> Option<Result<Array, Error>> {
+    let [x, y] = args else { return None };
+    rewritten(
+        Op::TrueDivide,
+        Family::Inexact,
+        Rewrite::QuotientByBroadcast,
+        x,
+        y,
+    )
+}
+
+/// `x op y` (promoted by `op` into `family`) as XLA computes it under `rewrite`, where it
+/// applies to these operands (concrete, outside any transformation: a jaxpr keeps JAX's
+/// equations).
+fn rewritten(
+    op: Op,
+    family: Family,
+    rewrite: Rewrite,
     x: &ArrayLike<'_>,
     y: &ArrayLike<'_>,
 ) -> Option<Result<Array, Error>> {
-    let &(_, op, family, rewrite) = REWRITES.iter().find(|r| r.0 == name)?;
-    if super::is_numpy(&rules()) || crate::core::current().is_some() || !concrete(x) || !concrete(y)
-    {
+    if crate::core::current().is_some() || !concrete(x) || !concrete(y) {
         return None;
     }
     // The boolean operand and the other one (a product commutes; a quotient's boolean is
