@@ -92,6 +92,22 @@ impl Layers<'_> {
         (edges, unknown)
     }
 
+    /// Fails, listing them, if `src` has edges against the order the allow-list does not
+    /// name.
+    pub fn assert_layered(&self, src: &Path) {
+        let bad = self.violations(src);
+        let lines: Vec<String> = bad
+            .iter()
+            .map(|e| format!("{}:{}: {} -> {} ({})", e.file, e.line, e.from, e.to, e.path))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{} edges against the layer order:\n{}",
+            bad.len(),
+            lines.join("\n")
+        );
+    }
+
     /// The edges against the order that the allow-list does not name.
     pub fn violations(&self, src: &Path) -> Vec<Edge> {
         let (edges, unknown) = self.check(src);

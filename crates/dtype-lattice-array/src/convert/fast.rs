@@ -1,5 +1,5 @@
 //! float32 → narrow float (every format of at most 16 bits: float8/6/4, e8m0fnu, bfloat16,
-//! float16) with branch-free integer code that LLVM vectorises (no intrinsics; `convert::simd`
+//! float16) with branch-free integer code that LLVM vectorises (no intrinsics; `kernels::encode_simd`
 //! compiles the loops a second time for AVX2):
 //! one [`Encoder32`] per target format, built from its [`Layout`], the same for every format.
 //!

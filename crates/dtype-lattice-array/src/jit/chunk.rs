@@ -1,11 +1,11 @@
-//! The kernels of jit's fused blocks on slices: a compiled plan ([`crate::core::exec`]) runs a
+//! The kernels of jit's fused blocks on slices: a compiled plan (`jit::plan`) runs a
 //! chain of elementwise primitives a block of a few thousand elements at a time, and a member
 //! whose primitive has a kernel here reads its operands where they are (a stretch of an input
 //! array, of another member's block, of an output buffer, or one element standing for all) and
 //! writes its block in place, instead of building arrays of the block and calling the
 //! primitive's impl on them.
 //!
-//! Each kernel is the loop the primitive's impl runs on whole arrays ([`super::fast`]'s float32
+//! Each kernel is the loop the primitive's impl runs on whole arrays (`kernels::fast`'s float32
 //! arithmetic, comparisons, bit operations, `neg`, `abs` and vectorised functions,
 //! [`super::fma`]'s fused multiply-add, and `select_n` of a bool predicate), called on the
 //! block's slices: the same bits by construction. Where a case is not covered (another dtype,

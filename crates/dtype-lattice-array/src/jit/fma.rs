@@ -9,7 +9,7 @@
 //! with AVX512-FP16 has float16 FMA instructions, and there XLA fuses float16 too: the
 //! fixture generators run XLA with `--xla_cpu_max_isa=AVX2`).
 //!
-//! [`FMA`] is internal: jaxprs never hold it (JAX's print `mul` and `add`); `core::exec`
+//! [`FMA`] is internal: jaxprs never hold it (JAX's print `mul` and `add`); `jit::plan`
 //! substitutes it for such pairs when it compiles a jaxpr under JAX's rules, so that a jitted
 //! function computes XLA's bits. `round(±a·b ± c)`: denormal operands read as zeros and a
 //! denormal result flushed. A NaN operand gives the first NaN of `a`, `b`, `c`, quieted.

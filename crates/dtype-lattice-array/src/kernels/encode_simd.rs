@@ -8,7 +8,7 @@
 //!
 //! # Why this module may use `unsafe`
 //!
-//! It is the convert module's only module allowed to (`lib.rs` denies `unsafe_code`
+//! It is in `kernels`, the one layer allowed to (`lib.rs` denies `unsafe_code`
 //! everywhere else). Calling a `#[target_feature(enable = "avx2")]` (or AVX-512) function is
 //! only sound on a CPU that has those features: each call sits right behind the
 //! `is_x86_feature_detected!` test. The tests compare every lane of every path the CPU can run

@@ -1,4 +1,4 @@
-//! The fused elementwise loops of [`super::fast`] compiled a second time for AVX2 and FMA
+//! The fused elementwise loops (of [`super::fast`], `lax::elementwise::fast` and jit's chunks) compiled a second time for AVX2 and FMA
 //! (8 lanes of 32 bits), chosen at run time with `is_x86_feature_detected!`; other CPUs run the
 //! same loops compiled for the baseline target (SSE2 on x86-64, 4 lanes).
 //!
@@ -25,7 +25,7 @@
 //!
 //! # Why this module may use `unsafe`
 //!
-//! It is the primitives' only module allowed to (`lib.rs` denies `unsafe_code` everywhere
+//! It is in `kernels`, the one layer allowed to (`lib.rs` denies `unsafe_code` everywhere
 //! else). Calling a `#[target_feature(enable = "avx2,fma")]` function is only sound on a CPU
 //! that has both: each call sits right behind the `is_x86_feature_detected!` tests. The
 //! streaming stores write through raw pointers: each is a 32-byte aligned stretch inside the
@@ -182,7 +182,7 @@ impl Isa {
     }
 }
 
-/// `out[i] = f(x[i], y[i])` for the bfloat16 arithmetic `OP` of [`super::fast`] (`ADD`, `SUB`,
+/// `out[i] = f(x[i], y[i])` for the bfloat16 arithmetic `OP` of [`super::fast`] (`BinOp::ADD`, `SUB`,
 /// `MUL`, `DIV`, `MAX`, `MIN`), a scalar side the same for every `i`, a side of words as long
 /// as `out`. `f` is the operation one element at a time ([`super::fast::bf16_scalar`]); with
 /// AVX-512 (else AVX2) the hand-written kernel [`avx512::bf16_zip`] ([`avx2::bf16_zip`])

@@ -1,7 +1,7 @@
 //! The 8-bit float formats' `add`, `sub`, `mul` and `div` computed rather than looked up, 64
 //! elements at a time with AVX-512 VBMI's byte permutes (`vpermi2b`), where this CPU has them.
 //!
-//! [`super::fast`] otherwise answers these operations from a 65,536-entry table of every pair
+//! `lax::elementwise::fast` otherwise answers these operations from a 65,536-entry table of every pair
 //! of operands: three loads an element, one of them into a 64 KiB table that does not fit a
 //! 48 KiB L1 cache. Here each operand's codes become float32s by two 128-byte lookups (the
 //! two high bytes of the float32 bits of each code's magnitude: every 8-bit format's values
@@ -9,13 +9,13 @@
 //! one float32 instruction (exact for `add`, `sub` and `mul`: the operands' significands are
 //! short enough), and the results are rounded to the format by the AVX-512 copy of the casts'
 //! float32 encoder ([`Encoder32`]) that `astype` to an 8-bit format runs too
-//! (`convert::simd::avx512::encode`, driven by its constants, [`Rounding`]), and two packs
+//! (`kernels::encode_simd::avx512::encode`, driven by its constants, [`Rounding`]), and two packs
 //! put four registers of sixteen codes into one store. Outputs larger than the caches are written with streaming
 //! stores, as [`super::simd`] does for float32.
 //!
 //! [`Planes::new`] builds the lookup from the format's decoded values and refuses a format
 //! whose codes do not read this way (`float8_e8m0fnu`: unsigned, and its smallest value is a
-//! float32 subnormal). [`super::fast`] runs the kernel on every pair of codes before it uses
+//! float32 subnormal). `lax::elementwise::fast` runs the kernel on every pair of codes before it uses
 //! it and keeps the table wherever the two differ in a single bit, so this module can only
 //! ever be faster, never different.
 //!
@@ -123,7 +123,7 @@ impl Kernel {
     }
 }
 
-/// `out[i] = x[i] OP y[i]` for the codes of `k`'s format (`OP` one of [`super::fast`]'s
+/// `out[i] = x[i] OP y[i]` for the codes of `k`'s format (`OP` one of [`super::fast::BinOp`]'s
 /// `ADD`, `SUB`, `MUL`, `DIV`), a scalar side the same for every `i`, a side of words as long
 /// as `out`; `false` (nothing written) if this CPU cannot run it ([`available`]) or both sides
 /// are scalars.

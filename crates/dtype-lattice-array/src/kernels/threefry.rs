@@ -3,7 +3,7 @@
 //! 32-bit words of key, two of counter, rotations `13 15 26 6 / 17 29 16 24`, a key injection
 //! every four rounds with the parity constant `0x1BD11BDA`.
 //!
-//! This is the scalar reference; [`super::simd`] computes the same function on 8 or 16
+//! This is the scalar reference; [`super::threefry_simd`] computes the same function on 8 or 16
 //! counters at a time and is tested against it.
 
 /// The rotation constants of Threefry-2x32, rounds 1–4 and 5–8 (repeating).

@@ -6,7 +6,7 @@
 //!
 //! # Why this module may use `unsafe`
 //!
-//! It is the crate's only module allowed to (`lib.rs` denies `unsafe_code` everywhere else).
+//! It is in `kernels`, the one layer allowed to (`lib.rs` denies `unsafe_code` everywhere else).
 //! Two things need it, both local and checked here:
 //!
 //! - calling a `#[target_feature(enable = ...)]` function, which is only sound on a CPU that

@@ -46,17 +46,8 @@ const LAYERS: Layers = Layers {
 #[test]
 fn every_module_uses_only_its_layer_and_those_below() {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
-    let bad = LAYERS.violations(&src);
-    let lines: Vec<String> = bad
-        .iter()
-        .map(|e| format!("{}:{}: {} -> {} ({})", e.file, e.line, e.from, e.to, e.path))
-        .collect();
-    assert!(
-        bad.is_empty(),
-        "{} edges against the layer order:\n{}",
-        bad.len(),
-        lines.join("\n")
-    );
+    LAYERS.assert_layered(&src);
+}
 }
 
 #[test]

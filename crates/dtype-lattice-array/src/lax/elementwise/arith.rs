@@ -1,4 +1,4 @@
-//! The arithmetic of the compute lanes ([`super::lanes`]) as XLA's CPU backend computes it,
+//! The arithmetic of the compute lanes (`lanes`) as XLA's CPU backend computes it,
 //! or NumPy's loops under NumPy's rules: one [`Arith`] implementation per lane type (integers
 //! wrapping, booleans, float32/float64 with XLA's NaN rule and glibc's functions, complex
 //! numbers with XLA's or NumPy's formulas).

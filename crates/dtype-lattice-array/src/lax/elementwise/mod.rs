@@ -9,7 +9,7 @@
 //! vectorised through [`crate::kernels::vmath`], with the same results). `select_n`, `clamp` and `bitcast_convert_type` are in
 //! [`super::select`].
 //!
-//! One generic kernel per operation runs on the dtype's compute lane ([`super::lanes`]):
+//! One generic kernel per operation runs on the dtype's compute lane ([`lanes`]):
 //! integers wrap (int4/int2/uint4/uint2 to their width); float16, bfloat16 and every
 //! float8/float6/float4 format compute in float32 and round to nearest even once per
 //! primitive, as XLA's CPU backend does; `max`/`min` propagate NaN. Integer division by zero
@@ -554,7 +554,7 @@ fn impl_rule<const OP: u8>(
     Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
 }
 
-/// The generic kernel of a binary operation (what [`super::fast`] must agree with).
+/// The generic kernel of a binary operation (what [`fast`] must agree with).
 /// The generic kernel of a unary `op` (the fast paths' reference in tests).
 #[cfg(test)]
 pub(crate) fn generic_unary(op: Op, x: &Array, aval: &ShapedArray) -> Result<Array, Error> {
