@@ -48,7 +48,6 @@ fn every_module_uses_only_its_layer_and_those_below() {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     LAYERS.assert_layered(&src);
 }
-}
 
 #[test]
 fn the_allowed_edge_is_still_needed() {

@@ -29,7 +29,6 @@ fn every_module_uses_only_its_layer_and_those_below() {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     LAYERS.assert_layered(&src);
 }
-}
 
 /// A tree of `(path, text)` files under a fresh directory.
 fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
