@@ -69,6 +69,25 @@ pub enum Param {
     CustomVjp(super::VjpRef),
     /// Abstract values (`custom_lin[out_avals=(f32[3],)]`).
     Avals(Vec<crate::array::ShapedArray>),
+    /// A value read from a jaxpr's text where JAX printed it in its own way
+    /// (`sizes=(np.int64(2), np.int64(2))`, `jvp=<lambda>`): rules see `value`, printers write
+    /// `text`, so that a jaxpr read prints as it was written.
+    Verbatim {
+        /// The value.
+        value: Box<Param>,
+        /// Its text as JAX printed it.
+        text: std::sync::Arc<str>,
+    },
+}
+
+impl Param {
+    /// The value (a [`Param::Verbatim`]'s value, else itself).
+    pub fn value(&self) -> &Param {
+        match self {
+            Param::Verbatim { value, .. } => value.value(),
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for Param {
@@ -96,6 +115,7 @@ impl fmt::Display for Param {
                 }
             }
             Param::Jaxpr(j) => write!(f, "{j}"),
+            Param::Verbatim { text, .. } => f.write_str(text),
             Param::Name(n) => f.write_str(n),
             Param::CustomJvp(_) => f.write_str("<custom jvp rule>"),
             Param::CustomVjp(_) => f.write_str("<custom vjp rule>"),
@@ -139,7 +159,7 @@ impl fmt::Display for Param {
 /// assert_eq!(p.get("new_dtype"), Some(&Param::DType(DType::Float32)));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Params(Vec<(&'static str, Param)>);
+pub struct Params(Vec<(std::borrow::Cow<'static, str>, Param)>);
 
 impl Params {
     /// No parameters.
@@ -150,18 +170,28 @@ impl Params {
     /// With one more parameter.
     #[must_use]
     pub fn with(mut self, name: &'static str, value: Param) -> Params {
-        self.0.push((name, value));
+        self.0.push((name.into(), value));
+        self
+    }
+
+    /// With one more parameter whose name is text (a jaxpr read from text names its own).
+    #[must_use]
+    pub fn with_named(mut self, name: String, value: Param) -> Params {
+        self.0.push((name.into(), value));
         self
     }
 
     /// A parameter by name.
     pub fn get(&self, name: &str) -> Option<&Param> {
-        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.value())
     }
 
     /// The parameters, in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Param)> {
-        self.0.iter().map(|(n, v)| (*n, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Param)> {
+        self.0.iter().map(|(n, v)| (n.as_ref(), v))
     }
 
     /// With `name` set to `value`: replaced in place if present, else appended (for rules
@@ -170,7 +200,7 @@ impl Params {
     pub(crate) fn set(mut self, name: &'static str, value: Param) -> Params {
         match self.0.iter_mut().find(|(n, _)| *n == name) {
             Some(slot) => slot.1 = value,
-            None => self.0.push((name, value)),
+            None => self.0.push((name.into(), value)),
         }
         self
     }
@@ -330,7 +360,8 @@ pub enum Call {
     Kept(&'static str),
 }
 
-/// A parameter jaxprs leave out: always (`None`), or when it has this value.
+/// A parameter jaxprs leave out: always (`None`: it is the first output's shape, which the
+/// binder's type gives: JAX's "implied by the let binder type"), or when it has this value.
 pub type Hidden = (&'static str, Option<&'static Param>);
 
 /// A primitive: its name, number of operands, and every rule, in one definition.
@@ -432,12 +463,18 @@ impl Primitive {
         self
     }
 
+    /// The parameters jaxprs leave out, and their values when they do (`None`: the first
+    /// output's shape), for the reader to restore.
+    pub(crate) fn hidden_params(&self) -> &'static [Hidden] {
+        self.hidden
+    }
+
     /// Whether jaxprs print this parameter.
     pub(crate) fn shows_param(&self, name: &str, value: &Param) -> bool {
         !self
             .hidden
             .iter()
-            .any(|&(param, when)| param == name && when.is_none_or(|w| w == value))
+            .any(|&(param, when)| param == name && when.is_none_or(|w| w == value.value()))
     }
 
     /// The jaxpr a call primitive applies to its operands (`None`: not a call, or the

@@ -469,12 +469,16 @@ fn call_batch_rule(
     Ok((outs.into_iter().collect(), vec![Some(0); k]))
 }
 
+/// JAX's custom-call printers leave out `num_consts` when it is 0.
+const NO_CONSTS: &[crate::core::Hidden] = &[("num_consts", Some(&Param::Int(0)))];
+
 /// The `custom_jvp_call` primitive: applies `call_jaxpr`; its JVP applies the rule.
 pub(crate) static CUSTOM_JVP_CALL: Primitive =
     Primitive::new("custom_jvp_call", None, call_shape_rule, call_impl_rule)
         .jvp(call_jvp_rule)
         .batch(call_batch_rule)
         .takes_float0()
+        .hides(NO_CONSTS)
         .call(Call::Kept("call_jaxpr"));
 
 /// The `custom_vjp_call` primitive: applies `call_jaxpr`; its JVP is the forward pass and
@@ -484,6 +488,7 @@ pub(crate) static CUSTOM_VJP_CALL: Primitive =
         .jvp(call_jvp_rule)
         .batch(call_batch_rule)
         .takes_float0()
+        .hides(NO_CONSTS)
         .call(Call::Kept("call_jaxpr"));
 
 /// `custom_lin`: the linear stand-in for a custom-VJP function's tangent map. It has only a

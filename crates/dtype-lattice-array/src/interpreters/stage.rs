@@ -47,6 +47,7 @@ impl Builder {
         Var {
             id: self.next,
             aval,
+            dropped: false,
         }
     }
 }
@@ -112,7 +113,7 @@ impl Staging {
             return Atom::Var(s.var.clone());
         }
         if x.is_concrete() && x.ndim() == 0 && !x.dtype().is_extended() {
-            return Atom::Literal(x.clone());
+            return Atom::Literal(x.clone(), None);
         }
         let mut b = self.lock();
         let key = (x.identity(), x.aval().clone());
@@ -236,9 +237,9 @@ fn closure_convert(params: &Params) -> (Params, Vec<Array>) {
     let mut out = Params::new();
     for (n, v) in params.iter() {
         match n {
-            "jaxpr" | "call_jaxpr" => out = out.with(n, converted.clone()),
-            "num_consts" => out = out.with(n, Param::Int(before + hoisted.len() as i64)),
-            _ => out = out.with(n, v.clone()),
+            "jaxpr" | "call_jaxpr" => out = out.with_named(n.into(), converted.clone()),
+            "num_consts" => out = out.with("num_consts", Param::Int(before + hoisted.len() as i64)),
+            _ => out = out.with_named(n.into(), v.clone()),
         }
     }
     (out, hoisted)

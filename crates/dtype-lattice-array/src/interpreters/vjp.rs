@@ -533,7 +533,7 @@ pub(crate) fn backward_pass(
             .inputs
             .iter()
             .map(|a| match a {
-                Atom::Literal(x) => Lin::Known(x.clone()),
+                Atom::Literal(x, _) => Lin::Known(x.clone()),
                 Atom::Var(v) => match consts.get(&v.id) {
                     Some(x) => Lin::Known((*x).clone()),
                     None => Lin::Linear(v.aval.clone()),

@@ -352,7 +352,7 @@ impl Lowering {
         }
         let read = |a: &Atom, env: &HashMap<u32, Src>| -> Result<Src, Error> {
             match a {
-                Atom::Literal(x) => Ok(Src::Const(x.clone())),
+                Atom::Literal(x, _) => Ok(Src::Const(x.clone())),
                 Atom::Var(v) => env.get(&v.id).cloned().ok_or_else(|| {
                     Error::refused(
                         Exception::TypeError,

@@ -1203,7 +1203,7 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
         }
         let read = |a: &Atom, env: &[(Var, Src)]| -> Src {
             match a {
-                Atom::Literal(x) => Src::Const(x.clone()),
+                Atom::Literal(x, _) => Src::Const(x.clone()),
                 Atom::Var(v) => env
                     .iter()
                     .rev()

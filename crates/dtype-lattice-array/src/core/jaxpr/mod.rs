@@ -13,20 +13,21 @@
 //! ```
 
 use std::collections::HashMap;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
+use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
-use dtype_lattice::{Error, Value};
 
-use super::{Param, Params, Primitive};
+use super::{Params, Primitive};
 use crate::array::{Array, ShapedArray};
-use crate::repr::Scalar;
 
 /// A variable of a jaxpr: an identity and an abstract value.
 #[derive(Clone, Debug)]
 pub struct Var {
     pub(crate) id: u32,
     pub(crate) aval: ShapedArray,
+    /// A binder whose value nothing reads, printed `_` (JAX's `DropVar`).
+    pub(crate) dropped: bool,
 }
 
 impl Var {
@@ -47,8 +48,10 @@ impl PartialEq for Var {
 pub enum Atom {
     /// A variable.
     Var(Var),
-    /// A constant scalar.
-    Literal(Array),
+    /// A constant scalar, and its text where it was read from a jaxpr whose printer wrote it
+    /// otherwise than its value prints (JAX prints a weakly typed literal's Python value:
+    /// `0.7:f32[]` for the `float32` 0.699999988079071).
+    Literal(Array, Option<std::sync::Arc<str>>),
 }
 
 impl Atom {
@@ -56,7 +59,7 @@ impl Atom {
     pub fn aval(&self) -> &ShapedArray {
         match self {
             Atom::Var(v) => &v.aval,
-            Atom::Literal(a) => a.aval(),
+            Atom::Literal(a, _) => a.aval(),
         }
     }
 }
@@ -200,6 +203,38 @@ impl ClosedJaxpr {
         &self.consts
     }
 
+    /// The jaxpr with these values for its constant variables (a jaxpr read from text has
+    /// none: JAX prints the constvars' types, not their values).
+    ///
+    /// # Errors
+    ///
+    /// `TypeError` naming the first value that is missing, extra, or of another shape or
+    /// dtype than its constvar.
+    pub fn with_consts(mut self, consts: Vec<Array>) -> Result<ClosedJaxpr, Error> {
+        let vars = &self.jaxpr.constvars;
+        if consts.len() != vars.len() {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "the jaxpr has {} constvars ({}) but {} values were given",
+                    vars.len(),
+                    join(vars.iter().map(|v| &v.aval), ", "),
+                    consts.len()
+                ),
+            ));
+        }
+        for (i, (v, c)) in vars.iter().zip(&consts).enumerate() {
+            if v.aval.shape() != c.shape() || v.aval.dtype() != c.dtype() {
+                return Err(Error::refused(
+                    Exception::TypeError,
+                    format!("constvar {i} is {} but its value is {}", v.aval, c.aval()),
+                ));
+            }
+        }
+        self.consts = consts;
+        Ok(self)
+    }
+
     /// Evaluates the jaxpr on `args`, binding each equation under the current trace (so that
     /// inside a transformation the jaxpr is inlined into it).
     ///
@@ -224,6 +259,15 @@ impl ClosedJaxpr {
                 ),
             ));
         }
+        if self.consts.len() != j.constvars.len() {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "the jaxpr's {} constvars have no values (ClosedJaxpr::with_consts gives them)",
+                    j.constvars.len()
+                ),
+            ));
+        }
         let mut env: HashMap<u32, Array> = HashMap::new();
         for (v, x) in j.constvars.iter().zip(&self.consts) {
             env.insert(v.id, x.clone());
@@ -233,7 +277,7 @@ impl ClosedJaxpr {
         }
         let read = |a: &Atom, env: &HashMap<u32, Array>| -> Result<Array, Error> {
             match a {
-                Atom::Literal(x) => Ok(x.clone()),
+                Atom::Literal(x, _) => Ok(x.clone()),
                 Atom::Var(v) => env.get(&v.id).cloned().ok_or_else(|| {
                     Error::refused(
                         Exception::TypeError,
@@ -258,190 +302,18 @@ impl ClosedJaxpr {
     }
 }
 
-/// `a`, …, `z`, `ba`, `bb`, …: JAX's variable names.
-fn var_name(n: usize) -> String {
-    let mut n = n;
-    let mut s = Vec::new();
-    loop {
-        s.push(b'a' + (n % 26) as u8);
-        n /= 26;
-        if n == 0 {
-            break;
-        }
-    }
-    s.reverse();
-    String::from_utf8(s).unwrap_or_default()
-}
-
-/// The printer's names of one jaxpr's variables, in order of appearance.
-#[derive(Default)]
-struct Names(HashMap<u32, String>);
-
-impl Names {
-    fn of(&mut self, v: &Var) -> String {
-        let n = self.0.len();
-        self.0.entry(v.id).or_insert_with(|| var_name(n)).clone()
-    }
-
-    fn binder(&mut self, v: &Var) -> String {
-        format!("{}:{}", self.of(v), v.aval)
-    }
-
-    fn atom(&mut self, a: &Atom) -> String {
-        match a {
-            Atom::Var(v) => self.of(v),
-            Atom::Literal(x) => format!("{}:{}", literal_text(x), x.aval()),
-        }
-    }
-}
-
-/// A literal's value as Python prints the scalar (`1`, `2.0`, `True`, `-0.9999999403953552`).
-fn literal_text(x: &Array) -> String {
-    match x.element(0) {
-        Some(Scalar::Bool(b)) => Value::Bool(b).to_string(),
-        Some(Scalar::Int(i)) => i.to_string(),
-        Some(Scalar::Float(f)) => Value::Float(f).to_string(),
-        Some(Scalar::Complex(re, im)) => Value::Complex(re, im).to_string(),
-        Some(Scalar::Float0) => "(b'',)".to_string(),
-        _ => "?".to_string(),
-    }
-}
-
-/// The width JAX's pretty printer fits lines into.
-const WIDTH: usize = 80;
-
-/// A parameter's text at `indent` (nested jaxprs print on their own lines).
-fn param_text(value: &Param, indent: usize) -> String {
-    match value {
-        Param::Jaxpr(j) => pp_closed(j, indent),
-        other => other.to_string(),
-    }
-}
-
-fn pp_eqn(
-    eqn: &Eqn,
-    names: &mut Names,
-    indent: usize,
-    used: Option<&std::collections::HashSet<u32>>,
-) -> String {
-    // Outputs nothing reads print as `_` (JAX's drop variables).
-    let outs = join(
-        eqn.outputs.iter().map(|v| match used {
-            Some(u) if !u.contains(&v.id) => format!("_:{}", v.aval),
-            _ => names.binder(v),
-        }),
-        " ",
-    );
-    let args = join(eqn.inputs.iter().map(|a| names.atom(a)), " ");
-    // Sorted by name, as JAX prints them (a call's name first).
-    let mut params: Vec<(String, &Param)> = eqn
-        .params
-        .iter()
-        .filter(|(n, v)| eqn.prim.shows_param(n, v))
-        .map(|(n, v)| (n.to_string(), v))
-        .collect();
-    params.sort_by_key(|(n, _)| (n != "name", n.clone()));
-    let lhs = format!("{outs} = {}", eqn.prim.name);
-    let flat_params = if params.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "[{}]",
-            join(
-                params
-                    .iter()
-                    .map(|(n, v)| format!("{n}={}", param_text(v, 0))),
-                " "
-            )
-        )
-    };
-    let flat = format!("{lhs}{flat_params} {args}");
-    if indent + flat.len() <= WIDTH && !flat.contains('\n') || params.is_empty() {
-        return flat;
-    }
-    let pad = " ".repeat(indent + 2);
-    let mut s = format!("{lhs}[\n");
-    for (n, v) in &params {
-        let _ = writeln!(s, "{pad}{n}={}", param_text(v, indent + 2));
-    }
-    let _ = write!(s, "{}] {args}", " ".repeat(indent));
-    s
-}
-
-fn pp_closed(j: &ClosedJaxpr, indent: usize) -> String {
-    pp_jaxpr(&j.jaxpr, indent)
-}
-
-fn pp_jaxpr(j: &Jaxpr, indent: usize) -> String {
-    let mut names = Names::default();
-    let consts = join(j.constvars.iter().map(|v| names.binder(v)), " ");
-    let ins = join(j.invars.iter().map(|v| names.binder(v)), " ");
-    let head = format!("{{ lambda {consts}; {ins}. let");
-    let mut used = std::collections::HashSet::new();
-    for a in j.eqns.iter().flat_map(|e| &e.inputs).chain(&j.outvars) {
-        if let Atom::Var(v) = a {
-            used.insert(v.id);
-        }
-    }
-    let eqns: Vec<String> = j
-        .eqns
-        .iter()
-        .map(|e| pp_eqn(e, &mut names, indent + 4, Some(&used)))
-        .collect();
-    let outs: Vec<String> = j.outvars.iter().map(|a| names.atom(a)).collect();
-    let outs = match outs.as_slice() {
-        [one] => format!("({one},)"),
-        _ => format!("({})", outs.join(", ")),
-    };
-    if eqns.is_empty() {
-        return format!("{head}  in {outs} }}");
-    }
-    // One line, equations separated by `; `, when it fits.
-    let flat = format!("{head} {} in {outs} }}", eqns.join("; "));
-    if indent + flat.len() <= WIDTH && !flat.contains('\n') {
-        return flat;
-    }
-    let mut s = head;
-    for e in &eqns {
-        let _ = write!(s, "\n{}{e}", " ".repeat(indent + 4));
-    }
-    let _ = write!(s, "\n{}in {outs} }}", " ".repeat(indent + 2));
-    s
-}
+mod print;
+pub(crate) use print::{eqn_text, literal_text};
 
 impl fmt::Display for Jaxpr {
     /// As `print(jax.make_jaxpr(f)(x))` prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&pp_jaxpr(self, 0))
+        f.write_str(&print::toplevel(self))
     }
 }
 
 impl fmt::Display for ClosedJaxpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&pp_jaxpr(&self.jaxpr, 0))
-    }
-}
-
-/// One equation as JAX's error messages print it, its own variables named afresh
-/// (`a:i32[] = reduce_prod[axes=(0,)] b`).
-pub(crate) fn eqn_text(eqn: &Eqn) -> String {
-    let mut names = Names::default();
-    for v in &eqn.outputs {
-        names.of(v);
-    }
-    pp_eqn(eqn, &mut names, 0, None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_count_as_jax_names_them() {
-        let names: Vec<String> = [0, 1, 25, 26, 27, 51, 52, 675, 676]
-            .iter()
-            .map(|&n| var_name(n))
-            .collect();
-        assert_eq!(names, ["a", "b", "z", "ba", "bb", "bz", "ca", "zz", "baa"]);
+        f.write_str(&print::toplevel(&self.jaxpr))
     }
 }
