@@ -649,7 +649,14 @@ fn dot_transpose(
             )
             .with("out_sharding", Param::None)
             .with("precision", Param::None)
-            .with("preferred_element_type", Param::None);
+            // As JAX's transpose rules: the equation's own preferred_element_type.
+            .with(
+                "preferred_element_type",
+                params
+                    .get("preferred_element_type")
+                    .cloned()
+                    .unwrap_or(Param::None),
+            );
         let known = ad::convert_to(known, ct.aval())?;
         let y = bind1(p, &[ct, &known], &q)?;
         // y's dims: batch, ct's kept free dims (mine), known's contracting dims ascending.

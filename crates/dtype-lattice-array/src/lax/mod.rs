@@ -62,9 +62,11 @@ pub use reduce::{
     REDUCE_PROD, REDUCE_SUM,
 };
 pub use select::{BITCAST_CONVERT_TYPE, CLAMP, SELECT_N};
-pub use slicing::{CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, SLICE};
+pub use slicing::{
+    CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, SLICE, SPLIT, STACK, UNSTACK,
+};
 pub use structural::expand_dims;
-pub use structural::{BROADCAST_IN_DIM, RESHAPE, REV, SQUEEZE, STOP_GRADIENT, TRANSPOSE};
+pub use structural::{BROADCAST_IN_DIM, COPY, RESHAPE, REV, SQUEEZE, STOP_GRADIENT, TRANSPOSE};
 
 use dtype_lattice::Error;
 

@@ -684,6 +684,68 @@ fn float0_min(_: &'static Primitive, _: &[&ShapedArray]) -> Error {
     )
 }
 
+/// JAX's `_reduce_prod_jvp_rule`: the reduced axes moved to the front and flattened, then
+/// multiplied pairwise, halves against halves (an odd half padded with one), differentiating
+/// each product (`ṫ₁·x₂ + x₁·ṫ₂`); the primal is that tree's product too.
+fn reduce_prod_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let Some(t) = tangents[0].clone() else {
+        return Ok((ad::primal_out(prim, primals, params)?, vec![None]));
+    };
+    let x = &primals[0];
+    let axes = params.usizes(prim.name, "axes")?;
+    let rest: Vec<usize> = (0..x.ndim()).filter(|d| !axes.contains(d)).collect();
+    let n: usize = axes.iter().map(|&a| x.shape()[a]).product();
+    let perm: Vec<usize> = axes.iter().chain(&rest).copied().collect();
+    let mut shape = vec![n];
+    shape.extend(rest.iter().map(|&d| x.shape()[d]));
+    let flat = |v: &Array| ad::reshape(&ad::transpose(v, &perm)?, &shape);
+    let (mut xs, mut ts) = (flat(x)?, flat(&t)?);
+    let half = |v: &Array, lo: usize, hi: usize| {
+        let mut l = vec![0; v.ndim()];
+        let mut h = v.shape().to_vec();
+        l[0] = lo;
+        h[0] = hi;
+        ad::slice(v, &l, &h, None)
+    };
+    let pad_one = |v: &Array, value: f64| {
+        let mut cfg = vec![(0, 0, 0); v.ndim()];
+        cfg[0] = (0, 1, 0);
+        bind1(
+            &super::PAD,
+            &[v, &ops::konst(v, value)?],
+            &Params::new().with("padding_config", Param::Padding(cfg)),
+        )
+    };
+    while xs.shape()[0] > 1 {
+        let n = xs.shape()[0];
+        let n1 = n.div_ceil(2);
+        let (x1, mut x2) = (half(&xs, 0, n1)?, half(&xs, n1, n)?);
+        let (t1, mut t2) = (half(&ts, 0, n1)?, half(&ts, n1, n)?);
+        if n - n1 != n1 {
+            x2 = pad_one(&x2, 1.0)?;
+            t2 = pad_one(&t2, 0.0)?;
+        }
+        ts = ops::add(&ops::mul(&t1, &x2)?, &ops::mul(&x1, &t2)?)?;
+        xs = ops::mul(&x1, &x2)?;
+    }
+    let out_shape = &shape[1..];
+    if xs.shape()[0] == 0 {
+        let one = ops::broadcast_to(&ops::konst(x, 1.0)?, out_shape)?;
+        let zero = ops::broadcast_to(&ops::konst(x, 0.0)?, out_shape)?;
+        return Ok((smallvec::smallvec![one], vec![Some(zero)]));
+    }
+    let squeeze = |v: &Array| ad::reshape(v, out_shape);
+    Ok((
+        smallvec::smallvec![squeeze(&xs)?],
+        vec![Some(squeeze(&ts)?)],
+    ))
+}
+
 macro_rules! reductions {
     ($($c:ident = $name:literal, $op:ident $(=> { $($rules:tt)* })?;)*) => {$(
         #[doc = concat!("The `", $name, "` primitive.")]
@@ -696,8 +758,7 @@ macro_rules! reductions {
 
 reductions! {
     REDUCE_SUM = "reduce_sum", Sum => { .jvp(ad::linear_jvp).transpose(reduce_sum_transpose) };
-    // Not differentiable here (JAX's product rule is not implemented).
-    REDUCE_PROD = "reduce_prod", Prod;
+    REDUCE_PROD = "reduce_prod", Prod => { .jvp(reduce_prod_jvp) };
     REDUCE_MAX = "reduce_max", Max => { .jvp(chooser_jvp) };
     REDUCE_MIN = "reduce_min", Min => { .jvp(chooser_jvp) };
     REDUCE_AND = "reduce_and", And => { .jvp(ad::zero_jvp) };

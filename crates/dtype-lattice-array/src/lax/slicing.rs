@@ -890,3 +890,367 @@ fn dynamic_update_slice_batch(
     ins.extend_from_slice(&args[2..]);
     Ok((bind(prim, &batching::refs(&ins), params)?, vec![Some(0)]))
 }
+
+// ---- stack, unstack, split: JAX's primitives for jnp.stack, jnp.unstack and jnp.split
+// (lowered by XLA to broadcasts, a concatenation and slices; computed here the same way).
+
+fn axis_param(params: &Params, prim: &str) -> Result<usize, Error> {
+    let axis = super::structural::param_int(params, prim, "axis")?;
+    usize::try_from(axis).map_err(|_| crate::core::bad_param(prim, "axis", "negative"))
+}
+
+fn reshape_params(shape: &[usize]) -> Params {
+    Params::new()
+        .with("new_sizes", super::ints(shape.iter().copied()))
+        .with("dimensions", Param::None)
+        .with("sharding", Param::None)
+}
+
+/// `x` reshaped to `shape` by `reshape`'s implementation (same elements, no trace).
+fn reshaped(x: &Array, shape: &[usize]) -> Result<Array, Error> {
+    let aval = ShapedArray::new(shape, x.dtype(), x.weak_type());
+    let p = reshape_params(shape);
+    Ok(crate::core::implement(&super::RESHAPE, &[x], &p, &[aval])?.swap_remove(0))
+}
+
+/// `x[..., lo:hi, ...]` along `axis` by `slice`'s implementation.
+fn sliced(x: &Array, axis: usize, lo: usize, hi: usize) -> Result<Array, Error> {
+    let mut start = vec![0; x.ndim()];
+    let mut limit = x.shape().to_vec();
+    start[axis] = lo;
+    limit[axis] = hi;
+    let mut shape = x.shape().to_vec();
+    shape[axis] = hi - lo;
+    let p = Params::new()
+        .with("start_indices", super::ints(start))
+        .with("limit_indices", super::ints(limit))
+        .with("strides", Param::None);
+    let aval = ShapedArray::new(&shape, x.dtype(), x.weak_type());
+    Ok(crate::core::implement(&SLICE, &[x], &p, &[aval])?.swap_remove(0))
+}
+
+fn stack_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let axis = axis_param(params, prim.name)?;
+    let Some(first) = inputs.first() else {
+        return value_error("stack expects at least one operand, got 0.".into());
+    };
+    let shapes = || {
+        let s: Vec<String> = inputs.iter().map(|a| shape_str(a)).collect();
+        s.join(", ")
+    };
+    if inputs.iter().any(|a| a.ndim() != first.ndim()) {
+        return value_error(format!(
+            "Cannot stack arrays with different numbers of dimensions: got {}.",
+            shapes()
+        ));
+    }
+    if inputs.iter().any(|a| a.shape() != first.shape()) {
+        return value_error(format!(
+            "All input arrays must have the same shape. Got {}.",
+            shapes()
+        ));
+    }
+    if inputs.iter().any(|a| a.dtype() != first.dtype()) {
+        let names: Vec<String> = inputs.iter().map(|a| a.dtype().to_string()).collect();
+        return type_error(format!(
+            "stack requires arguments to have the same dtypes, got {}.",
+            names.join(", ")
+        ));
+    }
+    if axis > first.ndim() {
+        return value_error(format!(
+            "stack axis {axis} is out of bounds for arrays of {} dimensions.",
+            first.ndim()
+        ));
+    }
+    let mut shape = first.shape().to_vec();
+    shape.insert(axis, inputs.len());
+    if crate::array::checked_size(&shape).is_none() {
+        return Err(crate::array::invalid("stack", "size overflow"));
+    }
+    let weak = inputs.iter().all(|a| a.weak_type());
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        first.dtype(),
+        weak
+    )])
+}
+
+fn stack_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let axis = axis_param(params, prim.name)?;
+    let mut shape = inputs[0].shape().to_vec();
+    shape.insert(axis, 1);
+    let expanded = inputs
+        .iter()
+        .map(|x| reshaped(x, &shape))
+        .collect::<Result<Vec<_>, _>>()?;
+    let p = Params::new().with("dimension", Param::Int(axis as i64));
+    concatenate_impl(&CONCATENATE, &batching::refs(&expanded), &p, out)
+}
+
+/// `stack` transposed: the cotangent unstacked.
+fn stack_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let axis = axis_param(params, prim.name)?;
+    let p = Params::new().with("axis", Param::Int(axis as i64));
+    let parts = bind(&UNSTACK, &[&ct], &p)?;
+    Ok(ins
+        .iter()
+        .zip(parts)
+        .map(|(l, part)| l.is_linear().then_some(part))
+        .collect())
+}
+
+/// JAX's rule: operands batched alike stay where they are; otherwise all at the front.
+fn stack_batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let axis = axis_param(params, prim.name)?;
+    if let Some(b) = dims[0]
+        && dims.iter().all(|d| *d == Some(b))
+    {
+        let (out_axis, out_bdim) = if axis <= b {
+            (axis, b + 1)
+        } else {
+            (axis + 1, b)
+        };
+        let p = params.clone().set("axis", Param::Int(out_axis as i64));
+        return Ok((bind(prim, &batching::refs(args), &p)?, vec![Some(out_bdim)]));
+    }
+    let moved = args
+        .iter()
+        .zip(dims)
+        .map(|(x, d)| batching::bdim_at_front(x, *d, size))
+        .collect::<Result<Vec<_>, _>>()?;
+    let p = params.clone().set("axis", Param::Int(axis as i64 + 1));
+    Ok((bind(prim, &batching::refs(&moved), &p)?, vec![Some(0)]))
+}
+
+/// The `stack` primitive (`jnp.stack`).
+pub static STACK: Primitive = Primitive::new("stack", None, stack_shape_rule, stack_impl)
+    .jvp(ad::multilinear_jvp)
+    .transpose(stack_transpose)
+    .batch(stack_batch)
+    .takes_float0();
+
+fn unstack_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let axis = axis_param(params, prim.name)?;
+    let x = inputs[0];
+    if axis >= x.ndim() {
+        return value_error(format!(
+            "unstack axis {axis} is out of bounds for an array of {} dimensions.",
+            x.ndim()
+        ));
+    }
+    let mut shape = x.shape().to_vec();
+    let n = shape.remove(axis);
+    let aval = ShapedArray::new(&shape, x.dtype(), x.weak_type());
+    Ok((0..n).map(|_| aval.clone()).collect())
+}
+
+fn unstack_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let axis = axis_param(params, prim.name)?;
+    (0..out.len())
+        .map(|i| reshaped(&sliced(inputs[0], axis, i, i + 1)?, out[i].shape()))
+        .collect()
+}
+
+/// Linear in its one operand (`unstack`, `split`): every output's tangent is the primitive
+/// applied to the tangent.
+fn linear_outputs_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = ad::primal_out(prim, primals, params)?;
+    let t = match tangents.first().cloned().flatten() {
+        Some(t) => bind(prim, &[&t], params)?.into_iter().map(Some).collect(),
+        None => vec![None; out.len()],
+    };
+    Ok((out, t))
+}
+
+/// The cotangents, zeros where symbolic, stacked back.
+fn unstack_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    if cts.iter().all(Option::is_none) {
+        return Ok(vec![None]);
+    }
+    let axis = axis_param(params, prim.name)?;
+    let mut shape = ins[0].aval().shape().to_vec();
+    shape.remove(axis);
+    let part = ShapedArray::new(&shape, ins[0].aval().dtype(), false);
+    let cts = cts
+        .iter()
+        .map(|c| c.clone().map_or_else(|| ops::zeros(&part), Ok))
+        .collect::<Result<Vec<_>, _>>()?;
+    let p = Params::new().with("axis", Param::Int(axis as i64));
+    Ok(vec![Some(bind1(&STACK, &batching::refs(&cts), &p)?)])
+}
+
+fn unstack_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let axis = axis_param(params, prim.name)?;
+    let b = batching::first_bdim(dims)?;
+    let (axis, out) = if b <= axis {
+        (axis + 1, b)
+    } else {
+        (axis, b - 1)
+    };
+    let p = params.clone().set("axis", Param::Int(axis as i64));
+    let outs = bind(prim, &batching::refs(args), &p)?;
+    let n = outs.len();
+    Ok((outs, vec![Some(out); n]))
+}
+
+/// The `unstack` primitive (`jnp.unstack`; `stack`'s transpose).
+pub static UNSTACK: Primitive =
+    Primitive::new("unstack", Some(1), unstack_shape_rule, unstack_impl)
+        .jvp(linear_outputs_jvp)
+        .transpose(unstack_transpose)
+        .batch(unstack_batch)
+        .takes_float0();
+
+fn split_shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let axis = axis_param(params, prim.name)?;
+    let sizes = param_ints(params, prim.name, "sizes")?;
+    let x = inputs[0];
+    if sizes.iter().any(|&s| s < 0) {
+        return value_error(format!(
+            "Sizes passed to split must be nonnegative, got {}",
+            py_list(&sizes)
+        ));
+    }
+    if axis >= x.ndim() {
+        return value_error(format!(
+            "split axis {axis} is out of bounds for an array of {} dimensions.",
+            x.ndim()
+        ));
+    }
+    let total = sizes.iter().try_fold(0i64, |a, &s| a.checked_add(s));
+    if total != Some(x.shape()[axis] as i64) {
+        return value_error(format!(
+            "Sum of sizes {} must be equal to dimension {axis} of the operand shape {}",
+            total.map_or_else(|| "(overflow)".to_string(), |t| t.to_string()),
+            py_list(&x.shape().iter().map(|&d| d as i64).collect::<Vec<_>>())
+        ));
+    }
+    Ok(sizes
+        .iter()
+        .map(|&s| {
+            let mut shape = x.shape().to_vec();
+            shape[axis] = s as usize;
+            ShapedArray::new(&shape, x.dtype(), x.weak_type())
+        })
+        .collect())
+}
+
+/// A Python list of integers (`[2, 3]`).
+fn py_list(v: &[i64]) -> String {
+    let items: Vec<String> = v.iter().map(i64::to_string).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn split_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    out: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let axis = axis_param(params, prim.name)?;
+    let mut at = 0;
+    out.iter()
+        .map(|o| {
+            let n = o.shape()[axis];
+            at += n;
+            sliced(inputs[0], axis, at - n, at)
+        })
+        .collect()
+}
+
+/// The cotangents, zeros where symbolic, concatenated back.
+fn split_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    if cts.iter().all(Option::is_none) {
+        return Ok(vec![None]);
+    }
+    let axis = axis_param(params, prim.name)?;
+    let avals = split_shape_rule(prim, &[ins[0].aval()], params)?;
+    let cts = cts
+        .iter()
+        .zip(&avals)
+        .map(|(c, a)| c.clone().map_or_else(|| ops::zeros(a), Ok))
+        .collect::<Result<Vec<_>, _>>()?;
+    let p = Params::new().with("dimension", Param::Int(axis as i64));
+    Ok(vec![Some(bind1(&CONCATENATE, &batching::refs(&cts), &p)?)])
+}
+
+fn split_batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, BatchDims), Error> {
+    let axis = axis_param(params, prim.name)?;
+    let b = batching::first_bdim(dims)?;
+    let axis = if axis >= b { axis + 1 } else { axis };
+    let p = params.clone().set("axis", Param::Int(axis as i64));
+    let outs = bind(prim, &batching::refs(args), &p)?;
+    let n = outs.len();
+    Ok((outs, vec![Some(b); n]))
+}
+
+/// The `split` primitive (`jnp.split`, `jnp.array_split`).
+pub static SPLIT: Primitive = Primitive::new("split", Some(1), split_shape_rule, split_impl)
+    .jvp(linear_outputs_jvp)
+    .transpose(split_transpose)
+    .batch(split_batch)
+    .takes_float0();

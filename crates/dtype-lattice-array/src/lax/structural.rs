@@ -633,6 +633,32 @@ pub static STOP_GRADIENT: Primitive = Primitive::new(
 .jvp(ad::zero_jvp)
 .batch(batching::vectorized);
 
+/// `jnp.copy`'s and `jnp.array(x, copy=True)`'s primitive (`lax.copy_p`): the identity, as a
+/// primitive of its own; linear (its tangent and cotangent are copied) and batched as it is.
+fn copy_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    _: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    Ok(vec![match &cts[0] {
+        Some(ct) => Some(bind1(prim, &[ct], params)?),
+        None => None,
+    }])
+}
+
+/// The `copy` primitive.
+pub static COPY: Primitive = Primitive::new(
+    "copy",
+    Some(1),
+    stop_gradient_shape_rule,
+    stop_gradient_impl,
+)
+.jvp(ad::linear_jvp)
+.transpose(copy_transpose)
+.batch(batching::vectorized)
+.takes_float0();
+
 /// `lax.expand_dims(x, dimensions)`: inserts unit dimensions at `dims` (negative ones count
 /// from the end of the result) by binding `broadcast_in_dim`, as JAX does, so a staged program
 /// reads `broadcast_in_dim[broadcast_dimensions=… shape=… sharding=None]` (jaxprs print only

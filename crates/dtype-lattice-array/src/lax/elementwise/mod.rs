@@ -784,8 +784,36 @@ fn jvp<const OP: u8>(
                 ad::scale(&t1, || ops::div(&ops::neg(x)?, &denom))?,
             )?
         }
-        Op::Abs if x.dtype().kind() != Kind::Complex => {
-            ad::scale(&t0, || ops::unary(&super::SIGN, x))?
+        // As JAX: `select(x >= 0, g, -g)`; for complex `x`, `real(g · conj(x) / |x|)` with a
+        // zero modulus replaced by one.
+        Op::Abs if x.dtype().kind() != Kind::Complex => t0
+            .map(|g| {
+                let nonneg = bind(&super::GE, &[x, &ops::konst(x, 0.0)?], &Params::new())?;
+                ops::select_n(&nonneg[0], &[&ops::neg(&g)?, &g])
+            })
+            .transpose()?,
+        Op::Abs => t0
+            .map(|g| {
+                let a = ops::convert_like(y, x)?;
+                let zero = ops::eq(&a, &ops::konst(&a, 0.0)?)?;
+                let one = ops::broadcast_to(&ops::konst(&a, 1.0)?, a.shape())?;
+                let a = ops::select_n(&zero, &[&a, &one])?;
+                let q = ops::div(&ops::unary(&super::CONJ, x)?, &a)?;
+                ops::unary(&super::REAL, &ops::mul(&g, &q)?)
+            })
+            .transpose()?,
+        // As JAX: `g` for the dividend, `-g · sign(x/y) · floor(|x/y|)` for the divisor.
+        Op::Rem => {
+            let x1 = second()?;
+            let b = t1
+                .map(|g| {
+                    let q = ops::div(x, x1)?;
+                    let s = ops::unary(&super::SIGN, &q)?;
+                    let f = ops::unary(&super::FLOOR, &ops::unary(&super::ABS, &q)?)?;
+                    ops::mul(&ops::neg(&g)?, &ops::mul(&s, &f)?)
+                })
+                .transpose()?;
+            ad::plus(t0, b)?
         }
         Op::Sign | Op::Floor | Op::Ceil | Op::Round | Op::IsFinite | Op::Nextafter => None,
         Op::Real | Op::Imag | Op::Conj => t0
