@@ -11,7 +11,7 @@
 //! The modules are layers, each using only those before it (ARCHITECTURE.md draws them; a
 //! test keeps them): `kernels` (functions over slices: every `unsafe`), [`convert`] (element
 //! codecs), [`config`] (the rules in force), [`array`](mod@array), `prng` (the PRNG on plain keys),
-//! [`core`], [`lax`], [`interpreters`], [`jit`](mod@jit), [`registry`], then [`numpy`],
+//! [`core`], [`lax`], [`interpreters`], [`jit`](mod@jit), [`registry`], [`reader`], then [`numpy`],
 //! [`random`], [`repr`] and [`npy`].
 // `unsafe` is denied everywhere but in `kernels`, the layer of functions over slices (calls
 // of `#[target_feature]` functions behind run-time CPU detection, vector loads and stores, the
@@ -34,6 +34,7 @@ pub mod npy;
 pub mod numpy;
 mod prng;
 pub mod random;
+pub mod reader;
 pub mod registry;
 pub mod repr;
 

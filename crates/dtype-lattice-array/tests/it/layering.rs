@@ -31,6 +31,8 @@ const LAYERS: Layers = Layers {
         &["jit"],
         // Every primitive by name (for text that names one).
         &["registry"],
+        // The jaxpr reader: text to jaxprs of the registry's primitives.
+        &["reader"],
         // jax.numpy, then jax.random (which indexes with numpy's Index).
         &["numpy"],
         &["random"],

@@ -9,6 +9,7 @@ mod compositions;
 mod convert_conformance;
 mod convert_laws;
 mod float0;
+mod jaxpr_reader;
 mod lax_elementwise;
 mod lax_elementwise_laws;
 mod lax_structural_conformance;

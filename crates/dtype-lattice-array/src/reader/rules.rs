@@ -1,0 +1,164 @@
+//! What the reader knows of primitives beyond the registry: JAX's older name for `jit`, the
+//! families of later work refused by name, and the custom-derivative calls, whose rules the
+//! text does not hold.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use dtype_lattice::Error;
+use dtype_lattice::error::Exception;
+
+use crate::array::Array;
+use crate::core::jaxpr::ClosedJaxpr;
+use crate::core::{CustomJvpRule, CustomVjpRule, RuleRef, VjpRef};
+use crate::core::{Param, Params, Primitive};
+use crate::registry::{PRIMITIVES, by_name};
+
+/// Primitives JAX prints that this crate does not implement yet, by family.
+const LATER: &[(&str, &[&str])] = &[
+    (
+        "a control-flow primitive",
+        &["cond", "while", "scan", "switch", "fori_loop"],
+    ),
+    (
+        "an indexing primitive",
+        &[
+            "gather",
+            "scatter",
+            "scatter-add",
+            "scatter-mul",
+            "scatter-min",
+            "scatter-max",
+            "scatter_add",
+            "scatter_mul",
+            "scatter_min",
+            "scatter_max",
+        ],
+    ),
+    ("a sorting primitive", &["sort", "top_k"]),
+    (
+        "a convolution or windowed reduction",
+        &[
+            "conv_general_dilated",
+            "reduce_window",
+            "reduce_window_sum",
+            "reduce_window_max",
+            "reduce_window_min",
+            "select_and_scatter_add",
+            "select_and_gather_add",
+            "cumlogsumexp",
+        ],
+    ),
+];
+
+/// The primitive a jaxpr names.
+pub(super) fn primitive(name: &str) -> Result<&'static Primitive, String> {
+    if let Some(p) = by_name(name) {
+        return Ok(p);
+    }
+    if name == "pjit" {
+        return Ok(&crate::jit::JIT);
+    }
+    if let Some((family, _)) = LATER.iter().find(|(_, names)| names.contains(&name)) {
+        return Err(format!(
+            "`{name}` is {family}, which this crate does not implement yet"
+        ));
+    }
+    static NAMES: OnceLock<HashMap<String, ()>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        PRIMITIVES
+            .iter()
+            .map(|p| (p.name.to_string(), ()))
+            .collect()
+    });
+    Err(format!(
+        "unknown primitive `{name}`{}",
+        super::suggest(name, names)
+    ))
+}
+
+/// A custom function read from text: its `call_jaxpr`, and no rule.
+struct TextRule {
+    /// The custom function's name (`name=g`).
+    name: String,
+    /// Which rule the text names and how (`jvp=<lambda>`).
+    rule: String,
+    jaxpr: Arc<ClosedJaxpr>,
+}
+
+impl TextRule {
+    fn refusal(&self) -> Error {
+        Error::refused(
+            Exception::NotImplementedError,
+            format!(
+                "cannot differentiate the custom function `{}` read from a jaxpr's text: its \
+                 rule ({}) is a Python function, which the text does not hold (differentiating \
+                 `{}` itself would not give JAX's derivative)",
+                self.name, self.rule, self.name
+            ),
+        )
+    }
+}
+
+impl CustomJvpRule for TextRule {
+    fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
+        self.jaxpr.call(&args)
+    }
+
+    fn jvp(&self, _: Vec<Array>, _: Vec<Array>) -> Result<(Vec<Array>, Vec<Array>), Error> {
+        Err(self.refusal())
+    }
+}
+
+impl CustomVjpRule for TextRule {
+    fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
+        self.jaxpr.call(&args)
+    }
+
+    fn fwd(&self, _: Vec<Array>) -> Result<(Vec<Array>, Vec<Array>), Error> {
+        Err(self.refusal())
+    }
+
+    fn bwd(&self, _: Vec<Array>, _: Vec<Array>) -> Result<Vec<Array>, Error> {
+        Err(self.refusal())
+    }
+}
+
+/// A custom call's parameters with its rule parameter (`jvp=…`, `fwd=…`) standing for a rule
+/// that refuses differentiation, printed as it was written.
+pub(super) fn custom_rules(prim: &'static Primitive, params: Params) -> Result<Params, String> {
+    let key = match prim.name {
+        "custom_jvp_call" => "jvp",
+        "custom_vjp_call" => "fwd",
+        _ => return Ok(params),
+    };
+    let Some(Param::Jaxpr(jaxpr)) = params.get("call_jaxpr") else {
+        return Err(format!("{} without its call_jaxpr", prim.name));
+    };
+    let text = params
+        .iter()
+        .find(|(n, _)| *n == key)
+        .map(|(_, v)| v.to_string())
+        .ok_or_else(|| format!("{} without its {key} parameter", prim.name))?;
+    let name = match params.get("name") {
+        Some(Param::Name(n)) => n.clone(),
+        _ => "?".to_string(),
+    };
+    let rule = Arc::new(TextRule {
+        name,
+        rule: format!("{key}={text}"),
+        jaxpr: jaxpr.clone(),
+    });
+    let value = if key == "jvp" {
+        Param::CustomJvp(RuleRef(rule))
+    } else {
+        Param::CustomVjp(VjpRef(rule))
+    };
+    Ok(params.set(
+        key,
+        Param::Verbatim {
+            value: Box::new(value),
+            text: text.into(),
+        },
+    ))
+}
