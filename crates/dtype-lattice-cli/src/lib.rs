@@ -10,6 +10,7 @@
 #![doc(hidden)]
 
 mod eval;
+mod jaxpr;
 mod random;
 mod render;
 mod report;
@@ -153,6 +154,9 @@ enum Command {
     /// dimensions), `~DTYPE[...]` weakly typed, `DTYPE(v)` 0-d, or a Python scalar (weak).
     #[command(allow_negative_numbers = true)]
     Eval(Box<eval::EvalArgs>),
+    /// Read a jaxpr as JAX prints it (`print(jax.make_jaxpr(f)(*args))`) and run it, under
+    /// transformations: `jaxpr f.txt --args in.npz --apply grad --json`.
+    Jaxpr(Box<jaxpr::JaxprArgs>),
 }
 
 /// Graph output formats.
@@ -427,6 +431,7 @@ pub fn run(
         Command::Report { output, base, x64 } => report::write(&output, base, x64),
         Command::Random(args) => random::run(&args, &mut out),
         Command::Eval(args) => eval::run(&args, stdin, &mut out),
+        Command::Jaxpr(args) => jaxpr::run(&args, stdin, &mut out),
     };
     match out.flush() {
         Ok(()) => code,

@@ -5,6 +5,7 @@
 mod cli;
 mod cli_bounds;
 mod cli_eval;
+mod cli_jaxpr;
 mod cli_options;
 mod cli_random;
 mod cli_toolkit;
