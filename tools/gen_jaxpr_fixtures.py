@@ -11,8 +11,10 @@ inputs get values, integer and bool inputs float0), `vmap` (every input batched 
 Arrays are `{"dtype", "shape", "hex"}`: the little-endian bytes of the elements as NumPy holds
 them (one byte per element for ml_dtypes' 1- to 8-bit types; keys as their uint32 key data).
 
-Run with tools/.venv-jax (tools/requirements-jax.txt):
+Run with tools/.venv-jax (tools/requirements-jax.txt), from the repository's root:
     tools/.venv-jax/bin/python tools/gen_jaxpr_fixtures.py > tests/fixtures/jaxpr/corpus.json
+    tools/.venv-jax/bin/python tools/gen_jaxpr_fixtures.py --train-mlp \
+        > tests/fixtures/jaxpr/train_mlp_step.json
 """
 
 import json
@@ -337,7 +339,40 @@ def record(name, f, specs, x64):
     return out
 
 
+def train_mlp_step(steps=10):
+    """The train_mlp program's jitted `step` (tests/fixtures/transformations/train_mlp.json's
+    program, defaults: seed 0, n 256, d 2, hidden 32, lr 0.1, keep 0.9, float32) as JAX prints
+    it, its inputs, each step's key data and loss."""
+    program = json.load(open("tests/fixtures/transformations/train_mlp.json"))["program"]
+    env = {}
+    argv = sys.argv
+    sys.argv = ["train_mlp", "0", "0", "256", "2", "32", "0.1", "0.9", "float32", "0"]
+    try:
+        exec(program, env)
+    finally:
+        sys.argv = argv
+    step, params, x, y, kt = env["step"], env["params"], env["x"], env["y"], env["kt"]
+    key0 = jax.random.fold_in(kt, 0)
+    closed = jax.make_jaxpr(step)(params, x, y, key0, 0.1, 0.9)
+    flat = jax.tree_util.tree_leaves(params)
+    keys, losses = [], []
+    for i in range(steps):
+        k = jax.random.fold_in(kt, i)
+        keys.append(enc(k))
+        params, l = step(params, x, y, k, 0.1, 0.9)
+        losses.append(float(l))
+    return {"generator": "tools/gen_jaxpr_fixtures.py --train-mlp",
+            "versions": {"jax": jax.__version__},
+            "text": str(closed), "consts": [enc(c) for c in closed.consts],
+            "params": [enc(p) for p in flat], "x": enc(x), "y": enc(y),
+            "lr": 0.1, "keep": 0.9, "keys": keys, "losses": losses}
+
+
 def main():
+    if sys.argv[1:] == ["--train-mlp"]:
+        json.dump(train_mlp_step(), sys.stdout, indent=0)
+        sys.stdout.write("\n")
+        return
     cases = [record(*c) for c in CASES]
     doc = {"generator": "tools/gen_jaxpr_fixtures.py",
            "versions": {"jax": jax.__version__, "numpy": np.__version__,

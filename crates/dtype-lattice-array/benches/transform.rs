@@ -8,13 +8,19 @@
 //!   .lower(...).compile()`), not run;
 //! - `jit_sin_mul_add_2e24`: jitted `sin(x) * 2 + 1` over 2^24 float32;
 //! - `loss_default` and `grad_default`: the jitted loss and the jitted gradient of the loss at
-//!   the defaults (the target: the gradient at most 3 times the loss).
+//!   the defaults (the target: the gradient at most 3 times the loss);
+//! - `jaxpr_parse_10k`: reading a printed jaxpr of 10,000 equations (the target: 20 ms);
+//! - `jaxpr_train_mlp_step_default`: the same `step` as `train_mlp_step_default`, read from the
+//!   jaxpr JAX prints for it (tests/fixtures/jaxpr/train_mlp_step.json) and jitted (the target:
+//!   within 10 % of the hand-written step).
 
 #[allow(dead_code)]
 #[path = "../examples/train_mlp.rs"]
 mod train_mlp;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use dtype_lattice::DType;
+use dtype_lattice_array::core::ClosedJaxpr;
 use dtype_lattice_array::jit;
 use dtype_lattice_array::{Array, numpy as jnp};
 use std::hint::black_box;
@@ -23,6 +29,53 @@ use train_mlp::{Args, Params, StepArgs};
 fn step_args(a: &Args) -> StepArgs {
     let (x, y, params, kt) = train_mlp::setup(a).unwrap();
     train_mlp::step_args(params, &x, &y, &kt, 0).unwrap()
+}
+
+/// A printed jaxpr of `n` elementwise equations over `f32[8]` (a chain of `sin`, `mul` by a
+/// literal and `add` of the two previous values), as JAX lays one out.
+fn long_jaxpr(n: usize) -> String {
+    let name = |mut i: usize| {
+        let mut s = Vec::new();
+        loop {
+            s.push(b'a' + (i % 26) as u8);
+            i /= 26;
+            if i == 0 {
+                break;
+            }
+        }
+        s.reverse();
+        String::from_utf8(s).unwrap()
+    };
+    let mut t = String::from("{ lambda ; a:f32[8]. let");
+    for i in 1..=n {
+        let (v, p) = (name(i), name(i - 1));
+        let rhs = match i % 3 {
+            0 => format!("sin {p}"),
+            1 => format!("mul {p} 0.5:f32[]"),
+            _ => format!("add {p} {}", name(i.saturating_sub(2))),
+        };
+        t.push_str(&format!("\n    {v}:f32[8] = {rhs}"));
+    }
+    t.push_str(&format!("\n  in ({},) }}", name(n)));
+    t
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn fixture_array(v: &serde_json::Value) -> Array {
+    let dtype: DType = v["dtype"].as_str().unwrap().parse().unwrap();
+    let shape: Vec<usize> = v["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap() as usize)
+        .collect();
+    Array::from_bytes(dtype, &shape, &hex(v["hex"].as_str().unwrap())).unwrap()
 }
 
 fn bench(c: &mut Criterion) {
@@ -70,6 +123,36 @@ fn bench(c: &mut Criterion) {
     let f = jit(|x: Array| jnp::add(jnp::multiply(jnp::sin(&x)?, 2.0)?, 1.0));
     g.bench_function("jit_sin_mul_add_2e24", |b| {
         b.iter(|| f.call::<_, Array>(black_box(&x)).unwrap())
+    });
+    let text = long_jaxpr(10_000);
+    g.bench_function("jaxpr_parse_10k", |b| {
+        b.iter(|| black_box(&text).parse::<ClosedJaxpr>().unwrap())
+    });
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/jaxpr/train_mlp_step.json"
+    );
+    let fx: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let consts = fx["consts"].as_array().unwrap().iter().map(fixture_array);
+    let step: ClosedJaxpr = fx["text"].as_str().unwrap().parse().unwrap();
+    let step = step.with_consts(consts.collect()).unwrap();
+    let mut args: Vec<Array> = fx["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(fixture_array)
+        .collect();
+    args.extend([
+        fixture_array(&fx["x"]),
+        fixture_array(&fx["y"]),
+        fixture_array(&fx["keys"][0]),
+        Array::scalar(0.1f32),
+        Array::scalar(0.9f32),
+    ]);
+    let jitted = jit(|a: Vec<Array>| step.call(&a));
+    g.bench_function("jaxpr_train_mlp_step_default", |b| {
+        b.iter(|| jitted.call::<_, Vec<Array>>(black_box(&args)).unwrap())
     });
     g.finish();
 }

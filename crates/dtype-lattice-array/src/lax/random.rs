@@ -226,8 +226,13 @@ fn fold_in_shape_rule(
     )])
 }
 
-/// `lax.broadcasting_shape_rule` for two operands: equal ranks, each dimension equal or 1.
+/// `lax.broadcasting_shape_rule` for two operands: a 0-d operand broadcasts to any shape (the
+/// rule leaves scalars out, so `vmap` of `fold_in(key, i)` folds one message into a batch of
+/// keys); otherwise equal ranks, each dimension equal or 1.
 fn broadcasting_shape(name: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>, Error> {
+    if a.is_empty() || b.is_empty() {
+        return Ok(if a.is_empty() { b } else { a }.to_vec());
+    }
     if a.len() != b.len() {
         let (lo, hi) = (a.len().min(b.len()), a.len().max(b.len()));
         return Err(Error::refused(
@@ -624,5 +629,7 @@ mod tests {
         assert_eq!(broadcasting_shape("f", &[2, 1], &[1, 3]).unwrap(), [2, 3]);
         assert!(broadcasting_shape("f", &[2], &[1, 3]).is_err());
         assert!(broadcasting_shape("f", &[2], &[3]).is_err());
+        assert_eq!(broadcasting_shape("f", &[256], &[]).unwrap(), [256]);
+        assert_eq!(broadcasting_shape("f", &[], &[2, 3]).unwrap(), [2, 3]);
     }
 }

@@ -318,3 +318,42 @@ fn grad_of_a_read_jaxpr_prints_as_jax_prints_it() {
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
     assert_eq!(same, SAME_GRAD_TEXT, "more print as JAX's now: list them");
 }
+
+/// Runs `steps` steps of the train_mlp program's `step` jaxpr as JAX printed it (the program of
+/// `examples/train_mlp.rs`), feeding the parameters back; the losses.
+pub fn train_mlp_from_jaxpr(steps: usize) -> (Vec<f64>, Vec<f64>) {
+    let text = std::fs::read_to_string(fixture_path("jaxpr/train_mlp_step.json")).unwrap();
+    let fx: Value = serde_json::from_str(&text).unwrap();
+    let step: ClosedJaxpr = fx["text"].as_str().unwrap().parse().unwrap();
+    let step = step.with_consts(arrays(&fx["consts"])).unwrap();
+    let mut params = arrays(&fx["params"]);
+    let (x, y) = (array(&fx["x"]), array(&fx["y"]));
+    let lr = Array::scalar(fx["lr"].as_f64().unwrap() as f32);
+    let keep = Array::scalar(fx["keep"].as_f64().unwrap() as f32);
+    let keys = arrays(&fx["keys"]);
+    let mut losses = Vec::new();
+    for key in keys.iter().take(steps) {
+        let mut args = params.clone();
+        args.extend([x.clone(), y.clone(), key.clone(), lr.clone(), keep.clone()]);
+        let mut out = step.call(&args).unwrap();
+        let loss = out.pop().unwrap();
+        losses.push(loss.to_vec::<f32>().unwrap()[0] as f64);
+        params = out;
+    }
+    let want = fx["losses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(steps)
+        .map(|l| l.as_f64().unwrap())
+        .collect();
+    (losses, want)
+}
+
+#[test]
+fn the_train_mlp_step_jaxpr_trains_as_jax_trains() {
+    let (got, want) = train_mlp_from_jaxpr(10);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-4 * w.abs(), "step {i}: {g} but JAX {w}");
+    }
+}
