@@ -144,6 +144,8 @@ fn members(
                 .and_then(|i| i.parse::<usize>().ok())
                 .and_then(|i| avals.get(i))
                 .map(ShapedArray::dtype)
+                // Keys travel as their key data (uint32), which has a descr of its own.
+                .filter(|d| d.key_impl().is_none())
         })
     };
     npy::read_npz_with(BufReader::new(file), dtype_of)
@@ -173,6 +175,7 @@ fn take(
             continue;
         };
         let want = &avals[i];
+        let a = key_from_data(a, want)?;
         let shape_ok = if batched {
             a.ndim() >= want.ndim()
         } else {
@@ -198,6 +201,21 @@ fn take(
         ));
     }
     Ok(out)
+}
+
+/// A key input given as its key data (`jax.random.key_data(k)`: uint32, the key's shape and
+/// then its words), as the declared key dtype; any other array as it is.
+fn key_from_data(a: Array, want: &ShapedArray) -> Result<Array, Error> {
+    let Some(k) = want.dtype().key_impl() else {
+        return Ok(a);
+    };
+    let words = k.key_words;
+    match a.shape().split_last() {
+        Some((&w, shape)) if a.dtype() == dtype_lattice::DType::UInt32 && w == words => {
+            Array::from_bytes(want.dtype(), shape, a.as_bytes())
+        }
+        _ => Ok(a),
+    }
 }
 
 type Fun<'a> = Box<dyn Fn(Vec<Array>) -> Result<Vec<Array>, Error> + 'a>;
