@@ -371,3 +371,57 @@ fn jax_errors_exit_1_with_jax_class() {
     let (code, _) = json(&["jaxpr", p(&f), "--args", p(&args), "--json"]);
     assert_eq!(code, 0);
 }
+
+/// The README's `jaxpr` examples print what they say (run from the repository's root, where
+/// examples/jaxpr/ holds the files examples/jaxpr/make.py wrote with JAX).
+#[test]
+fn readme_jaxpr_examples_hold() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let start = readme.find("## Running JAX programs").unwrap();
+    let end = start + readme[start + 3..].find("\n## ").unwrap();
+    let mut lines = readme[start..end].lines().peekable();
+    let mut checked = 0;
+    while let Some(line) = lines.next() {
+        let Some(cmd) = line.strip_prefix("$ ") else {
+            continue;
+        };
+        let mut expected = Vec::new();
+        while let Some(next) = lines.peek() {
+            if next.starts_with('$') || next.starts_with("```") {
+                break;
+            }
+            expected.push(lines.next().unwrap());
+        }
+        let (stdin, cmd) = match cmd.split_once(" | ") {
+            Some((echo, rest)) => {
+                let text = echo
+                    .strip_prefix("echo '")
+                    .unwrap()
+                    .strip_suffix('\'')
+                    .unwrap();
+                (format!("{text}\n"), rest)
+            }
+            None => (String::new(), cmd),
+        };
+        let args: Vec<&str> = cmd
+            .strip_prefix("dtype-lattice ")
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        let out = bin()
+            .current_dir(root)
+            .args(&args)
+            .write_stdin(stdin)
+            .output()
+            .unwrap();
+        let got = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(got.trim_end(), expected.join("\n"), "$ {cmd}");
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
