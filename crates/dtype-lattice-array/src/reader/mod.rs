@@ -31,8 +31,9 @@
 //! function read evaluates its `call_jaxpr`, and differentiating it is an error naming it.
 //!
 //! Limits, so that no text exhausts time or memory: [`MAX_TEXT`] bytes, [`MAX_DEPTH`] nested
-//! jaxprs or parameter brackets, [`MAX_EQNS`] equations in all, declared shapes of at most
-//! [`crate::array::MAX_ELEMENTS`] elements and 64 dimensions.
+//! jaxprs or parameter brackets, [`MAX_EQNS`] equations in all and as evaluation runs them
+//! (shared jaxprs' calls expanded), declared shapes of at most [`crate::array::MAX_ELEMENTS`]
+//! elements and 64 dimensions.
 
 mod params;
 mod rules;
@@ -50,7 +51,8 @@ use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub const MAX_TEXT: usize = 64 << 20;
 /// The deepest nesting of jaxprs and parameter brackets.
 pub const MAX_DEPTH: usize = 64;
-/// The most equations in one text, nested jaxprs included.
+/// The most equations in one text, nested jaxprs included, and in one evaluation of it (its
+/// calls of shared jaxprs expanded).
 pub const MAX_EQNS: usize = 1 << 20;
 /// The most dimensions of a declared type.
 const MAX_NDIM: usize = 64;
@@ -297,6 +299,18 @@ impl<'t> Reader<'t> {
                 shown(self.rest())
             )));
         }
+        // Shared jaxprs calling each other twice over expand exponentially: bound the
+        // equations one evaluation runs, as the text's size bounds the equations read.
+        let mut sizes = HashMap::new();
+        if expanded(&j.jaxpr, &mut sizes) > MAX_EQNS {
+            return Err(self.error_at(
+                0,
+                format!(
+                    "the jaxpr runs more than {MAX_EQNS} equations (its calls expanded): too \
+                     large to evaluate"
+                ),
+            ));
+        }
         Ok(j)
     }
 
@@ -411,8 +425,21 @@ impl<'t> Reader<'t> {
         if !r.starts_with(b"in") || r.get(2).is_some_and(|&c| is_ident(c)) {
             return false;
         }
-        let after = r[2..].iter().position(|c| !c.is_ascii_whitespace());
-        after.is_some_and(|k| r[2 + k] == b'(')
+        let Some(open) = r[2..]
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .map(|k| 2 + k)
+        else {
+            return false;
+        };
+        if r[open] != b'(' {
+            return false;
+        }
+        // `in (1+2j):c64[]` is a variable `in` and a complex literal.
+        match r[open..].iter().position(|&c| c == b')') {
+            Some(k) => r.get(open + k + 1) != Some(&b':'),
+            None => true,
+        }
     }
 
     /// `NAME:TYPE` or `_:TYPE`: a new variable of the scope.
@@ -773,6 +800,26 @@ impl<'t> Reader<'t> {
     }
 }
 
+/// How many equations evaluating `j` runs, its calls expanded (saturating; each jaxpr's count
+/// memoized by identity, so shared jaxprs are counted once each).
+fn expanded(j: &Jaxpr, sizes: &mut HashMap<usize, usize>) -> usize {
+    let key = std::ptr::from_ref(j) as usize;
+    if let Some(&n) = sizes.get(&key) {
+        return n;
+    }
+    let mut n: usize = 0;
+    for e in &j.eqns {
+        n = n.saturating_add(1);
+        for (_, p) in e.params.iter() {
+            if let crate::core::Param::Jaxpr(inner) = p.value() {
+                n = n.saturating_add(expanded(&inner.jaxpr, sizes));
+            }
+        }
+    }
+    sizes.insert(key, n);
+    n
+}
+
 /// A float or integer as Python prints one (`1`, `-3`, `2.5`, `1e-05`, `nan`, `-inf`).
 fn number(tok: &str) -> Option<Value> {
     match tok {
@@ -845,6 +892,38 @@ fn suggest<V>(name: &str, names: &HashMap<String, V>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_jaxprs_calling_each_other_twice_over_are_refused() {
+        // 40 definitions, each calling the one before twice: 2^40 equations to run.
+        let mut text =
+            String::from("let f0 = { lambda ; a:f32[]. let b:f32[] = sin a in (b,) } in\n");
+        for i in 1..40 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "let f{i} = {{ lambda ; a:f32[]. let\n    b:f32[] = jit[name=f{p} jaxpr=f{p}] a\n    \
+                 c:f32[] = jit[name=f{p} jaxpr=f{p}] b\n  in (c,) }} in\n"
+            ));
+        }
+        text.push_str("{ lambda ; a:f32[]. let b:f32[] = jit[name=f39 jaxpr=f39] a in (b,) }");
+        let e = read(&text).unwrap_err();
+        assert!(e.message.contains("runs more than"), "{e}");
+    }
+
+    #[test]
+    fn a_variable_named_in_before_a_complex_literal_is_an_operand() {
+        let mut text = String::from("{ lambda ; a:c64[]. let");
+        let mut prev = "a".to_string();
+        for i in 1..=221 {
+            let v = crate::core::jaxpr::var_name_for_tests(i);
+            text.push_str(&format!("\n    {v}:c64[] = neg {prev}"));
+            prev = v;
+        }
+        assert_eq!(prev, "in");
+        text.push_str("\n    io:c64[] = add in (1+2j):c64[]\n  in (io,) }");
+        let j = read(&text).unwrap();
+        assert_eq!(j.to_string(), text);
+    }
 
     #[test]
     fn python_numbers_read_as_python_prints_them() {

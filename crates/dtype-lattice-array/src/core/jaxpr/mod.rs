@@ -305,6 +305,12 @@ impl ClosedJaxpr {
 mod print;
 pub(crate) use print::{eqn_text, literal_text};
 
+/// JAX's name of the `n`-th variable (`a`, …, `z`, `ba`, …), for tests.
+#[cfg(test)]
+pub(crate) fn var_name_for_tests(n: usize) -> String {
+    print::var_name(n)
+}
+
 impl fmt::Display for Jaxpr {
     /// As `print(jax.make_jaxpr(f)(x))` prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
