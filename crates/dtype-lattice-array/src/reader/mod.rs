@@ -612,6 +612,8 @@ impl<'t> Reader<'t> {
         // The binders are read before they are bound (an equation's operands are the
         // variables before it): remember them, bind after.
         let mut declared: Vec<(&'t str, usize, ShapedArray)> = Vec::new();
+        self.ws();
+        let line_start = self.line_start(self.pos);
         loop {
             self.ws();
             if self.peek() == Some(b'=') {
@@ -700,7 +702,7 @@ impl<'t> Reader<'t> {
         let mut inputs = Vec::new();
         loop {
             self.ws();
-            if self.at_operands_end() {
+            if self.at_operands_end(line_start) {
                 break;
             }
             inputs.push(self.atom(scope)?);
@@ -753,8 +755,11 @@ impl<'t> Reader<'t> {
     }
 
     /// Whether an equation's operands end here: at `;`, the outputs' `in`, the end, or the
-    /// next equation (binders `a:f32[] … =`; a literal `nan:f32[]` is an operand).
-    fn at_operands_end(&self) -> bool {
+    /// next equation (binders `a:f32[] … =`). `True:bool[]` is always a literal; `nan:f32[]`
+    /// and `inf:f32[]` are the next equation's binders (variables may be named so) only at
+    /// the start of a line at the column where this equation started (`line_start`): JAX
+    /// wraps long operand lists deeper.
+    fn at_operands_end(&self, line_start: Option<usize>) -> bool {
         match self.peek() {
             None | Some(b';' | b'}') => return true,
             _ => {}
@@ -770,33 +775,24 @@ impl<'t> Reader<'t> {
         if r.get(n) != Some(&b':') {
             return false;
         }
-        if !matches!(&r[..n], b"nan" | b"inf" | b"True" | b"False") {
-            return true;
+        match &r[..n] {
+            b"True" | b"False" => false,
+            b"nan" | b"inf" => line_start.is_some() && self.line_start(self.pos) == line_start,
+            _ => true,
         }
-        // `nan:f32[]` is a literal unless binders and `=` follow.
-        let mut k = 0;
-        loop {
-            while r.get(k).is_some_and(|c| c.is_ascii_whitespace()) {
-                k += 1;
-            }
-            match r.get(k) {
-                Some(b'=') => return true,
-                Some(&c) if is_ident_start(c) => {}
-                _ => return false,
-            }
-            while r.get(k).is_some_and(|&c| is_ident(c)) {
-                k += 1;
-            }
-            if r.get(k) != Some(&b':') {
-                return false;
-            }
-            while r
-                .get(k)
-                .is_some_and(|&c| !c.is_ascii_whitespace() && c != b'=')
-            {
-                k += 1;
-            }
-        }
+    }
+
+    /// The column of `pos` if only spaces precede it on its line.
+    fn line_start(&self, pos: usize) -> Option<usize> {
+        let before = &self.src.as_bytes()[..pos];
+        let start = before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |k| k + 1);
+        before[start..]
+            .iter()
+            .all(|&c| c == b' ')
+            .then_some(pos - start)
     }
 }
 
@@ -923,6 +919,18 @@ mod tests {
         text.push_str("\n    io:c64[] = add in (1+2j):c64[]\n  in (io,) }");
         let j = read(&text).unwrap();
         assert_eq!(j.to_string(), text);
+    }
+
+    #[test]
+    fn literals_named_like_variables_are_operands() {
+        for text in [
+            "{ lambda ; a:bool[]. let b:bool[] = ne a True:bool[]; c:bool[] = not b in (c,) }",
+            "{ lambda ; a:bool[3]. let\n    _:bool[3] = ne a False:bool[]\n    b:bool[3] = not a\n  in (b,) }",
+            "{ lambda ; a:f32[]. let\n    b:f32[] = add a nan:f32[]\n    c:f32[] = mul b inf:f32[]\n  in (c,) }",
+        ] {
+            let j = read(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(j.to_string(), text);
+        }
     }
 
     #[test]

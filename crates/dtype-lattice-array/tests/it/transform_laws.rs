@@ -1066,6 +1066,38 @@ fn rules_for(d: DType) -> Rules {
 // Comparisons
 // ---------------------------------------------------------------------------------------
 
+/// The jaxpr's text reads back (`reader`) to a jaxpr that prints the same text and computes
+/// the same bits (weak types aside: jaxprs do not print them).
+fn reads_back(
+    what: &str,
+    j: &ClosedJaxpr,
+    args: &[Array],
+    want: &[Array],
+) -> Result<(), TestCaseError> {
+    let text = j.to_string();
+    let read: ClosedJaxpr = text
+        .parse()
+        .map_err(|e| TestCaseError::fail(format!("{what}: the text does not read: {e}\n{text}")))?;
+    prop_assert_eq!(read.to_string(), text.clone(), "{}: printed back", what);
+    let read = read
+        .with_consts(j.consts().to_vec())
+        .map_err(|e| fail("with_consts", e))?;
+    let got = read.call(args).map_err(|e| fail("the jaxpr read", e))?;
+    prop_assert_eq!(got.len(), want.len(), "{}: number of outputs", what);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        prop_assert!(
+            g.dtype() == w.dtype() && g.shape() == w.shape() && g.as_bytes() == w.as_bytes(),
+            "{}: output {} of the jaxpr read differs:\n got {}\nwant {}\n{}",
+            what,
+            i,
+            g,
+            w,
+            text
+        );
+    }
+    Ok(())
+}
+
 fn same_bits(what: &str, got: &[Array], want: &[Array]) -> Result<(), TestCaseError> {
     prop_assert_eq!(got.len(), want.len(), "{}: number of outputs", what);
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -1816,6 +1848,7 @@ fn jit_law(case: Case, mode: Mode) -> Result<(), TestCaseError> {
             let j = make_jaxpr(prog.f(), &args).map_err(|e| fail("make_jaxpr", e))?;
             let interpreted = j.call(&args).map_err(|e| fail("the jaxpr", e))?;
             same_bits(&format!("the jaxpr interpreted\n{j}"), &interpreted, &eager)?;
+            reads_back("make_jaxpr", &j, &args, &interpreted)?;
             let jitted = jit(prog.f());
             let got: Vec<Array> = jitted.call(&args).map_err(|e| fail("jit", e))?;
             check_jit("jit", &j, &args, &got)?;
@@ -1976,6 +2009,7 @@ fn vmap_law(v: VmapCase) -> Result<(), TestCaseError> {
             // The batched program staged and compiled.
             let batched_f = |a: Vec<Array>| -> Result<Vec<Array>, Error> { mapped.call(&a) };
             let j = make_jaxpr(batched_f, &batched).map_err(|e| fail("make_jaxpr(vmap)", e))?;
+            reads_back("make_jaxpr(vmap)", &j, &batched, &got)?;
             let jitted: Vec<Array> = jit(batched_f)
                 .call(&batched)
                 .map_err(|e| fail("jit(vmap)", e))?;
@@ -2433,6 +2467,7 @@ fn composition_law(case: Case) -> Result<(), TestCaseError> {
                 &interpreted,
                 &want,
             )?;
+            reads_back("make_jaxpr(grad)", &j, &args, &interpreted)?;
             let jitted: Vec<Array> = jit(grad_g).call(&args).map_err(|e| fail("jit(grad)", e))?;
             check_jit("jit(grad)", &j, &args, &jitted)?;
             // grad of jit.
