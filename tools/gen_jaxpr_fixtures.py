@@ -278,6 +278,36 @@ def _(a, b):
             jax.scipy.special.erf(a), jnp.cbrt(b))
 
 
+NARROW = ["int2", "uint2", "int4", "uint4", "int8", "uint8", "int16", "uint16",
+          "float8_e3m4", "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
+          "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn",
+          "bfloat16", "float16"]
+
+
+def narrow(name):
+    # One program per dtype: XLA's CPU backend does not compile one program mixing every
+    # narrow type. float6_e2m3fn and float6_e3m2fn are left out: it does not compile a program
+    # converting to them and back either (a RET_CHECK failure translating the fusion to LLVM).
+    def f(x):
+        y = (x * 3).astype(name)
+        return (y * y + y).astype(jnp.float32)
+    return f
+
+
+for _name in NARROW:
+    case(f"narrow_{_name}", ("float32", [6]))(narrow(_name))
+
+
+@case("every_wide_dtype_x64", ("float64", [4]), x64=True)
+def _(x):
+    outs = []
+    for name in ["int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "complex64",
+                 "complex128"]:
+        y = (x * 7).astype(name)
+        outs.append(y * y + y)
+    return tuple(outs)
+
+
 @case("copy_and_iota", ("float32", [4]))
 def _(x):
     return jnp.copy(x) + jnp.arange(4)
