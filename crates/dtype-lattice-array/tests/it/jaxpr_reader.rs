@@ -377,3 +377,53 @@ fn the_train_mlp_step_jaxpr_trains_as_jax_trains() {
         assert!((g - w).abs() <= 1e-4 * w.abs(), "step {i}: {g} but JAX {w}");
     }
 }
+
+/// `linearize` and `vjp` of a jaxpr read agree with its `jvp` and `grad`: the linear map at the
+/// tangents is jvp's tangent output, and the pullback of 1 is the gradient (every program with
+/// float inputs and outputs; bit for bit, as they share the linearization).
+#[test]
+fn linearize_and_vjp_of_a_read_jaxpr_agree_with_jvp_and_grad() {
+    use dtype_lattice_array::{linearize, vjp};
+    let mut checked = 0;
+    for case in corpus() {
+        let name = case["name"].as_str().unwrap().to_string();
+        if REFUSED.contains(&name.as_str()) || case["text"].as_str().unwrap().contains("key<") {
+            continue;
+        }
+        with_rules(rules(&case), || {
+            let f = read(&case);
+            let args = arrays(&case["args"]);
+            let tangents = arrays(&case["jvp_tangents"]);
+            if tangents.iter().any(|t| t.dtype().is_float0()) {
+                return;
+            }
+            let (_, want): (Vec<Array>, Vec<Array>) =
+                jvp(|a: Vec<Array>| f.call(&a), &args, &tangents).unwrap();
+            let lin = linearize(|a: Vec<Array>| f.call(&a), &args).unwrap();
+            let got: Vec<Array> = lin.jvp(&tangents).unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!(g.as_bytes(), w.as_bytes(), "{name}: linearize");
+            }
+            if case.get("grad").is_some() {
+                let g0 = grad(
+                    |x: Array| {
+                        let mut a = args.clone();
+                        a[0] = x;
+                        Ok(f.call(&a)?.remove(0))
+                    },
+                    &args[0],
+                )
+                .unwrap();
+                let (out, pullback) = vjp(|a: Vec<Array>| f.call(&a), &args).unwrap();
+                let ones: Vec<Array> = out
+                    .iter()
+                    .map(|o| dtype_lattice_array::numpy::ones(o.shape(), o.dtype()).unwrap())
+                    .collect();
+                let cts = pullback(&ones).unwrap();
+                assert_eq!(cts[0].as_bytes(), g0.as_bytes(), "{name}: vjp");
+            }
+            checked += 1;
+        });
+    }
+    assert!(checked > 20, "{checked}");
+}
