@@ -273,10 +273,12 @@ impl<'t> Reader<'t> {
         // Shared definitions may name ones defined after them (JAX prints them in the order
         // it met them): find each one's text first, read them as they are named.
         while self.keyword("let") {
+            self.ws();
             let at = self.pos;
-            let name = self
-                .ident()
-                .ok_or_else(|| self.error("expected the name of a shared jaxpr after `let`"))?;
+            let name = match params::name(self)? {
+                params::Printed::Word(w) => w,
+                _ => return Err(self.error("expected the name of a shared jaxpr after `let`")),
+            };
             self.expect("=")?;
             self.ws();
             let start = self.pos;
@@ -680,7 +682,12 @@ impl<'t> Reader<'t> {
                 }
                 self.pos += 1;
                 let start = self.pos;
-                let value = params::value(self)?;
+                let value = match key {
+                    "name" | "jaxpr" | "call_jaxpr" if self.peek() != Some(b'{') => {
+                        params::name(self)?
+                    }
+                    _ => params::value(self)?,
+                };
                 raw.push((key, key_at, value, &self.src[start..self.pos]));
             }
             self.depth -= 1;
@@ -904,6 +911,14 @@ mod tests {
         text.push_str("{ lambda ; a:f32[]. let b:f32[] = jit[name=f39 jaxpr=f39] a in (b,) }");
         let e = read(&text).unwrap_err();
         assert!(e.message.contains("runs more than"), "{e}");
+    }
+
+    #[test]
+    fn shared_jaxprs_are_named_as_their_functions_are() {
+        // A function's `__name__` need not be an identifier.
+        let text = "let lam;bda = { lambda ; a:f32[5]. let\n    b:f32[5] = cos a\n    c:f32[5] = add b a\n  in (c,) } in\n{ lambda ; d:f32[5]. let\n    e:f32[5] = jit[name=<lam;bda> jaxpr=lam;bda] d\n    f:f32[5] = jit[name=<lambda> jaxpr=lam;bda] d\n    g:f32[5] = mul e f\n  in (g,) }";
+        let j = read(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(j.to_string(), text);
     }
 
     #[test]

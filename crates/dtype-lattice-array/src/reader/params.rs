@@ -133,6 +133,30 @@ pub(super) fn value<'t>(r: &mut Reader<'t>) -> Result<Printed<'t>, ReadError> {
     Ok(v)
 }
 
+/// A name as printed (`name=f`, `jaxpr=_where`, `name=<lambda>`): JAX prints a Python
+/// function's `__name__`, which need not be an identifier, so it runs to the next whitespace or
+/// `]` (or is a balanced `<…>`).
+pub(super) fn name<'t>(r: &mut Reader<'t>) -> Result<Printed<'t>, ReadError> {
+    let start = r.pos;
+    if r.peek() == Some(b'<') {
+        angle(r)?;
+    }
+    while r
+        .peek()
+        .is_some_and(|c| !c.is_ascii_whitespace() && c != b']')
+    {
+        r.pos += 1;
+    }
+    // Back to a character boundary (a name may hold any UTF-8).
+    while !r.src.is_char_boundary(r.pos) {
+        r.pos += 1;
+    }
+    if r.pos == start {
+        return Err(r.error("expected a name"));
+    }
+    Ok(Printed::Word(&r.src[start..r.pos]))
+}
+
 /// `<…>`, nested brackets balanced.
 fn angle(r: &mut Reader<'_>) -> Result<(), ReadError> {
     let start = r.pos;
