@@ -427,3 +427,68 @@ fn linearize_and_vjp_of_a_read_jaxpr_agree_with_jvp_and_grad() {
     }
     assert!(checked > 20, "{checked}");
 }
+
+/// The transformation corpus (tools/gen_transform_fixtures.py) through the reader: each
+/// function's jaxpr as JAX printed it, read and run, gives JAX's `jit`, `jvp` and `vjp` values
+/// with no Rust twin (`transformations.rs` keeps its twins to check that `jnp` stages what JAX
+/// stages).
+#[test]
+fn the_transformation_corpus_runs_from_its_printed_jaxprs() {
+    use crate::transform_common as tc;
+    let fx = tc::fixture("corpus.json");
+    let mut ran = 0;
+    for case in fx["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let f: ClosedJaxpr = case["jaxpr"].as_str().unwrap().parse().unwrap();
+        if !f.jaxpr().constvars().is_empty() {
+            continue;
+        }
+        let args: Vec<Array> = case["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| tc::argument(s, i))
+            .collect();
+        let tol = |a: &Array| match a.dtype() {
+            DType::BFloat16 | DType::Float16 => 1e-2,
+            _ => 1e-5,
+        };
+        let call =
+            |a: Vec<Array>| -> Result<Array, dtype_lattice::Error> { Ok(f.call(&a)?.remove(0)) };
+        let out = jit(call).call::<_, Array>(&args).unwrap();
+        tc::close(name, "jit", &out, &case["jit"], tol(&out));
+        let tangents: Vec<Array> = args
+            .iter()
+            .map(|a| {
+                let t = a.dtype().tangent_dtype();
+                dtype_lattice_array::numpy::full(a.shape(), dtype_lattice::Value::Float(1.0), t)
+                    .unwrap()
+            })
+            .collect();
+        let (p, t) = jvp(call, &args, &tangents).unwrap();
+        for (what, got, want) in [
+            ("jvp primal", &p, &case["jvp"][0]),
+            ("jvp tangent", &t, &case["jvp"][1]),
+        ] {
+            if !tc::is_float0(name, what, got, want) {
+                tc::close(name, what, got, want, tol(got));
+            }
+        }
+        let (y, pullback) = dtype_lattice_array::vjp(call, &args).unwrap();
+        let ones = dtype_lattice_array::numpy::full(
+            y.shape(),
+            dtype_lattice::Value::Float(1.0),
+            y.dtype(),
+        )
+        .unwrap();
+        for (i, c) in pullback(&ones).unwrap().iter().enumerate() {
+            let what = format!("vjp {i}");
+            if !tc::is_float0(name, &what, c, &case["vjp"][i]) {
+                tc::close(name, &what, c, &case["vjp"][i], tol(c));
+            }
+        }
+        ran += 1;
+    }
+    assert_eq!(ran, 17);
+}
