@@ -162,6 +162,16 @@ impl<'t> Scope<'t> {
         }
     }
 
+    /// A `_` binder: a variable printed `_`. JAX reads nothing from one, but it may print a
+    /// name `_` that is read: a `jit`'s inner results take the names of the call's results,
+    /// and an unused top-level result is `_` (`_:f32[] = mul a b` then `in (_,)`), so the
+    /// latest `_` is bound under that name.
+    fn dropped(&mut self, aval: ShapedArray) -> Var {
+        let v = self.fresh(aval, true);
+        self.vars.insert("_", v.clone());
+        v
+    }
+
     fn fresh(&mut self, aval: ShapedArray, dropped: bool) -> Var {
         self.next += 1;
         Var {
@@ -459,7 +469,7 @@ impl<'t> Reader<'t> {
         self.pos += 1;
         let aval = self.aval()?;
         if name == "_" {
-            return Ok(scope.fresh(aval, true));
+            return Ok(scope.dropped(aval));
         }
         let v = scope.fresh(aval, false);
         if scope.vars.insert(name, v.clone()).is_some() {
@@ -744,7 +754,7 @@ impl<'t> Reader<'t> {
                 ));
             }
             if vname == "_" {
-                outputs.push(scope.fresh(got, true));
+                outputs.push(scope.dropped(got));
                 continue;
             }
             let v = scope.fresh(got, false);
@@ -917,6 +927,14 @@ mod tests {
     fn shared_jaxprs_are_named_as_their_functions_are() {
         // A function's `__name__` need not be an identifier.
         let text = "let lam;bda = { lambda ; a:f32[5]. let\n    b:f32[5] = cos a\n    c:f32[5] = add b a\n  in (c,) } in\n{ lambda ; d:f32[5]. let\n    e:f32[5] = jit[name=<lam;bda> jaxpr=lam;bda] d\n    f:f32[5] = jit[name=<lambda> jaxpr=lam;bda] d\n    g:f32[5] = mul e f\n  in (g,) }";
+        let j = read(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(j.to_string(), text);
+    }
+
+    #[test]
+    fn a_jit_result_nothing_reads_names_its_inner_result_underscore() {
+        // As JAX prints it: the call's result is `_`, and the jit's inner result takes its name.
+        let text = "{ lambda ; a:f32[7]. let\n    _:f32[7] = jit[\n      name=silu\n      jaxpr={ lambda ; a:f32[7]. let\n          b:f32[7] = logistic a\n          _:f32[7] = mul a b\n        in (_,) }\n    ] a\n    c:f32[7] = sin a\n  in (c,) }";
         let j = read(text).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(j.to_string(), text);
     }
