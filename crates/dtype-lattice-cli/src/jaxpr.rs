@@ -235,6 +235,7 @@ fn wrap<'a>(f: Fun<'a>, t: &Transform) -> Fun<'a> {
                 ));
             }
             let selected: Vec<Array> = argnums.iter().map(|&i| a[i].clone()).collect();
+            let outputs = std::cell::Cell::new(1);
             let g = grad(
                 |sel: Vec<Array>| {
                     let mut full = a.clone();
@@ -242,21 +243,30 @@ fn wrap<'a>(f: Fun<'a>, t: &Transform) -> Fun<'a> {
                         full[i] = x;
                     }
                     let mut out = f(full)?;
+                    outputs.set(out.len());
                     if out.len() != 1 {
-                        return Err(Error::refused(
-                            Exception::TypeError,
-                            format!(
-                                "Gradient only defined for scalar-output functions. Output was \
-                                 a tuple of {} arrays.",
-                                out.len()
-                            ),
-                        ));
+                        return Err(Error::refused(Exception::TypeError, "not one output"));
                     }
                     Ok(out.remove(0))
                 },
                 &selected,
-            )?;
-            Ok(g)
+            );
+            match g {
+                // JAX's message shows the outputs' values: computed again, outside grad.
+                Err(_) if outputs.get() != 1 => {
+                    let values: Vec<String> =
+                        f(a.clone())?.iter().map(ToString::to_string).collect();
+                    Err(Error::refused(
+                        Exception::TypeError,
+                        format!(
+                            "Gradient only defined for scalar-output functions. Output was ({}{}).",
+                            values.join(", "),
+                            if values.len() == 1 { "," } else { "" }
+                        ),
+                    ))
+                }
+                g => g,
+            }
         }),
         Transform::Vmap(axes) => Box::new(move |a: Vec<Array>| {
             let v: Vmap<_> = vmap(|x: Vec<Array>| f(x));
