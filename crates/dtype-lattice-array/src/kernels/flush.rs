@@ -26,3 +26,75 @@ pub(crate) fn flush64(x: f64) -> f64 {
     };
     f64::from_bits(b & keep)
 }
+
+/// Whether any of these float32 bit patterns is subnormal: `0 < |x| < 2⁻¹²⁶` is
+/// `(bits & 0x7fff_ffff) - 1 < 0x007f_ffff` (unsigned; zero wraps). A branch-free fold per
+/// chunk, so that the scan vectorizes and still stops at the first chunk holding one.
+pub(crate) fn any_subnormal32(v: &[u32]) -> bool {
+    v.chunks(256).any(|c| {
+        c.iter().fold(0u32, |m, &b| {
+            m | u32::from((b & 0x7fff_ffff).wrapping_sub(1) < 0x007f_ffff)
+        }) != 0
+    })
+}
+
+/// [`any_subnormal32`] for float64 bit patterns.
+pub(crate) fn any_subnormal64(v: &[u64]) -> bool {
+    v.chunks(256).any(|c| {
+        c.iter().fold(0u32, |m, &b| {
+            m | u32::from((b & 0x7fff_ffff_ffff_ffff).wrapping_sub(1) < 0x000f_ffff_ffff_ffff)
+        }) != 0
+    })
+}
+
+/// [`any_subnormal32`] for bfloat16 bit patterns.
+pub(crate) fn any_subnormal_bf16(v: &[u16]) -> bool {
+    v.chunks(256).any(|c| {
+        c.iter().fold(0u32, |m, &b| {
+            m | u32::from((b & 0x7fff).wrapping_sub(1) < 0x007f)
+        }) != 0
+    })
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    #[test]
+    fn the_scans_find_exactly_the_subnormals() {
+        for (bits, sub) in [
+            (0u32, false),
+            (0x8000_0000, false),
+            (1, true),
+            (0x8000_0001, true),
+            (0x007f_ffff, true),
+            (0x0080_0000, false),
+            (0x7f80_0000, false),
+            (0x7fc0_0000, false),
+        ] {
+            let mut v = vec![0x3f80_0000u32; 300];
+            v[299] = bits;
+            assert_eq!(any_subnormal32(&v), sub, "{bits:#x}");
+            assert_eq!(any_subnormal32(&v), f32::from_bits(bits).is_subnormal());
+        }
+        for x in [
+            0.0f64,
+            -0.0,
+            1.0,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 2.0,
+            -5e-324,
+            f64::NAN,
+        ] {
+            assert_eq!(
+                any_subnormal64(&[1f64.to_bits(), x.to_bits()]),
+                x.is_subnormal(),
+                "{x}"
+            );
+        }
+        for b in 0..=u16::MAX {
+            let x = half::bf16::from_bits(b);
+            assert_eq!(any_subnormal_bf16(&[b]), x.to_f32().is_subnormal(), "{b:#x}");
+        }
+    }
+}

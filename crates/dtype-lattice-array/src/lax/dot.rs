@@ -494,38 +494,29 @@ fn impl_rule(
 /// dtypes unchanged), as XLA's CPU code reads and writes them.
 fn flushed(x: &Array) -> Result<Array, Error> {
     use super::elementwise::lanes::{flush32, flush64};
-    let subnormal = |biased_exponent_zero: bool, nonzero: bool| biased_exponent_zero && nonzero;
+    use crate::kernels::flush::{any_subnormal_bf16, any_subnormal32, any_subnormal64};
     Ok(match x.dtype() {
         DType::Float32 => {
             let v = x.as_slice::<f32>()?;
-            if !v
-                .iter()
-                .any(|e| subnormal(e.to_bits() & 0x7f80_0000 == 0, *e != 0.0))
-            {
+            if !any_subnormal32(bytemuck::cast_slice(v)) {
                 return Ok(x.clone());
             }
             Array::from_shape_vec(x.shape(), v.iter().map(|&e| flush32(e)).collect())?
         }
         DType::Float64 => {
             let v = x.as_slice::<f64>()?;
-            if !v
-                .iter()
-                .any(|e| subnormal(e.to_bits() >> 52 & 0x7ff == 0, *e != 0.0))
-            {
+            if !any_subnormal64(bytemuck::cast_slice(v)) {
                 return Ok(x.clone());
             }
             Array::from_shape_vec(x.shape(), v.iter().map(|&e| flush64(e)).collect())?
         }
         DType::BFloat16 => {
-            let v = x.to_vec::<half::bf16>()?;
-            if !v
-                .iter()
-                .any(|e| subnormal(e.to_bits() & 0x7f80 == 0, e.to_bits() & 0x7fff != 0))
-            {
+            let v = x.as_slice::<half::bf16>()?;
+            if !any_subnormal_bf16(bytemuck::cast_slice(v)) {
                 return Ok(x.clone());
             }
-            let f = |e: half::bf16| half::bf16::from_f32(flush32(e.to_f32()));
-            Array::from_shape_vec(x.shape(), v.into_iter().map(f).collect())?
+            let f = |e: &half::bf16| half::bf16::from_f32(flush32(e.to_f32()));
+            Array::from_shape_vec(x.shape(), v.iter().map(f).collect())?
         }
         _ => x.clone(),
     }

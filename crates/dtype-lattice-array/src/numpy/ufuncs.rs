@@ -172,6 +172,21 @@ impl Ufunc {
         }
     }
 
+    /// [`Ufunc::call`] on operands by value: two arrays of one aval under JAX's rules go to
+    /// the primitive before any allocation (an 8-element add is dominated by its dispatch).
+    pub(crate) fn call_args<const N: usize>(
+        &'static self,
+        args: [ArrayLike<'_>; N],
+    ) -> Result<Array, Error> {
+        if self.same_aval
+            && let (Some(p), [x, y]) = (self.prim, args.as_slice())
+            && let Some((a, b)) = super::same_operands(x, y)
+        {
+            return lax::bind_same_aval(p, a, b);
+        }
+        self.call(Vec::from(args))
+    }
+
     /// JAX's rules: the primitive at once for two arrays of one aval, XLA's rewrite, or the
     /// composition.
     fn jax(&'static self, args: Vec<ArrayLike<'_>>) -> Result<Array, Error> {
@@ -489,7 +504,7 @@ macro_rules! ufuncs {
             /// in strict mode), a Python int out of range (`OverflowError`), shapes that do not
             /// broadcast (`ValueError`), a dtype the primitive does not accept (`TypeError`).
             pub fn $f<'a>($($arg: impl Into<ArrayLike<'a>>),+) -> Result<Array, Error> {
-                $c.call(vec![$($arg.into()),+])
+                $c.call_args([$($arg.into()),+])
             }
         )*
 
