@@ -94,7 +94,11 @@ mod scan_tests {
         }
         for b in 0..=u16::MAX {
             let x = half::bf16::from_bits(b);
-            assert_eq!(any_subnormal_bf16(&[b]), x.to_f32().is_subnormal(), "{b:#x}");
+            assert_eq!(
+                any_subnormal_bf16(&[b]),
+                x.to_f32().is_subnormal(),
+                "{b:#x}"
+            );
         }
     }
 }
