@@ -288,7 +288,13 @@ impl<'t> Reader<'t> {
             // The name is the function's, stripped of `<>`: any text up to ` = {` on its line
             // (`let unnamed wrapped function = { … }`).
             let line = self.rest().split('\n').next().unwrap_or_default();
-            let Some(end) = line.find(" = {").filter(|&k| k > 0) else {
+            // (`<>` is a name too: JAX prints `let  = {`.)
+            let found = if line.starts_with("= {") {
+                Some(0)
+            } else {
+                line.find(" = {").filter(|&k| k > 0)
+            };
+            let Some(end) = found else {
                 return Err(
                     self.error("expected the name of a shared jaxpr and ` = {` after `let`")
                 );
@@ -962,7 +968,7 @@ mod tests {
 
     #[test]
     fn shared_jaxprs_named_with_spaces_and_brackets_read() {
-        for name in ["unnamed wrapped function", "]ambda", "a]b c"] {
+        for name in ["unnamed wrapped function", "]ambda", "a]b c", ""] {
             let text = format!(
                 "let {name} = {{ lambda ; a:f32[5]. let\n    b:f32[5] = cos a\n    c:f32[5] = add b a\n  in (c,) }} in\n{{ lambda ; d:f32[5]. let\n    e:f32[5] = jit[name=<{name}> jaxpr={name}] d\n    f:f32[5] = jit[name=<{name}> jaxpr={name}] d\n    g:f32[5] = mul e f\n  in (g,) }}"
             );
