@@ -18,8 +18,11 @@
 #[path = "../examples/train_mlp.rs"]
 mod train_mlp;
 
+#[allow(dead_code)]
+#[path = "../../../tests/common/arrays.rs"]
+mod fixture_arrays;
+
 use criterion::{Criterion, criterion_group, criterion_main};
-use dtype_lattice::DType;
 use dtype_lattice_array::core::ClosedJaxpr;
 use dtype_lattice_array::jit;
 use dtype_lattice_array::{Array, numpy as jnp};
@@ -58,24 +61,6 @@ fn long_jaxpr(n: usize) -> String {
     }
     t.push_str(&format!("\n  in ({},) }}", name(n)));
     t
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn fixture_array(v: &serde_json::Value) -> Array {
-    let dtype: DType = v["dtype"].as_str().unwrap().parse().unwrap();
-    let shape: Vec<usize> = v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect();
-    Array::from_bytes(dtype, &shape, &hex(v["hex"].as_str().unwrap())).unwrap()
 }
 
 fn bench(c: &mut Criterion) {
@@ -134,19 +119,23 @@ fn bench(c: &mut Criterion) {
     );
     let fx: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let consts = fx["consts"].as_array().unwrap().iter().map(fixture_array);
+    let consts = fx["consts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(fixture_arrays::array);
     let step: ClosedJaxpr = fx["text"].as_str().unwrap().parse().unwrap();
     let step = step.with_consts(consts.collect()).unwrap();
     let mut args: Vec<Array> = fx["params"]
         .as_array()
         .unwrap()
         .iter()
-        .map(fixture_array)
+        .map(fixture_arrays::array)
         .collect();
     args.extend([
-        fixture_array(&fx["x"]),
-        fixture_array(&fx["y"]),
-        fixture_array(&fx["keys"][0]),
+        fixture_arrays::array(&fx["x"]),
+        fixture_arrays::array(&fx["y"]),
+        fixture_arrays::array(&fx["keys"][0]),
         Array::scalar(0.1f32),
         Array::scalar(0.9f32),
     ]);

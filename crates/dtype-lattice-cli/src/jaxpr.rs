@@ -467,20 +467,11 @@ fn execute(args: &JaxprArgs, stdin: &mut dyn Read) -> Result<Output, Error> {
     Ok(Output::Arrays(outputs))
 }
 
-fn inexact(d: dtype_lattice::DType) -> bool {
-    matches!(
-        d.kind(),
-        dtype_lattice::Kind::Float | dtype_lattice::Kind::Complex
-    )
-}
-
-/// The tangent type of an input: float0 for integers, bools and keys.
+/// The tangent type of an input (`DType::tangent_dtype`: float0 for integers, bools and
+/// keys), strongly typed.
 fn tangent_aval(a: &ShapedArray) -> ShapedArray {
-    if inexact(a.dtype()) {
-        a.with_weak_type(false)
-    } else {
-        a.with_dtype(dtype_lattice::DType::Float0)
-    }
+    a.with_dtype(a.dtype().tangent_dtype())
+        .with_weak_type(false)
 }
 
 /// The tangents given, float0 zeros for integer and bool inputs without one; a float input
@@ -491,7 +482,7 @@ fn fill_tangents(inputs: &[Array], given: Vec<Option<Array>>) -> Result<Vec<Arra
         .enumerate()
         .map(|(i, x)| match given.get(i).cloned().flatten() {
             Some(t) => Ok(t),
-            None if !inexact(x.dtype()) => Ok(dtype_lattice_array::numpy::zeros(
+            None if x.dtype().tangent_dtype().is_float0() => Ok(dtype_lattice_array::numpy::zeros(
                 x.shape(),
                 dtype_lattice::DType::Float0,
             )?),

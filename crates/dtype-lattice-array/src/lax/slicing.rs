@@ -1100,6 +1100,18 @@ fn linear_outputs_jvp(
     Ok((out, t))
 }
 
+/// Output cotangents with their symbolic zeros made zeros of the outputs' avals (the
+/// transposes of the multi-output `unstack` and `split`).
+fn instantiated<'a>(
+    cts: &[Option<Array>],
+    avals: impl Iterator<Item = &'a ShapedArray>,
+) -> Result<Vec<Array>, Error> {
+    cts.iter()
+        .zip(avals)
+        .map(|(c, a)| c.clone().map_or_else(|| ops::zeros(a), Ok))
+        .collect()
+}
+
 /// The cotangents, zeros where symbolic, stacked back.
 fn unstack_transpose(
     prim: &'static Primitive,
@@ -1114,10 +1126,7 @@ fn unstack_transpose(
     let mut shape = ins[0].aval().shape().to_vec();
     shape.remove(axis);
     let part = ShapedArray::new(&shape, ins[0].aval().dtype(), false);
-    let cts = cts
-        .iter()
-        .map(|c| c.clone().map_or_else(|| ops::zeros(&part), Ok))
-        .collect::<Result<Vec<_>, _>>()?;
+    let cts = instantiated(cts, std::iter::repeat(&part))?;
     let p = Params::new().with("axis", Param::Int(axis as i64));
     Ok(vec![Some(bind1(&STACK, &batching::refs(&cts), &p)?)])
 }
@@ -1223,11 +1232,7 @@ fn split_transpose(
     }
     let axis = axis_param(params, prim.name)?;
     let avals = split_shape_rule(prim, &[ins[0].aval()], params)?;
-    let cts = cts
-        .iter()
-        .zip(&avals)
-        .map(|(c, a)| c.clone().map_or_else(|| ops::zeros(a), Ok))
-        .collect::<Result<Vec<_>, _>>()?;
+    let cts = instantiated(cts, avals.iter())?;
     let p = Params::new().with("dimension", Param::Int(axis as i64));
     Ok(vec![Some(bind1(&CONCATENATE, &batching::refs(&cts), &p)?)])
 }

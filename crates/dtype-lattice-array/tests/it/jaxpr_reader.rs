@@ -10,29 +10,12 @@ use dtype_lattice_array::{Array, grad, jit, jvp, vmap};
 use serde_json::Value;
 
 use crate::common::fixture_path;
+use crate::fixture_arrays::{array, hex, shape};
 
 fn corpus() -> Vec<Value> {
     let text = std::fs::read_to_string(fixture_path("jaxpr/corpus.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
     doc["cases"].as_array().unwrap().clone()
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn array(v: &Value) -> Array {
-    let dtype: DType = v["dtype"].as_str().unwrap().parse().unwrap();
-    let shape: Vec<usize> = v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect();
-    Array::from_bytes(dtype, &shape, &hex(v["hex"].as_str().unwrap())).unwrap()
 }
 
 fn arrays(v: &Value) -> Vec<Array> {
@@ -69,7 +52,7 @@ fn compare(
         } else {
             g.as_bytes().to_vec()
         };
-        if g.shape() != array_shape(w) {
+        if g.shape() != shape(w) {
             return Some(format!("{what} output {i}: {g} but JAX {}", show(w)));
         }
         if bytes != hex(w["hex"].as_str().unwrap()) && !close(g, &array(w)) {
@@ -118,18 +101,9 @@ fn close(got: &Array, want: &Array) -> bool {
 /// The tolerance of [`close`].
 const ULPS: f64 = 16.0;
 
-fn array_shape(w: &Value) -> Vec<usize> {
-    w["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect()
-}
-
 fn show(w: &Value) -> String {
     if w["dtype"] == "float0" {
-        return format!("float0{:?}", array_shape(w));
+        return format!("float0{:?}", shape(w));
     }
     array(w).to_string()
 }

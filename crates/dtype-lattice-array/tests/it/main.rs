@@ -8,6 +8,8 @@ mod common;
 mod compositions;
 mod convert_conformance;
 mod convert_laws;
+#[path = "../../../../tests/common/arrays.rs"]
+mod fixture_arrays;
 mod float0;
 mod jaxpr_reader;
 mod lax_elementwise;

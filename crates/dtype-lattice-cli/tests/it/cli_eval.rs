@@ -21,17 +21,17 @@ fn eval(args: &[&str]) -> (i32, String) {
     )
 }
 
-/// The README's `eval` examples print what they say.
-#[test]
-fn readme_eval_examples_hold() {
+/// The README's shell examples in the section headed `heading`: each command after `$ `
+/// with the output lines that follow it (up to the next command or the block's end).
+pub(crate) fn readme_commands(heading: &str) -> Vec<(String, String)> {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let start = readme.find("## Arrays").unwrap();
+    let start = readme.find(heading).unwrap();
     let end = start + readme[start + 3..].find("\n## ").unwrap();
     let mut lines = readme[start..end].lines().peekable();
-    let mut checked = 0;
+    let mut out = Vec::new();
     while let Some(line) = lines.next() {
-        let Some(cmd) = line.strip_prefix("$ dtype-lattice ") else {
+        let Some(cmd) = line.strip_prefix("$ ") else {
             continue;
         };
         let mut expected = Vec::new();
@@ -41,6 +41,19 @@ fn readme_eval_examples_hold() {
             }
             expected.push(lines.next().unwrap());
         }
+        out.push((cmd.to_string(), expected.join("\n")));
+    }
+    out
+}
+
+/// The README's `eval` examples print what they say.
+#[test]
+fn readme_eval_examples_hold() {
+    let mut checked = 0;
+    for (cmd, expected) in readme_commands("## Arrays") {
+        let Some(cmd) = cmd.strip_prefix("dtype-lattice ") else {
+            continue;
+        };
         let args: Vec<&str> = cmd.split_whitespace().collect();
         let out = bin().args(&args).output().unwrap();
         let got = format!(
@@ -48,7 +61,7 @@ fn readme_eval_examples_hold() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(got.trim_end(), expected.join("\n"), "$ dtype-lattice {cmd}");
+        assert_eq!(got.trim_end(), expected, "$ dtype-lattice {cmd}");
         checked += 1;
     }
     assert!(checked >= 12, "{checked}");

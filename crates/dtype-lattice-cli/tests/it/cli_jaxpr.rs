@@ -11,6 +11,7 @@ use dtype_lattice_array::{Array, npy};
 use serde_json::Value;
 
 use crate::common;
+use crate::fixture_arrays::{array, hex};
 
 fn bin() -> Command {
     Command::cargo_bin("dtype-lattice").unwrap()
@@ -24,24 +25,6 @@ fn corpus() -> Vec<Value> {
 
 fn case(name: &str) -> Value {
     corpus().into_iter().find(|c| c["name"] == name).unwrap()
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn array(v: &Value) -> Array {
-    let dtype: DType = v["dtype"].as_str().unwrap().parse().unwrap();
-    let shape: Vec<usize> = v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect();
-    Array::from_bytes(dtype, &shape, &hex(v["hex"].as_str().unwrap())).unwrap()
 }
 
 struct Dir(PathBuf);
@@ -377,22 +360,8 @@ fn jax_errors_exit_1_with_jax_class() {
 #[test]
 fn readme_jaxpr_examples_hold() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    let start = readme.find("## Running JAX programs").unwrap();
-    let end = start + readme[start + 3..].find("\n## ").unwrap();
-    let mut lines = readme[start..end].lines().peekable();
     let mut checked = 0;
-    while let Some(line) = lines.next() {
-        let Some(cmd) = line.strip_prefix("$ ") else {
-            continue;
-        };
-        let mut expected = Vec::new();
-        while let Some(next) = lines.peek() {
-            if next.starts_with('$') || next.starts_with("```") {
-                break;
-            }
-            expected.push(lines.next().unwrap());
-        }
+    for (cmd, expected) in crate::cli_eval::readme_commands("## Running JAX programs") {
         let (stdin, cmd) = match cmd.split_once(" | ") {
             Some((echo, rest)) => {
                 let text = echo
@@ -402,7 +371,7 @@ fn readme_jaxpr_examples_hold() {
                     .unwrap();
                 (format!("{text}\n"), rest)
             }
-            None => (String::new(), cmd),
+            None => (String::new(), cmd.as_str()),
         };
         let args: Vec<&str> = cmd
             .strip_prefix("dtype-lattice ")
@@ -420,7 +389,7 @@ fn readme_jaxpr_examples_hold() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(got.trim_end(), expected.join("\n"), "$ {cmd}");
+        assert_eq!(got.trim_end(), expected, "$ {cmd}");
         checked += 1;
     }
     assert_eq!(checked, 4);

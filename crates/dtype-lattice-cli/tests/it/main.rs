@@ -12,5 +12,7 @@ mod cli_toolkit;
 #[path = "../../../../tests/common/mod.rs"]
 mod common;
 mod eval_conformance;
+#[path = "../../../../tests/common/arrays.rs"]
+mod fixture_arrays;
 mod report_chromium;
 mod seed_tables;
