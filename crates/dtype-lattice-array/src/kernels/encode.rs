@@ -152,8 +152,8 @@ pub(crate) struct Rounding {
 
 /// The loop of [`Encoder32::encode_to_u8`], inlined into each target's copy
 /// ([`super::encode_simd`]). A plain element loop, which LLVM's loop vectoriser turns into vector code
-/// (checked in the linked bench binary: with `lto = "thin"` the crate's own `--emit asm` is
-/// the pre-link, not yet vectorised code and shows scalar loops).
+/// (checked in the linked bench binary: under the bench profile's thin LTO the crate's own
+/// `--emit asm` is the pre-link, not yet vectorised code and shows scalar loops).
 #[inline(always)]
 pub(crate) fn encode_u8_loop(e: &Encoder32, src: &[u8], dst: &mut [u8]) {
     let e = *e;

@@ -1,5 +1,5 @@
-//! The crate's integration tests, gathered into one test binary (one link instead of one per
-//! file: a fresh `cargo build --release --all-targets` links each test binary with thin LTO).
+//! The crate's integration tests, gathered into one test binary (one compile and link instead
+//! of one per file, for `cargo test` and `cargo build --release --all-targets` alike).
 //! Each file is a module; `cargo test -p dtype-lattice-cli --test it NAME` runs one of them.
 
 mod cli;
