@@ -341,6 +341,55 @@ def _(x):
     return jnp.sum(softplus(x))
 
 
+# Control flow (issue 27): cond, switch, while, scan and the loops on them.
+@case("cond_sum_sign", ("float32", [3]), ("float32", [3]))
+def _(x, y):
+    return jax.lax.cond(x.sum() > 0, lambda a, b: a * b, lambda a, b: a - b, x, y)
+
+
+@case("switch_three", ("int32", [], 5), ("float32", [3]))
+def _(i, x):
+    return jax.lax.switch(i, [lambda a: a, lambda a: a + 1, jnp.sin], x)
+
+
+@case("while_doubling", ("float32", [3]))
+def _(x):
+    return jax.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * x), (0, x))[1]
+
+
+@case("scan_cumulative", ("float32", [3]), ("float32", [5, 3]))
+def _(c, xs):
+    return jax.lax.scan(lambda c, x: (c + x, c * x), c, xs)
+
+
+@case("scan_reverse_tanh", ("float32", [2]), ("float32", [4, 2]))
+def _(h, xs):
+    return jax.lax.scan(lambda h, x: (jnp.tanh(h + x), h.sum()), h, xs, reverse=True)
+
+
+@case("fori_static", ("float32", [3]))
+def _(x):
+    return jax.lax.fori_loop(0, 4, lambda i, c: c * 2 + i, x)
+
+
+@case("fori_dynamic", ("float32", [3]), ("int32", [], 5))
+def _(x, n):
+    return jax.lax.fori_loop(0, n, lambda i, c: c * 0.5 + i, x)
+
+
+@case("map_sin", ("float32", [4, 2]))
+def _(xs):
+    return jax.lax.map(jnp.sin, xs)
+
+
+@case("nested_scan_cond", ("float32", [3]), ("float32", [4, 3]))
+def _(c, xs):
+    def body(c, x):
+        c = jax.lax.cond(x.sum() > 0, lambda: c + x, lambda: c * x)
+        return c, jax.lax.fori_loop(0, 2, lambda i, v: v * c, x)
+    return jax.lax.scan(body, c, xs)
+
+
 def record(name, f, specs, x64):
     jax.config.update("jax_enable_x64", x64)
     args = make_args(specs)

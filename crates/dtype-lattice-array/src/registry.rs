@@ -20,6 +20,9 @@ use crate::lax;
 pub static PRIMITIVES: &[&Primitive] = &[
     &crate::jit::JIT,
     &crate::interpreters::custom::CUSTOM_JVP_CALL,
+    &crate::interpreters::control::COND,
+    &crate::interpreters::control::WHILE,
+    &crate::interpreters::control::SCAN,
     &crate::interpreters::custom::CUSTOM_VJP_CALL,
     &crate::interpreters::custom::CUSTOM_LIN,
     &lax::ADD,

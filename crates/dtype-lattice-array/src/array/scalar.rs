@@ -128,3 +128,34 @@ pub(crate) fn scalar(value: f64, dtype: DType) -> Result<Array, Error> {
     };
     scalar_array(v, dtype, false)
 }
+
+impl Array {
+    /// A Python scalar as JAX holds one where a function receives it (`lax.fori_loop(0, n,
+    /// …)`'s bounds, a loop's initial carry): a zero-dimensional array of its kind's default
+    /// dtype under the rules in force (`int32`, `float32`, `complex64` with x64 off), weakly
+    /// typed (a `bool` is `bool`, strongly typed).
+    ///
+    /// ```
+    /// use dtype_lattice_array::Array;
+    /// let n = Array::python_scalar(3)?;
+    /// assert_eq!((n.dtype().name(), n.weak_type()), ("int32", true));
+    /// assert_eq!(Array::python_scalar(2.5)?.to_vec::<f32>()?, [2.5]);
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// JAX's `OverflowError` for an integer out of the default integer's range.
+    pub fn python_scalar(v: impl Into<Value>) -> Result<Array, Error> {
+        let v = v.into();
+        let rules = crate::config::rules();
+        let x64 = rules.options().x64;
+        let (dtype, weak) = match v {
+            Value::Bool(_) => (DType::Bool, false),
+            Value::Int(_) => (crate::config::default_int(&rules), true),
+            Value::Float(_) => (DType::Float64.canonicalize(x64), true),
+            Value::Complex(..) => (DType::Complex128.canonicalize(x64), true),
+        };
+        python_scalar_array(v, dtype, weak)
+    }
+}

@@ -61,6 +61,8 @@ pub enum Param {
     },
     /// A call primitive's closed jaxpr (`jit[jaxpr={ lambda ... }]`).
     Jaxpr(std::sync::Arc<super::ClosedJaxpr>),
+    /// A tuple of closed jaxprs (`cond[branches=(\n{ lambda … }\n{ lambda … }\n)]`).
+    Jaxprs(Vec<std::sync::Arc<super::ClosedJaxpr>>),
     /// A name (`jit[name=f]`).
     Name(String),
     /// A `custom_jvp` function's rule (`custom_jvp_call[jvp=...]`).
@@ -115,6 +117,10 @@ impl fmt::Display for Param {
                 }
             }
             Param::Jaxpr(j) => write!(f, "{j}"),
+            Param::Jaxprs(js) => {
+                let items: Vec<String> = js.iter().map(ToString::to_string).collect();
+                write!(f, "({})", items.join(" "))
+            }
             Param::Verbatim { text, .. } => f.write_str(text),
             Param::Name(n) => f.write_str(n),
             Param::CustomJvp(_) => f.write_str("<custom jvp rule>"),

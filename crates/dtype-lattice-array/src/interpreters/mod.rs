@@ -8,9 +8,12 @@
 //! - `vjp`: reverse mode (`linearize`, the backward pass over the transpose rules, `vjp`,
 //!   `grad`, `value_and_grad`);
 //! - `batching`: `vmap` (the batching rules, `in_axes`/`out_axes`);
-//! - `custom`: `custom_jvp`/`custom_vjp` and their primitives.
+//! - `custom`: `custom_jvp`/`custom_vjp` and their primitives;
+//! - [`control`]: control flow (`cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`)
+//!   and its primitives.
 
 pub(crate) mod batching;
+pub mod control;
 pub(crate) mod custom;
 pub(crate) mod jvp;
 pub(crate) mod stage;

@@ -257,19 +257,35 @@ where
     O: Pytree,
     F: Fn(I) -> Result<O, Error>,
 {
+    let avals: Vec<ShapedArray> = args.leaves().iter().map(|x| x.aval().clone()).collect();
+    trace_avals(
+        |tracers| f(args.rebuild(&mut tracers.into_iter())?),
+        &avals,
+        purpose,
+    )
+}
+
+/// Traces `f` on tracers of `avals` into a closed jaxpr, and the traced output.
+pub(crate) fn trace_avals<O, F>(
+    f: F,
+    avals: &[ShapedArray],
+    purpose: &'static str,
+) -> Result<(ClosedJaxpr, O), Error>
+where
+    O: Pytree,
+    F: FnOnce(Vec<Array>) -> Result<O, Error>,
+{
     let staging = Staging::new(purpose);
-    let leaves = args.leaves();
     let invars: Vec<Var> = {
         let mut b = staging.lock();
-        leaves.iter().map(|x| b.var(x.aval().clone())).collect()
+        avals.iter().map(|a| b.var(a.clone())).collect()
     };
     let tracers: Vec<Array> = invars
         .iter()
         .map(|v| staging.tracer(v.clone(), None))
         .collect();
-    let input = args.rebuild(&mut tracers.into_iter())?;
     let trace: Arc<dyn Trace> = staging.clone();
-    let out = with_trace(Some(trace), || f(input));
+    let out = with_trace(Some(trace), || f(tracers));
     let result = out.map(|out| {
         let closed = staging.finish(invars, &out.leaves());
         (closed, out)

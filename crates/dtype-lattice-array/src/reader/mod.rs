@@ -729,7 +729,11 @@ impl<'t> Reader<'t> {
                 self.pos += 1;
                 let start = self.pos;
                 let value = match key {
-                    "jaxpr" | "call_jaxpr" if self.peek() != Some(b'{') => self.shared_name()?,
+                    "jaxpr" | "call_jaxpr" | "body_jaxpr" | "cond_jaxpr"
+                        if self.peek() != Some(b'{') =>
+                    {
+                        self.shared_name()?
+                    }
                     "name" => params::name(self)?,
                     _ => params::value(self)?,
                 };
@@ -859,8 +863,16 @@ fn expanded(j: &Jaxpr, sizes: &mut HashMap<usize, usize>) -> usize {
     for e in &j.eqns {
         n = n.saturating_add(1);
         for (_, p) in e.params.iter() {
-            if let crate::core::Param::Jaxpr(inner) = p.value() {
-                n = n.saturating_add(expanded(&inner.jaxpr, sizes));
+            match p.value() {
+                crate::core::Param::Jaxpr(inner) => {
+                    n = n.saturating_add(expanded(&inner.jaxpr, sizes));
+                }
+                crate::core::Param::Jaxprs(inner) => {
+                    for j in inner {
+                        n = n.saturating_add(expanded(&j.jaxpr, sizes));
+                    }
+                }
+                _ => {}
             }
         }
     }

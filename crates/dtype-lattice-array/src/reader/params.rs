@@ -225,7 +225,7 @@ pub(super) fn typed(
             return Err(r.error_at(at, format!("the parameter `{key}` is given twice")));
         }
         let p = typed_one(r, prim, key, v, text).map_err(|m| r.error_at(at, m))?;
-        let p = if matches!(p, Param::Jaxpr(_)) || p.to_string() == text {
+        let p = if matches!(p, Param::Jaxpr(_) | Param::Jaxprs(_)) || p.to_string() == text {
             p
         } else {
             Param::Verbatim {
@@ -248,7 +248,20 @@ fn typed_one(
     let opaque = || Param::Name(text.to_string());
     Ok(match (key, v) {
         (_, Printed::Jaxpr(j)) => Param::Jaxpr(j),
-        ("jaxpr" | "call_jaxpr", Printed::Word(name)) => Param::Jaxpr(r.shared(name)?),
+        ("jaxpr" | "call_jaxpr" | "body_jaxpr" | "cond_jaxpr", Printed::Word(name)) => {
+            Param::Jaxpr(r.shared(name)?)
+        }
+        // `branches=(…)`: jaxprs, or names of shared ones.
+        ("branches", Printed::Tuple(items)) => Param::Jaxprs(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Printed::Jaxpr(j) => Ok(j),
+                    Printed::Word(name) => r.shared(name),
+                    _ => Err(format!("branches must be jaxprs, not {text}")),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
         ("name", _) => opaque(),
         ("dimension_numbers", Printed::Tuple(v)) if prim.name == "dot_general" => {
             dot_dimension_numbers(&v).ok_or_else(|| {

@@ -18,10 +18,6 @@ use crate::registry::{PRIMITIVES, by_name};
 /// Primitives JAX prints that this crate does not implement yet, by family.
 const LATER: &[(&str, &[&str])] = &[
     (
-        "a control-flow primitive",
-        &["cond", "while", "scan", "switch", "fori_loop"],
-    ),
-    (
         "an indexing primitive",
         &[
             "gather",

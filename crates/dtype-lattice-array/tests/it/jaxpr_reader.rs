@@ -178,6 +178,29 @@ const NO_RULE: &str = "read from a jaxpr's text: its rule";
 /// hold (JAX's library functions, `relu` and `logaddexp`, have known rules).
 const REFUSED: &[&str] = &["custom_jvp_softplus"];
 
+/// The control-flow programs, whose primitives (`cond`, `while`, `scan`) evaluate, print, read
+/// and run under `jit` but have no JVP or batching rules yet (issue 27 continues): their
+/// `jvp` and `vmap` checks must be refused naming the primitive, until the rules land.
+const PENDING: &[&str] = &[
+    "cond_sum_sign",
+    "switch_three",
+    "while_doubling",
+    "scan_cumulative",
+    "scan_reverse_tanh",
+    "fori_static",
+    "fori_dynamic",
+    "map_sin",
+    "nested_scan_cond",
+];
+
+/// Whether `e` is the refusal of a control-flow primitive's missing rule.
+fn pending_refusal(e: &dtype_lattice::Error) -> bool {
+    let m = e.to_string();
+    ["'cond'", "'while'", "'scan'", "cond", "while", "scan"]
+        .iter()
+        .any(|p| m.contains(p))
+}
+
 #[test]
 fn read_jaxprs_compute_what_jax_computes() {
     let mut failures = Vec::new();
@@ -204,6 +227,14 @@ fn read_jaxprs_compute_what_jax_computes() {
                         return;
                     }
                     _ => {}
+                }
+                if PENDING.contains(&name.as_str()) && what != "eval" && what != "jit" {
+                    match &got {
+                        Err(e) if pending_refusal(e) => {}
+                        Err(e) => failures.push(format!("{name} {what}: {e}")),
+                        Ok(_) => failures.push(format!("{name} {what}: works now; unpin it")),
+                    }
+                    return;
                 }
                 let diverges = DIVERGENCES.iter().any(|&(n, w, _)| n == name && w == what);
                 match (compare(&format!("{name} {what}"), got, want), diverges) {
@@ -361,7 +392,10 @@ fn linearize_and_vjp_of_a_read_jaxpr_agree_with_jvp_and_grad() {
     let mut checked = 0;
     for case in corpus() {
         let name = case["name"].as_str().unwrap().to_string();
-        if REFUSED.contains(&name.as_str()) || case["text"].as_str().unwrap().contains("key<") {
+        if REFUSED.contains(&name.as_str())
+            || PENDING.contains(&name.as_str())
+            || case["text"].as_str().unwrap().contains("key<")
+        {
             continue;
         }
         with_rules(rules(&case), || {
@@ -465,4 +499,74 @@ fn the_transformation_corpus_runs_from_its_printed_jaxprs() {
         ran += 1;
     }
     assert_eq!(ran, 17);
+}
+
+/// The control-flow API stages what JAX stages: `make_jaxpr` of the Rust twin of a corpus
+/// program prints the text JAX printed for it (the bodies traced once, their constants
+/// hoisted, `fori_loop` a `scan` or a `while` by its bounds), and computes JAX's values.
+#[test]
+fn the_control_flow_api_prints_as_jax_prints_it() {
+    use dtype_lattice_array::interpreters::control;
+    use dtype_lattice_array::make_jaxpr;
+    use dtype_lattice_array::numpy::{self as jnp, Axes};
+    type F = fn(Vec<Array>) -> Result<Vec<Array>, dtype_lattice::Error>;
+    let twins: &[(&str, F)] = &[
+        ("cond_sum_sign", |a| {
+            let p = jnp::greater(&jnp::sum(&a[0], Axes::All, false)?, 0.0)?;
+            let out = control::cond(
+                &p,
+                |(x, y): (Array, Array)| jnp::multiply(&x, &y),
+                |(x, y): (Array, Array)| jnp::subtract(&x, &y),
+                &(a[0].clone(), a[1].clone()),
+            )?;
+            Ok(vec![out])
+        }),
+        ("scan_cumulative", |a| {
+            let (c, ys): (Array, Array) = control::scan(
+                |c: Array, x: Array| Ok((jnp::add(&c, &x)?, jnp::multiply(&c, &x)?)),
+                &a[0],
+                &a[1],
+                None,
+                false,
+            )?;
+            Ok(vec![c, ys])
+        }),
+        ("fori_static", |a| {
+            let zero = Array::python_scalar(0)?;
+            let four = Array::python_scalar(4)?;
+            let x = control::fori_loop(
+                &zero,
+                &four,
+                |i: Array, c: Array| jnp::add(&jnp::multiply(&c, 2)?, &i),
+                &a[0],
+            )?;
+            Ok(vec![x])
+        }),
+        ("fori_dynamic", |a| {
+            let zero = Array::python_scalar(0)?;
+            let x = control::fori_loop(
+                &zero,
+                &a[1],
+                |i: Array, c: Array| jnp::add(&jnp::multiply(&c, 0.5)?, &i),
+                &a[0],
+            )?;
+            Ok(vec![x])
+        }),
+        ("map_sin", |a| {
+            Ok(vec![control::map(|x: Array| jnp::sin(&x), &a[0])?])
+        }),
+    ];
+    for (name, f) in twins {
+        let case = corpus().into_iter().find(|c| c["name"] == *name).unwrap();
+        with_rules(rules(&case), || {
+            let args = arrays(&case["args"]);
+            let text = make_jaxpr(f, &args).unwrap().to_string();
+            assert_eq!(text, case["text"].as_str().unwrap(), "{name}");
+            let got = f(args.clone()).unwrap();
+            assert!(
+                compare(name, Ok(got), &case["jit"]).is_none(),
+                "{name}: values"
+            );
+        });
+    }
 }

@@ -125,6 +125,19 @@ impl Jaxpr {
         &self.outvars
     }
 
+    /// The largest variable id it binds, nested jaxprs aside (fresh variables are numbered
+    /// after it).
+    pub(crate) fn max_var_id(&self) -> u32 {
+        let eqn_vars = self.eqns.iter().flat_map(|e| e.outputs.iter());
+        self.constvars
+            .iter()
+            .chain(&self.invars)
+            .chain(eqn_vars)
+            .map(|v| v.id)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The output abstract values.
     pub fn out_avals(&self) -> Vec<ShapedArray> {
         self.outvars.iter().map(|a| a.aval().clone()).collect()

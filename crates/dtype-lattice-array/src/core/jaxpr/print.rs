@@ -218,6 +218,7 @@ pub(crate) fn literal_text(x: &crate::array::Array) -> String {
 fn jaxprs_in(p: &Param) -> Vec<&Jaxpr> {
     match p.value() {
         Param::Jaxpr(j) => vec![&j.jaxpr],
+        Param::Jaxprs(js) => js.iter().map(|j| &j.jaxpr).collect(),
         _ => Vec::new(),
     }
 }
@@ -347,6 +348,22 @@ fn eqn_doc(ctx: &mut Context, j: &Jaxpr, eqn: &Eqn) -> Doc {
             .map(|(n, v)| {
                 let value = match v.value() {
                     Param::Jaxpr(inner) => jaxpr_doc(ctx, &inner.jaxpr),
+                    // JAX's `pp_jaxprs`: `(`, the jaxprs one per line when they do not fit, `)`.
+                    Param::Jaxprs(js) => {
+                        let docs = js.iter().map(|j| jaxpr_doc(ctx, &j.jaxpr)).collect();
+                        group(Doc::Concat(vec![
+                            nest(
+                                2,
+                                Doc::Concat(vec![
+                                    text("("),
+                                    Doc::Brk(""),
+                                    join(docs, || Doc::Brk(" ")),
+                                ]),
+                            ),
+                            Doc::Brk(""),
+                            text(")"),
+                        ]))
+                    }
                     _ => text(v.to_string()),
                 };
                 Doc::Concat(vec![text(format!("{n}=")), value])

@@ -1,0 +1,404 @@
+//! `cond`: applies one of its `branches` (closed jaxprs of the same type) to its operands,
+//! chosen by an `int32` index (out of range: the last branch, as XLA's `Conditional`);
+//! `jax.lax.cond` (a predicate) and `jax.lax.switch` (an index, clamped) bind it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error};
+
+use super::{Body, avals_of, concrete_int, str_short, trace_body, typematch};
+use crate::array::{Array, ShapedArray};
+use crate::core::jaxpr::{ClosedJaxpr, Jaxpr, Var};
+use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
+
+/// The `cond` primitive: `cond[branches=(…)] index *operands`.
+pub static COND: Primitive =
+    Primitive::new("cond", None, cond_shape_rule, cond_impl).takes_float0();
+
+fn branches(params: &Params) -> Result<&[Arc<ClosedJaxpr>], Error> {
+    match params.get("branches") {
+        Some(Param::Jaxprs(js)) if !js.is_empty() => Ok(js),
+        _ => Err(crate::core::bad_param(
+            "cond",
+            "branches",
+            "not a non-empty tuple of jaxprs",
+        )),
+    }
+}
+
+fn cond_shape_rule(
+    _: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let branches = branches(params)?;
+    let Some((index, ops)) = inputs.split_first() else {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "cond requires at least one argument (the index)",
+        ));
+    };
+    if !index.shape().is_empty() || index.dtype() != DType::Int32 {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "cond called with index of type {} (expected int32[])",
+                str_short(index)
+            ),
+        ));
+    }
+    for (i, b) in branches.iter().enumerate() {
+        let ins = b.jaxpr().invars();
+        if ins.len() != ops.len() || ins.iter().zip(ops).any(|(v, a)| !typematch(v.aval(), a)) {
+            let want: Vec<String> = ins.iter().map(|v| str_short(v.aval())).collect();
+            let got: Vec<String> = ops.iter().map(|a| str_short(a)).collect();
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "cond branch {i} takes input types ({}) but was called with ({})",
+                    want.join(", "),
+                    got.join(", ")
+                ),
+            ));
+        }
+        if i > 0 {
+            let first = branches[0].jaxpr().out_avals();
+            let outs = b.jaxpr().out_avals();
+            if outs.len() != first.len() || outs.iter().zip(&first).any(|(a, b)| !typematch(a, b)) {
+                return Err(Error::refused(
+                    Exception::TypeError,
+                    format!("cond branches 0 and {i} have different output types"),
+                ));
+            }
+        }
+    }
+    Ok(branches[0].jaxpr().out_avals().into_iter().collect())
+}
+
+fn cond_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    _: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let branches = branches(params)?;
+    let n = branches.len() as i64;
+    let i = concrete_int(inputs[0])?;
+    // XLA's Conditional runs the last branch for an index out of range.
+    let i = if (0..n).contains(&i) { i } else { n - 1 } as usize;
+    let ops: Vec<Array> = inputs[1..].iter().map(|&x| x.clone()).collect();
+    Ok(branches[i].call(&ops)?.into_iter().collect())
+}
+
+/// `jax.lax.cond(pred, true_fun, false_fun, *operands)`: `true_fun(operands)` if `pred`, else
+/// `false_fun(operands)`, as one `cond` equation whose two branches are traced once (both,
+/// whatever `pred`).
+///
+/// `pred` is a scalar: a bool, or a number compared with zero.
+///
+/// ```
+/// use dtype_lattice_array::{Array, interpreters::control, numpy as jnp};
+/// let x = Array::from_vec(vec![1.0f32, 2.0]);
+/// let y = control::cond(&Array::scalar(true), |x: Array| jnp::sin(&x), |x: Array| Ok(x), &x)?;
+/// assert_eq!(y.to_vec::<f32>()?, [1f32.sin(), 2f32.sin()]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `TypeError`s: a predicate that is not a scalar or not a bool or number; branches
+/// whose outputs differ in structure or type. Whatever the branches return.
+pub fn cond<I, O, T, F>(pred: &Array, true_fun: T, false_fun: F, operands: &I) -> Result<O, Error>
+where
+    I: Pytree,
+    O: Pytree,
+    T: FnOnce(I) -> Result<O, Error>,
+    F: FnOnce(I) -> Result<O, Error>,
+{
+    if !pred.shape().is_empty() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Pred must be a scalar, got {pred} of shape {}.",
+                crate::lax::structural::py_ints(
+                    &pred.shape().iter().map(|&d| d as i64).collect::<Vec<_>>()
+                )
+            ),
+        ));
+    }
+    let pred = match pred.dtype() {
+        DType::Bool => pred.clone(),
+        d if d.kind().is_integer() || d.kind() == dtype_lattice::Kind::Float => {
+            let zero = crate::lax::ops::zeros(pred.aval())?;
+            crate::core::bind1(&crate::lax::NE, &[pred, &zero], &Params::new())?
+        }
+        d => {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!("Pred type must be either boolean or number, got {d}."),
+            ));
+        }
+    };
+    let leaves = operands.leaves();
+    let avals = avals_of(&leaves);
+    let t = trace_body(
+        |xs| true_fun(operands.rebuild(&mut xs.into_iter())?),
+        &avals,
+    )?;
+    let f = trace_body(
+        |xs| false_fun(operands.rebuild(&mut xs.into_iter())?),
+        &avals,
+    )?;
+    check_branch_outputs("cond", "true_fun", "false_fun", &t, &f)?;
+    let index = crate::lax::ops::convert(&pred, DType::Int32, false)?;
+    let out = bind_cond(&index, vec![f, t], &leaves)?;
+    let template = out.0;
+    template.rebuild(&mut out.1.into_iter())
+}
+
+/// `jax.lax.switch(index, branches, *operands)`: `branches[clamp(0, index, n - 1)](operands)`.
+///
+/// # Errors
+///
+/// JAX's: an index that is not an integer scalar (`TypeError`), no branches (`ValueError`),
+/// branches whose outputs differ (`TypeError`); whatever the branches return.
+pub fn switch<I, O>(
+    index: &Array,
+    branches: &[&dyn Fn(I) -> Result<O, Error>],
+    operands: &I,
+) -> Result<O, Error>
+where
+    I: Pytree + Clone,
+    O: Pytree,
+{
+    if !index.shape().is_empty() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Branch index must be scalar, got {index} of shape {}.",
+                crate::lax::structural::py_ints(
+                    &index.shape().iter().map(|&d| d as i64).collect::<Vec<_>>()
+                )
+            ),
+        ));
+    }
+    if !index.dtype().kind().is_integer() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Index type must be an integer, got {index} as {}",
+                index.dtype()
+            ),
+        ));
+    }
+    match branches {
+        [] => Err(Error::refused(
+            Exception::ValueError,
+            "Empty branch sequence",
+        )),
+        [only] => only(operands.clone()),
+        _ => {
+            let index = crate::lax::ops::convert(index, DType::Int32, false)?;
+            let lo = Array::scalar(0i32);
+            let hi = Array::scalar(branches.len() as i32 - 1);
+            let index =
+                crate::core::bind1(&crate::lax::CLAMP, &[&lo, &index, &hi], &Params::new())?;
+            let leaves = operands.leaves();
+            let avals = avals_of(&leaves);
+            let bodies = branches
+                .iter()
+                .map(|b| trace_body(|xs| b(operands.rebuild(&mut xs.into_iter())?), &avals))
+                .collect::<Result<Vec<_>, _>>()?;
+            for (i, b) in bodies.iter().enumerate().skip(1) {
+                check_branch_outputs("switch", "branch 0", &format!("branch{i}"), &bodies[0], b)?;
+            }
+            let (template, out) = bind_cond(&index, bodies, &leaves)?;
+            template.rebuild(&mut out.into_iter())
+        }
+    }
+}
+
+/// JAX's `_check_branch_outputs`.
+fn check_branch_outputs<O: Pytree>(
+    api: &str,
+    name1: &str,
+    name2: &str,
+    a: &Body<O>,
+    b: &Body<O>,
+) -> Result<(), Error> {
+    let (o1, o2) = (a.jaxpr.jaxpr().out_avals(), b.jaxpr.jaxpr().out_avals());
+    if o1.len() != o2.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "{api} branch outputs must have the same pytree structure, but they differ:\n\n\
+                 {name1} output has {} leaves but {name2} output has {}.\n\nRevise {name1} \
+                 and/or {name2} so that they have the same pytree structure.",
+                o1.len(),
+                o2.len()
+            ),
+        ));
+    }
+    let diffs: Vec<String> = o1
+        .iter()
+        .zip(&o2)
+        .enumerate()
+        .filter(|(_, (x, y))| !typematch(x, y))
+        .map(|(i, (x, y))| {
+            let at = if o1.len() > 1 {
+                format!(" at path [{i}]")
+            } else {
+                String::new()
+            };
+            format!(
+                "the output of {name1}{at} has type {} but the corresponding output of {name2} \
+                 has type {}{}",
+                str_short(x),
+                str_short(y),
+                super::mismatch_extra(x, y)
+            )
+        })
+        .collect();
+    let differences = match diffs.as_slice() {
+        [] => return Ok(()),
+        [one] => format!("{}.\n", super::capitalize(one)),
+        [init @ .., last] => {
+            let items: Vec<String> = init.iter().map(|d| format!("  * {d};")).collect();
+            format!("{}\n  * {last}.\n", items.join("\n"))
+        }
+    };
+    Err(Error::refused(
+        Exception::TypeError,
+        format!(
+            "{api} branches must have equal output types but they differ.\n\n{differences}\n\
+             Revise {name1} and/or {name2} so that all output types match."
+        ),
+    ))
+}
+
+/// Binds `cond` on `index`, the branches' merged constants and `operands`: each branch takes
+/// every constant (JAX's `_merge_common_consts`), outputs every branch forwards from the
+/// same input are taken from it (JAX's `in_fwd` pruning). The first branch's output value
+/// (its structure) and the output leaves.
+fn bind_cond<O: Pytree>(
+    index: &Array,
+    bodies: Vec<Body<O>>,
+    operands: &[Array],
+) -> Result<(O, Vec<Array>), Error> {
+    // Merge constants by identity.
+    let mut consts: Vec<Array> = Vec::new();
+    let mut seen: HashMap<(usize, ShapedArray), usize> = HashMap::new();
+    let mut maps: Vec<Vec<usize>> = Vec::new();
+    for b in &bodies {
+        maps.push(
+            b.consts
+                .iter()
+                .map(|c| {
+                    *seen
+                        .entry((c.identity(), c.aval().clone()))
+                        .or_insert_with(|| {
+                            consts.push(c.clone());
+                            consts.len() - 1
+                        })
+                })
+                .collect(),
+        );
+    }
+    let n_ops = operands.len();
+    let mut jaxprs: Vec<Jaxpr> = bodies
+        .iter()
+        .zip(&maps)
+        .map(|(b, map)| with_all_consts(b.jaxpr.jaxpr(), map, &consts))
+        .collect();
+    // Outputs forwarded from one input by every branch.
+    let fwd = |j: &Jaxpr| -> Vec<Option<usize>> {
+        j.outvars()
+            .iter()
+            .map(|o| match o {
+                crate::core::jaxpr::Atom::Var(v) => j.invars().iter().position(|i| i.id == v.id),
+                _ => None,
+            })
+            .collect()
+    };
+    let fwds: Vec<Vec<Option<usize>>> = jaxprs.iter().map(fwd).collect();
+    let in_fwd: Vec<Option<usize>> = (0..fwds[0].len())
+        .map(|k| {
+            let f = fwds[0][k];
+            if f.is_some() && fwds.iter().all(|v| v[k] == f) {
+                f
+            } else {
+                None
+            }
+        })
+        .collect();
+    for j in &mut jaxprs {
+        let outs = std::mem::take(&mut j.outvars);
+        j.outvars = outs
+            .into_iter()
+            .zip(&in_fwd)
+            .filter(|(_, f)| f.is_none())
+            .map(|(o, _)| o)
+            .collect();
+    }
+    let branches: Vec<Arc<ClosedJaxpr>> = jaxprs
+        .into_iter()
+        .map(|jaxpr| {
+            Arc::new(ClosedJaxpr {
+                jaxpr,
+                consts: Vec::new(),
+            })
+        })
+        .collect();
+    let all: Vec<Array> = consts.iter().chain(operands).cloned().collect();
+    let mut inputs: Vec<&Array> = vec![index];
+    inputs.extend(all.iter());
+    let params = Params::new().with("branches", Param::Jaxprs(branches));
+    let out = crate::core::bind(&COND, &inputs, &params)?;
+    let mut out = out.into_iter();
+    let leaves: Vec<Array> = in_fwd
+        .iter()
+        .map(|f| match f {
+            Some(i) => Ok(all[*i].clone()),
+            None => out.next().ok_or_else(|| {
+                Error::refused(Exception::TypeError, "cond returned too few outputs")
+            }),
+        })
+        .collect::<Result<_, Error>>()?;
+    debug_assert!(n_ops <= all.len());
+    let template = bodies
+        .into_iter()
+        .next()
+        .map(|b| b.out)
+        .ok_or_else(|| Error::refused(Exception::ValueError, "Empty branch sequence"))?;
+    Ok((template, leaves))
+}
+
+/// `j` (whose leading inputs are its own constants, `map[k]` the merged position of its
+/// constant `k`) as a jaxpr taking every merged constant, then its operands.
+fn with_all_consts(j: &Jaxpr, map: &[usize], consts: &[Array]) -> Jaxpr {
+    let mut next = j.max_var_id();
+    let (own, ops) = j.invars().split_at(map.len());
+    let mut invars: Vec<Var> = consts
+        .iter()
+        .map(|c| {
+            next += 1;
+            Var {
+                id: next,
+                aval: c.aval().clone(),
+                dropped: false,
+            }
+        })
+        .collect();
+    for (k, &m) in map.iter().enumerate() {
+        invars[m] = own[k].clone();
+    }
+    invars.extend(ops.iter().cloned());
+    Jaxpr {
+        constvars: Vec::new(),
+        invars,
+        eqns: j.eqns().to_vec(),
+        outvars: j.outvars().to_vec(),
+    }
+}

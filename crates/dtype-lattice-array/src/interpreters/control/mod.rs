@@ -1,0 +1,210 @@
+//! JAX's control flow (`jax/_src/lax/control_flow/`): `cond` (and `switch` on it), `while`
+//! (and `while_loop`, `fori_loop` with dynamic bounds) and `scan` (and `fori_loop` with
+//! concrete bounds, `map`). They are *initial-style* primitives: each body is traced once to
+//! a closed jaxpr held in the equation's parameters (`branches`, `cond_jaxpr`/`body_jaxpr`,
+//! `jaxpr`), its captured values (constants, and tracers of enclosing transformations) hoisted
+//! as leading operands, as JAX's `separate_consts` does. Nothing in a body is evaluated at
+//! trace time (omnistaging): a Rust branch on a traced value inside a body is JAX's
+//! `ConcretizationTypeError`.
+//!
+//! Each primitive is one definition in its file (`cond.rs`, `while_loop.rs`, `scan.rs`),
+//! with its shape rule and implementation beside the user function that binds it.
+
+mod cond;
+mod scan;
+mod while_loop;
+
+use std::sync::Arc;
+
+use dtype_lattice::Error;
+use dtype_lattice::error::Exception;
+
+use super::stage::trace_avals;
+use crate::array::{Array, ShapedArray};
+use crate::core::Pytree;
+use crate::core::jaxpr::{ClosedJaxpr, Jaxpr};
+
+pub use cond::{COND, cond, switch};
+pub use scan::{SCAN, map, scan};
+pub use while_loop::{WHILE, fori_loop, while_loop};
+
+/// A body traced on `avals`: its jaxpr without constants (they lead its inputs), the values
+/// of those constants (the operands the equation passes first), and `f`'s output.
+pub(crate) struct Body<O> {
+    pub(crate) jaxpr: Arc<ClosedJaxpr>,
+    pub(crate) consts: Vec<Array>,
+    pub(crate) out: O,
+}
+
+/// Traces `f` on tracers of `avals` (`what` names the body for errors), separating the
+/// constants it captured into leading inputs (JAX's `pe.separate_consts`).
+pub(crate) fn trace_body<O, F>(f: F, avals: &[ShapedArray]) -> Result<Body<O>, Error>
+where
+    O: Pytree,
+    F: FnOnce(Vec<Array>) -> Result<O, Error>,
+{
+    let (closed, out) = trace_avals(f, avals, "control flow")?;
+    let ClosedJaxpr { jaxpr, consts } = closed;
+    let mut invars = jaxpr.constvars;
+    invars.extend(jaxpr.invars);
+    let jaxpr = Jaxpr {
+        constvars: Vec::new(),
+        invars,
+        eqns: jaxpr.eqns,
+        outvars: jaxpr.outvars,
+    };
+    Ok(Body {
+        jaxpr: Arc::new(ClosedJaxpr {
+            jaxpr,
+            consts: Vec::new(),
+        }),
+        consts,
+        out,
+    })
+}
+
+/// The abstract values of an input's leaves.
+pub(crate) fn avals_of(leaves: &[Array]) -> Vec<ShapedArray> {
+    leaves.iter().map(|x| x.aval().clone()).collect()
+}
+
+/// JAX's `core.typematch`: same shape and dtype (weak types aside).
+pub(crate) fn typematch(a: &ShapedArray, b: &ShapedArray) -> bool {
+    a.shape() == b.shape() && a.dtype() == b.dtype()
+}
+
+/// JAX's short form of an aval in control-flow messages: `float32[3]`, `int32[]`.
+pub(crate) fn str_short(a: &ShapedArray) -> String {
+    let dims: Vec<String> = a.shape().iter().map(ToString::to_string).collect();
+    format!("{}[{}]", a.dtype(), dims.join(","))
+}
+
+/// The leaf `i` of a carry as JAX's messages name it (`the input carry` for a single leaf,
+/// else by its path).
+fn component(i: usize, n: usize) -> String {
+    if n == 1 {
+        "the input carry".to_string()
+    } else {
+        format!("the input carry at path [{i}]")
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// JAX's `_check_carry_type`: the carry out of a body has the carry in's structure (number of
+/// leaves) and types, else its `TypeError`.
+pub(crate) fn check_carry_type(
+    name: &str,
+    ins: &[ShapedArray],
+    outs: &[ShapedArray],
+) -> Result<(), Error> {
+    if ins.len() != outs.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "{name} function carry input and carry output must have the same pytree \
+                 structure, but they differ:\n\nThe input carry has {} leaves but the carry \
+                 output has {}.\n\nRevise the function so that the carry output has the same \
+                 pytree structure as the carry input.",
+                ins.len(),
+                outs.len()
+            ),
+        ));
+    }
+    let diffs: Vec<String> = ins
+        .iter()
+        .zip(outs)
+        .enumerate()
+        .filter(|(_, (a, b))| !typematch(a, b))
+        .map(|(i, (a, b))| {
+            format!(
+                "{} has type {} but the corresponding output carry component has type {}{}",
+                component(i, ins.len()),
+                str_short(a),
+                str_short(b),
+                mismatch_extra(a, b)
+            )
+        })
+        .collect();
+    let differences = match diffs.as_slice() {
+        [] => return Ok(()),
+        [one] => format!("{}.\n", capitalize(one)),
+        [init @ .., last] => {
+            let mut s: String = init.iter().map(|d| format!("  * {d};\n")).collect();
+            s.push_str(&format!("  * {last}.\n"));
+            s
+        }
+    };
+    Err(Error::refused(
+        Exception::TypeError,
+        format!(
+            "{name} function carry input and carry output must have equal types, but they \
+             differ:\n\n{differences}\nRevise the function so that all output types match the \
+             corresponding input types."
+        ),
+    ))
+}
+
+/// JAX's `core.aval_mismatch_extra`: what differs.
+fn mismatch_extra(a: &ShapedArray, b: &ShapedArray) -> String {
+    let mut m = Vec::new();
+    if a.dtype() != b.dtype() {
+        m.push("the dtypes do not match");
+    }
+    if a.shape() != b.shape() {
+        m.push("the shapes do not match");
+    }
+    match m.as_slice() {
+        [] => String::new(),
+        [one] => format!(", so {one}"),
+        [init @ .., last] => format!(", so {}, and {last}", init.join(", ")),
+    }
+}
+
+/// JAX's `_promote_weak_typed_input`: a weakly typed initial carry whose type the body
+/// changes is converted to the dtype promotion gives it with the body's output (`true` if it
+/// changed).
+pub(crate) fn promote_weak_carry(init: &Array, out: &ShapedArray) -> Result<(Array, bool), Error> {
+    if !init.weak_type() || typematch(init.aval(), out) {
+        return Ok((init.clone(), false));
+    }
+    let rules = crate::config::rules();
+    let operand = |a: &ShapedArray| {
+        if a.weak_type() {
+            dtype_lattice::Operand::weak_array(a.dtype())
+        } else {
+            dtype_lattice::Operand::array(a.dtype())
+        }
+    };
+    let operands = [operand(init.aval()), operand(out)];
+    let promoted = rules.result_type(&operands)?;
+    let converted = crate::lax::ops::convert(init, promoted.dtype, false)?;
+    Ok((converted, true))
+}
+
+/// A concrete scalar's value as an `i64` (a cond index, a loop bound: Python's `int(x)`), read
+/// from its elements (nothing is bound, so nothing is staged).
+pub(crate) fn concrete_int(x: &Array) -> Result<i64, Error> {
+    use crate::repr::Scalar;
+    let v = match x.element(0) {
+        Some(Scalar::Int(i)) => i64::try_from(i).ok(),
+        Some(Scalar::Bool(b)) => Some(i64::from(b)),
+        Some(Scalar::Float(f)) if f.is_finite() => Some(f.trunc() as i64),
+        _ => None,
+    };
+    v.ok_or_else(|| {
+        Error::refused(
+            Exception::TypeError,
+            format!(
+                "expected a concrete integer scalar, got {}",
+                str_short(x.aval())
+            ),
+        )
+    })
+}

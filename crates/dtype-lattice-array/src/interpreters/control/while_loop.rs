@@ -1,0 +1,313 @@
+//! `while`: applies `body_jaxpr` to its carry while `cond_jaxpr` of the carry is true;
+//! `jax.lax.while_loop` binds it, and `fori_loop` with bounds that are not concrete.
+
+use std::sync::Arc;
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error, Kind, Value};
+
+use super::{Body, avals_of, check_carry_type, promote_weak_carry, str_short, trace_body};
+use crate::array::{Array, ShapedArray};
+use crate::core::jaxpr::ClosedJaxpr;
+use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
+
+/// The `while` primitive: `while[body_jaxpr=… body_nconsts=… cond_jaxpr=… cond_nconsts=…]
+/// *cond_consts *body_consts *carry`.
+pub static WHILE: Primitive =
+    Primitive::new("while", None, while_shape_rule, while_impl).takes_float0();
+
+struct Parts<'p> {
+    cond: &'p Arc<ClosedJaxpr>,
+    body: &'p Arc<ClosedJaxpr>,
+    cond_nconsts: usize,
+    body_nconsts: usize,
+}
+
+fn parts(params: &Params) -> Result<Parts<'_>, Error> {
+    let jaxpr = |name| match params.get(name) {
+        Some(Param::Jaxpr(j)) => Ok(j),
+        _ => Err(crate::core::bad_param("while", name, "not a jaxpr")),
+    };
+    let count = |name| match params.get(name) {
+        Some(Param::Int(n)) if *n >= 0 => Ok(*n as usize),
+        _ => Err(crate::core::bad_param(
+            "while",
+            name,
+            "not a non-negative integer",
+        )),
+    };
+    Ok(Parts {
+        cond: jaxpr("cond_jaxpr")?,
+        body: jaxpr("body_jaxpr")?,
+        cond_nconsts: count("cond_nconsts")?,
+        body_nconsts: count("body_nconsts")?,
+    })
+}
+
+fn mismatch(what: &str, want: &[ShapedArray], got: &[&ShapedArray]) -> Error {
+    let want: Vec<String> = want.iter().map(str_short).collect();
+    let got: Vec<String> = got.iter().map(|a| str_short(a)).collect();
+    Error::refused(
+        Exception::TypeError,
+        format!(
+            "while {what} takes ({}) but is given ({})",
+            want.join(", "),
+            got.join(", ")
+        ),
+    )
+}
+
+fn while_shape_rule(
+    _: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let p = parts(params)?;
+    if inputs.len() < p.cond_nconsts + p.body_nconsts {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "while has fewer operands than its constants",
+        ));
+    }
+    let (cond_consts, rest) = inputs.split_at(p.cond_nconsts);
+    let (body_consts, carry) = rest.split_at(p.body_nconsts);
+    let same = |vars: &[crate::core::jaxpr::Var], avals: &[&ShapedArray]| {
+        vars.len() == avals.len()
+            && vars
+                .iter()
+                .zip(avals)
+                .all(|(v, a)| super::typematch(v.aval(), a))
+    };
+    let cond_in: Vec<&ShapedArray> = cond_consts.iter().chain(carry).copied().collect();
+    if !same(p.cond.jaxpr().invars(), &cond_in) {
+        let want: Vec<ShapedArray> = p
+            .cond
+            .jaxpr()
+            .invars()
+            .iter()
+            .map(|v| v.aval().clone())
+            .collect();
+        return Err(mismatch("cond_jaxpr", &want, &cond_in));
+    }
+    let body_in: Vec<&ShapedArray> = body_consts.iter().chain(carry).copied().collect();
+    if !same(p.body.jaxpr().invars(), &body_in) {
+        let want: Vec<ShapedArray> = p
+            .body
+            .jaxpr()
+            .invars()
+            .iter()
+            .map(|v| v.aval().clone())
+            .collect();
+        return Err(mismatch("body_jaxpr", &want, &body_in));
+    }
+    let outs = p.body.jaxpr().out_avals();
+    if outs.len() != carry.len() || outs.iter().zip(carry).any(|(o, c)| !super::typematch(o, c)) {
+        return Err(mismatch("body_jaxpr's output", &outs, carry));
+    }
+    let pred = p.cond.jaxpr().out_avals();
+    if pred.len() != 1 || !pred[0].shape().is_empty() || pred[0].dtype() != DType::Bool {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "while's cond_jaxpr must return a boolean scalar",
+        ));
+    }
+    Ok(outs.into_iter().collect())
+}
+
+fn while_impl(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    _: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let p = parts(params)?;
+    let cond_consts: Vec<Array> = inputs[..p.cond_nconsts]
+        .iter()
+        .map(|&x| x.clone())
+        .collect();
+    let body_consts: Vec<Array> = inputs[p.cond_nconsts..p.cond_nconsts + p.body_nconsts]
+        .iter()
+        .map(|&x| x.clone())
+        .collect();
+    let mut carry: Vec<Array> = inputs[p.cond_nconsts + p.body_nconsts..]
+        .iter()
+        .map(|&x| x.clone())
+        .collect();
+    loop {
+        let args: Vec<Array> = cond_consts.iter().chain(&carry).cloned().collect();
+        let pred = p.cond.call(&args)?;
+        if super::concrete_int(&pred[0])? == 0 {
+            return Ok(carry.into_iter().collect());
+        }
+        let args: Vec<Array> = body_consts.iter().chain(&carry).cloned().collect();
+        carry = p.body.call(&args)?;
+    }
+}
+
+/// Traces `cond_fun` and `body_fun` on `avals`.
+fn trace_loop<C, P, B>(
+    cond_fun: &P,
+    body_fun: &B,
+    template: &C,
+    avals: &[ShapedArray],
+) -> Result<(Body<Array>, Body<C>), Error>
+where
+    C: Pytree,
+    P: Fn(C) -> Result<Array, Error>,
+    B: Fn(C) -> Result<C, Error>,
+{
+    let cond = trace_body(|xs| cond_fun(template.rebuild(&mut xs.into_iter())?), avals)?;
+    let body = trace_body(|xs| body_fun(template.rebuild(&mut xs.into_iter())?), avals)?;
+    let pred = cond.out.aval();
+    if !pred.shape().is_empty() || pred.dtype() != DType::Bool {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "cond_fun must return a boolean scalar, but got output type(s) [ShapedArray({})].",
+                str_short(pred)
+            ),
+        ));
+    }
+    Ok((cond, body))
+}
+
+/// `jax.lax.while_loop(cond_fun, body_fun, init_val)`: `body_fun` applied to the carry while
+/// `cond_fun` of it is true, as one `while` equation (both functions traced once).
+///
+/// ```
+/// use dtype_lattice_array::{Array, interpreters::control, numpy as jnp};
+/// let n = control::while_loop(
+///     |c: Array| jnp::less(&c, 10),
+///     |c: Array| jnp::multiply(&c, 2),
+///     &Array::scalar(1i32),
+/// )?;
+/// assert_eq!(n.to_vec::<i32>()?, [16]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `TypeError`s: `cond_fun` not returning a boolean scalar, `body_fun` changing the
+/// carry's structure or types. Whatever the functions return.
+pub fn while_loop<C, P, B>(cond_fun: P, body_fun: B, init: &C) -> Result<C, Error>
+where
+    C: Pytree,
+    P: Fn(C) -> Result<Array, Error>,
+    B: Fn(C) -> Result<C, Error>,
+{
+    let mut leaves = init.leaves();
+    let mut avals = avals_of(&leaves);
+    let (mut cond, mut body) = trace_loop(&cond_fun, &body_fun, init, &avals)?;
+    let outs = body.jaxpr.jaxpr().out_avals();
+    check_carry_type("while_loop body", &avals, &outs)?;
+    let mut changed = false;
+    for (x, o) in leaves.iter_mut().zip(&outs) {
+        let (y, c) = promote_weak_carry(x, o)?;
+        *x = y;
+        changed |= c;
+    }
+    if changed {
+        avals = avals_of(&leaves);
+        (cond, body) = trace_loop(&cond_fun, &body_fun, init, &avals)?;
+        check_carry_type("while_loop body", &avals, &body.jaxpr.jaxpr().out_avals())?;
+    }
+    let params = Params::new()
+        .with("body_jaxpr", Param::Jaxpr(body.jaxpr))
+        .with("body_nconsts", Param::Int(body.consts.len() as i64))
+        .with("cond_jaxpr", Param::Jaxpr(cond.jaxpr))
+        .with("cond_nconsts", Param::Int(cond.consts.len() as i64));
+    let inputs: Vec<&Array> = cond
+        .consts
+        .iter()
+        .chain(&body.consts)
+        .chain(&leaves)
+        .collect();
+    let out = crate::core::bind(&WHILE, &inputs, &params)?;
+    init.rebuild(&mut out.into_iter())
+}
+
+/// `jax.lax.fori_loop(lower, upper, body_fun, init_val)`: `body_fun(i, x)` for `i` from
+/// `lower` to `upper`. With concrete bounds it is a `scan` of `max(upper - lower, 0)` steps
+/// carrying `(i, x)` (so it is reverse-differentiable), else a `while` carrying `(i, upper,
+/// x)`, as JAX chooses.
+///
+/// ```
+/// use dtype_lattice_array::{Array, interpreters::control, numpy as jnp};
+/// let x = control::fori_loop(
+///     &Array::scalar(0i32),
+///     &Array::scalar(4i32),
+///     |i: Array, x: Array| jnp::add(&jnp::multiply(&x, 2.0)?, &i),
+///     &Array::from_vec(vec![1.0f32]),
+/// )?;
+/// assert_eq!(x.to_vec::<f32>()?, [27.0]); // ((((1·2 + 0)·2 + 1)·2 + 2)·2 + 3)
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `TypeError` for bounds of different types; those of `scan` and `while_loop`.
+pub fn fori_loop<C, B>(lower: &Array, upper: &Array, body_fun: B, init: &C) -> Result<C, Error>
+where
+    C: Pytree + Clone,
+    B: Fn(Array, C) -> Result<C, Error>,
+{
+    let (ld, ud) = (lower.dtype(), upper.dtype());
+    let dtype = if ld == ud {
+        ld
+    } else if ld.kind() == Kind::SignedInt
+        && ud.kind() == Kind::SignedInt
+        && lower.weak_type() != upper.weak_type()
+    {
+        if lower.weak_type() { ud } else { ld }
+    } else {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "lower and upper arguments to fori_loop must have equal types, got {ld} and {ud}"
+            ),
+        ));
+    };
+    if lower.is_concrete() && upper.is_concrete() {
+        let (lo, hi) = (super::concrete_int(lower)?, super::concrete_int(upper)?);
+        let length = (hi - lo).max(0) as usize;
+        // JAX carries `int(lower)`: a Python int, a weakly typed default integer.
+        let i0 = crate::array::scalar_array(
+            Value::Int(lo.into()),
+            crate::config::default_int(&crate::config::rules()),
+            true,
+        )?;
+        let ((_, result), ()) = super::scan(
+            |(i, x): (Array, C), _: ()| {
+                // `i + 1` in Python: a weakly typed one.
+                let one = crate::array::scalar_array(Value::Int(1), i.dtype(), true)?;
+                let next = crate::lax::ops::add(&i, &one)?;
+                Ok(((next, body_fun(i, x)?), ()))
+            },
+            &(i0, init.clone()),
+            &(),
+            Some(length),
+            false,
+        )?;
+        return Ok(result);
+    }
+    let bound = |x: &Array| {
+        if x.dtype() == dtype {
+            Ok(x.clone())
+        } else {
+            crate::lax::ops::convert(x, dtype, false)
+        }
+    };
+    let (lower, upper) = (bound(lower)?, bound(upper)?);
+    let (_, _, result) = while_loop(
+        |(i, upper, _): (Array, Array, C)| {
+            crate::core::bind1(&crate::lax::LT, &[&i, &upper], &Params::new())
+        },
+        |(i, upper, x): (Array, Array, C)| {
+            let one = crate::lax::ops::konst(&i, 1.0)?;
+            let next = crate::lax::ops::add(&i, &one)?;
+            Ok((next, upper, body_fun(i, x)?))
+        },
+        &(lower, upper, init.clone()),
+    )?;
+    Ok(result)
+}
