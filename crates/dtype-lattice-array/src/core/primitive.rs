@@ -226,6 +226,26 @@ impl Params {
         })
     }
 
+    /// A required non-negative integer (a count, a length).
+    pub(crate) fn count(&self, prim: &str, name: &str) -> Result<usize, Error> {
+        match self.require(prim, name)? {
+            Param::Int(n) => usize::try_from(*n).map_err(|_| bad_param(prim, name, "negative")),
+            _ => Err(bad_param(prim, name, "not an integer")),
+        }
+    }
+
+    /// A required closed jaxpr (a body of a control-flow primitive).
+    pub(crate) fn jaxpr(
+        &self,
+        prim: &str,
+        name: &str,
+    ) -> Result<&std::sync::Arc<super::ClosedJaxpr>, Error> {
+        match self.require(prim, name)? {
+            Param::Jaxpr(j) => Ok(j),
+            _ => Err(bad_param(prim, name, "not a jaxpr")),
+        }
+    }
+
     /// A required tuple of non-negative integers (axes, dimensions, a shape).
     pub(crate) fn usizes(&self, prim: &str, name: &str) -> Result<Vec<usize>, Error> {
         match self.require(prim, name)? {

@@ -1140,11 +1140,24 @@ fn unstack_batch(
 ) -> Result<(Outputs, BatchDims), Error> {
     let axis = axis_param(params, prim.name)?;
     let b = batching::first_bdim(dims)?;
+    // The unstacked axis goes; the batch dimension moves down past it.
     let (axis, out) = if b <= axis {
         (axis + 1, b)
     } else {
         (axis, b - 1)
     };
+    bind_at_axis(prim, args, params, axis, out)
+}
+
+/// `prim` bound on `args` with its `axis` parameter set to `axis` (moved past the batch
+/// dimension), every output batched at `out`.
+fn bind_at_axis(
+    prim: &'static Primitive,
+    args: &[Array],
+    params: &Params,
+    axis: usize,
+    out: usize,
+) -> Result<(Outputs, BatchDims), Error> {
     let p = params.clone().set("axis", Param::Int(axis as i64));
     let outs = bind(prim, &batching::refs(args), &p)?;
     let n = outs.len();
@@ -1247,10 +1260,7 @@ fn split_batch(
     let axis = axis_param(params, prim.name)?;
     let b = batching::first_bdim(dims)?;
     let axis = if axis >= b { axis + 1 } else { axis };
-    let p = params.clone().set("axis", Param::Int(axis as i64));
-    let outs = bind(prim, &batching::refs(args), &p)?;
-    let n = outs.len();
-    Ok((outs, vec![Some(b); n]))
+    bind_at_axis(prim, args, params, axis, b)
 }
 
 /// The `split` primitive (`jnp.split`, `jnp.array_split`).

@@ -36,6 +36,12 @@ impl Dir {
         Dir(d)
     }
 
+    /// A corpus program's text and arguments, as `{tag}.txt` and `{tag}.npz` (`a0…`).
+    fn program(&self, tag: &str, c: &Value) -> (PathBuf, PathBuf) {
+        let f = self.file(&format!("{tag}.txt"), c["text"].as_str().unwrap());
+        (f, self.npz(&format!("{tag}.npz"), &[("a", &c["args"])]))
+    }
+
     fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.0.join(name);
         std::fs::write(&p, text).unwrap();
@@ -104,13 +110,16 @@ fn runs_the_corpus_under_every_transformation() {
     let mut ran = 0;
     for c in corpus() {
         let name = c["name"].as_str().unwrap();
-        let text = c["text"].as_str().unwrap();
         if !c["consts"].as_array().unwrap().is_empty() {
             continue;
         }
-        let f = dir.file(&format!("{name}.txt"), text);
-        let args = dir.npz(&format!("{name}.npz"), &[("a", &c["args"])]);
+        let (f, args) = dir.program(name, &c);
         let x64 = c["x64"].as_bool().unwrap();
+        // Control flow has no JVP or batching rules yet (issue 27): refused, exit 1.
+        let text = c["text"].as_str().unwrap();
+        let pending = ["cond[", "while[", "scan["]
+            .iter()
+            .any(|p| text.contains(p));
         let mut run = |apply: &[&str], npz: &Path, want: &Value| {
             let mut argv = vec!["jaxpr", p(&f), "--args", p(npz), "--json"];
             for a in apply {
@@ -120,6 +129,10 @@ fn runs_the_corpus_under_every_transformation() {
                 argv.push("--x64");
             }
             let (code, out) = json(&argv);
+            if pending && !apply.is_empty() && apply != ["jit"] {
+                assert_eq!(code, 1, "{name} {apply:?}: works now; unpin it: {out}");
+                return;
+            }
             if want.get("error").is_some() {
                 assert_ne!(code, 0, "{name} {apply:?}");
                 return;
@@ -157,8 +170,7 @@ fn print_gives_the_text_back_and_the_transformed_jaxpr() {
     let dir = Dir::new("print");
     let c = case("mlp_layer");
     let text = c["text"].as_str().unwrap();
-    let f = dir.file("f.txt", text);
-    let args = dir.npz("a.npz", &[("a", &c["args"])]);
+    let (f, args) = dir.program("f", &c);
     let out = bin().args(["jaxpr", p(&f), "--print"]).output().unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), text);
     let out = bin()
@@ -183,8 +195,7 @@ fn print_gives_the_text_back_and_the_transformed_jaxpr() {
 fn out_writes_the_outputs_to_an_npz() {
     let dir = Dir::new("out");
     let c = case("integer_arithmetic");
-    let f = dir.file("f.txt", c["text"].as_str().unwrap());
-    let args = dir.npz("a.npz", &[("a", &c["args"])]);
+    let (f, args) = dir.program("f", &c);
     let out = dir.0.join("o.npz");
     bin()
         .args(["jaxpr", p(&f), "--args", p(&args), "--out", p(&out)])
@@ -216,8 +227,8 @@ fn unusable_input_exits_2_naming_the_place() {
         "{msg}"
     );
     let later = dir.file(
-        "scan.txt",
-        "{ lambda ; a:f32[]. let b:f32[] = scan a in (b,) }",
+        "sort.txt",
+        "{ lambda ; a:f32[3]. let b:f32[3] = sort[dimension=0 is_stable=True num_keys=1] a in (b,) }",
     );
     let (code, out) = json(&["jaxpr", p(&later), "--json"]);
     assert_eq!(code, 2);
@@ -225,7 +236,7 @@ fn unusable_input_exits_2_naming_the_place() {
         out["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("control-flow"),
+            .contains("a sorting primitive"),
         "{out}"
     );
     // A missing input, an extra one, a mistyped one: each named.
@@ -315,8 +326,7 @@ fn unusable_input_exits_2_naming_the_place() {
 fn jax_errors_exit_1_with_jax_class() {
     let dir = Dir::new("refused");
     let c = case("integer_arithmetic");
-    let f = dir.file("f.txt", c["text"].as_str().unwrap());
-    let args = dir.npz("a.npz", &[("a", &c["args"])]);
+    let (f, args) = dir.program("f", &c);
     // A vector-valued function has no gradient.
     let (code, out) = json(&[
         "jaxpr",
@@ -331,8 +341,7 @@ fn jax_errors_exit_1_with_jax_class() {
     assert_eq!(out["error"]["kind"], "TypeError");
     // Differentiating a custom function read from text: refused, named.
     let c = case("custom_jvp_softplus");
-    let f = dir.file("g.txt", c["text"].as_str().unwrap());
-    let args = dir.npz("g.npz", &[("a", &c["args"])]);
+    let (f, args) = dir.program("g", &c);
     let (code, out) = json(&[
         "jaxpr",
         p(&f),

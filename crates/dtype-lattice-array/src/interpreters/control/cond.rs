@@ -122,9 +122,7 @@ where
             Exception::TypeError,
             format!(
                 "Pred must be a scalar, got {pred} of shape {}.",
-                crate::lax::structural::py_ints(
-                    &pred.shape().iter().map(|&d| d as i64).collect::<Vec<_>>()
-                )
+                shape_of(pred)
             ),
         ));
     }
@@ -178,9 +176,7 @@ where
             Exception::TypeError,
             format!(
                 "Branch index must be scalar, got {index} of shape {}.",
-                crate::lax::structural::py_ints(
-                    &index.shape().iter().map(|&d| d as i64).collect::<Vec<_>>()
-                )
+                shape_of(index)
             ),
         ));
     }
@@ -218,6 +214,12 @@ where
             template.rebuild(&mut out.into_iter())
         }
     }
+}
+
+/// `np.shape(x)` as Python prints it: `(2,)`, `(2, 3)`.
+fn shape_of(x: &Array) -> String {
+    let dims: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    crate::lax::structural::py_ints(&dims)
 }
 
 /// JAX's `_check_branch_outputs`.
@@ -306,7 +308,6 @@ fn bind_cond<O: Pytree>(
                 .collect(),
         );
     }
-    let n_ops = operands.len();
     let mut jaxprs: Vec<Jaxpr> = bodies
         .iter()
         .zip(&maps)
@@ -366,7 +367,6 @@ fn bind_cond<O: Pytree>(
             }),
         })
         .collect::<Result<_, Error>>()?;
-    debug_assert!(n_ops <= all.len());
     let template = bodies
         .into_iter()
         .next()

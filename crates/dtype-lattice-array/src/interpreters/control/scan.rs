@@ -26,23 +26,15 @@ struct Parts<'p> {
 }
 
 fn parts(params: &Params) -> Result<Parts<'_>, Error> {
-    let bad = |name, why| crate::core::bad_param("scan", name, why);
-    let count = |name| match params.get(name) {
-        Some(Param::Int(n)) if *n >= 0 => Ok(*n as usize),
-        _ => Err(bad(name, "not a non-negative integer")),
-    };
     Ok(Parts {
-        jaxpr: match params.get("jaxpr") {
-            Some(Param::Jaxpr(j)) => j,
-            _ => return Err(bad("jaxpr", "not a jaxpr")),
-        },
-        length: count("length")?,
-        num_consts: count("num_consts")?,
-        num_carry: count("num_carry")?,
+        jaxpr: params.jaxpr("scan", "jaxpr")?,
+        length: params.count("scan", "length")?,
+        num_consts: params.count("scan", "num_consts")?,
+        num_carry: params.count("scan", "num_carry")?,
         reverse: match params.get("reverse") {
             Some(Param::Bool(b)) => *b,
             None => false,
-            _ => return Err(bad("reverse", "not a bool")),
+            _ => return Err(crate::core::bad_param("scan", "reverse", "not a bool")),
         },
     })
 }

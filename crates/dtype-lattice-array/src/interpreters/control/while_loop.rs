@@ -24,23 +24,11 @@ struct Parts<'p> {
 }
 
 fn parts(params: &Params) -> Result<Parts<'_>, Error> {
-    let jaxpr = |name| match params.get(name) {
-        Some(Param::Jaxpr(j)) => Ok(j),
-        _ => Err(crate::core::bad_param("while", name, "not a jaxpr")),
-    };
-    let count = |name| match params.get(name) {
-        Some(Param::Int(n)) if *n >= 0 => Ok(*n as usize),
-        _ => Err(crate::core::bad_param(
-            "while",
-            name,
-            "not a non-negative integer",
-        )),
-    };
     Ok(Parts {
-        cond: jaxpr("cond_jaxpr")?,
-        body: jaxpr("body_jaxpr")?,
-        cond_nconsts: count("cond_nconsts")?,
-        body_nconsts: count("body_nconsts")?,
+        cond: params.jaxpr("while", "cond_jaxpr")?,
+        body: params.jaxpr("while", "body_jaxpr")?,
+        cond_nconsts: params.count("while", "cond_nconsts")?,
+        body_nconsts: params.count("while", "body_nconsts")?,
     })
 }
 
