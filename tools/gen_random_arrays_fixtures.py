@@ -119,7 +119,10 @@ def child(args):
                               ("int32", "0.0", "1.0"), ("float16", "-693.0214232569983",
                                                         "371.194119328328"),
                               ("float32", "-3.7", "11.1"), ("bfloat16", "-3.7", "11.1"),
-                              ("float64", "-3.7", "11.1")]:
+                              ("float64", "-3.7", "11.1"),
+                              # float32 first (a weak Python float), then bfloat16: -878.0,
+                              # a tie, to -880 (one rounding would give -876).
+                              ("bfloat16", "-877.9999900875047", "0.0")]:
             api.append(run({"fn": "uniform", "key": kin, "shape": [2, 3], "dtype": dtype,
                             "minval": lo, "maxval": hi},
                            lambda: jax.random.uniform(k, (2, 3), jnp.dtype(dtype),

@@ -267,7 +267,8 @@ impl Random {
 
     /// `jax.random.uniform(key, shape, dtype, minval, maxval)` for float16, bfloat16, float32
     /// and float64 (float32 with x64 off). `minval` and `maxval` are converted to the dtype
-    /// first; `minval >= maxval` gives `minval` everywhere, as in JAX.
+    /// first, as JAX passes Python floats (a default float, then XLA's convert: two roundings
+    /// for the 16-bit floats); `minval >= maxval` gives `minval` everywhere, as in JAX.
     ///
     /// # Errors
     ///
@@ -285,10 +286,10 @@ impl Random {
         let dtype = self.float_dtype("uniform", "a float dtype", dtype)?;
         let n = output_size(shape)?;
         let values = match dtype {
-            DType::Float16 => self.uniform_as::<f16>(key, n, minval, maxval)?,
-            DType::BFloat16 => self.uniform_as::<bf16>(key, n, minval, maxval)?,
-            DType::Float32 => self.uniform_as::<f32>(key, n, minval, maxval)?,
-            _ => self.uniform_as::<f64>(key, n, minval, maxval)?,
+            DType::Float16 => self.uniform_as::<f16>(key, n, dtype, minval, maxval)?,
+            DType::BFloat16 => self.uniform_as::<bf16>(key, n, dtype, minval, maxval)?,
+            DType::Float32 => self.uniform_as::<f32>(key, n, dtype, minval, maxval)?,
+            _ => self.uniform_as::<f64>(key, n, dtype, minval, maxval)?,
         };
         Ok(Sample {
             shape: shape.to_vec(),
@@ -348,11 +349,40 @@ impl Random {
         &self,
         key: &Key,
         n: usize,
+        dtype: DType,
         minval: f64,
         maxval: f64,
     ) -> Result<Values, Error> {
-        let v = self.uniform_vec(key, n, T::from_f64(minval), T::from_f64(maxval))?;
+        let v = self.uniform_vec(
+            key,
+            n,
+            self.python_float(minval, dtype)?,
+            self.python_float(maxval, dtype)?,
+        )?;
         Ok(T::wrap(v))
+    }
+
+    /// A Python float bound as JAX passes it: a weakly typed default float (float32 with x64
+    /// off), then XLA's `convert` to `dtype`. So `-877.9999900875047` is `-878.0` in float32,
+    /// a tie that bfloat16 rounds to `-880` (one rounding would give `-876`); XLA converts a
+    /// float64 to bfloat16 through float32 too.
+    fn python_float<T: UniformFloat>(&self, v: f64, dtype: DType) -> Result<T, Error> {
+        let (host, bytes) = if self.x64 {
+            (DType::Float64, v.to_le_bytes().to_vec())
+        } else {
+            (DType::Float32, (v as f32).to_le_bytes().to_vec())
+        };
+        let mut out = [0u8; 8];
+        let width = (T::NBITS / 8) as usize;
+        crate::convert::convert_element(
+            crate::convert::Semantics::Jax,
+            host,
+            &bytes,
+            dtype,
+            &mut out[..width],
+        )
+        .map_err(|e| invalid("minval", e.to_string()))?;
+        Ok(T::from_bits_u64(u64::from_le_bytes(out)))
     }
 
     /// `jax.random.normal(key, shape, dtype)`: `sqrt(2) * erf_inv(u)` of a uniform sample on
