@@ -115,7 +115,7 @@ fn runs_the_corpus_under_every_transformation() {
         }
         let (f, args) = dir.program(name, &c);
         let x64 = c["x64"].as_bool().unwrap();
-        // Control flow has no JVP or batching rules yet (issue 27): refused, exit 1.
+        // Control flow has no batching rules yet (issue 27): refused, exit 1.
         let text = c["text"].as_str().unwrap();
         let pending = ["cond[", "while[", "scan["]
             .iter()
@@ -129,7 +129,7 @@ fn runs_the_corpus_under_every_transformation() {
                 argv.push("--x64");
             }
             let (code, out) = json(&argv);
-            if pending && !apply.is_empty() && apply != ["jit"] {
+            if pending && apply == ["vmap"] {
                 assert_eq!(code, 1, "{name} {apply:?}: works now; unpin it: {out}");
                 return;
             }

@@ -14,8 +14,9 @@ use crate::core::jaxpr::{ClosedJaxpr, Jaxpr, Var};
 use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 
 /// The `cond` primitive: `cond[branches=(…)] index *operands`.
-pub static COND: Primitive =
-    Primitive::new("cond", None, cond_shape_rule, cond_impl).takes_float0();
+pub static COND: Primitive = Primitive::new("cond", None, cond_shape_rule, cond_impl)
+    .jvp(cond_jvp)
+    .takes_float0();
 
 fn branches(params: &Params) -> Result<&[Arc<ClosedJaxpr>], Error> {
     match params.get("branches") {
@@ -90,6 +91,43 @@ fn cond_impl(
     let i = if (0..n).contains(&i) { i } else { n - 1 } as usize;
     let ops: Vec<Array> = inputs[1..].iter().map(|&x| x.clone()).collect();
     Ok(branches[i].call(&ops)?.into_iter().collect())
+}
+
+/// JAX's `_cond_jvp`: each branch differentiated for the operands with tangents, the outputs
+/// with a tangent in any branch instantiated in all; one `cond` over the primal operands and
+/// their tangents.
+fn cond_jvp(
+    _: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let branches = branches(params)?;
+    let ops_nz: Vec<bool> = tangents[1..].iter().map(Option::is_some).collect();
+    let n_ops = ops_nz.len();
+    let n_out = branches[0].jaxpr().outvars().len();
+    let mut out_nz = vec![false; n_out];
+    for b in branches {
+        let (_, nz) = super::jvp_jaxpr(b, &ops_nz, &vec![false; n_out], &[n_ops], &[n_out])?;
+        for (o, z) in out_nz.iter_mut().zip(nz) {
+            *o |= z;
+        }
+    }
+    let jvps = branches
+        .iter()
+        .map(|b| super::jvp_jaxpr(b, &ops_nz, &out_nz, &[n_ops], &[n_out]).map(|(j, _)| j))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut inputs: Vec<&Array> = primals.iter().collect();
+    inputs.extend(tangents[1..].iter().flatten());
+    let p = Params::new().with("branches", Param::Jaxprs(jvps));
+    let out = crate::core::bind(&COND, &inputs, &p)?;
+    let (primal_out, tangent_out) = out.split_at(n_out);
+    let mut ts = tangent_out.iter();
+    let touts = out_nz
+        .iter()
+        .map(|&nz| if nz { ts.next().cloned() } else { None })
+        .collect();
+    Ok((primal_out.iter().cloned().collect(), touts))
 }
 
 /// `jax.lax.cond(pred, true_fun, false_fun, *operands)`: `true_fun(operands)` if `pred`, else

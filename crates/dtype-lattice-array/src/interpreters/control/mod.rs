@@ -208,3 +208,115 @@ pub(crate) fn concrete_int(x: &Array) -> Result<i64, Error> {
         )
     })
 }
+
+/// JAX's `ad.jvp_jaxpr`: `j` differentiated, as a jaxpr whose inputs and outputs come in
+/// groups (`in_groups`/`out_groups` consecutive counts: a loop's constants, carry, scanned
+/// operands), each group's primals followed by the tangents of its members that have one
+/// (`nonzeros` for inputs; for outputs those with a tangent, or `instantiate`d, of a dtype
+/// with a tangent space). Also which outputs have a tangent.
+pub(crate) fn jvp_jaxpr(
+    j: &ClosedJaxpr,
+    nonzeros: &[bool],
+    instantiate: &[bool],
+    in_groups: &[usize],
+    out_groups: &[usize],
+) -> Result<(Arc<ClosedJaxpr>, Vec<bool>), Error> {
+    use super::jvp::{JvpTrace, has_tangent_space, tangent_aval, tangent_zeros};
+    let in_avals: Vec<ShapedArray> = j
+        .jaxpr()
+        .invars()
+        .iter()
+        .map(|v| v.aval().clone())
+        .collect();
+    // Binders: per group, primals then the nonzero tangents.
+    let mut avals = Vec::new();
+    let mut slots = Vec::new(); // (input index, is tangent)
+    let mut start = 0;
+    for &n in in_groups {
+        let group = start..start + n;
+        for (i, a) in in_avals
+            .iter()
+            .enumerate()
+            .take(group.end)
+            .skip(group.start)
+        {
+            avals.push(a.clone());
+            slots.push((i, false));
+        }
+        for (i, a) in in_avals
+            .iter()
+            .enumerate()
+            .take(group.end)
+            .skip(group.start)
+        {
+            if nonzeros[i] {
+                avals.push(tangent_aval(a));
+                slots.push((i, true));
+            }
+        }
+        start += n;
+    }
+    let out_nz = std::cell::RefCell::new(Vec::new());
+    let (closed, _) = trace_avals(
+        |leaves: Vec<Array>| -> Result<(Vec<Array>, ()), Error> {
+            let mut primals: Vec<Option<Array>> = vec![None; in_avals.len()];
+            let mut tangents: Vec<Option<Array>> = vec![None; in_avals.len()];
+            for ((i, t), x) in slots.iter().zip(leaves) {
+                if *t {
+                    tangents[*i] = Some(x);
+                } else {
+                    primals[*i] = Some(x);
+                }
+            }
+            let trace = Arc::new(JvpTrace::new(crate::core::current()));
+            let inputs: Vec<Array> = primals
+                .into_iter()
+                .zip(tangents)
+                .map(|(p, t)| {
+                    p.map(|p| trace.pack(p, t)).ok_or_else(|| {
+                        Error::refused(
+                            Exception::TypeError,
+                            "jvp_jaxpr: the groups do not cover every input",
+                        )
+                    })
+                })
+                .collect::<Result<_, Error>>()?;
+            let as_trace: Arc<dyn crate::core::Trace> = trace.clone();
+            let outs = crate::core::with_trace(Some(as_trace), || j.call(&inputs));
+            let outs = outs.map(|outs| {
+                outs.iter()
+                    .map(|x| {
+                        let (p, t) = trace.unpack(x);
+                        (p.clone(), t.filter(|_| has_tangent_space(p.dtype())))
+                    })
+                    .collect::<Vec<_>>()
+            });
+            trace.kill();
+            let outs = outs?;
+            let mut nz = Vec::with_capacity(outs.len());
+            let mut result = Vec::new();
+            let mut start = 0;
+            for &n in out_groups {
+                let group = &outs[start..start + n];
+                result.extend(group.iter().map(|(p, _)| p.clone()));
+                for (k, (p, t)) in group.iter().enumerate() {
+                    let inst = instantiate[start + k] && has_tangent_space(p.dtype());
+                    match t {
+                        Some(t) => result.push(t.clone()),
+                        None if inst => result.push(tangent_zeros(p.aval())?),
+                        None => {}
+                    }
+                }
+                start += n;
+            }
+            for (k, (p, t)) in outs.iter().enumerate() {
+                nz.push(t.is_some() || (instantiate[k] && has_tangent_space(p.dtype())));
+            }
+            *out_nz.borrow_mut() = nz;
+            Ok((result, ()))
+        },
+        &avals,
+        "jvp",
+    )?;
+    Ok((Arc::new(closed), out_nz.into_inner()))
+}

@@ -14,8 +14,9 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 
 /// The `scan` primitive: `scan[jaxpr=… length=… num_carry=… num_consts=… reverse=…
 /// unroll=…] *consts *init *xs`.
-pub static SCAN: Primitive =
-    Primitive::new("scan", None, scan_shape_rule, scan_impl).takes_float0();
+pub static SCAN: Primitive = Primitive::new("scan", None, scan_shape_rule, scan_impl)
+    .jvp(scan_jvp)
+    .takes_float0();
 
 struct Parts<'p> {
     jaxpr: &'p Arc<ClosedJaxpr>,
@@ -176,6 +177,78 @@ fn scan_impl(
         )?);
     }
     Ok(outs)
+}
+
+/// JAX's `_scan_jvp`: the body differentiated, the carries with a tangent found by a fixpoint
+/// (a carry has one if its initial value does or the body gives it one), those carries'
+/// tangents carried too (zeros where the initial tangent is symbolic); one `scan` of primals
+/// and tangents.
+fn scan_jvp(
+    _: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let p = parts(params)?;
+    let (nc, ncarry) = (p.num_consts, p.num_carry);
+    let fixed = nc + ncarry;
+    let nxs = primals.len() - fixed;
+    let nys = p.jaxpr.jaxpr().outvars().len() - ncarry;
+    let nz: Vec<bool> = tangents.iter().map(Option::is_some).collect();
+    let mut carry_nz = nz[nc..fixed].to_vec();
+    let (jaxpr, out_nz) = loop {
+        let nzs: Vec<bool> = nz[..nc]
+            .iter()
+            .chain(&carry_nz)
+            .chain(&nz[fixed..])
+            .copied()
+            .collect();
+        let inst: Vec<bool> = carry_nz.iter().copied().chain(vec![false; nys]).collect();
+        let (j, out_nz) =
+            super::jvp_jaxpr(p.jaxpr, &nzs, &inst, &[nc, ncarry, nxs], &[ncarry, nys])?;
+        if out_nz[..ncarry] == carry_nz[..] {
+            break (j, out_nz);
+        }
+        for (c, o) in carry_nz.iter_mut().zip(&out_nz) {
+            *c |= *o;
+        }
+    };
+    let zeros = (nc..fixed)
+        .map(|i| match (&tangents[i], carry_nz[i - nc]) {
+            (None, true) => super::super::jvp::tangent_zeros(primals[i].aval()).map(Some),
+            (t, true) => Ok(t.clone()),
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut inputs: Vec<&Array> = primals[..nc].iter().collect();
+    inputs.extend(tangents[..nc].iter().flatten());
+    inputs.extend(&primals[nc..fixed]);
+    inputs.extend(zeros.iter().flatten());
+    inputs.extend(&primals[fixed..]);
+    inputs.extend(tangents[fixed..].iter().flatten());
+    let n_const_dots = tangents[..nc].iter().flatten().count();
+    let n_carry_dots = carry_nz.iter().filter(|&&c| c).count();
+    let params = params
+        .clone()
+        .set("jaxpr", Param::Jaxpr(jaxpr))
+        .set("num_consts", Param::Int((nc + n_const_dots) as i64))
+        .set("num_carry", Param::Int((ncarry + n_carry_dots) as i64));
+    let out = crate::core::bind(&SCAN, &inputs, &params)?;
+    let (carry, rest) = out.split_at(ncarry);
+    let (carry_dot, rest) = rest.split_at(n_carry_dots);
+    let (ys, ys_dot) = rest.split_at(nys);
+    let mut carry_dot = carry_dot.iter();
+    let mut ys_dot = ys_dot.iter();
+    let touts = out_nz
+        .iter()
+        .enumerate()
+        .map(|(k, &nz)| match (nz, k < ncarry) {
+            (false, _) => None,
+            (true, true) => carry_dot.next().cloned(),
+            (true, false) => ys_dot.next().cloned(),
+        })
+        .collect();
+    Ok((carry.iter().chain(ys).cloned().collect(), touts))
 }
 
 /// JAX's `_infer_scan_length`.

@@ -13,8 +13,9 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 
 /// The `while` primitive: `while[body_jaxpr=… body_nconsts=… cond_jaxpr=… cond_nconsts=…]
 /// *cond_consts *body_consts *carry`.
-pub static WHILE: Primitive =
-    Primitive::new("while", None, while_shape_rule, while_impl).takes_float0();
+pub static WHILE: Primitive = Primitive::new("while", None, while_shape_rule, while_impl)
+    .jvp(while_jvp)
+    .takes_float0();
 
 struct Parts<'p> {
     cond: &'p Arc<ClosedJaxpr>,
@@ -130,6 +131,74 @@ fn while_impl(
         let args: Vec<Array> = body_consts.iter().chain(&carry).cloned().collect();
         carry = p.body.call(&args)?;
     }
+}
+
+/// JAX's `_while_loop_jvp`: the body differentiated, the carries with a tangent found by a
+/// fixpoint, their tangents carried too (zeros where the initial tangent is symbolic); the
+/// predicate ignores the tangents. One `while` of primals and tangents.
+fn while_jvp(
+    _: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let p = parts(params)?;
+    let (cc, bc) = (p.cond_nconsts, p.body_nconsts);
+    let fixed = cc + bc;
+    let ncarry = primals.len() - fixed;
+    let nz: Vec<bool> = tangents.iter().map(Option::is_some).collect();
+    let mut carry_nz = nz[fixed..].to_vec();
+    let body = loop {
+        let nzs: Vec<bool> = nz[cc..fixed].iter().chain(&carry_nz).copied().collect();
+        let (j, out_nz) = super::jvp_jaxpr(p.body, &nzs, &carry_nz, &[bc, ncarry], &[ncarry])?;
+        if out_nz == carry_nz {
+            break j;
+        }
+        for (c, o) in carry_nz.iter_mut().zip(&out_nz) {
+            *c |= *o;
+        }
+    };
+    let carry_dots = (fixed..primals.len())
+        .map(|i| match (&tangents[i], carry_nz[i - fixed]) {
+            (None, true) => super::super::jvp::tangent_zeros(primals[i].aval()).map(Some),
+            (t, true) => Ok(t.clone()),
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    // The predicate takes the tangents too, and ignores them.
+    let cond_jaxpr = {
+        let j = p.cond.jaxpr();
+        let mut jaxpr = j.clone();
+        for (id, t) in (j.max_var_id() + 1..).zip(carry_dots.iter().flatten()) {
+            jaxpr.invars.push(crate::core::jaxpr::Var {
+                id,
+                aval: t.aval().clone(),
+                dropped: false,
+            });
+        }
+        Arc::new(ClosedJaxpr {
+            jaxpr,
+            consts: p.cond.consts().to_vec(),
+        })
+    };
+    let mut inputs: Vec<&Array> = primals[..fixed].iter().collect();
+    inputs.extend(tangents[cc..fixed].iter().flatten());
+    inputs.extend(&primals[fixed..]);
+    inputs.extend(carry_dots.iter().flatten());
+    let n_const_dots = tangents[cc..fixed].iter().flatten().count();
+    let params = Params::new()
+        .with("body_jaxpr", Param::Jaxpr(body))
+        .with("body_nconsts", Param::Int((bc + n_const_dots) as i64))
+        .with("cond_jaxpr", Param::Jaxpr(cond_jaxpr))
+        .with("cond_nconsts", Param::Int(cc as i64));
+    let out = crate::core::bind(&WHILE, &inputs, &params)?;
+    let (carry, dots) = out.split_at(ncarry);
+    let mut dots = dots.iter();
+    let touts = carry_nz
+        .iter()
+        .map(|&nz| if nz { dots.next().cloned() } else { None })
+        .collect();
+    Ok((carry.iter().cloned().collect(), touts))
 }
 
 /// Traces `cond_fun` and `body_fun` on `avals`.
