@@ -37,7 +37,12 @@ pub(crate) struct BatchTrace {
 }
 
 impl BatchTrace {
-    fn new(parent: Option<Arc<dyn Trace>>, size: usize) -> BatchTrace {
+    /// Ends the transformation.
+    pub(crate) fn kill(&self) {
+        self.tag.kill();
+    }
+
+    pub(crate) fn new(parent: Option<Arc<dyn Trace>>, size: usize) -> BatchTrace {
         BatchTrace {
             tag: TraceTag::new("BatchTracer", "vmap"),
             parent,
@@ -47,7 +52,7 @@ impl BatchTrace {
 
     /// The batch behind `x` and its batch dimension; any other array (concrete, or a tracer
     /// of another trace) is the same for every example.
-    fn unpack(&self, x: &Array) -> (Array, Option<usize>) {
+    pub(crate) fn unpack(&self, x: &Array) -> (Array, Option<usize>) {
         match x.tracer().and_then(|t| t.payload_of::<Batched>(&self.tag)) {
             Some(b) => (b.val.clone(), Some(b.bdim)),
             None => (x.clone(), None),
@@ -55,7 +60,7 @@ impl BatchTrace {
     }
 
     /// A tracer of the batch `val` batched along `bdim` (`None`: `val` itself).
-    fn pack(&self, val: Array, bdim: Option<usize>) -> Array {
+    pub(crate) fn pack(&self, val: Array, bdim: Option<usize>) -> Array {
         match bdim {
             None => val,
             Some(bdim) => {

@@ -366,15 +366,11 @@ pub(crate) fn sum_axis(x: &Array, axis: usize) -> Result<Array, Error> {
 mod tests {
     /// Every primitive has a batching rule but those that never see a batched operand: `iota`
     /// (no operands), the `jit` call primitive (inlined by the batching trace) and
-    /// `custom_lin` (only staged into linear jaxprs and transposed); and, until issue 27's
-    /// batching rules land, the control-flow primitives (this test fails when they do).
+    /// `custom_lin` (only staged into linear jaxprs and transposed).
     #[test]
     fn every_primitive_has_a_rule_or_a_reason() {
         for p in crate::registry::PRIMITIVES {
-            let exempt = matches!(
-                p.name,
-                "iota" | "jit" | "custom_lin" | "cond" | "while" | "scan"
-            );
+            let exempt = matches!(p.name, "iota" | "jit" | "custom_lin");
             assert_eq!(p.batch.is_none(), exempt, "{}", p.name);
         }
     }

@@ -115,11 +115,6 @@ fn runs_the_corpus_under_every_transformation() {
         }
         let (f, args) = dir.program(name, &c);
         let x64 = c["x64"].as_bool().unwrap();
-        // Control flow has no batching rules yet (issue 27): refused, exit 1.
-        let text = c["text"].as_str().unwrap();
-        let pending = ["cond[", "while[", "scan["]
-            .iter()
-            .any(|p| text.contains(p));
         let mut run = |apply: &[&str], npz: &Path, want: &Value| {
             let mut argv = vec!["jaxpr", p(&f), "--args", p(npz), "--json"];
             for a in apply {
@@ -129,10 +124,6 @@ fn runs_the_corpus_under_every_transformation() {
                 argv.push("--x64");
             }
             let (code, out) = json(&argv);
-            if pending && apply == ["vmap"] {
-                assert_eq!(code, 1, "{name} {apply:?}: works now; unpin it: {out}");
-                return;
-            }
             if want.get("error").is_some() {
                 assert_ne!(code, 0, "{name} {apply:?}");
                 return;

@@ -16,6 +16,7 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 /// The `cond` primitive: `cond[branches=(…)] index *operands`.
 pub static COND: Primitive = Primitive::new("cond", None, cond_shape_rule, cond_impl)
     .jvp(cond_jvp)
+    .batch(cond_batch)
     .takes_float0();
 
 fn branches(params: &Params) -> Result<&[Arc<ClosedJaxpr>], Error> {
@@ -128,6 +129,86 @@ fn cond_jvp(
         .map(|&nz| if nz { ts.next().cloned() } else { None })
         .collect();
     Ok((primal_out.iter().cloned().collect(), touts))
+}
+
+/// JAX's `_cond_batching_rule`: with a batched index, every branch runs on the whole batch
+/// (each on operands passed through `select(index == i, x, stop_gradient(x))`, as JAX does
+/// for reverse mode's sake) and `select_n` picks per example; otherwise the branches are
+/// mapped and one `cond` runs, outputs batched where any branch batches them.
+fn cond_batch(
+    _: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::core::BatchDims), Error> {
+    use crate::lax::batching::{bdim_at_front, moveaxis};
+    let branches = branches(params)?;
+    let n_out = branches[0].jaxpr().outvars().len();
+    if dims[0].is_some() {
+        let moved = args
+            .iter()
+            .zip(dims)
+            .map(|(x, d)| bdim_at_front(x, *d, size))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let (index, ops) = moved
+            .split_first()
+            .ok_or_else(|| Error::refused(Exception::TypeError, "cond without an index"))?;
+        let all_in = vec![Some(0); ops.len()];
+        let all_out = vec![Some(0); n_out];
+        let mut outs: Vec<Vec<Array>> = Vec::new();
+        for (i, b) in branches.iter().enumerate() {
+            let (j, _) = super::batch_jaxpr(b, size, &all_in, &all_out)?;
+            let i = crate::array::scalar_array(
+                dtype_lattice::Value::Int(i as i128),
+                DType::Int32,
+                false,
+            )?;
+            let pred = crate::core::bind1(&crate::lax::EQ, &[index, &i], &Params::new())?;
+            let ops_ = ops
+                .iter()
+                .map(|x| {
+                    let stopped =
+                        crate::core::bind1(&crate::lax::STOP_GRADIENT, &[x], &Params::new())?;
+                    let p = super::broadcast_prefix(&pred, x)?;
+                    crate::lax::ops::select_n(&p, &[&stopped, x])
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            outs.push(j.call(&ops_)?);
+        }
+        let out = (0..n_out)
+            .map(|k| {
+                let cases: Vec<&Array> = outs.iter().map(|o| &o[k]).collect();
+                let which = super::broadcast_prefix(index, cases[0])?;
+                crate::lax::ops::select_n(&which, &cases)
+            })
+            .collect::<Result<Outputs, Error>>()?;
+        return Ok((out, vec![Some(0); n_out]));
+    }
+    let ops_dims: Vec<Option<usize>> = dims[1..].iter().map(|d| d.map(|_| 0)).collect();
+    let mut out_bat = vec![false; n_out];
+    for b in branches {
+        let (_, bat) = super::batch_jaxpr(b, size, &ops_dims, &vec![None; n_out])?;
+        for (o, z) in out_bat.iter_mut().zip(bat) {
+            *o |= z;
+        }
+    }
+    let out_dims: Vec<Option<usize>> = out_bat.iter().map(|&b| b.then_some(0)).collect();
+    let batched = branches
+        .iter()
+        .map(|b| super::batch_jaxpr(b, size, &ops_dims, &out_dims).map(|(j, _)| j))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut inputs = vec![args[0].clone()];
+    for (x, d) in args[1..].iter().zip(&dims[1..]) {
+        inputs.push(match d {
+            Some(d) => moveaxis(x, *d, 0)?,
+            None => x.clone(),
+        });
+    }
+    let refs: Vec<&Array> = inputs.iter().collect();
+    let p = Params::new().with("branches", Param::Jaxprs(batched));
+    let out = crate::core::bind(&COND, &refs, &p)?;
+    Ok((out, out_dims))
 }
 
 /// `jax.lax.cond(pred, true_fun, false_fun, *operands)`: `true_fun(operands)` if `pred`, else

@@ -23,6 +23,7 @@ use super::stage::trace_avals;
 use crate::array::{Array, ShapedArray};
 use crate::core::Pytree;
 use crate::core::jaxpr::{ClosedJaxpr, Jaxpr};
+use crate::core::{Param, Params};
 
 pub use cond::{COND, cond, switch};
 pub use scan::{SCAN, map, scan};
@@ -319,4 +320,84 @@ pub(crate) fn jvp_jaxpr(
         "jvp",
     )?;
     Ok((Arc::new(closed), out_nz.into_inner()))
+}
+
+/// JAX's `batching.batch_jaxpr_axes`: `j` mapped over `size` examples, each input batched
+/// along `in_dims` (`None`: the same for every example), each output at `out_dims` (an
+/// output the body leaves unbatched is broadcast there; `None`: it must be unbatched, else
+/// it is batched at 0). The jaxpr, and which outputs are batched.
+pub(crate) fn batch_jaxpr(
+    j: &ClosedJaxpr,
+    size: usize,
+    in_dims: &[Option<usize>],
+    out_dims: &[Option<usize>],
+) -> Result<(Arc<ClosedJaxpr>, Vec<bool>), Error> {
+    use super::batching::BatchTrace;
+    use crate::lax::batching::{broadcast_axis, moveaxis};
+    let avals: Vec<ShapedArray> = j
+        .jaxpr()
+        .invars()
+        .iter()
+        .zip(in_dims)
+        .map(|(v, d)| match d {
+            None => v.aval().clone(),
+            Some(d) => {
+                let mut shape = v.aval().shape().to_vec();
+                shape.insert(*d, size);
+                ShapedArray::new(&shape, v.aval().dtype(), v.aval().weak_type())
+            }
+        })
+        .collect();
+    let batched = std::cell::RefCell::new(Vec::new());
+    let (closed, _) = trace_avals(
+        |leaves: Vec<Array>| -> Result<(Vec<Array>, ()), Error> {
+            let trace = Arc::new(BatchTrace::new(crate::core::current(), size));
+            let inputs: Vec<Array> = leaves
+                .into_iter()
+                .zip(in_dims)
+                .map(|(x, d)| trace.pack(x, *d))
+                .collect();
+            let as_trace: Arc<dyn crate::core::Trace> = trace.clone();
+            let outs = crate::core::with_trace(Some(as_trace), || j.call(&inputs));
+            let outs = outs.map(|o| o.iter().map(|x| trace.unpack(x)).collect::<Vec<_>>());
+            trace.kill();
+            let mut flags = Vec::new();
+            let result = outs?
+                .into_iter()
+                .zip(out_dims)
+                .map(|((x, src), dst)| {
+                    flags.push(src.is_some() || dst.is_some());
+                    match (src, dst) {
+                        (None, None) => Ok(x),
+                        (None, Some(d)) => broadcast_axis(&x, size, *d),
+                        (Some(s), Some(d)) => moveaxis(&x, s, *d),
+                        (Some(s), None) => moveaxis(&x, s, 0),
+                    }
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            *batched.borrow_mut() = flags;
+            Ok((result, ()))
+        },
+        &avals,
+        "vmap",
+    )?;
+    Ok((Arc::new(closed), batched.into_inner()))
+}
+
+/// JAX's `_bcast_select_n` predicate: `pred` (batched at the front) broadcast to `x`'s shape
+/// along its leading dimensions.
+pub(crate) fn broadcast_prefix(pred: &Array, x: &Array) -> Result<Array, Error> {
+    if pred.shape() == x.shape() {
+        return Ok(pred.clone());
+    }
+    let dims: Vec<i64> = (0..pred.ndim() as i64).collect();
+    let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    crate::core::bind1(
+        &crate::lax::BROADCAST_IN_DIM,
+        &[pred],
+        &Params::new()
+            .with("shape", Param::Ints(shape))
+            .with("broadcast_dimensions", Param::Ints(dims))
+            .with("sharding", Param::None),
+    )
 }

@@ -16,6 +16,7 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 /// unroll=…] *consts *init *xs`.
 pub static SCAN: Primitive = Primitive::new("scan", None, scan_shape_rule, scan_impl)
     .jvp(scan_jvp)
+    .batch(scan_batch)
     .takes_float0();
 
 struct Parts<'p> {
@@ -249,6 +250,66 @@ fn scan_jvp(
         })
         .collect();
     Ok((carry.iter().chain(ys).cloned().collect(), touts))
+}
+
+/// JAX's `_scan_batching_rule`: the body mapped, the batched carries found by a fixpoint;
+/// constants and carries batched at 0, scanned operands and outputs at 1 (their 0 is the
+/// scanned axis).
+fn scan_batch(
+    _: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::core::BatchDims), Error> {
+    use crate::lax::batching::{broadcast_axis, moveaxis};
+    let p = parts(params)?;
+    let (nc, ncarry) = (p.num_consts, p.num_carry);
+    let fixed = nc + ncarry;
+    let nys = p.jaxpr.jaxpr().outvars().len() - ncarry;
+    let bat: Vec<bool> = dims.iter().map(Option::is_some).collect();
+    let mut carry_bat = bat[nc..fixed].to_vec();
+    let (jaxpr, out_bat) = loop {
+        let in_dims: Vec<Option<usize>> = bat[..nc]
+            .iter()
+            .chain(&carry_bat)
+            .chain(&bat[fixed..])
+            .map(|&b| b.then_some(0))
+            .collect();
+        let out_dims: Vec<Option<usize>> = carry_bat
+            .iter()
+            .map(|&b| b.then_some(0))
+            .chain(vec![None; nys])
+            .collect();
+        let (j, out_bat) = super::batch_jaxpr(p.jaxpr, size, &in_dims, &out_dims)?;
+        if out_bat[..ncarry] == carry_bat[..] {
+            break (j, out_bat);
+        }
+        for (c, o) in carry_bat.iter_mut().zip(&out_bat) {
+            *c |= *o;
+        }
+    };
+    let inputs = args
+        .iter()
+        .zip(dims)
+        .enumerate()
+        .map(|(i, (x, d))| match (i < nc, i < fixed, d) {
+            (true, _, Some(d)) => moveaxis(x, *d, 0),
+            (false, true, Some(d)) => moveaxis(x, *d, 0),
+            (false, true, None) if carry_bat[i - nc] => broadcast_axis(x, size, 0),
+            (false, false, Some(d)) => moveaxis(x, *d, 1),
+            _ => Ok(x.clone()),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let refs: Vec<&Array> = inputs.iter().collect();
+    let params = params.clone().set("jaxpr", Param::Jaxpr(jaxpr));
+    let out = crate::core::bind(&SCAN, &refs, &params)?;
+    let out_dims = out_bat
+        .iter()
+        .enumerate()
+        .map(|(k, &b)| b.then_some(if k < ncarry { 0 } else { 1 }))
+        .collect();
+    Ok((out, out_dims))
 }
 
 /// JAX's `_infer_scan_length`.

@@ -15,6 +15,7 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 /// *cond_consts *body_consts *carry`.
 pub static WHILE: Primitive = Primitive::new("while", None, while_shape_rule, while_impl)
     .jvp(while_jvp)
+    .batch(while_batch)
     .takes_float0();
 
 struct Parts<'p> {
@@ -93,11 +94,19 @@ fn while_shape_rule(
     if outs.len() != carry.len() || outs.iter().zip(carry).any(|(o, c)| !super::typematch(o, c)) {
         return Err(mismatch("body_jaxpr's output", &outs, carry));
     }
+    // A batched predicate (under vmap) leads the carries' shapes: each example loops until
+    // its own predicate fails.
     let pred = p.cond.jaxpr().out_avals();
-    if pred.len() != 1 || !pred[0].shape().is_empty() || pred[0].dtype() != DType::Bool {
+    if pred.len() != 1
+        || pred[0].dtype() != DType::Bool
+        || carry
+            .iter()
+            .any(|c| !c.shape().starts_with(pred[0].shape()))
+    {
         return Err(Error::refused(
             Exception::TypeError,
-            "while's cond_jaxpr must return a boolean scalar",
+            "while's cond_jaxpr must return a boolean scalar (or, batched, a boolean array \
+             leading every carry's shape)",
         ));
     }
     Ok(outs.into_iter().collect())
@@ -124,12 +133,26 @@ fn while_impl(
         .collect();
     loop {
         let args: Vec<Array> = cond_consts.iter().chain(&carry).cloned().collect();
-        let pred = p.cond.call(&args)?;
-        if super::concrete_int(&pred[0])? == 0 {
+        let pred = p.cond.call(&args)?.remove(0);
+        let go: Vec<bool> = pred.to_vec()?;
+        if !go.contains(&true) {
             return Ok(carry.into_iter().collect());
         }
         let args: Vec<Array> = body_consts.iter().chain(&carry).cloned().collect();
-        carry = p.body.call(&args)?;
+        let next = p.body.call(&args)?;
+        carry = if pred.ndim() == 0 {
+            next
+        } else {
+            // The examples whose predicate failed keep their carry (XLA's lowering of a
+            // batched predicate: `select`).
+            next.iter()
+                .zip(&carry)
+                .map(|(n, o)| {
+                    let which = super::broadcast_prefix(&pred, n)?;
+                    crate::lax::ops::select_n(&which, &[o, n])
+                })
+                .collect::<Result<_, Error>>()?
+        };
     }
 }
 
@@ -199,6 +222,71 @@ fn while_jvp(
         .map(|&nz| if nz { dots.next().cloned() } else { None })
         .collect();
     Ok((carry.iter().cloned().collect(), touts))
+}
+
+/// JAX's `_while_loop_batching_rule`: the body mapped, the batched carries found by a
+/// fixpoint; if the predicate is then batched, every carry is batched and each example loops
+/// until its own predicate fails (the primitive's batched-predicate form). Everything batched
+/// at 0.
+fn while_batch(
+    _: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::core::BatchDims), Error> {
+    use crate::lax::batching::{broadcast_axis, moveaxis};
+    let p = parts(params)?;
+    let (cc, bc) = (p.cond_nconsts, p.body_nconsts);
+    let fixed = cc + bc;
+    let at0 = |b: &bool| b.then_some(0);
+    let bat: Vec<bool> = dims.iter().map(Option::is_some).collect();
+    let mut carry_bat = bat[fixed..].to_vec();
+    loop {
+        let in_dims: Vec<Option<usize>> =
+            bat[cc..fixed].iter().chain(&carry_bat).map(at0).collect();
+        let out_dims: Vec<Option<usize>> = carry_bat.iter().map(at0).collect();
+        let (_, out) = super::batch_jaxpr(p.body, size, &in_dims, &out_dims)?;
+        if out == carry_bat {
+            break;
+        }
+        for (c, o) in carry_bat.iter_mut().zip(&out) {
+            *c |= *o;
+        }
+    }
+    let cond_in = |carry_bat: &[bool]| -> Vec<Option<usize>> {
+        bat[..cc].iter().chain(carry_bat).map(at0).collect()
+    };
+    let (_, pred_bat) = super::batch_jaxpr(p.cond, size, &cond_in(&carry_bat), &[None])?;
+    let pred_dim = if pred_bat[0] {
+        carry_bat = vec![true; carry_bat.len()];
+        Some(0)
+    } else {
+        None
+    };
+    let in_dims: Vec<Option<usize>> = bat[cc..fixed].iter().chain(&carry_bat).map(at0).collect();
+    let carry_dims: Vec<Option<usize>> = carry_bat.iter().map(at0).collect();
+    let (body, _) = super::batch_jaxpr(p.body, size, &in_dims, &carry_dims)?;
+    let (cond, _) = super::batch_jaxpr(p.cond, size, &cond_in(&carry_bat), &[pred_dim])?;
+    let inputs = args
+        .iter()
+        .zip(dims)
+        .enumerate()
+        .map(
+            |(i, (x, d))| match (d, i >= fixed && carry_bat[i - fixed]) {
+                (Some(d), _) => moveaxis(x, *d, 0),
+                (None, true) => broadcast_axis(x, size, 0),
+                (None, false) => Ok(x.clone()),
+            },
+        )
+        .collect::<Result<Vec<_>, Error>>()?;
+    let refs: Vec<&Array> = inputs.iter().collect();
+    let params = params
+        .clone()
+        .set("body_jaxpr", Param::Jaxpr(body))
+        .set("cond_jaxpr", Param::Jaxpr(cond));
+    let out = crate::core::bind(&WHILE, &refs, &params)?;
+    Ok((out, carry_dims))
 }
 
 /// Traces `cond_fun` and `body_fun` on `avals`.
