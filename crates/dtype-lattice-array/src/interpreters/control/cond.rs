@@ -123,11 +123,7 @@ fn cond_jvp(
     let p = Params::new().with("branches", Param::Jaxprs(jvps));
     let out = crate::core::bind(&COND, &inputs, &p)?;
     let (primal_out, tangent_out) = out.split_at(n_out);
-    let mut ts = tangent_out.iter();
-    let touts = out_nz
-        .iter()
-        .map(|&nz| if nz { ts.next().cloned() } else { None })
-        .collect();
+    let touts = super::scatter_flagged(&out_nz, tangent_out);
     Ok((primal_out.iter().cloned().collect(), touts))
 }
 

@@ -401,3 +401,51 @@ pub(crate) fn broadcast_prefix(pred: &Array, x: &Array) -> Result<Array, Error> 
             .with("sharding", Param::None),
     )
 }
+
+/// JAX's carry fixpoint (of `_scan_jvp`, `_while_loop_jvp` and their batching rules): from
+/// the initial carries' flags (has a tangent, is batched), `step` transforms the body for
+/// the current flags and reports the output carries' flags; a carry is flagged once its
+/// initial value or the body flags it. At most one step more than there are carries.
+pub(crate) fn carry_fixpoint<T>(
+    init: &[bool],
+    mut step: impl FnMut(&[bool]) -> Result<(T, Vec<bool>), Error>,
+) -> Result<(T, Vec<bool>, Vec<bool>), Error> {
+    let mut carry = init.to_vec();
+    loop {
+        let (t, out) = step(&carry)?;
+        if out[..carry.len()] == carry[..] {
+            return Ok((t, out, carry));
+        }
+        for (c, o) in carry.iter_mut().zip(&out) {
+            *c |= *o;
+        }
+    }
+}
+
+/// The carries' tangents for a loop's JVP: given ones, zeros for those the fixpoint gives a
+/// tangent but whose initial tangent is symbolic, none for the others.
+pub(crate) fn carry_tangents(
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    flags: &[bool],
+) -> Result<Vec<Option<Array>>, Error> {
+    primals
+        .iter()
+        .zip(tangents)
+        .zip(flags)
+        .map(|((p, t), &f)| match (t, f) {
+            (None, true) => super::jvp::tangent_zeros(p.aval()).map(Some),
+            (t, true) => Ok(t.clone()),
+            _ => Ok(None),
+        })
+        .collect()
+}
+
+/// `values` handed out in order to the positions `flags` marks (`None` elsewhere).
+pub(crate) fn scatter_flagged(flags: &[bool], values: &[Array]) -> Vec<Option<Array>> {
+    let mut it = values.iter();
+    flags
+        .iter()
+        .map(|&f| if f { it.next().cloned() } else { None })
+        .collect()
+}

@@ -196,31 +196,17 @@ fn scan_jvp(
     let nxs = primals.len() - fixed;
     let nys = p.jaxpr.jaxpr().outvars().len() - ncarry;
     let nz: Vec<bool> = tangents.iter().map(Option::is_some).collect();
-    let mut carry_nz = nz[nc..fixed].to_vec();
-    let (jaxpr, out_nz) = loop {
+    let (jaxpr, out_nz, carry_nz) = super::carry_fixpoint(&nz[nc..fixed], |carry_nz| {
         let nzs: Vec<bool> = nz[..nc]
             .iter()
-            .chain(&carry_nz)
+            .chain(carry_nz)
             .chain(&nz[fixed..])
             .copied()
             .collect();
         let inst: Vec<bool> = carry_nz.iter().copied().chain(vec![false; nys]).collect();
-        let (j, out_nz) =
-            super::jvp_jaxpr(p.jaxpr, &nzs, &inst, &[nc, ncarry, nxs], &[ncarry, nys])?;
-        if out_nz[..ncarry] == carry_nz[..] {
-            break (j, out_nz);
-        }
-        for (c, o) in carry_nz.iter_mut().zip(&out_nz) {
-            *c |= *o;
-        }
-    };
-    let zeros = (nc..fixed)
-        .map(|i| match (&tangents[i], carry_nz[i - nc]) {
-            (None, true) => super::super::jvp::tangent_zeros(primals[i].aval()).map(Some),
-            (t, true) => Ok(t.clone()),
-            _ => Ok(None),
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
+        super::jvp_jaxpr(p.jaxpr, &nzs, &inst, &[nc, ncarry, nxs], &[ncarry, nys])
+    })?;
+    let zeros = super::carry_tangents(&primals[nc..fixed], &tangents[nc..fixed], &carry_nz)?;
     let mut inputs: Vec<&Array> = primals[..nc].iter().collect();
     inputs.extend(tangents[..nc].iter().flatten());
     inputs.extend(&primals[nc..fixed]);
@@ -238,17 +224,8 @@ fn scan_jvp(
     let (carry, rest) = out.split_at(ncarry);
     let (carry_dot, rest) = rest.split_at(n_carry_dots);
     let (ys, ys_dot) = rest.split_at(nys);
-    let mut carry_dot = carry_dot.iter();
-    let mut ys_dot = ys_dot.iter();
-    let touts = out_nz
-        .iter()
-        .enumerate()
-        .map(|(k, &nz)| match (nz, k < ncarry) {
-            (false, _) => None,
-            (true, true) => carry_dot.next().cloned(),
-            (true, false) => ys_dot.next().cloned(),
-        })
-        .collect();
+    let mut touts = super::scatter_flagged(&out_nz[..ncarry], carry_dot);
+    touts.extend(super::scatter_flagged(&out_nz[ncarry..], ys_dot));
     Ok((carry.iter().chain(ys).cloned().collect(), touts))
 }
 
@@ -268,11 +245,10 @@ fn scan_batch(
     let fixed = nc + ncarry;
     let nys = p.jaxpr.jaxpr().outvars().len() - ncarry;
     let bat: Vec<bool> = dims.iter().map(Option::is_some).collect();
-    let mut carry_bat = bat[nc..fixed].to_vec();
-    let (jaxpr, out_bat) = loop {
+    let (jaxpr, out_bat, carry_bat) = super::carry_fixpoint(&bat[nc..fixed], |carry_bat| {
         let in_dims: Vec<Option<usize>> = bat[..nc]
             .iter()
-            .chain(&carry_bat)
+            .chain(carry_bat)
             .chain(&bat[fixed..])
             .map(|&b| b.then_some(0))
             .collect();
@@ -281,14 +257,8 @@ fn scan_batch(
             .map(|&b| b.then_some(0))
             .chain(vec![None; nys])
             .collect();
-        let (j, out_bat) = super::batch_jaxpr(p.jaxpr, size, &in_dims, &out_dims)?;
-        if out_bat[..ncarry] == carry_bat[..] {
-            break (j, out_bat);
-        }
-        for (c, o) in carry_bat.iter_mut().zip(&out_bat) {
-            *c |= *o;
-        }
-    };
+        super::batch_jaxpr(p.jaxpr, size, &in_dims, &out_dims)
+    })?;
     let inputs = args
         .iter()
         .zip(dims)

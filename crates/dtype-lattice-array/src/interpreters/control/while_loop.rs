@@ -170,24 +170,11 @@ fn while_jvp(
     let fixed = cc + bc;
     let ncarry = primals.len() - fixed;
     let nz: Vec<bool> = tangents.iter().map(Option::is_some).collect();
-    let mut carry_nz = nz[fixed..].to_vec();
-    let body = loop {
-        let nzs: Vec<bool> = nz[cc..fixed].iter().chain(&carry_nz).copied().collect();
-        let (j, out_nz) = super::jvp_jaxpr(p.body, &nzs, &carry_nz, &[bc, ncarry], &[ncarry])?;
-        if out_nz == carry_nz {
-            break j;
-        }
-        for (c, o) in carry_nz.iter_mut().zip(&out_nz) {
-            *c |= *o;
-        }
-    };
-    let carry_dots = (fixed..primals.len())
-        .map(|i| match (&tangents[i], carry_nz[i - fixed]) {
-            (None, true) => super::super::jvp::tangent_zeros(primals[i].aval()).map(Some),
-            (t, true) => Ok(t.clone()),
-            _ => Ok(None),
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
+    let (body, _, carry_nz) = super::carry_fixpoint(&nz[fixed..], |carry_nz| {
+        let nzs: Vec<bool> = nz[cc..fixed].iter().chain(carry_nz).copied().collect();
+        super::jvp_jaxpr(p.body, &nzs, carry_nz, &[bc, ncarry], &[ncarry])
+    })?;
+    let carry_dots = super::carry_tangents(&primals[fixed..], &tangents[fixed..], &carry_nz)?;
     // The predicate takes the tangents too, and ignores them.
     let cond_jaxpr = {
         let j = p.cond.jaxpr();
@@ -216,12 +203,10 @@ fn while_jvp(
         .with("cond_nconsts", Param::Int(cc as i64));
     let out = crate::core::bind(&WHILE, &inputs, &params)?;
     let (carry, dots) = out.split_at(ncarry);
-    let mut dots = dots.iter();
-    let touts = carry_nz
-        .iter()
-        .map(|&nz| if nz { dots.next().cloned() } else { None })
-        .collect();
-    Ok((carry.iter().cloned().collect(), touts))
+    Ok((
+        carry.iter().cloned().collect(),
+        super::scatter_flagged(&carry_nz, dots),
+    ))
 }
 
 /// JAX's `_while_loop_batching_rule`: the body mapped, the batched carries found by a
@@ -241,19 +226,11 @@ fn while_batch(
     let fixed = cc + bc;
     let at0 = |b: &bool| b.then_some(0);
     let bat: Vec<bool> = dims.iter().map(Option::is_some).collect();
-    let mut carry_bat = bat[fixed..].to_vec();
-    loop {
-        let in_dims: Vec<Option<usize>> =
-            bat[cc..fixed].iter().chain(&carry_bat).map(at0).collect();
+    let (_, _, mut carry_bat) = super::carry_fixpoint(&bat[fixed..], |carry_bat| {
+        let in_dims: Vec<Option<usize>> = bat[cc..fixed].iter().chain(carry_bat).map(at0).collect();
         let out_dims: Vec<Option<usize>> = carry_bat.iter().map(at0).collect();
-        let (_, out) = super::batch_jaxpr(p.body, size, &in_dims, &out_dims)?;
-        if out == carry_bat {
-            break;
-        }
-        for (c, o) in carry_bat.iter_mut().zip(&out) {
-            *c |= *o;
-        }
-    }
+        super::batch_jaxpr(p.body, size, &in_dims, &out_dims)
+    })?;
     let cond_in = |carry_bat: &[bool]| -> Vec<Option<usize>> {
         bat[..cc].iter().chain(carry_bat).map(at0).collect()
     };
