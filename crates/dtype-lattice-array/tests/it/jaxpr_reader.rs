@@ -547,3 +547,71 @@ fn the_control_flow_api_prints_as_jax_prints_it() {
         });
     }
 }
+
+/// The custom-derivatives note's `f(x) = 2x` with derivative 3, called inside each loop body
+/// (and a cond branch), keeps its rule under `jvp` of the loop: the tangent is 3 per unit,
+/// never 2 (the rule travels in the body's `custom_jvp_call`), and under `vmap` of the loop
+/// `f` still computes 2x.
+#[test]
+fn a_custom_rule_inside_control_flow_keeps_its_meaning() {
+    use dtype_lattice_array::CustomJvp;
+    use dtype_lattice_array::interpreters::control;
+    use dtype_lattice_array::numpy as jnp;
+    let f = std::sync::Arc::new(CustomJvp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
+    ));
+    let ones = jnp::ones(&[4], DType::Float32).unwrap();
+    type Loop = Box<dyn Fn(Array) -> Result<Array, dtype_lattice::Error>>;
+    let loops: Vec<(&str, Loop)> = vec![
+        ("scan", {
+            let f = f.clone();
+            Box::new(move |x: Array| {
+                let (c, ()) = control::scan(
+                    |c: Array, ()| Ok((f.call(&c)?, ())),
+                    &x,
+                    &(),
+                    Some(1),
+                    false,
+                )?;
+                Ok(c)
+            })
+        }),
+        ("cond", {
+            let f = f.clone();
+            Box::new(move |x: Array| {
+                control::cond(
+                    &Array::scalar(true),
+                    |x: Array| f.call(&x),
+                    |x: Array| Ok(x),
+                    &x,
+                )
+            })
+        }),
+        ("fori_loop", {
+            let f = f.clone();
+            Box::new(move |x: Array| {
+                let (lo, hi) = (Array::python_scalar(0)?, Array::python_scalar(1)?);
+                control::fori_loop(&lo, &hi, |_, c: Array| f.call(&c), &x)
+            })
+        }),
+        ("while_loop", {
+            let f = f.clone();
+            Box::new(move |x: Array| {
+                let (_, y) = control::while_loop(
+                    |(i, _): (Array, Array)| jnp::less(&i, 1),
+                    |(i, c): (Array, Array)| Ok((jnp::add(&i, 1)?, f.call(&c)?)),
+                    &(Array::scalar(0i32), x),
+                )?;
+                Ok(y)
+            })
+        }),
+    ];
+    for (name, l) in &loops {
+        let (y, t) = jvp(|x: Array| l(x), &ones, &ones).unwrap();
+        assert_eq!(y.to_vec::<f32>().unwrap(), [2.0; 4], "{name}");
+        assert_eq!(t.to_vec::<f32>().unwrap(), [3.0; 4], "jvp through {name}");
+        let v: Array = vmap(|x: Array| l(x)).call(&ones).unwrap();
+        assert_eq!(v.to_vec::<f32>().unwrap(), [2.0; 4], "vmap through {name}");
+    }
+}
