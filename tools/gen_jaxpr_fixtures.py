@@ -447,6 +447,78 @@ def train_mlp_step(steps=10):
             "lr": 0.1, "keep": 0.9, "keys": keys, "losses": losses}
 
 
+# Reverse mode through the loops (scalar outputs: grad, grad_grad and vmap_grad recorded).
+@case("scan_rnn_loss", ("float32", [3, 3]), ("float32", [3]), ("float32", [5, 3]))
+def _(w, h, xs):
+    h, ys = jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x), h.sum()), h, xs)
+    return jnp.sum(h ** 2) + jnp.sum(ys)
+
+
+@case("cond_scalar_grad", ("float32", []))
+def _(x):
+    return jax.lax.cond(x > 0, jnp.sin, lambda v: v * v * v, x)
+
+
+@case("switch_grad", ("float32", [3]), ("int32", [], 5))
+def _(x, i):
+    return jax.lax.switch(i, [jnp.sum, lambda a: jnp.sum(jnp.exp(a)), lambda a: a[0] * a[1]], x)
+
+
+@case("fori_static_grad", ("float32", []))
+def _(x):
+    return jax.lax.fori_loop(0, 3, lambda i, c: c * jnp.sin(c) + i, x)
+
+
+@case("while_grad_refused", ("float32", []))
+def _(x):
+    return jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x))[1]
+
+
+@case("scan_consts_reverse_grad", ("float32", [4]), ("float32", [4, 4]))
+def _(x, m):
+    def body(c, _):
+        return jnp.cos(m @ c) * x, jnp.dot(c, x)
+    c, ys = jax.lax.scan(body, x, None, length=3, reverse=True)
+    return jnp.sum(c) * jnp.sum(ys)
+
+
+@case("nested_scan_grad", ("float32", [2, 3]))
+def _(xs):
+    def outer(c, row):
+        inner, _ = jax.lax.scan(lambda a, v: (a * jnp.cos(v) + v, None), c, row)
+        return inner, inner * c
+    c, ys = jax.lax.scan(outer, jnp.float32(1.0), xs)
+    return c + jnp.sum(ys)
+
+
+@case("scan_int_and_bf16_carry", ("bfloat16", [3]), ("int32", [], 7))
+def _(x, n):
+    def body(c, _):
+        i, v = c
+        return (i + n, v * jnp.bfloat16(0.75) + (i % 3).astype(jnp.bfloat16)), v.sum()
+    (i, v), ys = jax.lax.scan(body, (jnp.int32(0), x), None, length=4)
+    return i, v, ys
+
+
+@case("scan_grad_x64", ("float64", [3]), ("float64", [4, 3]), x64=True)
+def _(c, xs):
+    c, ys = jax.lax.scan(lambda c, x: (jnp.sin(c) * x + c, jnp.log1p(c * c)), c, xs)
+    return jnp.sum(c) + jnp.sum(ys)
+
+
+@case("cond_inside_scan_grad", ("float32", [3]))
+def _(x):
+    def body(c, i):
+        return jax.lax.cond(i % 2 == 0, lambda: c * jnp.tanh(c), lambda: c + 1.0), c.sum()
+    c, ys = jax.lax.scan(body, x, jnp.arange(4))
+    return jnp.sum(c) + jnp.sum(ys)
+
+
+@case("while_inside_jit_linearize", ("float32", [2]), ("float32", [2]))
+def _(x, y):
+    return jax.lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] * y + x), (0, x))[1]
+
+
 def main():
     if sys.argv[1:] == ["--train-mlp"]:
         json.dump(train_mlp_step(), sys.stdout, indent=0)

@@ -345,6 +345,43 @@ pub(crate) fn nonlinear() -> Error {
 pub type TransposeRule =
     fn(&'static Primitive, &[Option<Array>], &[Lin], &Params) -> Result<Vec<Option<Array>>, Error>;
 
+/// What a partial-evaluation rule may do (JAX's `JaxprTrace` seen from
+/// `pe.custom_partial_eval_rules`): compute on known values in the enclosing trace, and stage
+/// equations into the unknown (linear) jaxpr.
+pub trait PartialEval {
+    /// Binds `prim` on known inputs in the trace enclosing the partial evaluator.
+    ///
+    /// # Errors
+    ///
+    /// Whatever binding it does.
+    fn known(
+        &self,
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error>;
+
+    /// Stages one equation of `prim` into the unknown jaxpr (known inputs become its
+    /// constants), without calling `prim`'s partial-evaluation rule again.
+    ///
+    /// # Errors
+    ///
+    /// The shape rule's refusal.
+    fn stage(
+        &self,
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error>;
+}
+
+/// A partial-evaluation rule (JAX's `pe.custom_partial_eval_rules`): `(primitive, operands,
+/// which are unknown, params, evaluator) -> outputs`, known outputs computed through
+/// [`PartialEval::known`] and unknown ones staged through [`PartialEval::stage`]. Called only
+/// when some operand is unknown; a primitive without one is staged whole.
+pub type PartialEvalRule =
+    fn(&'static Primitive, &[&Array], &[bool], &Params, &dyn PartialEval) -> Result<Outputs, Error>;
+
 /// Batch dimensions of operands or outputs (`None`: not batched).
 pub type BatchDims = Vec<Option<usize>>;
 
@@ -415,6 +452,9 @@ pub struct Primitive {
     /// The batching rule, for `vmap`: every primitive has one but `iota` (no operands), the
     /// `jit` call primitive (inlined by the batching trace) and `custom_lin`.
     pub(crate) batch: Option<BatchRule>,
+    /// The partial-evaluation rule, for primitives whose equations split into a known and an
+    /// unknown part (the loops).
+    pub(crate) partial_eval: Option<PartialEvalRule>,
     /// What it does with `float0` operands.
     pub(crate) float0: Float0,
     /// The parameters jaxprs leave out.
@@ -441,6 +481,7 @@ impl Primitive {
             jvp: None,
             transpose: None,
             batch: None,
+            partial_eval: None,
             float0: Float0::Refuses(float0_refusal),
             hidden: &[],
             call: Call::No,
@@ -462,6 +503,12 @@ impl Primitive {
     /// With a batching rule.
     pub(crate) const fn batch(mut self, rule: BatchRule) -> Primitive {
         self.batch = Some(rule);
+        self
+    }
+
+    /// With a partial-evaluation rule.
+    pub(crate) const fn partial_eval(mut self, rule: PartialEvalRule) -> Primitive {
+        self.partial_eval = Some(rule);
         self
     }
 

@@ -12,7 +12,7 @@ use dtype_lattice::Error;
 use crate::array::{Array, ShapedArray};
 use crate::core::Pytree;
 use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var, eqn_text};
-use crate::core::{Avals, Outputs, Param, Params, Primitive};
+use crate::core::{Avals, Outputs, Param, Params, PartialEval, Primitive};
 use crate::core::{Payload, Trace, TraceTag, Tracer, check_alive, with_trace};
 
 /// A staged variable, and the equation that made it (for `ConcretizationTypeError`).
@@ -166,6 +166,37 @@ impl Trace for Staging {
             // Inlined, so that the linear jaxpr holds transposable primitives only.
             return apply(&j, inputs);
         }
+        if self.partial.is_some()
+            && let Some(rule) = prim.partial_eval
+        {
+            let unknown: Vec<bool> = inputs.iter().map(|x| self.owns(x)).collect();
+            return rule(prim, inputs, &unknown, params, self);
+        }
+        self.stage_eqn(prim, inputs, params)
+    }
+    fn process_custom(
+        &self,
+        rule: &crate::core::Custom,
+        args: &[Array],
+    ) -> Result<Vec<Array>, Error> {
+        match &self.partial {
+            Some(parent) if !args.iter().any(|x| self.owns(x)) => {
+                with_trace(parent.clone(), || rule.dispatch(args))
+            }
+            Some(_) => rule.call(args),
+            None => rule.stage(args),
+        }
+    }
+}
+
+impl Staging {
+    /// Stages one equation of `prim` (JAX's `DynamicJaxprTrace.default_process_primitive`).
+    fn stage_eqn(
+        &self,
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error> {
         // A call whose jaxpr closes over traced values takes them as leading operands.
         let (params, hoisted) = closure_convert(params);
         let params = &params;
@@ -190,19 +221,27 @@ impl Trace for Staging {
             .map(|v| self.tracer(v, Some(origin.clone())))
             .collect())
     }
+}
 
-    fn process_custom(
+impl PartialEval for Staging {
+    fn known(
         &self,
-        rule: &crate::core::Custom,
-        args: &[Array],
-    ) -> Result<Vec<Array>, Error> {
-        match &self.partial {
-            Some(parent) if !args.iter().any(|x| self.owns(x)) => {
-                with_trace(parent.clone(), || rule.dispatch(args))
-            }
-            Some(_) => rule.call(args),
-            None => rule.stage(args),
-        }
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error> {
+        let parent = self.partial.clone().flatten();
+        with_trace(parent, || crate::core::bind(prim, inputs, params))
+    }
+
+    fn stage(
+        &self,
+        prim: &'static Primitive,
+        inputs: &[&Array],
+        params: &Params,
+    ) -> Result<Outputs, Error> {
+        check_alive(inputs)?;
+        self.stage_eqn(prim, inputs, params)
     }
 }
 
@@ -336,4 +375,116 @@ pub(crate) fn inlined(prim: &'static Primitive, params: &Params) -> Option<Arc<C
 pub(crate) fn apply(j: &ClosedJaxpr, inputs: &[&Array]) -> Result<Outputs, Error> {
     let args: Vec<Array> = inputs.iter().map(|&x| x.clone()).collect();
     Ok(j.call(&args)?.into_iter().collect())
+}
+
+/// Where a residual of [`partial_eval_jaxpr`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Residual {
+    /// A known input of the jaxpr itself (its index among the known inputs), which the known
+    /// jaxpr also returns; the caller may pass that input instead (JAX's residual forwarding).
+    Forwarded(usize),
+    /// Computed by the known jaxpr.
+    Computed,
+}
+
+/// A jaxpr split by [`partial_eval_jaxpr`].
+pub(crate) struct PartialJaxpr {
+    /// The known inputs to the known outputs, then the residuals.
+    pub(crate) known: ClosedJaxpr,
+    /// The residuals, then the unknown inputs, to the unknown outputs.
+    pub(crate) unknown: ClosedJaxpr,
+    /// Which outputs are unknown.
+    pub(crate) out_unknowns: Vec<bool>,
+    /// Each residual's origin.
+    pub(crate) residuals: Vec<Residual>,
+}
+
+/// JAX's `pe.partial_eval_jaxpr_nounits`: `j` split, for inputs of which `unknowns` are
+/// unknown, into a known jaxpr (the known inputs to the known outputs and the residuals) and
+/// an unknown one (the residuals and the unknown inputs to the unknown outputs); an output
+/// is unknown if an unknown input reaches it or it is `instantiate`d. The split is the
+/// partial evaluator's own: `j` runs on known tracers of one staging trace and unknown
+/// tracers of a partial evaluator above it, so loops nested in `j` split by their own rules.
+pub(crate) fn partial_eval_jaxpr(
+    j: &ClosedJaxpr,
+    unknowns: &[bool],
+    instantiate: &[bool],
+) -> Result<PartialJaxpr, Error> {
+    let known_stage = Staging::new("partial_eval");
+    let in_avals: Vec<ShapedArray> = j.jaxpr.invars.iter().map(|v| v.aval.clone()).collect();
+    let mut known_invars = Vec::new();
+    let mut known_tracers = Vec::new();
+    for (a, _) in in_avals.iter().zip(unknowns).filter(|(_, u)| !**u) {
+        let (v, t) = known_stage.input(a.clone());
+        known_invars.push(v);
+        known_tracers.push(t);
+    }
+    let parent: Arc<dyn Trace> = known_stage.clone();
+    let pe = Staging::partial(Some(parent));
+    let mut unknown_invars = Vec::new();
+    let mut known_it = known_tracers.iter();
+    let mut args = Vec::with_capacity(in_avals.len());
+    for (a, &u) in in_avals.iter().zip(unknowns) {
+        if u {
+            let (v, t) = pe.input(a.clone());
+            unknown_invars.push(v);
+            args.push(t);
+        } else if let Some(t) = known_it.next() {
+            args.push(t.clone());
+        }
+    }
+    let pe_trace: Arc<dyn Trace> = pe.clone();
+    let outs = with_trace(Some(pe_trace), || j.call(&args));
+    let result = outs.map(|outs| {
+        let mut out_unknowns = Vec::with_capacity(outs.len());
+        let (mut known_outs, mut unknown_outs) = (Vec::new(), Vec::new());
+        for (k, x) in outs.iter().enumerate() {
+            let u = pe.owns(x) || instantiate.get(k).copied().unwrap_or(false);
+            out_unknowns.push(u);
+            if u {
+                unknown_outs.push(x.clone());
+            } else {
+                known_outs.push(x.clone());
+            }
+        }
+        let mut unknown = pe.finish(unknown_invars, &unknown_outs);
+        // The unknown jaxpr's captured known tracers are the residuals: they lead its inputs.
+        let (mut constvars, mut consts, mut res_vars) = (vec![], vec![], vec![]);
+        let mut residuals = Vec::new();
+        for (v, c) in unknown
+            .jaxpr
+            .constvars
+            .drain(..)
+            .zip(unknown.consts.drain(..))
+        {
+            if known_stage.owns(&c) {
+                let fwd = known_tracers
+                    .iter()
+                    .position(|t| t.identity() == c.identity());
+                residuals.push(match fwd {
+                    Some(i) => Residual::Forwarded(i),
+                    None => Residual::Computed,
+                });
+                res_vars.push(v);
+                known_outs.push(c);
+            } else {
+                constvars.push(v);
+                consts.push(c);
+            }
+        }
+        res_vars.append(&mut unknown.jaxpr.invars);
+        unknown.jaxpr.invars = res_vars;
+        unknown.jaxpr.constvars = constvars;
+        unknown.consts = consts;
+        let known = known_stage.finish(known_invars, &known_outs);
+        PartialJaxpr {
+            known,
+            unknown,
+            out_unknowns,
+            residuals,
+        }
+    });
+    pe.tag().kill();
+    known_stage.tag().kill();
+    result
 }

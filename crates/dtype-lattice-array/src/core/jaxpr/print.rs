@@ -406,8 +406,9 @@ fn skeleton(ctx: &mut Context, j: &Jaxpr) -> Doc {
         atoms(ctx, j, &j.outvars, true),
         text(if j.outvars.len() == 1 { ",)" } else { ")" }),
     ]);
-    Doc::Concat(vec![
-        group(nest(
+    // JAX's group holds the closing ` }` too: a jaxpr fits flat only with it.
+    group(Doc::Concat(vec![
+        nest(
             2,
             Doc::Concat(vec![
                 text("{ lambda "),
@@ -420,9 +421,9 @@ fn skeleton(ctx: &mut Context, j: &Jaxpr) -> Doc {
                 text("in "),
                 outs,
             ]),
-        )),
+        ),
         text(" }"),
-    ])
+    ]))
 }
 
 /// The text of a top-level jaxpr.

@@ -17,6 +17,8 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 pub static COND: Primitive = Primitive::new("cond", None, cond_shape_rule, cond_impl)
     .jvp(cond_jvp)
     .batch(cond_batch)
+    .partial_eval(cond_partial_eval)
+    .transpose(cond_transpose)
     .takes_float0();
 
 fn branches(params: &Params) -> Result<&[Arc<ClosedJaxpr>], Error> {
@@ -205,6 +207,218 @@ fn cond_batch(
     let p = Params::new().with("branches", Param::Jaxprs(batched));
     let out = crate::core::bind(&COND, &refs, &p)?;
     Ok((out, out_dims))
+}
+
+/// JAX's `_cond_partial_eval`: each branch split for the unknown operands, the outputs
+/// unknown in any branch made unknown in all; a known `cond` computes the known outputs and
+/// every branch's residuals (each branch returning zeros for the others'), and an unknown
+/// `cond`, staged, takes them all (each branch reading its own). An unknown index stages the
+/// whole `cond`.
+fn cond_partial_eval(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    unknown: &[bool],
+    params: &Params,
+    pe: &dyn crate::core::PartialEval,
+) -> Result<Outputs, Error> {
+    use crate::interpreters::stage::partial_eval_jaxpr;
+    let branches = branches(params)?;
+    if unknown[0] {
+        return pe.stage(&COND, inputs, params);
+    }
+    let ops_uk = &unknown[1..];
+    let n_out = branches[0].jaxpr().outvars().len();
+    let mut out_uk = vec![false; n_out];
+    for b in branches {
+        let split = partial_eval_jaxpr(b, ops_uk, &vec![false; n_out])?;
+        for (o, u) in out_uk.iter_mut().zip(split.out_unknowns) {
+            *o |= u;
+        }
+    }
+    let splits = branches
+        .iter()
+        .map(|b| partial_eval_jaxpr(b, ops_uk, &out_uk))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n_known = out_uk.iter().filter(|&&u| !u).count();
+    // Every branch's residuals, in branch order.
+    let res_avals: Vec<Vec<ShapedArray>> = splits
+        .iter()
+        .map(|s| s.known.jaxpr().out_avals()[n_known..].to_vec())
+        .collect();
+    let known_avals: Vec<ShapedArray> = (1..inputs.len())
+        .filter(|&i| !unknown[i])
+        .map(|i| inputs[i].aval().clone())
+        .collect();
+    let known_branches = splits
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (j, _) = crate::interpreters::stage::trace_avals(
+                |leaves: Vec<Array>| -> Result<(Vec<Array>, ()), Error> {
+                    let outs = s.known.call(&leaves)?;
+                    let mut result = outs[..n_known].to_vec();
+                    for (k, avals) in res_avals.iter().enumerate() {
+                        if k == i {
+                            result.extend(outs[n_known..].iter().cloned());
+                        } else {
+                            for a in avals {
+                                result.push(crate::lax::ops::zeros(a)?);
+                            }
+                        }
+                    }
+                    Ok((result, ()))
+                },
+                &known_avals,
+                "partial_eval",
+            )?;
+            Ok(Arc::new(j))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut known_in: Vec<&Array> = vec![inputs[0]];
+    known_in.extend(
+        (1..inputs.len())
+            .filter(|&i| !unknown[i])
+            .map(|i| inputs[i]),
+    );
+    let known_out = pe.known(
+        &COND,
+        &known_in,
+        &Params::new().with("branches", Param::Jaxprs(known_branches)),
+    )?;
+    // The unknown branches take every branch's residuals, then the unknown operands.
+    let unknown_branches: Vec<Arc<ClosedJaxpr>> = splits
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut j = s.unknown.clone();
+            let own = res_avals[i].len();
+            let mut next = j.jaxpr.max_var_id();
+            let ops = j.jaxpr.invars.split_off(own);
+            let mine = std::mem::take(&mut j.jaxpr.invars);
+            let mut invars = Vec::new();
+            for (k, avals) in res_avals.iter().enumerate() {
+                if k == i {
+                    invars.extend(mine.iter().cloned());
+                } else {
+                    for a in avals {
+                        next += 1;
+                        invars.push(Var {
+                            id: next,
+                            aval: a.clone(),
+                            dropped: false,
+                        });
+                    }
+                }
+            }
+            invars.extend(ops);
+            j.jaxpr.invars = invars;
+            Arc::new(j)
+        })
+        .collect();
+    let mut unknown_in: Vec<&Array> = vec![inputs[0]];
+    unknown_in.extend(known_out[n_known..].iter());
+    unknown_in.extend((1..inputs.len()).filter(|&i| unknown[i]).map(|i| inputs[i]));
+    let unknown_out = pe.stage(
+        &COND,
+        &unknown_in,
+        &Params::new().with("branches", Param::Jaxprs(unknown_branches)),
+    )?;
+    let (mut k, mut u) = (known_out[..n_known].iter(), unknown_out.iter());
+    out_uk
+        .iter()
+        .map(|&is_uk| if is_uk { u.next() } else { k.next() })
+        .map(|x| {
+            x.cloned().ok_or_else(|| {
+                Error::refused(Exception::TypeError, "cond partial eval lost an output")
+            })
+        })
+        .collect()
+}
+
+/// JAX's `_cond_transpose`: each branch transposed in the linear operands (the known ones,
+/// residuals, are its constants), one `cond` on the same index from the known operands and
+/// the outputs' cotangents (zeros for symbolic ones) to the linear operands' cotangents.
+fn cond_transpose(
+    _: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[crate::core::Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    use crate::core::Lin;
+    let branches = branches(params)?;
+    let index = ins[0].known()?;
+    let ops = &ins[1..];
+    let linear: Vec<bool> = ops.iter().map(Lin::is_linear).collect();
+    let out_avals = branches[0].jaxpr().out_avals();
+    let mut operands: Vec<Array> = ops
+        .iter()
+        .filter_map(|l| match l {
+            Lin::Known(x) => Some(x.clone()),
+            Lin::Linear(_) => None,
+        })
+        .collect();
+    let n_known = operands.len();
+    for (c, a) in cts.iter().zip(&out_avals) {
+        operands.push(match c {
+            Some(c) => c.clone(),
+            None => crate::interpreters::jvp::tangent_zeros(a)?,
+        });
+    }
+    let avals: Vec<ShapedArray> = operands.iter().map(|x| x.aval().clone()).collect();
+    let transposed = branches
+        .iter()
+        .map(|b| {
+            let (j, _) = crate::interpreters::stage::trace_avals(
+                |leaves: Vec<Array>| -> Result<(Vec<Array>, ()), Error> {
+                    let (known, cts) = leaves.split_at(n_known);
+                    let mut jaxpr = b.jaxpr.clone();
+                    let mut consts = b.consts.clone();
+                    let mut known = known.iter();
+                    let mut lin_vars = Vec::new();
+                    for (v, &l) in jaxpr.invars.iter().zip(&linear) {
+                        if l {
+                            lin_vars.push(v.clone());
+                        } else if let Some(x) = known.next() {
+                            jaxpr.constvars.push(v.clone());
+                            consts.push(x.clone());
+                        }
+                    }
+                    jaxpr.invars = lin_vars;
+                    let closed = ClosedJaxpr { jaxpr, consts };
+                    let in_cts = crate::interpreters::vjp::backward_pass(
+                        &closed,
+                        cts.iter().cloned().map(Some).collect(),
+                    )?;
+                    let lin_avals = ops.iter().filter(|l| l.is_linear()).map(Lin::aval);
+                    let result = in_cts
+                        .into_iter()
+                        .zip(lin_avals)
+                        .map(|(c, a)| match c {
+                            Some(c) => Ok(c),
+                            None => crate::interpreters::jvp::tangent_zeros(a),
+                        })
+                        .collect::<Result<Vec<_>, Error>>()?;
+                    Ok((result, ()))
+                },
+                &avals,
+                "transpose",
+            )?;
+            Ok(Arc::new(j))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut all: Vec<&Array> = vec![index];
+    all.extend(operands.iter());
+    let out = crate::core::bind(
+        &COND,
+        &all,
+        &Params::new().with("branches", Param::Jaxprs(transposed)),
+    )?;
+    let mut it = out.into_iter();
+    let mut result = vec![None];
+    for &l in &linear {
+        result.push(if l { it.next() } else { None });
+    }
+    Ok(result)
 }
 
 /// `jax.lax.cond(pred, true_fun, false_fun, *operands)`: `true_fun(operands)` if `pred`, else

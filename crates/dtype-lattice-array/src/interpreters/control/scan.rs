@@ -17,6 +17,8 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 pub static SCAN: Primitive = Primitive::new("scan", None, scan_shape_rule, scan_impl)
     .jvp(scan_jvp)
     .batch(scan_batch)
+    .partial_eval(scan_partial_eval)
+    .transpose(scan_transpose)
     .takes_float0();
 
 struct Parts<'p> {
@@ -280,6 +282,263 @@ fn scan_batch(
         .map(|(k, &b)| b.then_some(if k < ncarry { 0 } else { 1 }))
         .collect();
     Ok((out, out_dims))
+}
+
+/// JAX's `_scan_partial_eval`: the body split (a fixpoint over the carries: a carry is
+/// unknown if its initial value is or the body makes it so) into a known scan, run now, which
+/// also returns the residuals the unknown part needs stacked as extra outputs, and an unknown
+/// scan, staged, which takes them as scanned operands. Residuals that are the body's known
+/// constants or scanned operands themselves are passed as they are (JAX's forwarding), not
+/// stacked.
+fn scan_partial_eval(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    unknown: &[bool],
+    params: &Params,
+    pe: &dyn crate::core::PartialEval,
+) -> Result<Outputs, Error> {
+    use crate::interpreters::stage::{Residual, partial_eval_jaxpr};
+    let p = parts(params)?;
+    let (nc, ncarry) = (p.num_consts, p.num_carry);
+    let fixed = nc + ncarry;
+    let nys = p.jaxpr.jaxpr().outvars().len() - ncarry;
+    let flags = |carry_uk: &[bool]| -> Vec<bool> {
+        unknown[..nc]
+            .iter()
+            .chain(carry_uk)
+            .chain(&unknown[fixed..])
+            .copied()
+            .collect()
+    };
+    let (split, out_uk, carry_uk) = super::carry_fixpoint(&unknown[nc..fixed], |carry_uk| {
+        let inst: Vec<bool> = carry_uk.iter().copied().chain(vec![false; nys]).collect();
+        let split = partial_eval_jaxpr(p.jaxpr, &flags(carry_uk), &inst)?;
+        let out = split.out_unknowns.clone();
+        Ok((split, out))
+    })?;
+    let uks = flags(&carry_uk);
+    let known_idx: Vec<usize> = (0..inputs.len()).filter(|&i| !uks[i]).collect();
+    let unknown_idx: Vec<usize> = (0..inputs.len()).filter(|&i| uks[i]).collect();
+    let count =
+        |idx: &[usize], r: std::ops::Range<usize>| idx.iter().filter(|i| r.contains(i)).count();
+    // The residuals: forwarded constants and scanned operands, or stacked outputs.
+    let n_known_outs = out_uk.iter().filter(|&&u| !u).count();
+    let mut known = split.known;
+    let mut outvars = known.jaxpr.outvars[..n_known_outs].to_vec();
+    let (mut res_consts, mut res_xs, mut res_stacked) = (vec![], vec![], vec![]);
+    for (r, (kind, atom)) in split
+        .residuals
+        .iter()
+        .zip(&known.jaxpr.outvars[n_known_outs..])
+        .enumerate()
+    {
+        match kind {
+            Residual::Forwarded(k) if known_idx[*k] < nc => res_consts.push((r, known_idx[*k])),
+            Residual::Forwarded(k) if known_idx[*k] >= fixed => res_xs.push((r, known_idx[*k])),
+            _ => {
+                res_stacked.push((r, outvars.len()));
+                outvars.push(atom.clone());
+            }
+        }
+    }
+    known.jaxpr.outvars = outvars;
+    let known_inputs: Vec<&Array> = known_idx.iter().map(|&i| inputs[i]).collect();
+    let known_params = params
+        .clone()
+        .set("jaxpr", Param::Jaxpr(Arc::new(known)))
+        .set("num_consts", Param::Int(count(&known_idx, 0..nc) as i64))
+        .set("num_carry", Param::Int(count(&known_idx, nc..fixed) as i64));
+    let known_out = pe.known(&SCAN, &known_inputs, &known_params)?;
+    // The unknown scan: [unknown consts, forwarded consts, unknown carries, unknown scanned
+    // operands, forwarded scanned operands, stacked residuals].
+    let mut unknown_jaxpr = split.unknown;
+    let nres = split.residuals.len();
+    let res_vars = unknown_jaxpr.jaxpr.invars[..nres].to_vec();
+    let uk_vars = unknown_jaxpr.jaxpr.invars[nres..].to_vec();
+    let mut invars = Vec::new();
+    let mut ins: Vec<&Array> = Vec::new();
+    let uk_in = |r: std::ops::Range<usize>| {
+        unknown_idx
+            .iter()
+            .zip(&uk_vars)
+            .filter(move |(i, _)| r.contains(i))
+    };
+    for (&i, v) in uk_in(0..nc) {
+        invars.push(v.clone());
+        ins.push(inputs[i]);
+    }
+    for &(r, i) in &res_consts {
+        invars.push(res_vars[r].clone());
+        ins.push(inputs[i]);
+    }
+    for (&i, v) in uk_in(nc..inputs.len()) {
+        invars.push(v.clone());
+        ins.push(inputs[i]);
+    }
+    for &(r, i) in &res_xs {
+        invars.push(res_vars[r].clone());
+        ins.push(inputs[i]);
+    }
+    for &(r, o) in &res_stacked {
+        invars.push(res_vars[r].clone());
+        ins.push(&known_out[o]);
+    }
+    unknown_jaxpr.jaxpr.invars = invars;
+    let unknown_params = params
+        .clone()
+        .set("jaxpr", Param::Jaxpr(Arc::new(unknown_jaxpr)))
+        .set(
+            "num_consts",
+            Param::Int((count(&unknown_idx, 0..nc) + res_consts.len()) as i64),
+        )
+        .set(
+            "num_carry",
+            Param::Int(count(&unknown_idx, nc..fixed) as i64),
+        );
+    let unknown_out = pe.stage(&SCAN, &ins, &unknown_params)?;
+    let (mut k, mut u) = (known_out.into_iter(), unknown_out.into_iter());
+    out_uk
+        .iter()
+        .map(|&is_uk| if is_uk { u.next() } else { k.next() })
+        .map(|x| {
+            x.ok_or_else(|| {
+                Error::refused(Exception::TypeError, "scan partial eval lost an output")
+            })
+        })
+        .collect()
+}
+
+/// JAX's `_scan_transpose`: the cotangents of a scan linear in its carries, some constants
+/// and some scanned operands (the others known: residuals) are a scan the other way round,
+/// whose carry is the carries' cotangents and the linear constants' cotangents summed over
+/// the steps, and whose body is the body transposed (its cotangent outputs stacked are the
+/// linear scanned operands' cotangents).
+fn scan_transpose(
+    _: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[crate::core::Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let p = parts(params)?;
+    let (nc, ncarry) = (p.num_consts, p.num_carry);
+    let fixed = nc + ncarry;
+    let body = p.jaxpr.clone();
+    let body_in: Vec<ShapedArray> = body
+        .jaxpr()
+        .invars()
+        .iter()
+        .map(|v| v.aval().clone())
+        .collect();
+    let body_out = body.jaxpr().out_avals();
+    let zero = |a: &ShapedArray| crate::interpreters::jvp::tangent_zeros(a);
+    // The carries are linear (a known one is an instantiated zero, as JAX lets it be).
+    let linear: Vec<bool> = ins
+        .iter()
+        .enumerate()
+        .map(|(i, l)| l.is_linear() || (nc..fixed).contains(&i))
+        .collect();
+    let lin_consts: Vec<usize> = (0..nc).filter(|&i| linear[i]).collect();
+    let known_consts: Vec<usize> = (0..nc).filter(|&i| !linear[i]).collect();
+    let lin_xs: Vec<usize> = (fixed..ins.len()).filter(|&i| linear[i]).collect();
+    let known_xs: Vec<usize> = (fixed..ins.len()).filter(|&i| !linear[i]).collect();
+    // Operands of the transposed scan: [known consts], carry [linear consts' cotangents,
+    // carries' cotangents], scanned [outputs' cotangents, known scanned operands].
+    let mut operands: Vec<Array> = known_consts
+        .iter()
+        .map(|&i| ins[i].known().cloned())
+        .collect::<Result<_, _>>()?;
+    for &i in &lin_consts {
+        operands.push(zero(&body_in[i])?);
+    }
+    for (k, ct) in cts[..ncarry].iter().enumerate() {
+        operands.push(match ct {
+            Some(c) => c.clone(),
+            None => zero(&body_out[k])?,
+        });
+    }
+    for (k, ct) in cts[ncarry..].iter().enumerate() {
+        operands.push(match ct {
+            Some(c) => c.clone(),
+            None => zero(&stacked(p.length, &body_out[ncarry + k]))?,
+        });
+    }
+    for &i in &known_xs {
+        operands.push(ins[i].known()?.clone());
+    }
+    let nys = body_out.len() - ncarry;
+    let mut avals: Vec<ShapedArray> = operands[..known_consts.len() + lin_consts.len() + ncarry]
+        .iter()
+        .map(|x| x.aval().clone())
+        .collect();
+    avals.extend(body_out[ncarry..].iter().cloned());
+    avals.extend(known_xs.iter().map(|&i| body_in[i].clone()));
+    let (nkc, nlc) = (known_consts.len(), lin_consts.len());
+    let body = trace_body(
+        |leaves: Vec<Array>| -> Result<(Vec<Array>, ()), Error> {
+            let (kc, rest) = leaves.split_at(nkc);
+            let (acc, rest) = rest.split_at(nlc);
+            let (ct_carry, rest) = rest.split_at(ncarry);
+            let (ct_ys, kxs) = rest.split_at(nys);
+            // The body with its known operands as constants, transposed.
+            let mut jaxpr = body.jaxpr.clone();
+            let mut consts = body.consts.clone();
+            let mut known_vals = kc.iter().chain(kxs);
+            let mut lin_vars = Vec::new();
+            let mut const_vars = Vec::new();
+            for (i, v) in jaxpr.invars.iter().enumerate() {
+                if linear[i] {
+                    lin_vars.push(v.clone());
+                } else if let Some(x) = known_vals.next() {
+                    const_vars.push(v.clone());
+                    consts.push(x.clone());
+                }
+            }
+            jaxpr.constvars.extend(const_vars);
+            jaxpr.invars = lin_vars;
+            let closed = ClosedJaxpr { jaxpr, consts };
+            let out_cts: Vec<Option<Array>> =
+                ct_carry.iter().chain(ct_ys).cloned().map(Some).collect();
+            let in_cts = crate::interpreters::vjp::backward_pass(&closed, out_cts)?;
+            // in_cts: per linear input, in order [linear consts, carries, linear xs].
+            let lin_avals: Vec<&ShapedArray> = (0..body_in.len())
+                .filter(|&i| linear[i])
+                .map(|i| &body_in[i])
+                .collect();
+            let mut cts: Vec<Array> = in_cts
+                .into_iter()
+                .zip(lin_avals)
+                .map(|(c, a)| match c {
+                    Some(c) => Ok(c),
+                    None => zero(a),
+                })
+                .collect::<Result<_, Error>>()?;
+            for (c, a) in cts.iter_mut().zip(acc) {
+                *c = crate::lax::ops::add_any(a, c)?;
+            }
+            Ok((cts, ()))
+        },
+        &avals,
+    )?;
+    let mut all: Vec<&Array> = body.consts.iter().collect();
+    all.extend(operands.iter());
+    let t_params = params
+        .clone()
+        .set("jaxpr", Param::Jaxpr(body.jaxpr))
+        .set("num_consts", Param::Int((body.consts.len() + nkc) as i64))
+        .set("num_carry", Param::Int((nlc + ncarry) as i64))
+        .set("reverse", Param::Bool(!p.reverse));
+    let out = crate::core::bind(&SCAN, &all, &t_params)?;
+    // Outputs: [linear consts' cotangents, carries' cotangents, linear xs' cotangents].
+    let mut result: Vec<Option<Array>> = vec![None; ins.len()];
+    let mut it = out.into_iter();
+    for &i in lin_consts
+        .iter()
+        .chain(&(nc..fixed).collect::<Vec<_>>())
+        .chain(&lin_xs)
+    {
+        result[i] = it.next().filter(|_| ins[i].is_linear());
+    }
+    Ok(result)
 }
 
 /// JAX's `_infer_scan_length`.

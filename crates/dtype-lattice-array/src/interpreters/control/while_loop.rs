@@ -16,6 +16,8 @@ use crate::core::{Avals, Outputs, Param, Params, Primitive, Pytree};
 pub static WHILE: Primitive = Primitive::new("while", None, while_shape_rule, while_impl)
     .jvp(while_jvp)
     .batch(while_batch)
+    .partial_eval(while_partial_eval)
+    .transpose(while_transpose)
     .takes_float0();
 
 struct Parts<'p> {
@@ -206,6 +208,85 @@ fn while_jvp(
     Ok((
         carry.iter().cloned().collect(),
         super::scatter_flagged(&carry_nz, dots),
+    ))
+}
+
+/// JAX's `_while_partial_eval`: with the predicate known (it reads known carries only), a
+/// `while` of the body's known part computes the known carries now; the unknown ones come
+/// from the whole loop staged (recomputing the known part, as a checkpoint would). With the
+/// predicate unknown, or every carry unknown, the whole loop is staged.
+fn while_partial_eval(
+    _: &'static Primitive,
+    inputs: &[&Array],
+    unknown: &[bool],
+    params: &Params,
+    pe: &dyn crate::core::PartialEval,
+) -> Result<Outputs, Error> {
+    use crate::interpreters::stage::partial_eval_jaxpr;
+    let p = parts(params)?;
+    let (cc, bc) = (p.cond_nconsts, p.body_nconsts);
+    let fixed = cc + bc;
+    let (body, _, carry_uk) = super::carry_fixpoint(&unknown[fixed..], |carry_uk| {
+        let uks: Vec<bool> = unknown[cc..fixed].iter().chain(carry_uk).copied().collect();
+        let split = partial_eval_jaxpr(p.body, &uks, carry_uk)?;
+        let out = split.out_unknowns.clone();
+        Ok((split, out))
+    })?;
+    let cond_uks: Vec<bool> = unknown[..cc].iter().chain(&carry_uk).copied().collect();
+    let cond = partial_eval_jaxpr(p.cond, &cond_uks, &[false])?;
+    if cond.out_unknowns[0] || carry_uk.iter().all(|&u| u) {
+        return pe.stage(&WHILE, inputs, params);
+    }
+    let keep = |mut j: ClosedJaxpr, n: usize| {
+        j.jaxpr.outvars.truncate(n);
+        Param::Jaxpr(Arc::new(j))
+    };
+    let known_carries = carry_uk.iter().filter(|&&u| !u).count();
+    let known: Vec<&Array> = (0..inputs.len())
+        .filter(|&i| {
+            if i < fixed {
+                !unknown[i]
+            } else {
+                !carry_uk[i - fixed]
+            }
+        })
+        .map(|i| inputs[i])
+        .collect();
+    let known_params = Params::new()
+        .with("body_jaxpr", keep(body.known, known_carries))
+        .with(
+            "body_nconsts",
+            Param::Int(unknown[cc..fixed].iter().filter(|&&u| !u).count() as i64),
+        )
+        .with("cond_jaxpr", keep(cond.known, 1))
+        .with(
+            "cond_nconsts",
+            Param::Int(unknown[..cc].iter().filter(|&&u| !u).count() as i64),
+        );
+    let known_out = pe.known(&WHILE, &known, &known_params)?;
+    let staged = pe.stage(&WHILE, inputs, params)?;
+    let mut k = known_out.into_iter();
+    staged
+        .into_iter()
+        .zip(&carry_uk)
+        .map(|(s, &u)| if u { Some(s) } else { k.next() })
+        .collect::<Option<Outputs>>()
+        .ok_or_else(|| Error::refused(Exception::TypeError, "while partial eval lost a carry"))
+}
+
+/// JAX's `_while_transpose_error`: a `while` cannot be transposed (its trip count is not
+/// known ahead, so its steps cannot be stored for the way back).
+fn while_transpose(
+    _: &'static Primitive,
+    _: &[Option<Array>],
+    _: &[crate::core::Lin],
+    _: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    Err(Error::refused(
+        Exception::ValueError,
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with \
+         dynamic start/stop values. Try using lax.scan, or using fori_loop with static \
+         start/stop.",
     ))
 }
 
