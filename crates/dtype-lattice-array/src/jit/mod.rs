@@ -6,6 +6,7 @@
 
 pub(crate) mod chunk;
 pub(crate) mod fma;
+mod loops;
 mod plan;
 
 use std::any::Any;

@@ -35,6 +35,7 @@ use smallvec::SmallVec;
 
 use super::chunk::{Arg, Kernel};
 use super::fma;
+use super::loops::LoopPlan;
 use crate::array::{Array, ShapedArray, Storage, layout};
 use crate::core::jaxpr::{Atom, ClosedJaxpr};
 use crate::core::{Avals, Outputs, Params, Primitive};
@@ -101,10 +102,12 @@ struct Fused {
     outs: Vec<(usize, usize)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum Step {
     Call(Box<Call>),
     Fused(Fused),
+    /// A loop equation whose bodies run as sub-plans (`loops`).
+    Loop(Box<Call>, Box<LoopPlan>),
 }
 
 /// A compiled jaxpr (see the module documentation).
@@ -661,12 +664,21 @@ impl Executable {
                 float0_slot[o] = a.dtype().is_float0();
             }
         }
-        let steps = fuse(calls, &outputs, &shape_of, &float0_slot);
+        let steps = fuse(calls, &outputs, &shape_of, &float0_slot)
+            .into_iter()
+            .map(|st| match st {
+                Step::Call(c) => match LoopPlan::compile(c.prim, &c.params)? {
+                    Some(plan) => Ok(Step::Loop(c, Box::new(plan))),
+                    None => Ok(Step::Call(c)),
+                },
+                other => Ok(other),
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         // Liveness: the last step reading each slot releases it (outputs are never released).
         let mut last: Vec<Option<usize>> = vec![None; low.slots];
         for (i, st) in steps.iter().enumerate() {
             let reads: Vec<&Src> = match st {
-                Step::Call(c) => c.inputs.iter().collect(),
+                Step::Call(c) | Step::Loop(c, _) => c.inputs.iter().collect(),
                 Step::Fused(f) => f
                     .inputs
                     .iter()
@@ -744,6 +756,19 @@ impl Executable {
                         env[slot] = Some(x);
                     }
                 }
+                Step::Loop(c, plan) => {
+                    let outs = {
+                        let ins: SmallVec<[&Array; 8]> = c
+                            .inputs
+                            .iter()
+                            .map(|s| read(s, &env))
+                            .collect::<Result<_, _>>()?;
+                        plan.run(&ins, &c.avals)?
+                    };
+                    for (&o, x) in c.outs.iter().zip(outs) {
+                        env[o] = Some(x);
+                    }
+                }
             }
             for &k in frees {
                 env[k] = None;
@@ -769,7 +794,7 @@ fn read<'a>(s: &'a Src, env: &'a [Option<Array>]) -> Result<&'a Array, Error> {
 }
 
 /// A whole output buffer of one word width, written chunk by chunk.
-enum Buffer {
+pub(super) enum Buffer {
     W8(Vec<u8>),
     W16(Vec<u16>),
     W32(Vec<u32>),
@@ -778,7 +803,7 @@ enum Buffer {
 }
 
 impl Buffer {
-    fn new(width: usize, words: usize) -> Buffer {
+    pub(super) fn new(width: usize, words: usize) -> Buffer {
         use crate::array::storage::pool::reused;
         match width {
             1 => Buffer::W8(reused(words)),
@@ -789,7 +814,7 @@ impl Buffer {
         }
     }
 
-    fn bytes_mut(&mut self) -> &mut [u8] {
+    pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
             Buffer::W8(v) => v,
             Buffer::W16(v) => bytemuck::cast_slice_mut(v),
@@ -799,7 +824,7 @@ impl Buffer {
         }
     }
 
-    fn into_storage(self) -> Storage {
+    pub(super) fn into_storage(self) -> Storage {
         fn wrap<W: crate::array::Word>(v: Vec<W>) -> Storage {
             W::into_storage(v)
         }

@@ -826,6 +826,13 @@ pub fn matmul<'a>(
             ),
         ));
     }
+    if a.ndim() <= 2 && b.ndim() <= 2 {
+        // No batch dimensions: one dot_general contracting a's last dimension with b's
+        // first (vector) or next to last, as JAX's matmul binds it (no reshapes).
+        let bc = if b_vec { 0 } else { b.ndim() as i64 - 2 };
+        let params = dot_params(&[a.ndim() as i64 - 1], &[bc], &[], &[], a.dtype())?;
+        return lax(&lax::DOT_GENERAL, &[&a, &b], params);
+    }
     let a2 = if a_vec {
         reshape(&a, &[1, a.shape()[0]])?
     } else {
