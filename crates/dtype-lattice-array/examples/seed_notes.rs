@@ -121,5 +121,63 @@ fn main() -> Result<(), Error> {
         &ones,
     )?;
     println!("grad(lambda x: vmap(f)(x).sum())(ones(4)) = {b}");
+
+    // The note's open problem: initial-style primitives (the loops trace f into a jaxpr
+    // they hold), and the custom rule kept through them.
+    section("custom_jvp inside control flow: f called in a loop body over ones(4)");
+    for line in custom_rule_through_loops(&f, &ones)? {
+        println!("{line}");
+    }
     Ok(())
+}
+
+/// For each loop, one line: the tangent (`jvp`) or gradient of the loop calling `f` once over
+/// `x`; the custom derivative 3 survives, never 2.
+pub fn custom_rule_through_loops(
+    f: &CustomJvp<Array, Array>,
+    x: &Array,
+) -> Result<Vec<String>, Error> {
+    use dtype_lattice_array::interpreters::control;
+    use dtype_lattice_array::jvp;
+    let sum = |y: Array| jnp::sum(&y, Axes::All, false);
+    let through_scan = |x: Array| -> Result<Array, Error> {
+        let (c, ()) = control::scan(
+            |c: Array, ()| Ok((f.call(&c)?, ())),
+            &x,
+            &(),
+            Some(1),
+            false,
+        )?;
+        Ok(c)
+    };
+    let through_cond = |x: Array| {
+        control::cond(
+            &Array::scalar(true),
+            |x: Array| f.call(&x),
+            |x: Array| Ok(x),
+            &x,
+        )
+    };
+    let through_fori = |x: Array| {
+        let (lo, hi) = (Array::python_scalar(0)?, Array::python_scalar(1)?);
+        control::fori_loop(&lo, &hi, |_, c: Array| f.call(&c), &x)
+    };
+    let through_while = |x: Array| -> Result<Array, Error> {
+        let (_, y) = control::while_loop(
+            |(i, _): (Array, Array)| jnp::less(&i, 1),
+            |(i, c): (Array, Array)| Ok((jnp::add(&i, 1)?, f.call(&c)?)),
+            &(Array::scalar(0i32), x),
+        )?;
+        Ok(y)
+    };
+    let scan = grad(|x: Array| sum(through_scan(x)?), x)?;
+    let cond = grad(|x: Array| sum(through_cond(x)?), x)?;
+    let fori = grad(|x: Array| sum(through_fori(x)?), x)?;
+    let (_, t): (Array, Array) = jvp(through_while, x, x)?;
+    Ok(vec![
+        format!("grad through scan: {}", scan.str()),
+        format!("grad through cond: {}", cond.str()),
+        format!("grad through fori_loop: {}", fori.str()),
+        format!("jvp through while_loop: {}", t.str()),
+    ])
 }

@@ -362,6 +362,37 @@ impl std::fmt::Display for crate::array::Array {
     }
 }
 
+impl crate::array::Array {
+    /// As Python prints `str(x)` (and `print(x)`) for a JAX array: NumPy's `str()` of its
+    /// values, `[3. 3. 3. 3.]`; a tracer as its `repr`.
+    ///
+    /// ```
+    /// use dtype_lattice_array::Array;
+    /// assert_eq!(Array::from_vec(vec![3.0f32, 3.0]).str(), "[3. 3.]");
+    /// assert_eq!(Array::scalar(2i32).str(), "2");
+    /// assert_eq!(Array::scalar(3.0f32).str(), "3.0");
+    /// assert_eq!(Array::scalar(true).str(), "True");
+    /// ```
+    pub fn str(&self) -> String {
+        if self.tracer().is_some() || self.dtype().kind() == Kind::Extended {
+            return self.to_string();
+        }
+        let text = array2string(
+            self.dtype(),
+            self.shape(),
+            &|i| self.scalar_at(i),
+            " ",
+            "",
+            "",
+        );
+        // A 0-d array prints as its scalar: Python's `3.0`, where the array form has `3.`.
+        if self.ndim() == 0 && text.ends_with('.') {
+            return format!("{text}0");
+        }
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

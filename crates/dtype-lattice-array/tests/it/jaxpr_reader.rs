@@ -559,6 +559,112 @@ fn the_control_flow_api_prints_as_jax_prints_it() {
 /// (and a cond branch), keeps its rule under `jvp` of the loop: the tangent is 3 per unit,
 /// never 2 (the rule travels in the body's `custom_jvp_call`), and under `vmap` of the loop
 /// `f` still computes 2x.
+#[allow(dead_code)]
+#[path = "../../examples/seed_notes.rs"]
+mod seed_notes;
+
+/// `examples/seed_notes`' control-flow section prints the lines.
+#[test]
+fn seed_notes_show_the_custom_rule_through_every_loop() {
+    use dtype_lattice_array::CustomJvp;
+    use dtype_lattice_array::numpy as jnp;
+    let f = CustomJvp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
+    );
+    let ones = jnp::ones(&[4], DType::Float32).unwrap();
+    let lines = seed_notes::custom_rule_through_loops(&f, &ones).unwrap();
+    assert_eq!(
+        lines,
+        [
+            "grad through scan: [3. 3. 3. 3.]",
+            "grad through cond: [3. 3. 3. 3.]",
+            "grad through fori_loop: [3. 3. 3. 3.]",
+            "jvp through while_loop: [3. 3. 3. 3.]",
+        ]
+    );
+}
+
+/// A `custom_vjp` function (f(x) = 2x whose backward pass says 3) called inside scan, cond
+/// and fori_loop keeps its rule under grad, jit of grad and vmap of grad.
+#[test]
+fn a_custom_vjp_inside_control_flow_keeps_its_backward_pass() {
+    use dtype_lattice_array::CustomVjp;
+    use dtype_lattice_array::interpreters::control;
+    use dtype_lattice_array::numpy as jnp;
+    let f = std::sync::Arc::new(CustomVjp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array| Ok((jnp::multiply(2.0, &x)?, ())),
+        |(), g: Array| jnp::multiply(3.0, &g),
+    ));
+    let ones = jnp::ones(&[4], DType::Float32).unwrap();
+    type Loop = Box<dyn Fn(Array) -> Result<Array, dtype_lattice::Error>>;
+    let (f1, f2, f3) = (f.clone(), f.clone(), f.clone());
+    let loops: Vec<(&str, Loop)> = vec![
+        (
+            "scan",
+            Box::new(move |x: Array| {
+                let (c, ys) = control::scan(
+                    |c: Array, x: Array| Ok((f1.call(&c)?, jnp::sin(&x)?)),
+                    &x,
+                    &x,
+                    None,
+                    true,
+                )?;
+                jnp::add(
+                    jnp::sum(&c, Default::default(), false)?,
+                    jnp::sum(&ys, Default::default(), false)?,
+                )
+            }),
+        ),
+        (
+            "cond",
+            Box::new(move |x: Array| {
+                let y = control::cond(
+                    &Array::scalar(true),
+                    |x: Array| f2.call(&x),
+                    |x: Array| Ok(x),
+                    &x,
+                )?;
+                jnp::sum(&y, Default::default(), false)
+            }),
+        ),
+        (
+            "fori_loop",
+            Box::new(move |x: Array| {
+                let (lo, hi) = (Array::python_scalar(0)?, Array::python_scalar(2)?);
+                let y = control::fori_loop(&lo, &hi, |_, c: Array| f3.call(&c), &x)?;
+                jnp::sum(&y, Default::default(), false)
+            }),
+        ),
+    ];
+    // d/dx: scan: 3 (the carry through f once per step, 4 steps: 3^4) plus cos(x); cond: 3;
+    // fori_loop (two steps): 9.
+    let cos1 = 1f32.cos();
+    let want = [81.0 + cos1, 3.0, 9.0];
+    for ((name, l), w) in loops.iter().zip(want) {
+        let g = grad(|x: Array| l(x), &ones).unwrap();
+        assert_eq!(g.to_vec::<f32>().unwrap(), [w; 4], "grad through {name}");
+        let g = jit(|x: Array| grad(|x: Array| l(x), &x))
+            .call(&ones)
+            .unwrap();
+        let g: Array = g;
+        assert_eq!(
+            g.to_vec::<f32>().unwrap(),
+            [w; 4],
+            "jit of grad through {name}"
+        );
+        let g: Array = vmap(|x: Array| grad(|x: Array| l(x), &x))
+            .call(&jnp::ones(&[2, 4], DType::Float32).unwrap())
+            .unwrap();
+        assert_eq!(
+            g.to_vec::<f32>().unwrap(),
+            [w; 8],
+            "vmap of grad through {name}"
+        );
+    }
+}
+
 #[test]
 fn a_custom_rule_inside_control_flow_keeps_its_meaning() {
     use dtype_lattice_array::CustomJvp;
