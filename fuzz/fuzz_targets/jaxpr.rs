@@ -6,7 +6,7 @@
 //! the reader agree), typecheck, and, when its inputs are small, evaluate on zeros (or on the
 //! archive's arrays, read with the jaxpr's declared dtypes) without panicking: an error is
 //! fine, a panic or a hang is not. The reader's limits (`MAX_TEXT`, `MAX_DEPTH`, `MAX_EQNS`,
-//! declared shapes) bound the work.
+//! declared shapes) bound the work, and a deadline the loops.
 #![no_main]
 
 use std::io::Cursor;
@@ -73,5 +73,7 @@ fuzz_target!(|data: &[u8]| {
             zeros
         }
     };
-    let _ = f.call(&args);
+    // A `while` whose predicate never fails runs forever (as in JAX): the deadline stops it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let _ = dtype_lattice_array::config::with_deadline(deadline, || f.call(&args));
 });

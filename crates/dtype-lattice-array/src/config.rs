@@ -28,6 +28,8 @@ pub fn semantics() -> crate::convert::Semantics {
 }
 
 thread_local! {
+    /// [`with_deadline`]'s deadline on this thread.
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
     /// [`with_rules`]'s override on this thread (JAX's `jax.enable_x64()` context managers).
     static SCOPED: std::cell::Cell<Option<Rules>> = const { std::cell::Cell::new(None) };
     /// The rules [`rules`] last read from [`CONFIG`] on this thread, with their generation.
@@ -110,4 +112,45 @@ pub(crate) fn default_int(rules: &Rules) -> DType {
 /// loops (the NumPy rules in force on this thread, [`semantics`]).
 pub(crate) fn on_xla() -> bool {
     semantics() == crate::convert::Semantics::Jax
+}
+
+/// Runs `f` with a deadline on this thread: a loop (`while`, `scan`, `fori_loop`) still
+/// iterating after `deadline` stops with an error instead of running on (a `while` whose
+/// predicate never fails would run forever, as it does in JAX). Nested calls keep the
+/// earlier deadline.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use dtype_lattice_array::{Array, config, interpreters::control, numpy as jnp};
+/// let forever = || control::while_loop(|x: Array| jnp::greater(&x, -1), |x: Array| jnp::add(&x, 1), &Array::scalar(0i32));
+/// let e = config::with_deadline(Instant::now() + Duration::from_millis(20), forever).unwrap_err();
+/// assert!(e.message().starts_with("the computation ran past its deadline"));
+/// ```
+pub fn with_deadline<R>(deadline: std::time::Instant, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::time::Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(self.0));
+        }
+    }
+    let previous = DEADLINE.with(std::cell::Cell::get);
+    let _restore = Restore(previous);
+    let deadline = previous.map_or(deadline, |p| p.min(deadline));
+    DEADLINE.with(|d| d.set(Some(deadline)));
+    f()
+}
+
+/// `Err` once [`with_deadline`]'s deadline has passed (the loops call it each iteration).
+///
+/// # Errors
+///
+/// A `RuntimeError` saying so.
+pub(crate) fn check_deadline() -> Result<(), dtype_lattice::Error> {
+    match DEADLINE.with(std::cell::Cell::get) {
+        Some(d) if std::time::Instant::now() > d => Err(dtype_lattice::Error::refused(
+            dtype_lattice::error::Exception::RuntimeError,
+            "the computation ran past its deadline (a loop that does not end?)",
+        )),
+        _ => Ok(()),
+    }
 }

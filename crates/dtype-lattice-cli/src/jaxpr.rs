@@ -45,6 +45,10 @@ pub(crate) struct JaxprArgs {
     /// Print the jaxpr read (with --apply: of the transformed function) instead of running it.
     #[arg(long)]
     print: bool,
+    /// Stop a loop still running after this many seconds (a `while` whose predicate never
+    /// fails runs forever in JAX): exit code 1. 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    timeout: f64,
 }
 
 /// A transformation of `--apply`.
@@ -285,7 +289,22 @@ fn wrap<'a>(f: Fun<'a>, t: &Transform) -> Fun<'a> {
 pub(crate) fn run(args: &JaxprArgs, stdin: &mut dyn Read, out: &mut impl Write) -> i32 {
     let json = args.json;
     let rules = Rules::jax().x64(args.x64);
-    let result = with_rules(rules, || execute(args, stdin));
+    if args.timeout.is_nan() || args.timeout < 0.0 {
+        let e = unusable(
+            "--timeout",
+            format!("{} is not a number of seconds", args.timeout),
+        );
+        return render::fail(out, &e, json);
+    }
+    let timeout = std::time::Duration::try_from_secs_f64(args.timeout)
+        .ok()
+        .filter(|d| !d.is_zero());
+    #[allow(clippy::redundant_closure)]
+    let mut run = || with_rules(rules, || execute(args, stdin));
+    let result = match timeout.and_then(|d| std::time::Instant::now().checked_add(d)) {
+        Some(deadline) => dtype_lattice_array::config::with_deadline(deadline, run),
+        None => run(),
+    };
     let written = match result {
         Err(e) => return render::fail(out, &e, json),
         Ok(Output::Text(t)) => writeln!(out, "{t}"),

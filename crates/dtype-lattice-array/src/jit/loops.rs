@@ -107,6 +107,7 @@ impl LoopPlan {
                 let fixed = cond_nconsts + body_nconsts;
                 let mut carry: Vec<Array> = ins[fixed..].iter().map(|&x| x.clone()).collect();
                 loop {
+                    crate::config::check_deadline()?;
                     let go = {
                         let args: SmallVec<[&Array; 8]> = ins[..*cond_nconsts]
                             .iter()
@@ -187,6 +188,7 @@ fn scan(
         })
         .collect();
     for step in 0..length {
+        crate::config::check_deadline()?;
         let i = if reverse { length - 1 - step } else { step };
         let rows: SmallVec<[Array; 4]> = xs
             .iter()

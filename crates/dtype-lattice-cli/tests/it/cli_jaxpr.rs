@@ -394,3 +394,32 @@ fn readme_jaxpr_examples_hold() {
     }
     assert_eq!(checked, 4);
 }
+
+/// A `while` whose predicate never fails (JAX runs it forever) stops at `--timeout` with exit
+/// code 1; a timeout that is not a number of seconds is unusable input (2).
+#[test]
+fn a_loop_that_does_not_end_stops_at_the_timeout() {
+    let text = "{ lambda ; . let\n    b:i32[] = while[\n      body_jaxpr={ lambda ; c:i32[]. let d:i32[] = add c 1:i32[] in (d,) }\n      body_nconsts=0\n      cond_jaxpr={ lambda ; e:i32[]. let f:bool[] = gt e -1:i32[] in (f,) }\n      cond_nconsts=0\n    ] 0:i32[]\n  in (b,) }";
+    for apply in [&[][..], &["--apply", "jit"][..]] {
+        let start = std::time::Instant::now();
+        let out = bin()
+            .args(["jaxpr", "-", "--timeout", "0.3"])
+            .args(apply)
+            .write_stdin(text)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{apply:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("RuntimeError: the computation ran past its deadline"),
+            "{err}"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    }
+    let out = bin()
+        .args(["jaxpr", "-", "--timeout", "-1"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -152,6 +152,7 @@ fn scan_impl(
     let num_ys = avals.len() - p.num_carry;
     let mut ys: Vec<Vec<Array>> = vec![Vec::with_capacity(p.length); num_ys];
     for step in 0..p.length {
+        crate::config::check_deadline()?;
         let i = if p.reverse { p.length - 1 - step } else { step };
         let mut args = consts.clone();
         args.append(&mut carry);

@@ -134,6 +134,7 @@ fn while_impl(
         .map(|&x| x.clone())
         .collect();
     loop {
+        crate::config::check_deadline()?;
         let args: Vec<Array> = cond_consts.iter().chain(&carry).cloned().collect();
         let pred = p.cond.call(&args)?.remove(0);
         let go: Vec<bool> = pred.to_vec()?;
