@@ -762,3 +762,30 @@ fn a_custom_rule_inside_control_flow_keeps_its_meaning() {
         );
     }
 }
+
+/// The README's control-flow listing is the module documentation's example (run by rustdoc):
+/// each of its lines, in order.
+#[test]
+fn the_readme_control_flow_listing_is_the_documented_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../../README.md")).unwrap();
+    let section = readme.split("## Control flow").nth(1).unwrap();
+    let listing = section
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .unwrap();
+    let doc = std::fs::read_to_string(root.join("src/interpreters/control/mod.rs")).unwrap();
+    let doc: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect();
+    let mut at = 0;
+    for line in listing.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match doc[at..].iter().position(|d| *d == line) {
+            Some(k) => at += k + 1,
+            None => panic!("README line not in the control module's example (in order): {line}"),
+        }
+    }
+}
