@@ -79,7 +79,7 @@ use crate::core::jaxpr::{ClosedJaxpr, Jaxpr};
 use crate::core::{Param, Params};
 
 pub use cond::{COND, cond, switch};
-pub use scan::{SCAN, map, scan};
+pub use scan::{SCAN, Scan, map, scan};
 pub use while_loop::{WHILE, fori_loop, while_loop};
 
 /// A body traced on `avals`: its jaxpr without constants (they lead its inputs), the values

@@ -614,6 +614,115 @@ where
     Y: Pytree,
     F: Fn(C, X) -> Result<(C, Y), Error>,
 {
+    let mut options = Scan::new().reverse(reverse);
+    if let Some(n) = length {
+        options = options.length(n);
+    }
+    options.call(f, init, xs)
+}
+
+/// How many steps a rolled iteration of the scan runs (`unroll`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unroll {
+    Steps(usize),
+    /// `unroll=True`: every step (`max(length, 1)`).
+    All,
+}
+
+/// `jax.lax.scan` with its keyword arguments (`length`, `reverse`, `unroll`), builder-style;
+/// [`scan`] is this with `unroll=1`. `unroll` is how many steps the compiled loop runs per
+/// iteration: the scan computes the same values whatever it is, and prints it.
+///
+/// ```
+/// use dtype_lattice_array::{Array, interpreters::control::Scan, make_jaxpr, numpy as jnp};
+/// let step = |c: Array, x: Array| Ok((jnp::add(&c, &x)?, jnp::multiply(&c, &x)?));
+/// let xs = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0]);
+/// let (c, ys): (Array, Array) = Scan::new().unroll(2).call(step, &Array::scalar(1.0f32), &xs)?;
+/// assert_eq!((c.to_vec::<f32>()?, ys.to_vec::<f32>()?), (vec![11.0], vec![1.0, 4.0, 12.0, 28.0]));
+/// let j = make_jaxpr(|xs: Array| Scan::new().unroll_all().call(step, &Array::scalar(1.0f32), &xs), &xs)?;
+/// assert!(j.to_string().contains("unroll=4"));
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    length: Option<usize>,
+    reverse: bool,
+    unroll: Unroll,
+}
+
+impl Default for Scan {
+    fn default() -> Scan {
+        Scan::new()
+    }
+}
+
+impl Scan {
+    /// JAX's defaults: the length of `xs`, forwards, `unroll=1`.
+    pub fn new() -> Scan {
+        Scan {
+            length: None,
+            reverse: false,
+            unroll: Unroll::Steps(1),
+        }
+    }
+
+    /// `length`: the number of steps (required when `xs` has no leaves).
+    #[must_use]
+    pub fn length(self, length: usize) -> Scan {
+        Scan {
+            length: Some(length),
+            ..self
+        }
+    }
+
+    /// `reverse`: scan from the end of `xs` (the outputs stay in `xs`' order).
+    #[must_use]
+    pub fn reverse(self, reverse: bool) -> Scan {
+        Scan { reverse, ..self }
+    }
+
+    /// `unroll=n`: `n` steps per iteration of the compiled loop.
+    #[must_use]
+    pub fn unroll(self, steps: usize) -> Scan {
+        Scan {
+            unroll: Unroll::Steps(steps),
+            ..self
+        }
+    }
+
+    /// `unroll=True`: the whole loop unrolled.
+    #[must_use]
+    pub fn unroll_all(self) -> Scan {
+        Scan {
+            unroll: Unroll::All,
+            ..self
+        }
+    }
+
+    /// `jax.lax.scan(f, init, xs, **options)`: as [`scan`].
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`].
+    pub fn call<C, X, Y, F>(&self, f: F, init: &C, xs: &X) -> Result<(C, Y), Error>
+    where
+        C: Pytree,
+        X: Pytree,
+        Y: Pytree,
+        F: Fn(C, X) -> Result<(C, Y), Error>,
+    {
+        scan_impl_api(f, init, xs, self)
+    }
+}
+
+fn scan_impl_api<C, X, Y, F>(f: F, init: &C, xs: &X, options: &Scan) -> Result<(C, Y), Error>
+where
+    C: Pytree,
+    X: Pytree,
+    Y: Pytree,
+    F: Fn(C, X) -> Result<(C, Y), Error>,
+{
+    let (length, reverse) = (options.length, options.reverse);
     let xs_leaves = xs.leaves();
     let length = scan_length(&xs_leaves, length)?;
     let x_avals: Vec<ShapedArray> = xs_leaves
@@ -656,7 +765,13 @@ where
         .with("num_carry", Param::Int(n_carry as i64))
         .with("num_consts", Param::Int(body.consts.len() as i64))
         .with("reverse", Param::Bool(reverse))
-        .with("unroll", Param::Int(1));
+        .with(
+            "unroll",
+            Param::Int(match options.unroll {
+                Unroll::Steps(n) => n as i64,
+                Unroll::All => length.max(1) as i64,
+            }),
+        );
     let inputs: Vec<&Array> = body
         .consts
         .iter()
