@@ -884,3 +884,33 @@ fn grad_vmap_and_jit_compose_through_loops_in_every_order() {
     }
     assert!(checked >= 8, "{checked}");
 }
+
+/// A weakly typed initial carry (Python's `0.`) that the body turns into bfloat16 is promoted
+/// before the carry types are checked, as JAX does: the loops return bfloat16 3.
+#[test]
+fn a_weak_initial_carry_is_promoted_before_the_type_check() {
+    use dtype_lattice_array::interpreters::control;
+    use dtype_lattice_array::numpy as jnp;
+    let zero = Array::python_scalar(0.0).unwrap();
+    let xs = jnp::ones(&[3], DType::BFloat16).unwrap();
+    let (c, ()) = control::scan(
+        |c: Array, x: Array| Ok((jnp::add(&c, &x)?, ())),
+        &zero,
+        &xs,
+        None,
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        (c.dtype(), c.to_string()),
+        (DType::BFloat16, "Array(3, dtype=bfloat16)".into())
+    );
+    let one = Array::scalar(half::bf16::from_f32(1.0));
+    let w = control::while_loop(
+        |c: Array| jnp::less(&c, 3),
+        |c: Array| jnp::add(&c, &one),
+        &zero,
+    )
+    .unwrap();
+    assert_eq!(w.to_string(), "Array(3, dtype=bfloat16)");
+}
