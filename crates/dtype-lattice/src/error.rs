@@ -78,6 +78,8 @@ exceptions! {
     NotImplementedError,
     /// Python's `KeyError`.
     KeyError,
+    /// Python's `IndexError` (JAX's indexing of a 0-dimensional array).
+    IndexError,
     /// Python's `RuntimeError` (PyTorch's c10 errors).
     RuntimeError,
     /// Python's `AttributeError`.

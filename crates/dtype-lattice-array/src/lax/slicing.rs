@@ -282,6 +282,7 @@ pub static DYNAMIC_SLICE: Primitive = Primitive::new(
     dynamic_slice_impl,
 )
 .jvp(dynamic_slice_jvp)
+.transpose(dynamic_slice_transpose)
 .batch(dynamic_slice_batch)
 .takes_float0();
 
@@ -372,6 +373,8 @@ fn dus_impl(
 /// The `dynamic_update_slice` primitive.
 pub static DYNAMIC_UPDATE_SLICE: Primitive =
     Primitive::new("dynamic_update_slice", None, dus_shape_rule, dus_impl)
+        .jvp(dus_jvp)
+        .transpose(dus_transpose)
         .batch(dynamic_update_slice_batch)
         .takes_float0();
 
@@ -613,6 +616,100 @@ fn dynamic_slice_jvp(
     let mut first = tangents.to_vec();
     first.iter_mut().skip(1).for_each(|t| *t = None);
     ad::linear_jvp(prim, primals, &first, params)
+}
+
+/// The start indices of a dynamic slice or update, known (integers are never linear).
+fn known_indices(ins: &[Lin]) -> Result<Vec<Array>, Error> {
+    ins.iter()
+        .map(|l| match l {
+            Lin::Known(x) => Ok(x.clone()),
+            Lin::Linear(_) => Err(crate::core::nonlinear()),
+        })
+        .collect()
+}
+
+/// `dynamic_slice` transposed (JAX's `_dynamic_slice_transpose_rule`): the cotangent written
+/// into zeros of the operand's shape at the start indices.
+fn dynamic_slice_transpose(
+    _: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    _: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let idx = known_indices(&ins[1..])?;
+    ad::transpose_first(cts, ins, |ct, a0| {
+        let zeros = ops::zeros(a0)?;
+        let mut operands = vec![&zeros, &ct];
+        operands.extend(&idx);
+        bind1(&super::DYNAMIC_UPDATE_SLICE, &operands, &Params::new())
+    })
+}
+
+/// `dynamic_update_slice`: linear in the operand and the update jointly (JAX's
+/// `_dynamic_update_slice_jvp`): the tangents written the same way, a zero one instantiated;
+/// the start indices are integers.
+fn dus_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let out = ad::primal_out(prim, primals, params)?;
+    let (operand, update) = (
+        tangents.first().cloned().flatten(),
+        tangents.get(1).cloned().flatten(),
+    );
+    if operand.is_none() && update.is_none() {
+        return Ok((out, vec![None]));
+    }
+    let operand = match operand {
+        Some(t) => t,
+        None => ops::zeros_like(&primals[0])?,
+    };
+    let update = match update {
+        Some(t) => t,
+        None => ops::zeros_like(&primals[1])?,
+    };
+    let mut ins: Vec<&Array> = vec![&operand, &update];
+    ins.extend(&primals[2..]);
+    let t = bind1(prim, &ins, params)?;
+    Ok((out, vec![Some(t)]))
+}
+
+/// `dynamic_update_slice` transposed (JAX's `_dynamic_update_slice_transpose_rule`): the
+/// operand's cotangent is the output's with zeros where the update went, the update's is the
+/// output's slice there.
+fn dus_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let idx = known_indices(&ins[2..])?;
+    let update = ins[1].aval();
+    let operand_t = if ins[0].is_linear() {
+        let zeros = ops::zeros(&ShapedArray::new(update.shape(), ct.dtype(), false))?;
+        let mut operands = vec![&ct, &zeros];
+        operands.extend(&idx);
+        Some(bind1(prim, &operands, params)?)
+    } else {
+        None
+    };
+    let update_t = if ins[1].is_linear() {
+        let mut operands = vec![&ct];
+        operands.extend(&idx);
+        let sizes = update.shape().iter().map(|&d| d as i64).collect();
+        let p = Params::new().with("slice_sizes", Param::Ints(sizes));
+        Some(bind1(&super::DYNAMIC_SLICE, &operands, &p)?)
+    } else {
+        None
+    };
+    let mut out = vec![operand_t, update_t];
+    out.extend(std::iter::repeat_n(None, idx.len()));
+    Ok(out)
 }
 
 /// `pad`: linear in its operand and its padding value jointly (JAX's `deflinear2`): the

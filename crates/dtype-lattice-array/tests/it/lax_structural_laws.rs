@@ -3,7 +3,10 @@
 //! dimension and concatenating the halves gives it back; padding then slicing the padding off
 //! gives it back; an integer sum over all axes does not depend on how the axes are split;
 //! `dot_general`'s result shape is batch, then lhs free, then rhs free. And no parameters,
-//! however wrong or extreme, make a primitive panic: it answers or refuses.
+//! however wrong or extreme, make a primitive panic: it answers or refuses. `dynamic_slice`
+//! and `dynamic_update_slice` are linear: their JVPs apply them to the tangents, and their
+//! transposes are the JVPs' adjoints (`<ct, f(t)> = <f^T(ct), t>`), start indices clamped
+//! alike.
 
 use dtype_lattice_array::Array;
 use dtype_lattice_array::core::{self, Param, Params};
@@ -171,4 +174,66 @@ fn arb_int() -> impl Strategy<Value = i64> {
         1 => Just(i64::MAX),
         1 => Just(1i64 << 40),
     ]
+}
+
+/// `sum(a * b)` over every element, in float64.
+fn inner(a: &Array, b: &Array) -> f64 {
+    let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum()
+}
+
+#[test]
+fn dynamic_slice_and_update_are_linear_with_adjoint_transposes() {
+    use dtype_lattice_array::{jvp, vjp};
+    let grid = |shape: &[usize], f: fn(f32) -> f32| {
+        let n: usize = shape.iter().product();
+        Array::from_shape_vec(shape, (0..n).map(|i| f(i as f32)).collect()).unwrap()
+    };
+    let x = grid(&[4, 3], |i| i - 5.0);
+    let tx = grid(&[4, 3], |i| (i * 7.0) % 5.0 - 2.0);
+    let u = grid(&[2, 3], |i| 10.0 + i);
+    let tu = grid(&[2, 3], |i| 3.0 - i);
+    let ct_slice = grid(&[2, 3], |i| i * 0.5 - 1.0);
+    let ct_update = grid(&[4, 3], |i| 2.0 - i * 0.25);
+    // In range, and past the end (clamped to the last start that fits).
+    for start in [1i32, 3, -2] {
+        let (i, j) = (Array::scalar(start), Array::scalar(0i32));
+        let ds = |x: Array| {
+            let p = Params::new().with("slice_sizes", ints(&[2, 3]));
+            Ok(bind("dynamic_slice", &[&x, &i, &j], p))
+        };
+        let dus = |(x, u): (Array, Array)| {
+            Ok(bind(
+                "dynamic_update_slice",
+                &[&x, &u, &i, &j],
+                Params::new(),
+            ))
+        };
+        let (_, t) = jvp(ds, &x, &tx).unwrap();
+        assert_eq!(
+            t.to_vec::<f32>().unwrap(),
+            ds(tx.clone()).unwrap().to_vec::<f32>().unwrap()
+        );
+        let (_, pullback) = vjp(ds, &x).unwrap();
+        let back = pullback(&ct_slice).unwrap();
+        assert_eq!(
+            inner(&ct_slice, &t),
+            inner(&back, &tx),
+            "dynamic_slice at {start}"
+        );
+
+        let (_, t) = jvp(dus, &(x.clone(), u.clone()), &(tx.clone(), tu.clone())).unwrap();
+        let want = dus((tx.clone(), tu.clone())).unwrap();
+        assert_eq!(t.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+        let (_, pullback) = vjp(dus, &(x.clone(), u.clone())).unwrap();
+        let (bx, bu) = pullback(&ct_update).unwrap();
+        assert_eq!(
+            inner(&ct_update, &t),
+            inner(&bx, &tx) + inner(&bu, &tu),
+            "dynamic_update_slice at {start}"
+        );
+    }
 }

@@ -22,6 +22,7 @@ mod npy_files;
 mod numpy_builtin_loops;
 mod numpy_functions;
 mod numpy_ml_dtypes;
+mod odeint;
 mod primitives;
 mod random_arrays;
 mod random_arrays_laws;

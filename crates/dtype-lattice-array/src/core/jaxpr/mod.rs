@@ -281,6 +281,27 @@ impl ClosedJaxpr {
                 ),
             ));
         }
+        self.eval(args)
+    }
+
+    /// JAX's `core.eval_jaxpr`: the jaxpr evaluated on `args` without checking their types
+    /// against its inputs' (each primitive checks its own operands), binding each equation
+    /// under the current trace.
+    pub(crate) fn eval(&self, args: &[Array]) -> Result<Vec<Array>, Error> {
+        let j = &self.jaxpr;
+        if self.consts.len() != j.constvars.len() || args.len() != j.invars.len() {
+            return Err(Error::refused(
+                Exception::TypeError,
+                format!(
+                    "the jaxpr takes {} constants and {} arguments, {} and {} were given \
+                     (ClosedJaxpr::with_consts gives the constants)",
+                    j.constvars.len(),
+                    j.invars.len(),
+                    self.consts.len(),
+                    args.len()
+                ),
+            ));
+        }
         let mut env: HashMap<u32, Array> = HashMap::new();
         for (v, x) in j.constvars.iter().zip(&self.consts) {
             env.insert(v.id, x.clone());
