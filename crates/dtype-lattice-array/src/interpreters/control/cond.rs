@@ -323,16 +323,7 @@ fn cond_partial_eval(
         &unknown_in,
         &Params::new().with("branches", Param::Jaxprs(unknown_branches)),
     )?;
-    let (mut k, mut u) = (known_out[..n_known].iter(), unknown_out.iter());
-    out_uk
-        .iter()
-        .map(|&is_uk| if is_uk { u.next() } else { k.next() })
-        .map(|x| {
-            x.cloned().ok_or_else(|| {
-                Error::refused(Exception::TypeError, "cond partial eval lost an output")
-            })
-        })
-        .collect()
+    super::merge_split(&out_uk, &known_out[..n_known], &unknown_out, "cond")
 }
 
 /// JAX's `_cond_transpose`: each branch transposed in the linear operands (the known ones,
@@ -371,33 +362,7 @@ fn cond_transpose(
             let (j, _) = crate::interpreters::stage::trace_avals(
                 |leaves: Vec<Array>| -> Result<(Vec<Array>, ()), Error> {
                     let (known, cts) = leaves.split_at(n_known);
-                    let mut jaxpr = b.jaxpr.clone();
-                    let mut consts = b.consts.clone();
-                    let mut known = known.iter();
-                    let mut lin_vars = Vec::new();
-                    for (v, &l) in jaxpr.invars.iter().zip(&linear) {
-                        if l {
-                            lin_vars.push(v.clone());
-                        } else if let Some(x) = known.next() {
-                            jaxpr.constvars.push(v.clone());
-                            consts.push(x.clone());
-                        }
-                    }
-                    jaxpr.invars = lin_vars;
-                    let closed = ClosedJaxpr { jaxpr, consts };
-                    let in_cts = crate::interpreters::vjp::backward_pass(
-                        &closed,
-                        cts.iter().cloned().map(Some).collect(),
-                    )?;
-                    let lin_avals = ops.iter().filter(|l| l.is_linear()).map(Lin::aval);
-                    let result = in_cts
-                        .into_iter()
-                        .zip(lin_avals)
-                        .map(|(c, a)| match c {
-                            Some(c) => Ok(c),
-                            None => crate::interpreters::jvp::tangent_zeros(a),
-                        })
-                        .collect::<Result<Vec<_>, Error>>()?;
+                    let result = super::transpose_body(b, &linear, known, cts)?;
                     Ok((result, ()))
                 },
                 &avals,

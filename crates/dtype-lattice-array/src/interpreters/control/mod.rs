@@ -502,3 +502,62 @@ pub(crate) fn scatter_flagged(flags: &[bool], values: &[Array]) -> Vec<Option<Ar
         .map(|&f| if f { it.next().cloned() } else { None })
         .collect()
 }
+
+/// The outputs of a split loop in order: the unknown part's where `unknown` is set, the known
+/// part's elsewhere.
+pub(crate) fn merge_split(
+    unknown: &[bool],
+    known_out: &[Array],
+    unknown_out: &[Array],
+    what: &str,
+) -> Result<crate::core::Outputs, Error> {
+    let (mut k, mut u) = (known_out.iter(), unknown_out.iter());
+    unknown
+        .iter()
+        .map(|&is_uk| if is_uk { u.next() } else { k.next() })
+        .map(|x| {
+            x.cloned().ok_or_else(|| {
+                Error::refused(
+                    Exception::TypeError,
+                    format!("{what} partial eval lost an output"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A body transposed (the transpose rules' common step): `j` with its inputs where `linear`
+/// is unset fixed to `known` (in order) as constants, run backwards from the outputs'
+/// cotangents `cts`; the linear inputs' cotangents, zeros where none reaches them.
+pub(crate) fn transpose_body(
+    j: &ClosedJaxpr,
+    linear: &[bool],
+    known: &[Array],
+    cts: &[Array],
+) -> Result<Vec<Array>, Error> {
+    let mut jaxpr = j.jaxpr.clone();
+    let mut consts = j.consts.clone();
+    let mut known = known.iter();
+    let mut lin_vars = Vec::new();
+    let mut lin_avals = Vec::new();
+    for (v, &l) in jaxpr.invars.iter().zip(linear) {
+        if l {
+            lin_vars.push(v.clone());
+            lin_avals.push(v.aval().clone());
+        } else if let Some(x) = known.next() {
+            jaxpr.constvars.push(v.clone());
+            consts.push(x.clone());
+        }
+    }
+    jaxpr.invars = lin_vars;
+    let closed = ClosedJaxpr { jaxpr, consts };
+    let in_cts = super::vjp::backward_pass(&closed, cts.iter().cloned().map(Some).collect())?;
+    in_cts
+        .into_iter()
+        .zip(&lin_avals)
+        .map(|(c, a)| match c {
+            Some(c) => Ok(c),
+            None => super::jvp::tangent_zeros(a),
+        })
+        .collect()
+}

@@ -397,16 +397,7 @@ fn scan_partial_eval(
             Param::Int(count(&unknown_idx, nc..fixed) as i64),
         );
     let unknown_out = pe.stage(&SCAN, &ins, &unknown_params)?;
-    let (mut k, mut u) = (known_out.into_iter(), unknown_out.into_iter());
-    out_uk
-        .iter()
-        .map(|&is_uk| if is_uk { u.next() } else { k.next() })
-        .map(|x| {
-            x.ok_or_else(|| {
-                Error::refused(Exception::TypeError, "scan partial eval lost an output")
-            })
-        })
-        .collect()
+    super::merge_split(&out_uk, &known_out, &unknown_out, "scan")
 }
 
 /// JAX's `_scan_transpose`: the cotangents of a scan linear in its carries, some constants
@@ -480,39 +471,11 @@ fn scan_transpose(
             let (acc, rest) = rest.split_at(nlc);
             let (ct_carry, rest) = rest.split_at(ncarry);
             let (ct_ys, kxs) = rest.split_at(nys);
-            // The body with its known operands as constants, transposed.
-            let mut jaxpr = body.jaxpr.clone();
-            let mut consts = body.consts.clone();
-            let mut known_vals = kc.iter().chain(kxs);
-            let mut lin_vars = Vec::new();
-            let mut const_vars = Vec::new();
-            for (i, v) in jaxpr.invars.iter().enumerate() {
-                if linear[i] {
-                    lin_vars.push(v.clone());
-                } else if let Some(x) = known_vals.next() {
-                    const_vars.push(v.clone());
-                    consts.push(x.clone());
-                }
-            }
-            jaxpr.constvars.extend(const_vars);
-            jaxpr.invars = lin_vars;
-            let closed = ClosedJaxpr { jaxpr, consts };
-            let out_cts: Vec<Option<Array>> =
-                ct_carry.iter().chain(ct_ys).cloned().map(Some).collect();
-            let in_cts = crate::interpreters::vjp::backward_pass(&closed, out_cts)?;
-            // in_cts: per linear input, in order [linear consts, carries, linear xs].
-            let lin_avals: Vec<&ShapedArray> = (0..body_in.len())
-                .filter(|&i| linear[i])
-                .map(|i| &body_in[i])
-                .collect();
-            let mut cts: Vec<Array> = in_cts
-                .into_iter()
-                .zip(lin_avals)
-                .map(|(c, a)| match c {
-                    Some(c) => Ok(c),
-                    None => zero(a),
-                })
-                .collect::<Result<_, Error>>()?;
+            // The body with its known operands as constants, transposed: cotangents of
+            // [linear consts, carries, linear xs].
+            let known: Vec<Array> = kc.iter().chain(kxs).cloned().collect();
+            let outs: Vec<Array> = ct_carry.iter().chain(ct_ys).cloned().collect();
+            let mut cts = super::transpose_body(&body, &linear, &known, &outs)?;
             for (c, a) in cts.iter_mut().zip(acc) {
                 *c = crate::lax::ops::add_any(a, c)?;
             }
