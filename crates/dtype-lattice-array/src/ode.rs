@@ -116,7 +116,7 @@ impl Options {
 /// of different dtypes promoted to a common one); `args` holds the values the dynamics depend
 /// on that are to be differentiated. The solve is a `scan` of `while_loop`s (so it runs under
 /// [`jit`](crate::jit()) and [`vmap`](crate::vmap)), and a custom-VJP function of `(y0, ts,
-/// args)`: [`grad`](crate::grad) and [`vjp`](crate::vjp) integrate the adjoint system
+/// args)`: [`grad`](crate::grad) and [`vjp`] integrate the adjoint system
 /// backward; forward-mode differentiation ([`jvp`](crate::jvp)) is refused, as JAX refuses
 /// it. `func` is traced once into a jaxpr (JAX's `closure_convert`): the values of an
 /// enclosing transformation it captures are differentiated too, as if they were in `args`.
