@@ -96,10 +96,7 @@ fn main() -> Result<(), Error> {
 
     // Custom derivatives: f(x) = 2x whose derivative is declared to be 3.
     section("custom_jvp: f(x) = 2x with a custom derivative of 3");
-    let f = CustomJvp::new(
-        |x: Array| jnp::multiply(2.0, &x),
-        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
-    );
+    let f = note_f();
     println!("f(1.) = {}", f.call(&Array::scalar(1.0f32))?);
     println!(
         "grad(f)(1.) = {}",
@@ -131,53 +128,74 @@ fn main() -> Result<(), Error> {
     Ok(())
 }
 
-/// For each loop, one line: the tangent (`jvp`) or gradient of the loop calling `f` once over
-/// `x`; the custom derivative 3 survives, never 2.
+/// The custom-derivatives note's `f(x) = 2x`, whose derivative is declared to be 3.
+pub fn note_f() -> CustomJvp<Array, Array> {
+    CustomJvp::new(
+        |x: Array| jnp::multiply(2.0, &x),
+        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
+    )
+}
+
+/// A function of `x` through one loop.
+pub type Loop<'a> = Box<dyn Fn(Array) -> Result<Array, Error> + 'a>;
+
+/// `f` called once in the body of each loop over `x`: `scan` (one step), `cond` (the true
+/// branch), `fori_loop` (bounds 0 and 1: a scan) and `while_loop` (one trip), by name.
+pub fn through_loops(f: &CustomJvp<Array, Array>) -> Vec<(&'static str, Loop<'_>)> {
+    use dtype_lattice_array::interpreters::control;
+    vec![
+        (
+            "scan",
+            Box::new(move |x: Array| {
+                let body = |c: Array, ()| Ok((f.call(&c)?, ()));
+                let (c, ()) = control::scan(body, &x, &(), Some(1), false)?;
+                Ok(c)
+            }),
+        ),
+        (
+            "cond",
+            Box::new(move |x: Array| {
+                control::cond(&Array::scalar(true), |x: Array| f.call(&x), Ok, &x)
+            }),
+        ),
+        (
+            "fori_loop",
+            Box::new(move |x: Array| {
+                let (lo, hi) = (Array::python_scalar(0)?, Array::python_scalar(1)?);
+                control::fori_loop(&lo, &hi, |_, c: Array| f.call(&c), &x)
+            }),
+        ),
+        (
+            "while_loop",
+            Box::new(move |x: Array| {
+                let (_, y) = control::while_loop(
+                    |(i, _): (Array, Array)| jnp::less(&i, 1),
+                    |(i, c): (Array, Array)| Ok((jnp::add(&i, 1)?, f.call(&c)?)),
+                    &(Array::scalar(0i32), x),
+                )?;
+                Ok(y)
+            }),
+        ),
+    ]
+}
+
+/// For each loop, one line: the gradient of the loop calling `f` once over `x` (for
+/// `while_loop`, which reverse mode refuses, the tangent); the custom derivative 3 survives,
+/// never 2.
 pub fn custom_rule_through_loops(
     f: &CustomJvp<Array, Array>,
     x: &Array,
 ) -> Result<Vec<String>, Error> {
-    use dtype_lattice_array::interpreters::control;
     use dtype_lattice_array::jvp;
-    let sum = |y: Array| jnp::sum(&y, Axes::All, false);
-    let through_scan = |x: Array| -> Result<Array, Error> {
-        let (c, ()) = control::scan(
-            |c: Array, ()| Ok((f.call(&c)?, ())),
-            &x,
-            &(),
-            Some(1),
-            false,
-        )?;
-        Ok(c)
-    };
-    let through_cond = |x: Array| {
-        control::cond(
-            &Array::scalar(true),
-            |x: Array| f.call(&x),
-            |x: Array| Ok(x),
-            &x,
-        )
-    };
-    let through_fori = |x: Array| {
-        let (lo, hi) = (Array::python_scalar(0)?, Array::python_scalar(1)?);
-        control::fori_loop(&lo, &hi, |_, c: Array| f.call(&c), &x)
-    };
-    let through_while = |x: Array| -> Result<Array, Error> {
-        let (_, y) = control::while_loop(
-            |(i, _): (Array, Array)| jnp::less(&i, 1),
-            |(i, c): (Array, Array)| Ok((jnp::add(&i, 1)?, f.call(&c)?)),
-            &(Array::scalar(0i32), x),
-        )?;
-        Ok(y)
-    };
-    let scan = grad(|x: Array| sum(through_scan(x)?), x)?;
-    let cond = grad(|x: Array| sum(through_cond(x)?), x)?;
-    let fori = grad(|x: Array| sum(through_fori(x)?), x)?;
-    let (_, t): (Array, Array) = jvp(through_while, x, x)?;
-    Ok(vec![
-        format!("grad through scan: {}", scan.str()),
-        format!("grad through cond: {}", cond.str()),
-        format!("grad through fori_loop: {}", fori.str()),
-        format!("jvp through while_loop: {}", t.str()),
-    ])
+    through_loops(f)
+        .into_iter()
+        .map(|(name, l)| {
+            if name == "while_loop" {
+                let (_, t): (Array, Array) = jvp(&l, x, x)?;
+                return Ok(format!("jvp through {name}: {}", t.str()));
+            }
+            let g = grad(|x: Array| jnp::sum(l(x)?, Axes::All, false), x)?;
+            Ok(format!("grad through {name}: {}", g.str()))
+        })
+        .collect()
 }

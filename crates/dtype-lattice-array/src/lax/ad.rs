@@ -103,14 +103,29 @@ pub(crate) fn multilinear_from(
     params: &Params,
     first: usize,
 ) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    multilinear_in(prim, primals, tangents, params, first..primals.len())
+}
+
+/// [`multilinear_jvp`] in the operands of `linear` (the others constant: `select_n`'s
+/// `which`, `dynamic_update_slice`'s start indices).
+pub(crate) fn multilinear_in(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+    linear: std::ops::Range<usize>,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
     let out = primal_out(prim, primals, params)?;
-    let mut ins: Vec<Array> = primals[..first].to_vec();
-    for (p, t) in primals.iter().zip(tangents).skip(first) {
-        ins.push(match t {
-            Some(t) => t.clone(),
-            None => lax::zeros_like(p)?,
-        });
-    }
+    let ins = primals
+        .iter()
+        .zip(tangents)
+        .enumerate()
+        .map(|(i, (p, t))| match t {
+            Some(t) if linear.contains(&i) => Ok(t.clone()),
+            None if linear.contains(&i) => lax::zeros_like(p),
+            _ => Ok(p.clone()),
+        })
+        .collect::<Result<Vec<Array>, Error>>()?;
     let refs: Vec<&Array> = ins.iter().collect();
     let t = bind(prim, &refs, params)?[0].clone();
     Ok((out, vec![Some(t)]))

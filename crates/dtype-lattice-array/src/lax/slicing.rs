@@ -654,26 +654,10 @@ fn dus_jvp(
     tangents: &[Option<Array>],
     params: &Params,
 ) -> Result<(Outputs, Vec<Option<Array>>), Error> {
-    let out = ad::primal_out(prim, primals, params)?;
-    let (operand, update) = (
-        tangents.first().cloned().flatten(),
-        tangents.get(1).cloned().flatten(),
-    );
-    if operand.is_none() && update.is_none() {
-        return Ok((out, vec![None]));
+    if tangents.iter().take(2).all(Option::is_none) {
+        return Ok((ad::primal_out(prim, primals, params)?, vec![None]));
     }
-    let operand = match operand {
-        Some(t) => t,
-        None => ops::zeros_like(&primals[0])?,
-    };
-    let update = match update {
-        Some(t) => t,
-        None => ops::zeros_like(&primals[1])?,
-    };
-    let mut ins: Vec<&Array> = vec![&operand, &update];
-    ins.extend(&primals[2..]);
-    let t = bind1(prim, &ins, params)?;
-    Ok((out, vec![Some(t)]))
+    ad::multilinear_in(prim, primals, tangents, params, 0..2)
 }
 
 /// `dynamic_update_slice` transposed (JAX's `_dynamic_update_slice_transpose_rule`): the

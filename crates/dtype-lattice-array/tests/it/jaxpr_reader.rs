@@ -566,14 +566,9 @@ mod seed_notes;
 /// `examples/seed_notes`' control-flow section prints the lines.
 #[test]
 fn seed_notes_show_the_custom_rule_through_every_loop() {
-    use dtype_lattice_array::CustomJvp;
     use dtype_lattice_array::numpy as jnp;
-    let f = CustomJvp::new(
-        |x: Array| jnp::multiply(2.0, &x),
-        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
-    );
     let ones = jnp::ones(&[4], DType::Float32).unwrap();
-    let lines = seed_notes::custom_rule_through_loops(&f, &ones).unwrap();
+    let lines = seed_notes::custom_rule_through_loops(&seed_notes::note_f(), &ones).unwrap();
     assert_eq!(
         lines,
         [
@@ -667,59 +662,10 @@ fn a_custom_vjp_inside_control_flow_keeps_its_backward_pass() {
 
 #[test]
 fn a_custom_rule_inside_control_flow_keeps_its_meaning() {
-    use dtype_lattice_array::CustomJvp;
-    use dtype_lattice_array::interpreters::control;
     use dtype_lattice_array::numpy as jnp;
-    let f = std::sync::Arc::new(CustomJvp::new(
-        |x: Array| jnp::multiply(2.0, &x),
-        |x: Array, t: Array| Ok((jnp::multiply(2.0, &x)?, jnp::multiply(3.0, &t)?)),
-    ));
+    let f = seed_notes::note_f();
     let ones = jnp::ones(&[4], DType::Float32).unwrap();
-    type Loop = Box<dyn Fn(Array) -> Result<Array, dtype_lattice::Error>>;
-    let loops: Vec<(&str, Loop)> = vec![
-        ("scan", {
-            let f = f.clone();
-            Box::new(move |x: Array| {
-                let (c, ()) = control::scan(
-                    |c: Array, ()| Ok((f.call(&c)?, ())),
-                    &x,
-                    &(),
-                    Some(1),
-                    false,
-                )?;
-                Ok(c)
-            })
-        }),
-        ("cond", {
-            let f = f.clone();
-            Box::new(move |x: Array| {
-                control::cond(
-                    &Array::scalar(true),
-                    |x: Array| f.call(&x),
-                    |x: Array| Ok(x),
-                    &x,
-                )
-            })
-        }),
-        ("fori_loop", {
-            let f = f.clone();
-            Box::new(move |x: Array| {
-                let (lo, hi) = (Array::python_scalar(0)?, Array::python_scalar(1)?);
-                control::fori_loop(&lo, &hi, |_, c: Array| f.call(&c), &x)
-            })
-        }),
-        ("while_loop", {
-            let f = f.clone();
-            Box::new(move |x: Array| {
-                let (_, y) = control::while_loop(
-                    |(i, _): (Array, Array)| jnp::less(&i, 1),
-                    |(i, c): (Array, Array)| Ok((jnp::add(&i, 1)?, f.call(&c)?)),
-                    &(Array::scalar(0i32), x),
-                )?;
-                Ok(y)
-            })
-        }),
-    ];
+    let loops = seed_notes::through_loops(&f);
     for (name, l) in &loops {
         let (y, t) = jvp(|x: Array| l(x), &ones, &ones).unwrap();
         assert_eq!(y.to_vec::<f32>().unwrap(), [2.0; 4], "{name}");
