@@ -37,11 +37,11 @@
 //!   as StableHLO expands a complex `exp`: `(eᵃ·cos b, eᵃ·sin b)`, the imaginary part 0 where
 //!   `b` is, `(e^(a/2)·cos b)·e^(a/2)` & co. where `eᵃ` overflows, subnormal operands and
 //!   products flushed to zero as XLA's CPU code does.
-//! - tanh is XLA's CPU approximation (Eigen's rational function): in float32 it is exactly
-//!   ±1 from |x| ≥ 7.998812 on (where the correctly rounded result is 1 − 4 ulps) and `x` below
-//!   4·10⁻⁴; in float64 its argument is clamped to ±17.714196154005176 (a constant result
-//!   of 1 − 7 ulps up to 20) and it is ±1 from 20 on. In between, the correctly rounded
-//!   result stands for the rational function (within 2 ulps but near the float32 clamp).
+//! - tanh is XLA's CPU approximation, Eigen's rational function ([`super::xla_math`]), bit for
+//!   bit in float32 and float64 (float16 and bfloat16: its float32 result rounded once). It
+//!   differs from the correctly rounded tanh by an ulp or two in about two arguments of three;
+//!   in float32 it is exactly ±1 from |x| ≥ 7.998812 on (its argument clamp) and `x` below
+//!   4·10⁻⁴; in float64 its argument is clamped to ±17.714196154005176 and it is ±1 from 20 on.
 
 use num_complex::Complex;
 
@@ -261,43 +261,20 @@ pub(crate) fn xla_cosh<T: Float>(x: T, exp: impl Fn(T) -> T) -> T {
 
 /// Where XLA's float32 tanh is exactly ±1 on: its rational function's argument clamp, where
 /// the function is 1 (7.99881172180175781).
+#[cfg(test)]
 pub(crate) const TANH_F32_ONE: f32 = 7.998_811_7;
 /// Below this magnitude XLA's float32 tanh is `x` itself (`0.0004` rounded to float32).
+#[cfg(test)]
 pub(crate) const TANH_F32_LINEAR: f32 = 0.000_4;
-/// XLA's float64 tanh clamps its argument to ±this (its rational function's clamp)…
-const TANH_F64_CLAMP: f64 = 17.714_196_154_005_176;
-/// … and answers ±1 from this magnitude on.
-const TANH_F64_ONE: f64 = 20.0;
 
-/// XLA's float32 tanh (see the module doc): ±1 from [`TANH_F32_ONE`] on, `x` below
-/// [`TANH_F32_LINEAR`], the correctly rounded tanh between.
+/// XLA's float32 tanh ([`super::xla_math::tanh_f32`], see the module doc).
 pub(crate) fn xla_tanh_f32(x: f32) -> f32 {
-    xla_tanh_f32_on(x, |x| f64::from(x).tanh() as f32)
+    super::xla_math::tanh_f32(x)
 }
 
-/// XLA's float32 saturation of `tanh`, a correctly rounded float32 tanh: ±1 from
-/// [`TANH_F32_ONE`] on, `x` below [`TANH_F32_LINEAR`]. `tanh` is evaluated for every argument,
-/// then selected (branch-free lanes for `vmath`).
-#[inline(always)]
-pub(crate) fn xla_tanh_f32_on(x: f32, tanh: impl Fn(f32) -> f32) -> f32 {
-    let a = x.abs();
-    let y = tanh(x);
-    if a >= TANH_F32_ONE {
-        1f32.copysign(x)
-    } else if a < TANH_F32_LINEAR {
-        x
-    } else {
-        y
-    }
-}
-
-/// XLA's float64 tanh: ±1 from 20 on, the argument clamped to ±17.714196154005176 below.
+/// XLA's float64 tanh ([`super::xla_math::tanh_f64`]).
 fn xla_tanh_f64(x: f64) -> f64 {
-    if x.abs() >= TANH_F64_ONE {
-        1f64.copysign(x)
-    } else {
-        x.clamp(-TANH_F64_CLAMP, TANH_F64_CLAMP).tanh()
-    }
+    super::xla_math::tanh_f64(x)
 }
 
 macro_rules! complex_fn {

@@ -57,7 +57,8 @@
 //!   on this module's settled float32 `exp` and `expm1` (both branches of `sinh` computed,
 //!   then selected): the steps are the scalar path's on the same float32 values, and a NaN
 //!   from a settling failure carries through the arithmetic to the answer. XLA's `tanh` is
-//!   libm's `tanh` above, replaced by ±1 and `x` where XLA saturates ([`math::xla_tanh_f32`]).
+//!   its rational function in float32 ([`super::xla_math::tanh_f32`]), needing no settling:
+//!   the same float32 operations as the scalar path, lane for lane.
 //!
 //! The polynomials' coefficients were fitted for this module (Remez, in 50-digit arithmetic)
 //! and rounded to float64; their errors above include that rounding.
@@ -71,7 +72,7 @@
 //! any of the fourteen functions. Arguments with a non-NaN result that settling left to the
 //! scalar path: 12,414 (`exp`), 12,374 (`exp2`), 11,920 (`expm1`), 45,934 (`log`), 32,718
 //! (`log1p`), 13,434 (`logistic`), 13,390 (`sin`), 14,436 (`cos`); libm's 6,136 (`tanh`),
-//! 7,166 (`sinh`), 5,802 (`cosh`); XLA's 5,674 (`tanh`), 14,372 (`sinh`), 15,400 (`cosh`,
+//! 7,166 (`sinh`), 5,802 (`cosh`); XLA's 14,372 (`sinh`), 15,400 (`cosh`,
 //! two settled `exp`s); besides the `sin`/`cos` arguments of 2²⁰ or more.
 //!
 //! Time per element through `lax::bind` on a float32 array, one thread of an AMD EPYC (Zen 3)
@@ -515,11 +516,11 @@ pub(crate) fn cosh_libm(x: f32) -> f32 {
     settle(0.5 * (e + 1.0 / e))
 }
 
-/// XLA's tanh: ±1 from [`math::TANH_F32_ONE`] on, `x` below [`math::TANH_F32_LINEAR`],
-/// libm's between.
+/// XLA's tanh, its rational function ([`super::xla_math::tanh_f32`]): branch-free float32
+/// arithmetic, the scalar path's operations lane for lane (NaN only for a NaN argument).
 #[inline(always)]
 pub(crate) fn tanh(x: f32) -> f32 {
-    math::xla_tanh_f32_on(x, tanh_libm)
+    super::xla_math::tanh_f32(x)
 }
 
 /// XLA's sinh ([`math::xla_sinh`]) on this module's float32 `exp` and `expm1`: the float32

@@ -30,10 +30,12 @@ pub(crate) trait XlaReal: Copy + PartialOrd + std::ops::Neg<Output = Self> {
     fn cos(self) -> Self;
 }
 
+#[inline(always)]
 fn f32c(bits: u32) -> f32 {
     f32::from_bits(bits)
 }
 
+#[inline(always)]
 fn f64c(bits: u64) -> f64 {
     f64::from_bits(bits)
 }
@@ -41,17 +43,20 @@ fn f64c(bits: u64) -> f64 {
 /// `x` clamped to `[lo, hi]` by two selects that let NaN through.
 /// `c₀·xⁿ + c₁·xⁿ⁻¹ + … + cₙ` by Horner's rule, each step one fused multiply-add, as XLA's
 /// polynomials are evaluated (the coefficients as float32 bits).
+#[inline(always)]
 fn horner32(x: f32, cs: &[u32]) -> f32 {
     let (&c0, rest) = cs.split_first().unwrap_or((&0, &[]));
     rest.iter().fold(f32c(c0), |p, &k| x.mul_add(p, f32c(k)))
 }
 
 /// [`horner32`] in float64.
+#[inline(always)]
 fn horner64(x: f64, cs: &[u64]) -> f64 {
     let (&c0, rest) = cs.split_first().unwrap_or((&0, &[]));
     rest.iter().fold(f64c(c0), |p, &k| x.mul_add(p, f64c(k)))
 }
 
+#[inline(always)]
 fn clamp32(x: f32, lo: f32, hi: f32) -> f32 {
     let x = if x < lo { lo } else { x };
     if x > hi { hi } else { x }
@@ -122,7 +127,12 @@ fn log_f32(x: f32) -> f32 {
     e.mul_add(f32c(0x3f31_8000), r + y)
 }
 
-fn tanh_f32(x: f32) -> f32 {
+/// XLA's float32 `tanh`, Eigen's rational function: the argument clamped to ±7.998812, an
+/// odd polynomial over an even one in `x²` (Horner, fused multiply-adds), `x` itself below
+/// 4·10⁻⁴ and ±1 from 20 on. It is what `jnp.tanh` of float32 (and, rounded once, float16 and
+/// bfloat16) computes on CPU, bit for bit; branch-free, so that it vectorises.
+#[inline(always)]
+pub(crate) fn tanh_f32(x: f32) -> f32 {
     let c = clamp32(x, f32c(0xc0ff_f644), f32c(0x40ff_f644));
     let x2 = c * c;
     let p = horner32(
@@ -189,7 +199,10 @@ fn exp_f64(x: f64) -> f64 {
     }
 }
 
-fn tanh_f64(x: f64) -> f64 {
+/// XLA's float64 `tanh`: its rational function over the argument clamped to
+/// ±17.714196154005176, ±1 from 20 on; `jnp.tanh` of float64 on CPU, bit for bit.
+#[inline(always)]
+pub(crate) fn tanh_f64(x: f64) -> f64 {
     let lim = f64c(0x4031_b6d5_8f24_6197);
     let c = if x < -lim { -lim } else { x };
     let c = if c > lim { lim } else { c };

@@ -87,7 +87,6 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("sin", &["complex64"]),
     ("sinh", &["complex128", "complex64", "float32"]),
     ("sqrt", &["complex128", "complex64"]),
-    ("tanh", &["float32", "float64"]),
 ];
 
 fn known(prim: &str, dtype: &str) -> bool {

@@ -44,9 +44,11 @@
 //! // Reverse mode: a known scan saves the residuals, the transposed scan runs backwards.
 //! let dw = grad(|w: Array| rnn(w, xs.clone()), &w)?;
 //! let dw_jit: Array = jit(|w: Array| grad(|w: Array| rnn(w, xs.clone()), &w)).call(&w)?;
-//! assert_eq!(dw.to_vec::<f32>()?, dw_jit.to_vec::<f32>()?);
-//! // JAX's jax.grad(rnn): -0.049814112 (its tanh rounds one input here the other way).
-//! assert!((dw.to_vec::<f32>()?[0] - -0.049814112f32).abs() < 1e-7);
+//! // JAX's jax.grad(rnn): -0.04981411. Eager evaluation rounds every product, where jit
+//! // (and XLA) contract products into additions: the two differ in the last bits.
+//! for g in [dw, dw_jit] {
+//!     assert!((g.to_vec::<f32>()?[0] - -0.04981411f32).abs() < 1e-8);
+//! }
 //! // vmap over w: the carry becomes batched (a fixpoint), one scan runs.
 //! let ws = Array::from_vec(vec![0.8f32, 0.5]);
 //! let hs: Array = vmap(|w: Array| rnn(w, xs.clone())).call(&ws)?;
