@@ -16,6 +16,8 @@ pub(crate) trait GemmScalar: Copy + Default + 'static {
     const ONE: Self;
     /// `self * a + b` rounded once.
     fn fma(self, a: Self, b: Self) -> Self;
+    /// A subnormal as a zero of its sign (XLA's flush-to-zero), others unchanged.
+    fn flush(self) -> Self;
 }
 
 impl GemmScalar for f32 {
@@ -23,6 +25,10 @@ impl GemmScalar for f32 {
     #[inline(always)]
     fn fma(self, a: f32, b: f32) -> f32 {
         self.mul_add(a, b)
+    }
+    #[inline(always)]
+    fn flush(self) -> f32 {
+        super::flush::flush32(self)
     }
 }
 
@@ -32,15 +38,19 @@ impl GemmScalar for f64 {
     fn fma(self, a: f64, b: f64) -> f64 {
         self.mul_add(a, b)
     }
+    #[inline(always)]
+    fn flush(self) -> f64 {
+        super::flush::flush64(self)
+    }
 }
 
 /// Products of at most this many multiply-adds run [`sequential`]: XLA's order for the small
 /// products its CPU backend emits as loops (the conformance fixtures' sizes, bit for bit).
-const SEQUENTIAL_MAX: usize = 1 << 12;
+pub(crate) const SEQUENTIAL_MAX: usize = 1 << 12;
 
 /// [`sequential_loop`], compiled for AVX2 and FMA where the CPU has them (a fused
 /// multiply-add is then one instruction, not a library call).
-fn sequential<T: GemmScalar>(
+fn sequential<T: GemmScalar, const FTZ: bool>(
     a: &[T],
     a_t: bool,
     b: &[T],
@@ -51,15 +61,15 @@ fn sequential<T: GemmScalar>(
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
-        unsafe { sequential_fma(a, a_t, b, b_t, mkn, out) };
+        unsafe { sequential_fma::<T, FTZ>(a, a_t, b, b_t, mkn, out) };
         return;
     }
-    sequential_loop(a, a_t, b, b_t, mkn, out);
+    sequential_loop::<T, FTZ>(a, a_t, b, b_t, mkn, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn sequential_fma<T: GemmScalar>(
+fn sequential_fma<T: GemmScalar, const FTZ: bool>(
     a: &[T],
     a_t: bool,
     b: &[T],
@@ -67,13 +77,14 @@ fn sequential_fma<T: GemmScalar>(
     mkn: (usize, usize, usize),
     out: &mut [T],
 ) {
-    sequential_loop(a, a_t, b, b_t, mkn, out);
+    sequential_loop::<T, FTZ>(a, a_t, b, b_t, mkn, out);
 }
 
 /// `out[i][j] = Σ_l a[i][l]·b[l][j]` summed in order of `l` from zero, each step one fused
-/// multiply-add (as XLA's loop, whose multiply LLVM contracts into the running sum's add).
+/// multiply-add (as XLA's loop, whose multiply LLVM contracts into the running sum's add);
+/// with `FTZ`, each result written flushed to zero where subnormal.
 #[inline(always)]
-fn sequential_loop<T: GemmScalar>(
+fn sequential_loop<T: GemmScalar, const FTZ: bool>(
     a: &[T],
     a_t: bool,
     b: &[T],
@@ -83,19 +94,69 @@ fn sequential_loop<T: GemmScalar>(
 ) {
     for i in 0..m {
         let row = &mut out[i * n..(i + 1) * n];
+        // Columns in blocks whose sums stay in registers over the whole contraction (the
+        // same fused steps in the same order as the loop below, which finishes the rest).
+        let mut j0 = 0;
+        while j0 + 32 <= n {
+            block::<T, 32, FTZ>(a, (a_t, b_t), b, (m, k, n), i, j0, &mut row[j0..j0 + 32]);
+            j0 += 32;
+        }
+        while j0 + 8 <= n {
+            block::<T, 8, FTZ>(a, (a_t, b_t), b, (m, k, n), i, j0, &mut row[j0..j0 + 8]);
+            j0 += 8;
+        }
+        let row = &mut row[j0..];
         row.fill(T::default());
         for l in 0..k {
             let x = if a_t { a[l * m + i] } else { a[i * k + l] };
             if b_t {
                 for (j, c) in row.iter_mut().enumerate() {
-                    *c = x.fma(b[j * k + l], *c);
+                    *c = x.fma(b[(j0 + j) * k + l], *c);
                 }
             } else {
-                for (c, &y) in row.iter_mut().zip(&b[l * n..(l + 1) * n]) {
+                for (c, &y) in row.iter_mut().zip(&b[l * n + j0..(l + 1) * n]) {
                     *c = x.fma(y, *c);
                 }
             }
         }
+        if FTZ {
+            for c in row.iter_mut() {
+                *c = c.flush();
+            }
+        }
+    }
+}
+
+/// Columns `j0..j0 + W` of row `i` of the product, their sums in registers:
+/// [`sequential_loop`]'s steps for those elements (`b` row-major, or read transposed).
+#[inline(always)]
+fn block<T: GemmScalar, const W: usize, const FTZ: bool>(
+    a: &[T],
+    (a_t, b_t): (bool, bool),
+    b: &[T],
+    (m, k, n): (usize, usize, usize),
+    i: usize,
+    j0: usize,
+    out: &mut [T],
+) {
+    let mut acc = [T::default(); W];
+    for l in 0..k {
+        let x = if a_t { a[l * m + i] } else { a[i * k + l] };
+        if b_t {
+            for (jj, c) in acc.iter_mut().enumerate() {
+                *c = x.fma(b[(j0 + jj) * k + l], *c);
+            }
+        } else {
+            let ys: &[T; W] = b[l * n + j0..l * n + j0 + W]
+                .try_into()
+                .expect("a block of W columns");
+            for (c, &y) in acc.iter_mut().zip(ys) {
+                *c = x.fma(y, *c);
+            }
+        }
+    }
+    for (o, c) in out.iter_mut().zip(acc) {
+        *o = if FTZ { c.flush() } else { c };
     }
 }
 
@@ -126,7 +187,7 @@ pub(crate) fn matmul<T: GemmScalar>(
         return;
     }
     if mn.saturating_mul(k) <= SEQUENTIAL_MAX {
-        return sequential(a, a_t, b, b_t, (m, k, n), &mut out[..mn]);
+        return sequential::<T, false>(a, a_t, b, b_t, (m, k, n), &mut out[..mn]);
     }
     // (column stride, row stride) of each matrix as the product reads it.
     let (a_cs, a_rs) = if a_t { (m, 1) } else { (1, k) };
@@ -158,6 +219,66 @@ pub(crate) fn matmul<T: GemmScalar>(
             false,
             gemm::Parallelism::Rayon(0),
         );
+    }
+}
+
+/// [`matmul`] as XLA's CPU code writes it: every result flushed to zero where subnormal
+/// (the operands are the caller's to flush), in the small products' loop as it stores them.
+///
+/// # Panics
+/// As [`matmul`].
+pub(crate) fn matmul_ftz<T: GemmScalar>(
+    (a, a_t): (&[T], bool),
+    (b, b_t): (&[T], bool),
+    (m, k, n): (usize, usize, usize),
+    out: &mut [T],
+) {
+    let mn = m.checked_mul(n).expect("m·n fits");
+    if k > 0 && mn.saturating_mul(k) <= SEQUENTIAL_MAX {
+        assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= mn);
+        return sequential::<T, true>(a, a_t, b, b_t, (m, k, n), &mut out[..mn]);
+    }
+    matmul((a, a_t), (b, b_t), (m, k, n), out);
+    for c in &mut out[..mn] {
+        *c = c.flush();
+    }
+}
+
+/// `out[i][j] = a[i]·b[j]` flushed to zero where subnormal: XLA's multiply for a product
+/// contracting one element, `out` row-major `a.len() × b.len()`.
+///
+/// # Panics
+/// When `out` is shorter than `a.len()·b.len()`.
+pub(crate) fn outer_ftz<T: GemmScalar + std::ops::Mul<Output = T>>(
+    a: &[T],
+    b: &[T],
+    out: &mut [T],
+) {
+    assert!(out.len() >= a.len().saturating_mul(b.len()));
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked on the line above).
+        unsafe { outer_avx2(a, b, out) };
+        return;
+    }
+    outer_loop(a, b, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn outer_avx2<T: GemmScalar + std::ops::Mul<Output = T>>(a: &[T], b: &[T], out: &mut [T]) {
+    outer_loop(a, b, out);
+}
+
+#[inline(always)]
+fn outer_loop<T: GemmScalar + std::ops::Mul<Output = T>>(a: &[T], b: &[T], out: &mut [T]) {
+    if b.is_empty() {
+        return;
+    }
+    for (&x, row) in a.iter().zip(out.chunks_exact_mut(b.len())) {
+        for (o, &y) in row.iter_mut().zip(b) {
+            *o = (x * y).flush();
+        }
     }
 }
 
@@ -201,6 +322,9 @@ mod tests {
             (3, 5, 4),
             (17, 33, 9),
             (48, 1, 48),
+            (1, 32, 32),
+            (2, 9, 45),
+            (1, 8, 72),
             (2, 300, 3),
             (129, 65, 31),
             // Large enough for gemm's threaded path on rayon's pool.
@@ -251,10 +375,85 @@ mod tests {
         let b: Vec<f32> = (0..k * n).map(|i| (i as f32 * 0.11).cos()).collect();
         for (a_t, b_t) in [(false, false), (true, false), (false, true), (true, true)] {
             let (mut x, mut y) = (vec![0f32; m * n], vec![1f32; m * n]);
-            sequential(&a, a_t, &b, b_t, (m, k, n), &mut x);
-            sequential_loop(&a, a_t, &b, b_t, (m, k, n), &mut y);
+            sequential::<f32, false>(&a, a_t, &b, b_t, (m, k, n), &mut x);
+            sequential_loop::<f32, false>(&a, a_t, &b, b_t, (m, k, n), &mut y);
             assert_eq!(x, y, "a_t={a_t} b_t={b_t}");
         }
+    }
+
+    /// Every element is its own in-order chain of fused multiply-adds from zero, whichever
+    /// register block (32 or 8 columns) or remainder computes it.
+    #[test]
+    fn register_blocks_sum_each_element_in_order() {
+        fn chain(
+            a: &[f32],
+            a_t: bool,
+            b: &[f32],
+            b_t: bool,
+            (m, k, n): (usize, usize, usize),
+        ) -> Vec<f32> {
+            let mut out = Vec::with_capacity(m * n);
+            for i in 0..m {
+                for j in 0..n {
+                    out.push((0..k).fold(0f32, |c, l| {
+                        let x = if a_t { a[l * m + i] } else { a[i * k + l] };
+                        let y = if b_t { b[j * k + l] } else { b[l * n + j] };
+                        x.mul_add(y, c)
+                    }));
+                }
+            }
+            out
+        }
+        for (m, k, n) in [
+            (1, 32, 32),
+            (2, 7, 45),
+            (1, 8, 72),
+            (3, 5, 8),
+            (2, 3, 7),
+            (1, 64, 40),
+        ] {
+            let a: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.731).sin() * 3.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| (i as f32 * 0.173).cos()).collect();
+            for (a_t, b_t) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut out = vec![f32::NAN; m * n];
+                matmul((&a, a_t), (&b, b_t), (m, k, n), &mut out);
+                let want = chain(&a, a_t, &b, b_t, (m, k, n));
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&out), bits(&want), "{m}x{k}x{n} a_t={a_t} b_t={b_t}");
+            }
+        }
+    }
+
+    /// The flushing forms write what the plain ones write, subnormal results as zeros of
+    /// their sign, in the register blocks, the remainder and the outer product alike.
+    #[test]
+    fn flushing_products_flush_exactly_the_subnormal_results() {
+        let tiny = f32::MIN_POSITIVE;
+        for (m, k, n) in [(1, 4, 45), (2, 3, 9), (1, 1, 33)] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| if i % 3 == 0 { -tiny } else { tiny })
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| [0.5, -0.25, 0.125, 0.0625][i % 4])
+                .collect();
+            for (a_t, b_t) in [(false, false), (true, false), (false, true)] {
+                let (mut plain, mut ftz) = (vec![0f32; m * n], vec![0f32; m * n]);
+                matmul((&a, a_t), (&b, b_t), (m, k, n), &mut plain);
+                matmul_ftz((&a, a_t), (&b, b_t), (m, k, n), &mut ftz);
+                assert!(plain.iter().any(|x| x.is_subnormal()), "{m}x{k}x{n}");
+                let want: Vec<u32> = plain.iter().map(|x| x.flush().to_bits()).collect();
+                assert_eq!(ftz.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
+            }
+        }
+        let (a, b) = ([tiny, -1.0, -tiny], [0.5f32, 2.0, -0.125, 1.0]);
+        let mut out = [f32::NAN; 12];
+        outer_ftz(&a, &b, &mut out);
+        let want: Vec<u32> = a
+            .iter()
+            .flat_map(|&x| b.iter().map(move |&y| (x * y).flush().to_bits()))
+            .collect();
+        assert_eq!(out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
+        assert!(out.contains(&0.0) && out.iter().any(|x| x.to_bits() == 0x8000_0000));
     }
 
     #[test]
