@@ -44,7 +44,9 @@ pub use primitive::{
     Avals, BatchDims, BatchRule, Call, Float0, Float0Refusal, ImplRule, JvpRule, Lin, Outputs,
     Param, Params, PartialEval, PartialEvalRule, Primitive, ShapeRule, TransposeRule, bind,
 };
-pub(crate) use primitive::{Hidden, bad_param, bind1, float0_refusal_named, implement, nonlinear};
+pub(crate) use primitive::{
+    Hidden, Operand, Prepared, bad_param, bind1, float0_refusal_named, implement, nonlinear,
+};
 pub use pytree::Pytree;
 
 /// The identity of one trace (one application of a transformation), shared by its tracers.

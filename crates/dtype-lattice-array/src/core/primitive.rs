@@ -382,6 +382,25 @@ pub trait PartialEval {
 pub type PartialEvalRule =
     fn(&'static Primitive, &[&Array], &[bool], &Params, &dyn PartialEval) -> Result<Outputs, Error>;
 
+/// An operand of a [`Prepared`] kernel: its bytes (little-endian words, row-major), and
+/// whether the caller knows they hold no subnormal float (a loop's constant, checked once).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Operand<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) clean: bool,
+}
+
+/// A primitive's computation prepared once for fixed operand and result types (a loop body's
+/// equation in jit's plan): it writes the result's bytes from the operands' and answers true,
+/// computing exactly what the implementation computes, or answers false where it does not
+/// cover the case (the caller then runs the implementation).
+pub(crate) type Prepared = Box<dyn Fn(&[Operand<'_>], &mut [u8]) -> bool + Send + Sync>;
+
+/// A prepare rule: `(primitive, params, operand avals, result aval) -> kernel`, `None` where
+/// the primitive has no kernel for those types (single-result primitives only).
+pub(crate) type PrepareRule =
+    fn(&'static Primitive, &Params, &[ShapedArray], &ShapedArray) -> Option<Prepared>;
+
 /// Batch dimensions of operands or outputs (`None`: not batched).
 pub type BatchDims = Vec<Option<usize>>;
 
@@ -455,6 +474,8 @@ pub struct Primitive {
     /// The partial-evaluation rule, for primitives whose equations split into a known and an
     /// unknown part (the loops).
     pub(crate) partial_eval: Option<PartialEvalRule>,
+    /// The prepare rule, for primitives with a kernel on buffers (jit's loop bodies).
+    pub(crate) prepare: Option<PrepareRule>,
     /// What it does with `float0` operands.
     pub(crate) float0: Float0,
     /// The parameters jaxprs leave out.
@@ -482,6 +503,7 @@ impl Primitive {
             transpose: None,
             batch: None,
             partial_eval: None,
+            prepare: None,
             float0: Float0::Refuses(float0_refusal),
             hidden: &[],
             call: Call::No,
@@ -509,6 +531,12 @@ impl Primitive {
     /// With a partial-evaluation rule.
     pub(crate) const fn partial_eval(mut self, rule: PartialEvalRule) -> Primitive {
         self.partial_eval = Some(rule);
+        self
+    }
+
+    /// With a prepare rule.
+    pub(crate) const fn prepare(mut self, rule: PrepareRule) -> Primitive {
+        self.prepare = Some(rule);
         self
     }
 

@@ -10,7 +10,9 @@ use dtype_lattice::error::Exception;
 use smallvec::SmallVec;
 
 use super::plan::{Buffer, Executable};
+use super::tight::{Frame, Tight, has_subnormal};
 use crate::array::{Array, ShapedArray, Storage, layout};
+use crate::core::Operand;
 use crate::core::{Param, Params, Primitive};
 use crate::interpreters::control::{COND, SCAN, WHILE};
 
@@ -19,6 +21,8 @@ use crate::interpreters::control::{COND, SCAN, WHILE};
 pub(super) enum LoopPlan {
     Scan {
         body: Executable,
+        /// The body on buffers, where it is a list of calls.
+        tight: Option<Tight>,
         length: usize,
         num_consts: usize,
         num_carry: usize,
@@ -27,6 +31,8 @@ pub(super) enum LoopPlan {
     While {
         cond: Executable,
         body: Executable,
+        /// The predicate and the body on buffers, where both are lists of calls.
+        tight: Option<(Tight, Tight)>,
         cond_nconsts: usize,
         body_nconsts: usize,
     },
@@ -46,8 +52,10 @@ impl LoopPlan {
         params: &Params,
     ) -> Result<Option<LoopPlan>, Error> {
         if std::ptr::eq(prim, &SCAN) {
+            let body = Executable::compile(params.jaxpr("scan", "jaxpr")?)?;
             return Ok(Some(LoopPlan::Scan {
-                body: Executable::compile(params.jaxpr("scan", "jaxpr")?)?,
+                tight: Tight::of(&body),
+                body,
                 length: params.count("scan", "length")?,
                 num_consts: params.count("scan", "num_consts")?,
                 num_carry: params.count("scan", "num_carry")?,
@@ -64,9 +72,12 @@ impl LoopPlan {
             {
                 return Ok(None);
             }
+            let cond = Executable::compile(cond)?;
+            let body = Executable::compile(params.jaxpr("while", "body_jaxpr")?)?;
             return Ok(Some(LoopPlan::While {
-                cond: Executable::compile(cond)?,
-                body: Executable::compile(params.jaxpr("while", "body_jaxpr")?)?,
+                tight: Tight::of(&cond).zip(Tight::of(&body)),
+                cond,
+                body,
                 cond_nconsts: params.count("while", "cond_nconsts")?,
                 body_nconsts: params.count("while", "body_nconsts")?,
             }));
@@ -93,17 +104,33 @@ impl LoopPlan {
         match self {
             LoopPlan::Scan {
                 body,
+                tight,
                 length,
                 num_consts,
                 num_carry,
                 reverse,
-            } => scan(body, *length, *num_consts, *num_carry, *reverse, ins, avals),
+            } => {
+                let shape = (*length, *num_consts, *num_carry, *reverse);
+                if let Some(t) = tight
+                    && let Some(outs) = scan_tight(t, shape, ins, avals)?
+                {
+                    return Ok(outs);
+                }
+                scan(body, *length, *num_consts, *num_carry, *reverse, ins, avals)
+            }
             LoopPlan::While {
                 cond,
                 body,
+                tight,
                 cond_nconsts,
                 body_nconsts,
             } => {
+                if let Some((tc, tb)) = tight
+                    && let Some(outs) =
+                        while_tight(tc, tb, (*cond_nconsts, *body_nconsts), ins, avals)?
+                {
+                    return Ok(outs);
+                }
                 let fixed = cond_nconsts + body_nconsts;
                 let mut carry: Vec<Array> = ins[fixed..].iter().map(|&x| x.clone()).collect();
                 loop {
@@ -215,4 +242,411 @@ fn scan(
         outs.push(Array::from_parts(aval.clone(), buf.into_storage()));
     }
     Ok(outs)
+}
+
+/// A carry's bytes in a buffer of words (aligned for every element type).
+fn words(bytes: &[u8]) -> Vec<u64> {
+    let mut v = vec![0u64; bytes.len().div_ceil(8)];
+    bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..bytes.len()].copy_from_slice(bytes);
+    v
+}
+
+/// The first `n` bytes of a word buffer.
+fn prefix(v: &[u64], n: usize) -> &[u8] {
+    &bytemuck::cast_slice(v)[..n]
+}
+
+/// The operands as a body reads them: the loop's constants (checked for subnormals once),
+/// then the rest.
+fn operands<'a>(
+    consts: &[(&'a [u8], bool)],
+    rest: impl Iterator<Item = &'a [u8]>,
+) -> SmallVec<[Operand<'a>; 8]> {
+    consts
+        .iter()
+        .map(|&(bytes, clean)| Operand { bytes, clean })
+        .chain(rest.map(|bytes| Operand {
+            bytes,
+            clean: false,
+        }))
+        .collect()
+}
+
+/// The body's carries after an iteration into `next`: exchanged with the frame's buffer
+/// where a call wrote the carry (its first carry output), else copied.
+fn advance(
+    t: &Tight,
+    frame: &mut Frame,
+    next: &mut [Vec<u64>],
+    sizes: &[usize],
+    copy_first: impl Fn(&Frame, usize, &mut [u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut exchanged: SmallVec<[usize; 8]> = SmallVec::new();
+    let swap_of = |k: usize, exchanged: &[usize]| {
+        t.output_slot(k)
+            .filter(|s| (0..k).all(|j| t.output_slot(j) != Some(*s)) && !exchanged.contains(s))
+    };
+    // Copies first (they may read a slot another carry takes).
+    for (k, buf) in next.iter_mut().enumerate() {
+        if swap_of(k, &exchanged).is_none() {
+            copy_first(
+                frame,
+                k,
+                &mut bytemuck::cast_slice_mut::<u64, u8>(buf)[..sizes[k]],
+            )?;
+        }
+    }
+    for (k, buf) in next.iter_mut().enumerate() {
+        if let Some(s) = swap_of(k, &exchanged) {
+            if frame.exchange(s, buf) {
+                exchanged.push(s);
+            } else {
+                copy_first(
+                    frame,
+                    k,
+                    &mut bytemuck::cast_slice_mut::<u64, u8>(buf)[..sizes[k]],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn copy_into(dst: &mut [u8], src: &[u8]) -> Result<(), Error> {
+    if dst.len() != src.len() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "a compiled loop body gave a carry of another size",
+        ));
+    }
+    dst.copy_from_slice(src);
+    Ok(())
+}
+
+/// An array of `aval` holding `bytes`.
+fn array(aval: &ShapedArray, bytes: &[u8]) -> Array {
+    Array::from_parts(
+        aval.clone(),
+        Storage::from_bytes(layout(aval.dtype()).0, bytes),
+    )
+}
+
+/// [`scan`] on the body's buffers ([`Tight`]); `None` where the operands do not fit them.
+fn scan_tight(
+    t: &Tight,
+    (length, num_consts, num_carry, reverse): (usize, usize, usize, bool),
+    ins: &[&Array],
+    avals: &[ShapedArray],
+) -> Result<Option<Vec<Array>>, Error> {
+    let fixed = num_consts + num_carry;
+    let xs = &ins[fixed..];
+    let row_bytes: Vec<usize> = xs
+        .iter()
+        .map(|x| x.as_bytes().len() / length.max(1))
+        .collect();
+    let probe: SmallVec<[&[u8]; 8]> = ins[..fixed]
+        .iter()
+        .map(|x| x.as_bytes())
+        .chain(xs.iter().zip(&row_bytes).map(|(x, &n)| &x.as_bytes()[..n]))
+        .collect();
+    if length == 0 || !t.fits(&probe) || avals.len() < num_carry {
+        return Ok(None);
+    }
+    let consts: Vec<(&[u8], bool)> = ins[..num_consts]
+        .iter()
+        .map(|x| (x.as_bytes(), !has_subnormal(x.dtype(), x.as_bytes())))
+        .collect();
+    let sizes: Vec<usize> = ins[num_consts..fixed]
+        .iter()
+        .map(|x| x.as_bytes().len())
+        .collect();
+    let mut carry: Vec<Vec<u64>> = ins[num_consts..fixed]
+        .iter()
+        .map(|x| words(x.as_bytes()))
+        .collect();
+    let mut next = carry.clone();
+    let mut ys: Vec<(Buffer, usize)> = avals[num_carry..]
+        .iter()
+        .map(|a| {
+            let (width, words) = layout(a.dtype());
+            let total = a.size() * words;
+            (Buffer::new(width, total), total * width / length)
+        })
+        .collect();
+    let mut frame = t.frame();
+    for step in 0..length {
+        crate::config::check_deadline()?;
+        let i = if reverse { length - 1 - step } else { step };
+        let ops = operands(
+            &consts,
+            carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)).chain(
+                xs.iter()
+                    .zip(&row_bytes)
+                    .map(|(x, &n)| &x.as_bytes()[i * n..(i + 1) * n]),
+            ),
+        );
+        t.run(&mut frame, &ops)?;
+        for (j, (buf, size)) in ys.iter_mut().enumerate() {
+            copy_into(
+                &mut buf.bytes_mut()[i * *size..(i + 1) * *size],
+                t.output(num_carry + j, &frame, &ops),
+            )?;
+        }
+        advance(t, &mut frame, &mut next, &sizes, |frame, k, dst| {
+            copy_into(dst, t.output(k, frame, &ops))
+        })?;
+        drop(ops);
+        std::mem::swap(&mut carry, &mut next);
+    }
+    let mut outs: Vec<Array> = carry
+        .iter()
+        .zip(&sizes)
+        .zip(avals)
+        .map(|((c, &n), a)| array(a, prefix(c, n)))
+        .collect();
+    for ((buf, _), aval) in ys.into_iter().zip(&avals[num_carry..]) {
+        outs.push(Array::from_parts(aval.clone(), buf.into_storage()));
+    }
+    Ok(Some(outs))
+}
+
+/// The `while` loop on the predicate's and the body's buffers; `None` where the operands do
+/// not fit them.
+fn while_tight(
+    tc: &Tight,
+    tb: &Tight,
+    (cond_nconsts, body_nconsts): (usize, usize),
+    ins: &[&Array],
+    avals: &[ShapedArray],
+) -> Result<Option<Vec<Array>>, Error> {
+    let fixed = cond_nconsts + body_nconsts;
+    let carried = &ins[fixed..];
+    fn bytes<'a>(xs: &[&'a Array]) -> SmallVec<[&'a [u8]; 8]> {
+        xs.iter().map(|x| x.as_bytes()).collect()
+    }
+    let cond_probe: SmallVec<[&[u8]; 8]> = bytes(&ins[..cond_nconsts])
+        .into_iter()
+        .chain(bytes(carried))
+        .collect();
+    let body_probe: SmallVec<[&[u8]; 8]> = bytes(&ins[cond_nconsts..]);
+    if !tc.fits(&cond_probe) || !tb.fits(&body_probe) {
+        return Ok(None);
+    }
+    fn checked<'a>(xs: &[&'a Array]) -> Vec<(&'a [u8], bool)> {
+        xs.iter()
+            .map(|x| (x.as_bytes(), !has_subnormal(x.dtype(), x.as_bytes())))
+            .collect()
+    }
+    let (cconsts, bconsts) = (
+        checked(&ins[..cond_nconsts]),
+        checked(&ins[cond_nconsts..fixed]),
+    );
+    let sizes: Vec<usize> = carried.iter().map(|x| x.as_bytes().len()).collect();
+    let mut carry: Vec<Vec<u64>> = carried.iter().map(|x| words(x.as_bytes())).collect();
+    let mut next = carry.clone();
+    let (mut cframe, mut bframe) = (tc.frame(), tb.frame());
+    loop {
+        crate::config::check_deadline()?;
+        {
+            let ops = operands(
+                &cconsts,
+                carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+            );
+            tc.run(&mut cframe, &ops)?;
+            if tc.output(0, &cframe, &ops).first() != Some(&1) {
+                break;
+            }
+        }
+        let ops = operands(
+            &bconsts,
+            carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+        );
+        tb.run(&mut bframe, &ops)?;
+        advance(tb, &mut bframe, &mut next, &sizes, |frame, k, dst| {
+            copy_into(dst, tb.output(k, frame, &ops))
+        })?;
+        drop(ops);
+        std::mem::swap(&mut carry, &mut next);
+    }
+    Ok(Some(
+        carry
+            .iter()
+            .zip(&sizes)
+            .zip(avals)
+            .map(|((c, &n), a)| array(a, prefix(c, n)))
+            .collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interpreters::control;
+    use crate::numpy as jnp;
+    use dtype_lattice::DType;
+
+    type R<T> = Result<T, Error>;
+
+    fn bits(xs: &[Array]) -> Vec<Vec<u8>> {
+        xs.iter().map(|x| x.as_bytes().to_vec()).collect()
+    }
+
+    /// The loop equations of `j`'s plan, with their operands: the first equation's operands
+    /// are the jaxpr's inputs here.
+    fn loop_of(j: &crate::core::ClosedJaxpr) -> (Executable, usize) {
+        let exe = Executable::compile(j).unwrap();
+        let at = exe
+            .steps
+            .iter()
+            .position(|(s, _)| matches!(s, super::super::plan::Step::Loop(..)))
+            .expect("a loop step");
+        (exe, at)
+    }
+
+    /// A scan body with a prepared product (float32 `dot_general`), elementwise kernels (a
+    /// literal operand among them), a call only the implementation runs (`reduce_max`),
+    /// exchanged carries, a carry output that is an input (copied) and a scanned output that
+    /// is a carry: on buffers it computes what the plan's own run computes, bit for bit,
+    /// including where a subnormal operand makes the product decline (step 3) and where a
+    /// constant holds one (the second loop).
+    #[test]
+    fn a_scan_body_on_buffers_computes_what_its_plan_computes() {
+        let body = |(h, s, t): (Array, Array, Array), x: Array, w: &Array| -> R<_> {
+            let pre = jnp::add(jnp::matmul(&h, w)?, &x)?;
+            let h2 = jnp::tanh(&jnp::subtract(&pre, 0.25)?)?;
+            let m = jnp::max(&h2, Default::default(), false)?;
+            Ok(((h2.clone(), t, jnp::add(&s, &m)?), (h.clone(), m)))
+        };
+        let f = |(w, h0, xs): (Array, Array, Array)| -> R<_> {
+            control::scan(
+                |c, x| body(c, x, &w),
+                &(h0.clone(), Array::scalar(0f32), Array::scalar(1f32)),
+                &xs,
+                None,
+                false,
+            )
+        };
+        let n: usize = 8;
+        let w_v: Vec<f32> = (0..n * n).map(|i| 0.3 * (i as f32).cos()).collect();
+        let w = Array::from_shape_vec(&[n, n], w_v).unwrap();
+        let mut xs_v: Vec<f32> = (0..6 * n).map(|i| (i as f32 * 0.37).sin()).collect();
+        xs_v[3 * n + 2] = f32::MIN_POSITIVE / 4.0;
+        let xs = Array::from_shape_vec(&[6, n], xs_v).unwrap();
+        let mut h0_v = vec![0.5f32; n];
+        h0_v[1] = f32::MIN_POSITIVE / 8.0;
+        let h0 = Array::from_vec(h0_v);
+        let mut w_sub = w.to_vec::<f32>().unwrap();
+        w_sub[5] = -f32::MIN_POSITIVE / 2.0;
+        let w_sub = Array::from_shape_vec(&[n, n], w_sub).unwrap();
+        for w in [w, w_sub] {
+            let args = (w.clone(), h0.clone(), xs.clone());
+            let j = crate::make_jaxpr(f, &args).unwrap();
+            let (exe, at) = loop_of(&j);
+            let super::super::plan::Step::Loop(call, plan) = &exe.steps[at].0 else {
+                unreachable!()
+            };
+            let LoopPlan::Scan {
+                body,
+                tight: Some(t),
+                length,
+                num_consts,
+                num_carry,
+                reverse,
+            } = &**plan
+            else {
+                panic!("a scan on buffers: {plan:?}")
+            };
+            let kinds = format!("{t:?}");
+            for k in ["prepared", "kernel", "impl"] {
+                assert!(kinds.contains(k), "{kinds}");
+            }
+            let ins = [&w, &h0, &Array::scalar(0f32), &Array::scalar(1f32), &xs];
+            let plain = scan(
+                body,
+                *length,
+                *num_consts,
+                *num_carry,
+                *reverse,
+                &ins,
+                &call.avals,
+            )
+            .unwrap();
+            let tight = scan_tight(
+                t,
+                (*length, *num_consts, *num_carry, *reverse),
+                &ins,
+                &call.avals,
+            )
+            .unwrap()
+            .expect("the operands fit");
+            assert_eq!(bits(&plain), bits(&tight));
+            for (p, q) in plain.iter().zip(&tight) {
+                assert_eq!(p.aval(), q.aval());
+            }
+            // And the jitted function agrees with its eager evaluation (nothing here is
+            // contracted by the plan).
+            let jitted: ((Array, Array, Array), (Array, Array)) =
+                crate::jit(f).call(&args).unwrap();
+            let eager = f(args.clone()).unwrap();
+            let flat =
+                |((a, b, c), (d, e)): ((Array, Array, Array), (Array, Array))| vec![a, b, c, d, e];
+            assert_eq!(bits(&flat(jitted)), bits(&flat(eager)));
+        }
+    }
+
+    /// A `while` (a `fori_loop` with traced bounds) on buffers: the predicate and the body,
+    /// the carries exchanged or copied, agree with the plan's own run.
+    #[test]
+    fn a_while_body_on_buffers_computes_what_its_plan_computes() {
+        let f = |(n, x): (Array, Array)| -> R<(Array, Array)> {
+            control::fori_loop(
+                &Array::scalar(0i32),
+                &n,
+                |i, (a, b): (Array, Array)| {
+                    let c = jnp::add(&jnp::multiply(&a, 0.5)?, &jnp::astype(&i, DType::Float32)?)?;
+                    Ok((b, c))
+                },
+                &(x.clone(), jnp::negative(&x)?),
+            )
+        };
+        let args = (
+            Array::scalar(7i32),
+            Array::from_vec(vec![1.0f32, -2.0, 3.5]),
+        );
+        let j = crate::make_jaxpr(f, &args).unwrap();
+        let (exe, at) = loop_of(&j);
+        let super::super::plan::Step::Loop(call, plan) = &exe.steps[at].0 else {
+            unreachable!()
+        };
+        let LoopPlan::While {
+            tight: Some((tc, tb)),
+            cond_nconsts,
+            body_nconsts,
+            ..
+        } = &**plan
+        else {
+            panic!("a while on buffers: {plan:?}")
+        };
+        let x = &args.1;
+        let (neg, zero) = (jnp::negative(x).unwrap(), Array::scalar(0i32));
+        // The loop's operands: its constants (the bound), then the carry (i, upper, a, b) as
+        // `fori_loop` builds it.
+        let consts: Vec<Array> = j.consts.clone();
+        let mut ins: Vec<&Array> = consts.iter().collect();
+        let carry = [&zero, &args.0, x, &neg];
+        ins.extend(carry);
+        assert_eq!(
+            ins.len(),
+            call.avals.len() + cond_nconsts + body_nconsts,
+            "{j}"
+        );
+        let tight = while_tight(tc, tb, (*cond_nconsts, *body_nconsts), &ins, &call.avals)
+            .unwrap()
+            .expect("the operands fit");
+        let plain = plan.run(&ins, &call.avals).unwrap();
+        assert_eq!(bits(&plain), bits(&tight));
+        let jitted: (Array, Array) = crate::jit(f).call(&args).unwrap();
+        let eager = f(args.clone()).unwrap();
+        assert_eq!(bits(&[jitted.0, jitted.1]), bits(&[eager.0, eager.1]));
+    }
 }

@@ -8,6 +8,7 @@ pub(crate) mod chunk;
 pub(crate) mod fma;
 mod loops;
 mod plan;
+mod tight;
 
 use std::any::Any;
 use std::collections::HashMap;

@@ -38,7 +38,7 @@ use super::fma;
 use super::loops::LoopPlan;
 use crate::array::{Array, ShapedArray, Storage, layout};
 use crate::core::jaxpr::{Atom, ClosedJaxpr};
-use crate::core::{Avals, Outputs, Params, Primitive};
+use crate::core::{Avals, Outputs, Param, Params, Primitive};
 
 /// Elements per chunk of a fused chain: 16 Ki elements (64 KiB of float32 per operand), so a
 /// chain's operands and intermediates stay in the second-level cache.
@@ -54,19 +54,19 @@ const FOLD_MAX: usize = 1 << 20;
 
 /// An operand: a slot, or a constant (a literal, a closed-over value or a folded result).
 #[derive(Clone, Debug)]
-enum Src {
+pub(super) enum Src {
     Slot(usize),
     Const(Array),
 }
 
 /// One primitive application.
 #[derive(Clone, Debug)]
-struct Call {
-    prim: &'static Primitive,
-    params: Params,
-    inputs: SmallVec<[Src; 4]>,
-    outs: SmallVec<[usize; 1]>,
-    avals: Avals,
+pub(super) struct Call {
+    pub(super) prim: &'static Primitive,
+    pub(super) params: Params,
+    pub(super) inputs: SmallVec<[Src; 4]>,
+    pub(super) outs: SmallVec<[usize; 1]>,
+    pub(super) avals: Avals,
 }
 
 /// An operand of a fused member.
@@ -93,7 +93,7 @@ struct Member {
 
 /// A chain of elementwise primitives over `n` elements run chunk by chunk.
 #[derive(Clone, Debug)]
-struct Fused {
+pub(super) struct Fused {
     n: usize,
     /// The operands of the group's shape (chunked), or tiling it (see [`tiles`]).
     inputs: Vec<Src>,
@@ -103,7 +103,7 @@ struct Fused {
 }
 
 #[derive(Debug)]
-enum Step {
+pub(super) enum Step {
     Call(Box<Call>),
     Fused(Fused),
     /// A loop equation whose bodies run as sub-plans (`loops`).
@@ -113,11 +113,13 @@ enum Step {
 /// A compiled jaxpr (see the module documentation).
 #[derive(Debug)]
 pub(crate) struct Executable {
-    slots: usize,
-    inputs: Vec<usize>,
+    pub(super) slots: usize,
+    pub(super) inputs: Vec<usize>,
+    /// Each slot's aval (`None`: a slot no step writes).
+    pub(super) avals: Vec<Option<ShapedArray>>,
     /// Each step and the slots released after it.
-    steps: Vec<(Step, Vec<usize>)>,
-    outputs: Vec<Src>,
+    pub(super) steps: Vec<(Step, Vec<usize>)>,
+    pub(super) outputs: Vec<Src>,
 }
 
 /// Whether `prim` computes each output element from the same element of its operands (or a
@@ -188,6 +190,132 @@ fn eliminate_common(calls: Vec<Call>, outputs: &mut [Src]) -> Vec<Call> {
         renamed(s, &rename);
     }
     kept
+}
+
+/// XLA's simplification of a transposed product: a `transpose` exchanging a `dot_general`'s
+/// left and right free dimensions (no batch dimensions), the product's only use, becomes the
+/// product of the operands exchanged. Each element is the same sum of the same products, in
+/// the same order, so the result is the same bit for bit; applied where the product is a
+/// product of single elements or small enough for the kernels' in-order sums (never through
+/// `gemm`'s blocked sums, whose order may depend on the layout).
+fn transposed_dots(
+    mut calls: Vec<Call>,
+    outputs: &[Src],
+    input_shapes: &[(usize, Vec<usize>)],
+) -> Vec<Call> {
+    use crate::lax::{DOT_GENERAL, TRANSPOSE};
+    let mut shapes: HashMap<usize, Vec<usize>> = input_shapes.iter().cloned().collect();
+    let mut uses: HashMap<usize, usize> = HashMap::new();
+    let mut producer: HashMap<usize, usize> = HashMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        for s in &c.inputs {
+            if let Src::Slot(k) = s {
+                *uses.entry(*k).or_default() += 1;
+            }
+        }
+        for (&o, a) in c.outs.iter().zip(&c.avals) {
+            shapes.insert(o, a.shape().to_vec());
+        }
+        if std::ptr::eq(c.prim, &DOT_GENERAL) && c.outs.len() == 1 {
+            producer.insert(c.outs[0], i);
+        }
+    }
+    for s in outputs {
+        if let Src::Slot(k) = s {
+            *uses.entry(*k).or_default() += 1;
+        }
+    }
+    let shape = |s: &Src| -> Option<Vec<usize>> {
+        match s {
+            Src::Const(x) => Some(x.shape().to_vec()),
+            Src::Slot(k) => shapes.get(k).cloned(),
+        }
+    };
+    let mut dropped = vec![false; calls.len()];
+    for t in 0..calls.len() {
+        let c = &calls[t];
+        if !std::ptr::eq(c.prim, &TRANSPOSE) || c.inputs.len() != 1 || c.outs.len() != 1 {
+            continue;
+        }
+        let Src::Slot(k) = c.inputs[0] else { continue };
+        let Some(&d) = producer.get(&k) else { continue };
+        let Some(Param::Ints(perm)) = c.params.get("permutation") else {
+            continue;
+        };
+        let dot = &calls[d];
+        let Some(Param::DotDimensionNumbers {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+        }) = dot.params.get("dimension_numbers")
+        else {
+            continue;
+        };
+        let (Some(ls), Some(rs)) = (shape(&dot.inputs[0]), shape(&dot.inputs[1])) else {
+            continue;
+        };
+        if uses.get(&k) != Some(&1)
+            || d > t
+            || !lhs_batch.is_empty()
+            || !rhs_batch.is_empty()
+            || lhs_contracting.len() != rhs_contracting.len()
+            || lhs_contracting.len() > ls.len()
+            || rhs_contracting.len() > rs.len()
+        {
+            continue;
+        }
+        let (nl, nr) = (
+            ls.len() - lhs_contracting.len(),
+            rs.len() - rhs_contracting.len(),
+        );
+        let swapped: Vec<i64> = (nl..nl + nr).chain(0..nl).map(|d| d as i64).collect();
+        if *perm != swapped {
+            continue;
+        }
+        let (out, contracted): (usize, usize) = (
+            dot.avals[0].size(),
+            lhs_contracting
+                .iter()
+                .map(|&i| {
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| ls.get(i).copied())
+                        .unwrap_or(0)
+                })
+                .product(),
+        );
+        if contracted != 1 && out.saturating_mul(contracted) > crate::kernels::gemm::SEQUENTIAL_MAX
+        {
+            continue;
+        }
+        let params = dot.params.clone().set(
+            "dimension_numbers",
+            Param::DotDimensionNumbers {
+                lhs_contracting: rhs_contracting.clone(),
+                rhs_contracting: lhs_contracting.clone(),
+                lhs_batch: Vec::new(),
+                rhs_batch: Vec::new(),
+            },
+        );
+        let inputs: SmallVec<[Src; 4]> =
+            smallvec::smallvec![dot.inputs[1].clone(), dot.inputs[0].clone()];
+        let (outs, avals) = (c.outs.clone(), c.avals.clone());
+        calls[t] = Call {
+            prim: &DOT_GENERAL,
+            params,
+            inputs,
+            outs,
+            avals,
+        };
+        dropped[d] = true;
+    }
+    calls
+        .into_iter()
+        .zip(dropped)
+        .filter(|(_, gone)| !gone)
+        .map(|(c, _)| c)
+        .collect()
 }
 
 /// XLA's contraction of products into additions (see [`crate::lax::fma`]), under JAX's
@@ -646,6 +774,12 @@ impl Executable {
         let outputs = low.lower(j, inputs.iter().map(|&s| Src::Slot(s)).collect())?;
         let mut outputs = outputs;
         let calls = eliminate_common(low.calls, &mut outputs);
+        let input_shapes: Vec<(usize, Vec<usize>)> = inputs
+            .iter()
+            .zip(&j.jaxpr.invars)
+            .map(|(&s, v)| (s, v.aval.shape().to_vec()))
+            .collect();
+        let calls = transposed_dots(calls, &outputs, &input_shapes);
         let calls = if contracting {
             contract(calls, &outputs, low.slots)
         } else {
@@ -654,14 +788,17 @@ impl Executable {
         let calls = eliminate_dead(calls, &outputs, low.slots);
         let mut shape_of: Vec<Vec<usize>> = vec![Vec::new(); low.slots];
         let mut float0_slot = vec![false; low.slots];
+        let mut avals: Vec<Option<ShapedArray>> = vec![None; low.slots];
         for (&s, v) in inputs.iter().zip(&j.jaxpr.invars) {
             shape_of[s] = v.aval.shape().to_vec();
             float0_slot[s] = v.aval.dtype().is_float0();
+            avals[s] = Some(v.aval.clone());
         }
         for c in &calls {
             for (&o, a) in c.outs.iter().zip(&c.avals) {
                 shape_of[o] = a.shape().to_vec();
                 float0_slot[o] = a.dtype().is_float0();
+                avals[o] = Some(a.clone());
             }
         }
         let steps = fuse(calls, &outputs, &shape_of, &float0_slot)
@@ -710,6 +847,7 @@ impl Executable {
         Ok(Executable {
             slots: low.slots,
             inputs,
+            avals,
             steps: steps.into_iter().zip(frees).collect(),
             outputs,
         })
@@ -1319,6 +1457,54 @@ mod tests {
         assert_eq!(j.jaxpr().eqns().len(), 5, "{j}");
         let exe = same_as_interpreter(&j, &[x]);
         assert_eq!(exe.steps(), (1, 0));
+    }
+
+    /// A transposed product (an outer product, a matrix product) is computed as the product
+    /// of the exchanged operands: no transpose is left, and each element is the interpreter's
+    /// bit for bit (the same sum of the same products in the same order). A product used
+    /// elsewhere too keeps its transpose.
+    #[test]
+    fn transposed_products_exchange_their_operands() {
+        let a = Array::from_vec(vec![0.3f32, -1.7, 2.5]);
+        let b = Array::from_vec(vec![1.1f32, -0.2, 0.7, 9.0]);
+        let c = jnp::reshape(ramp(15, DType::Float32), &[3, 5]).unwrap();
+        let d = jnp::reshape(jnp::sin(ramp(20, DType::Float32)).unwrap(), &[5, 4]).unwrap();
+        let args = (a, b, c, d);
+        let f = |(a, b, c, d): (Array, Array, Array, Array)| {
+            let p = Params::new()
+                .with(
+                    "dimension_numbers",
+                    Param::DotDimensionNumbers {
+                        lhs_contracting: vec![],
+                        rhs_contracting: vec![],
+                        lhs_batch: vec![],
+                        rhs_batch: vec![],
+                    },
+                )
+                .with("out_sharding", Param::None)
+                .with("precision", Param::None)
+                .with("preferred_element_type", Param::DType(DType::Float32));
+            let outer = crate::core::bind1(&crate::lax::DOT_GENERAL, &[&a, &b], &p)?;
+            let cd = jnp::matmul(&c, &d)?;
+            let shared = jnp::matmul(&c, jnp::multiply(&d, 2.0)?)?;
+            Ok((
+                jnp::transpose(&outer, None)?,
+                jnp::transpose(&cd, None)?,
+                jnp::transpose(&shared, None)?,
+                shared,
+            ))
+        };
+        let j = make_jaxpr(f, &args).unwrap();
+        let exe = same_as_interpreter(&j, &[args.0, args.1, args.2, args.3]);
+        let count = |prim: &'static Primitive| {
+            exe.steps
+                .iter()
+                .filter(|(s, _)| matches!(s, Step::Call(c) if std::ptr::eq(c.prim, prim)))
+                .count()
+        };
+        // Only the shared product's transpose is left.
+        assert_eq!(count(&crate::lax::TRANSPOSE), 1, "{j}");
+        assert_eq!(count(&crate::lax::DOT_GENERAL), 3, "{j}");
     }
 
     /// A gradient over large shapes: fused chains interleaved with reductions and

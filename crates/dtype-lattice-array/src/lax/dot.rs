@@ -523,6 +523,125 @@ fn flushed(x: &Array) -> Result<Array, Error> {
     .with_weak_type(x.weak_type()))
 }
 
+/// The float types [`prepare`] computes in: what a prepared product reads and writes.
+trait Prep: crate::kernels::gemm::GemmScalar + bytemuck::Pod + std::ops::Mul<Output = Self> {
+    /// Whether any element is subnormal.
+    fn any_subnormal(v: &[Self]) -> bool;
+}
+
+impl Prep for f32 {
+    fn any_subnormal(v: &[f32]) -> bool {
+        crate::kernels::flush::any_subnormal32(bytemuck::cast_slice(v))
+    }
+}
+
+impl Prep for f64 {
+    fn any_subnormal(v: &[f64]) -> bool {
+        crate::kernels::flush::any_subnormal64(bytemuck::cast_slice(v))
+    }
+}
+
+/// `dot_general`'s prepare rule: a float32 or float64 product of operands of the result's
+/// dtype stored as `[batch, free, contract]` or `[batch, contract, free]` (left) and
+/// `[batch, contract, free]` or `[batch, free, contract]` (right), under JAX's rules, as
+/// [`impl_rule`] computes it: the same kernels on the operands in place (the layout and sizes
+/// worked out here, once). It declines an operand holding a subnormal (the implementation
+/// flushes a copy) and NumPy's rules.
+fn prepare(
+    _: &'static Primitive,
+    params: &Params,
+    ins: &[ShapedArray],
+    out: &ShapedArray,
+) -> Option<crate::core::Prepared> {
+    let dt = out.dtype();
+    let [l, r] = ins else { return None };
+    if !matches!(dt, DType::Float32 | DType::Float64)
+        || l.dtype() != dt
+        || r.dtype() != dt
+        || out.size() == 0
+    {
+        return None;
+    }
+    let Dims { lc, rc, lb, rb } = dims(params, "dot_general").ok()?;
+    let u =
+        |v: &[i64]| -> Option<Vec<usize>> { v.iter().map(|&d| usize::try_from(d).ok()).collect() };
+    let (lc, rc, lb, rb) = (u(&lc)?, u(&rc)?, u(&lb)?, u(&rb)?);
+    let free = |nd: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
+        (0..nd)
+            .filter(|i| !b.contains(i) && !c.contains(i))
+            .collect()
+    };
+    let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
+    let in_order = |v: Vec<usize>| v.iter().enumerate().all(|(i, &d)| i == d);
+    let cat = |a: &[usize], b: &[usize], c: &[usize]| [a, b, c].concat();
+    // Read as stored (false) or transposed in place (true); any other layout is permuted by
+    // the implementation.
+    let a_t = if in_order(cat(&lb, &lf, &lc)) {
+        false
+    } else if in_order(cat(&lb, &lc, &lf)) {
+        true
+    } else {
+        return None;
+    };
+    let b_t = if in_order(cat(&rb, &rc, &rf)) {
+        false
+    } else if in_order(cat(&rb, &rf, &rc)) {
+        true
+    } else {
+        return None;
+    };
+    let size = |x: &ShapedArray, v: &[usize]| -> Option<usize> {
+        v.iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(*x.shape().get(d)?))
+    };
+    let dims4 = (size(l, &lb)?, size(l, &lf)?, size(l, &lc)?, size(r, &rf)?);
+    Some(match dt {
+        DType::Float32 => Box::new(move |ops, out| prepared::<f32>(ops, out, dims4, a_t, b_t)),
+        _ => Box::new(move |ops, out| prepared::<f64>(ops, out, dims4, a_t, b_t)),
+    })
+}
+
+/// A prepared product (see [`prepare`]); false where it declines.
+fn prepared<T: Prep>(
+    ops: &[crate::core::Operand<'_>],
+    out: &mut [u8],
+    (bs, m, k, n): (usize, usize, usize, usize),
+    a_t: bool,
+    b_t: bool,
+) -> bool {
+    let [l, r] = ops else { return false };
+    let (Ok(a), Ok(b), Ok(out)) = (
+        bytemuck::try_cast_slice::<u8, T>(l.bytes),
+        bytemuck::try_cast_slice::<u8, T>(r.bytes),
+        bytemuck::try_cast_slice_mut::<u8, T>(out),
+    ) else {
+        return false;
+    };
+    if !super::on_xla()
+        || a.len() != bs * m * k
+        || b.len() != bs * k * n
+        || out.len() != bs * m * n
+        || (!l.clean && T::any_subnormal(a))
+        || (!r.clean && T::any_subnormal(b))
+    {
+        return false;
+    }
+    for batch in 0..bs {
+        let (a, b) = (
+            &a[batch * m * k..(batch + 1) * m * k],
+            &b[batch * k * n..(batch + 1) * k * n],
+        );
+        let c = &mut out[batch * m * n..(batch + 1) * m * n];
+        if k == 1 {
+            // XLA's multiply for a one-element contraction (see `generic_kernel`).
+            crate::kernels::gemm::outer_ftz(a, b, c);
+        } else {
+            crate::kernels::gemm::matmul_ftz::<T>((a, a_t), (b, b_t), (m, k, n), c);
+        }
+    }
+    true
+}
+
 /// Parameters jaxprs leave out when `None`.
 const DOT_HIDDEN: &[Hidden] = &[
     ("precision", Some(&Param::None)),
@@ -534,6 +653,7 @@ pub static DOT_GENERAL: Primitive = Primitive::new("dot_general", Some(2), shape
     .jvp(jvp)
     .transpose(transpose)
     .batch(dot_general_batch)
+    .prepare(prepare)
     .hides(DOT_HIDDEN)
     // JAX fails an assertion.
     .refuses_float0(|_, _| {

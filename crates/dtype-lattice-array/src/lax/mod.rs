@@ -37,6 +37,7 @@ mod convert;
 mod dot;
 pub(crate) mod elementwise;
 mod iota;
+mod moves;
 pub(crate) mod ops;
 pub(crate) mod random;
 mod reduce;

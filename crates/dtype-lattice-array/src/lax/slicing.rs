@@ -153,6 +153,7 @@ pub static SLICE: Primitive = Primitive::new("slice", Some(1), slice_shape_rule,
     .jvp(ad::linear_jvp)
     .transpose(slice_transpose)
     .batch(slice_batch)
+    .prepare(super::moves::prepare)
     .takes_float0();
 
 /// NumPy's integer kinds (ml_dtypes' sub-byte integers are not among them).
@@ -284,6 +285,7 @@ pub static DYNAMIC_SLICE: Primitive = Primitive::new(
 .jvp(dynamic_slice_jvp)
 .transpose(dynamic_slice_transpose)
 .batch(dynamic_slice_batch)
+.prepare(super::moves::prepare_dynamic_slice)
 .takes_float0();
 
 fn dus_shape_rule(
@@ -376,6 +378,7 @@ pub static DYNAMIC_UPDATE_SLICE: Primitive =
         .jvp(dus_jvp)
         .transpose(dus_transpose)
         .batch(dynamic_update_slice_batch)
+        .prepare(super::moves::prepare_dynamic_update_slice)
         .takes_float0();
 
 fn concatenate_shape_rule(
@@ -487,6 +490,7 @@ pub static CONCATENATE: Primitive = Primitive::new(
 .jvp(ad::multilinear_jvp)
 .transpose(concatenate_transpose)
 .batch(concatenate_batch)
+.prepare(super::moves::prepare)
 .takes_float0();
 
 fn padding_config(params: &Params, prim: &str) -> Result<Vec<(i64, i64, i64)>, Error> {
@@ -601,6 +605,7 @@ pub static PAD: Primitive = Primitive::new("pad", Some(2), pad_shape_rule, pad_i
     .jvp(pad_jvp)
     .transpose(pad_transpose)
     .batch(pad_batch)
+    .prepare(super::moves::prepare)
     .takes_float0();
 
 // ---- JVP and transpose rules

@@ -399,6 +399,7 @@ pub static BROADCAST_IN_DIM: Primitive = Primitive::new(
 .jvp(ad::linear_jvp)
 .transpose(broadcast_in_dim_transpose)
 .batch(broadcast_in_dim_batch)
+.prepare(super::moves::prepare)
 .takes_float0()
 .hides(BROADCAST_HIDDEN);
 
@@ -448,6 +449,7 @@ pub static RESHAPE: Primitive =
         .jvp(ad::linear_jvp)
         .transpose(reshape_transpose)
         .batch(reshape_batch)
+        .prepare(super::moves::prepare)
         .takes_float0();
 
 fn transpose_shape_rule(
@@ -498,6 +500,7 @@ pub static TRANSPOSE: Primitive =
         .jvp(ad::linear_jvp)
         .transpose(transpose_transpose)
         .batch(transpose_batch)
+        .prepare(super::moves::prepare)
         .takes_float0();
 
 fn squeeze_shape_rule(
@@ -541,6 +544,7 @@ pub static SQUEEZE: Primitive =
         .jvp(ad::linear_jvp)
         .transpose(reshape_transpose)
         .batch(squeeze_batch)
+        .prepare(super::moves::prepare)
         .takes_float0();
 
 fn rev_shape_rule(
@@ -602,6 +606,7 @@ pub static REV: Primitive = Primitive::new("rev", Some(1), rev_shape_rule, rev_i
     .jvp(ad::linear_jvp)
     .transpose(rev_transpose)
     .batch(rev_batch)
+    .prepare(super::moves::prepare)
     .takes_float0();
 
 /// `lax.stop_gradient`'s primitive (`ad_util.stop_gradient_p`): the identity, whose tangent is

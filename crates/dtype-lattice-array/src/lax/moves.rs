@@ -1,0 +1,349 @@
+//! Prepare rules ([`crate::core::Prepared`]) of the primitives that only move elements:
+//! `reshape`, `squeeze`, `broadcast_in_dim`, `transpose`, `rev`, `slice`, `pad` and
+//! `concatenate` (a table of sources, worked out once), and `dynamic_slice` and
+//! `dynamic_update_slice` (a table of offsets from the start, the start read and clamped
+//! each call).
+//!
+//! The static table is the primitive's own implementation run once on operands of int32
+//! codes (operand `k`'s element `i` holds `k·2²⁴ + i`): each output element's code names
+//! where it comes from, so the prepared copy moves exactly what the implementation moves,
+//! with no index arithmetic written twice. A loop body then moves a few bytes per element
+//! instead of building arrays.
+
+use dtype_lattice::DType;
+
+use super::structural::{flat, strides};
+use crate::array::{Array, ShapedArray, layout};
+use crate::core::{Operand, Params, Prepared, Primitive};
+
+/// The largest result a table is made for, in elements.
+const MAX: usize = 1 << 16;
+
+/// Bytes per element (`None` for `float0`).
+fn width(a: &ShapedArray) -> Option<usize> {
+    if a.dtype().is_float0() {
+        return None;
+    }
+    let (w, n) = layout(a.dtype());
+    Some(w * n)
+}
+
+/// Copies element `from` of `src` to element `to` of `dst`, elements of `e` bytes.
+#[inline(always)]
+fn put(dst: &mut [u8], to: usize, src: &[u8], from: usize, e: usize) -> Option<()> {
+    dst.get_mut(to * e..(to + 1) * e)?
+        .copy_from_slice(src.get(from * e..(from + 1) * e)?);
+    Some(())
+}
+
+/// Copies elements by a table of `(operand, element)` sources.
+fn gather(ops: &[Operand<'_>], table: &[(u8, u32)], e: usize, out: &mut [u8]) -> Option<()> {
+    macro_rules! typed {
+        ($t:ty) => {{
+            let srcs: smallvec::SmallVec<[&[$t]; 4]> = ops
+                .iter()
+                .map(|o| bytemuck::try_cast_slice::<u8, $t>(o.bytes).ok())
+                .collect::<Option<_>>()?;
+            let dst: &mut [$t] = bytemuck::try_cast_slice_mut(out).ok()?;
+            for (d, &(k, i)) in dst.iter_mut().zip(table) {
+                *d = *srcs.get(usize::from(k))?.get(i as usize)?;
+            }
+            Some(())
+        }};
+    }
+    match e {
+        1 => typed!(u8),
+        2 => typed!(u16),
+        4 => typed!(u32),
+        8 => typed!(u64),
+        _ => table.iter().enumerate().try_for_each(|(j, &(k, i))| {
+            put(out, j, ops.get(usize::from(k))?.bytes, i as usize, e)
+        }),
+    }
+}
+
+/// The prepare rule of a primitive that moves its operands' elements (see the module
+/// documentation): its implementation run on codes gives the table.
+pub(crate) fn prepare(
+    prim: &'static Primitive,
+    params: &Params,
+    ins: &[ShapedArray],
+    out: &ShapedArray,
+) -> Option<Prepared> {
+    let e = width(out)?;
+    if out.size() > MAX || ins.is_empty() || ins.len() > 64 {
+        return None;
+    }
+    let mut codes = Vec::with_capacity(ins.len());
+    for (k, a) in ins.iter().enumerate() {
+        if width(a)? != e || a.size() >= 1 << 24 {
+            return None;
+        }
+        let base = i32::try_from(k).ok()? << 24;
+        let v: Vec<i32> = (0..a.size()).map(|i| base | i as i32).collect();
+        codes.push(Array::from_shape_vec(a.shape(), v).ok()?);
+    }
+    let refs: Vec<&Array> = codes.iter().collect();
+    let aval = ShapedArray::new(out.shape(), DType::Int32, false);
+    let moved = (prim.impl_rule)(prim, &refs, params, std::slice::from_ref(&aval)).ok()?;
+    let table: Vec<(u8, u32)> = moved
+        .first()?
+        .to_vec::<i32>()
+        .ok()?
+        .into_iter()
+        .map(|c| {
+            let (k, i) = ((c >> 24) as usize, (c & 0xff_ffff) as usize);
+            (i < ins.get(k)?.size()).then_some((k as u8, i as u32))
+        })
+        .collect::<Option<_>>()?;
+    if table.len() != out.size() {
+        return None;
+    }
+    let sizes: Vec<usize> = ins.iter().map(|a| a.size() * e).collect();
+    Some(Box::new(move |ops, out| {
+        ops.len() == sizes.len()
+            && ops.iter().zip(&sizes).all(|(o, &n)| o.bytes.len() == n)
+            && out.len() == table.len() * e
+            && gather(ops, &table, e, out).is_some()
+    }))
+}
+
+/// An integer index operand's value (`None` for another dtype).
+fn index(dtype: DType, b: &[u8]) -> Option<i128> {
+    Some(match dtype {
+        DType::Int8 => i128::from(i8::from_le_bytes(b.try_into().ok()?)),
+        DType::Int16 => i128::from(i16::from_le_bytes(b.try_into().ok()?)),
+        DType::Int32 => i128::from(i32::from_le_bytes(b.try_into().ok()?)),
+        DType::Int64 => i128::from(i64::from_le_bytes(b.try_into().ok()?)),
+        DType::UInt8 => i128::from(u8::from_le_bytes(b.try_into().ok()?)),
+        DType::UInt16 => i128::from(u16::from_le_bytes(b.try_into().ok()?)),
+        DType::UInt32 => i128::from(u32::from_le_bytes(b.try_into().ok()?)),
+        DType::UInt64 => i128::from(u64::from_le_bytes(b.try_into().ok()?)),
+        _ => return None,
+    })
+}
+
+/// The flat offset in an array of `dims` (strides `st`) of the window of `sizes` starting at
+/// the index operands, each clamped into `0..=dim - size` (XLA's semantics).
+fn start(
+    idx: &[Operand<'_>],
+    types: &[DType],
+    dims: &[usize],
+    sizes: &[usize],
+    st: &[usize],
+) -> Option<usize> {
+    let mut at = 0;
+    for (((o, &t), (&d, &s)), &stride) in idx.iter().zip(types).zip(dims.iter().zip(sizes)).zip(st)
+    {
+        let hi = i128::try_from(d.checked_sub(s)?).ok()?;
+        at += usize::try_from(index(t, o.bytes)?.clamp(0, hi)).ok()? * stride;
+    }
+    Some(at)
+}
+
+/// The offsets, in an array of strides `st`, of a window of `shape`'s elements from its start.
+fn window(shape: &[usize], st: &[usize]) -> Vec<usize> {
+    let ws = strides(shape);
+    (0..shape.iter().product::<usize>())
+        .map(|j| flat(ws.iter().zip(shape).map(|(&w, &n)| (j / w) % n.max(1)), st))
+        .collect()
+}
+
+/// `dynamic_slice`'s prepare rule: the window's offsets, once.
+pub(crate) fn prepare_dynamic_slice(
+    _: &'static Primitive,
+    _: &Params,
+    ins: &[ShapedArray],
+    out: &ShapedArray,
+) -> Option<Prepared> {
+    let (x, idx) = ins.split_first()?;
+    let e = width(out)?;
+    if width(x)? != e
+        || idx.len() != x.ndim()
+        || out.size() > MAX
+        || idx.iter().any(|a| a.size() != 1)
+    {
+        return None;
+    }
+    let (dims, sizes, st) = (x.shape().to_vec(), out.shape().to_vec(), strides(x.shape()));
+    let rel = window(out.shape(), &st);
+    let types: Vec<DType> = idx.iter().map(ShapedArray::dtype).collect();
+    let n = x.size() * e;
+    Some(Box::new(move |ops, out| {
+        let Some((x, idx)) = ops.split_first() else {
+            return false;
+        };
+        if x.bytes.len() != n || out.len() != rel.len() * e {
+            return false;
+        }
+        let Some(base) = start(idx, &types, &dims, &sizes, &st) else {
+            return false;
+        };
+        rel.iter()
+            .enumerate()
+            .try_for_each(|(j, &r)| put(out, j, x.bytes, base + r, e))
+            .is_some()
+    }))
+}
+
+/// `dynamic_update_slice`'s prepare rule: the update's offsets in the operand, once.
+pub(crate) fn prepare_dynamic_update_slice(
+    _: &'static Primitive,
+    _: &Params,
+    ins: &[ShapedArray],
+    out: &ShapedArray,
+) -> Option<Prepared> {
+    let [x, u, idx @ ..] = ins else { return None };
+    let e = width(out)?;
+    if x.dtype() != u.dtype()
+        || width(x)? != e
+        || idx.len() != x.ndim()
+        || u.size() > MAX
+        || idx.iter().any(|a| a.size() != 1)
+    {
+        return None;
+    }
+    let (dims, sizes, st) = (x.shape().to_vec(), u.shape().to_vec(), strides(x.shape()));
+    let rel = window(u.shape(), &st);
+    let types: Vec<DType> = idx.iter().map(ShapedArray::dtype).collect();
+    let (n, m) = (x.size() * e, u.size() * e);
+    Some(Box::new(move |ops, out| {
+        let [x, u, idx @ ..] = ops else { return false };
+        if x.bytes.len() != n || u.bytes.len() != m || out.len() != n {
+            return false;
+        }
+        let Some(base) = start(idx, &types, &dims, &sizes, &st) else {
+            return false;
+        };
+        out.copy_from_slice(x.bytes);
+        rel.iter()
+            .enumerate()
+            .try_for_each(|(j, &r)| put(out, base + r, u.bytes, j, e))
+            .is_some()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Param;
+    use crate::lax::{
+        BROADCAST_IN_DIM, CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, RESHAPE, REV,
+        SLICE, SQUEEZE, TRANSPOSE,
+    };
+
+    /// An array of `shape` and `dtype` with distinct elements.
+    fn ramp(shape: &[usize], dtype: DType, seed: i32) -> Array {
+        let n: usize = shape.iter().product();
+        let v: Vec<i32> = (0..n as i32).map(|i| i * 7 + seed).collect();
+        Array::from_shape_vec(shape, v)
+            .unwrap()
+            .astype(dtype)
+            .unwrap()
+    }
+
+    /// The prepared copy of `prim` writes what its implementation returns, bit for bit.
+    fn agrees(prim: &'static Primitive, params: &Params, ins: &[Array]) {
+        let refs: Vec<&Array> = ins.iter().collect();
+        let avals: Vec<&ShapedArray> = ins.iter().map(Array::aval).collect();
+        let out = prim.abstract_eval(&avals, params).unwrap().remove(0);
+        let want = (prim.impl_rule)(prim, &refs, params, std::slice::from_ref(&out)).unwrap();
+        let owned: Vec<ShapedArray> = avals.into_iter().cloned().collect();
+        let rule = prim.prepare.expect("a prepare rule");
+        let kernel = rule(prim, params, &owned, &out).expect("prepared");
+        let ops: Vec<Operand<'_>> = ins
+            .iter()
+            .map(|x| Operand {
+                bytes: x.as_bytes(),
+                clean: false,
+            })
+            .collect();
+        let mut got = vec![0u64; want[0].as_bytes().len().div_ceil(8)];
+        let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut got)[..want[0].as_bytes().len()];
+        assert!(kernel(&ops, got), "{prim} {params:?}");
+        assert_eq!(got, want[0].as_bytes(), "{prim} {params:?}");
+    }
+
+    #[test]
+    fn prepared_moves_copy_what_the_implementations_return() {
+        let ints = |v: &[i64]| Param::Ints(v.to_vec());
+        for dtype in [
+            DType::Float32,
+            DType::Float16,
+            DType::Int8,
+            DType::Complex64,
+            DType::Complex128,
+        ] {
+            let x = ramp(&[3, 4], dtype, 1);
+            let y = ramp(&[2, 4], dtype, 5);
+            agrees(
+                &RESHAPE,
+                &Params::new()
+                    .with("new_sizes", ints(&[4, 3]))
+                    .with("dimensions", Param::None)
+                    .with("sharding", Param::None),
+                std::slice::from_ref(&x),
+            );
+            agrees(
+                &TRANSPOSE,
+                &Params::new().with("permutation", ints(&[1, 0])),
+                std::slice::from_ref(&x),
+            );
+            agrees(
+                &REV,
+                &Params::new().with("dimensions", ints(&[0, 1])),
+                std::slice::from_ref(&x),
+            );
+            agrees(
+                &BROADCAST_IN_DIM,
+                &Params::new()
+                    .with("shape", ints(&[2, 3, 4]))
+                    .with("broadcast_dimensions", ints(&[1, 2]))
+                    .with("sharding", Param::None),
+                std::slice::from_ref(&x),
+            );
+            agrees(
+                &SQUEEZE,
+                &Params::new().with("dimensions", ints(&[0])),
+                &[ramp(&[1, 5], dtype, 2)],
+            );
+            agrees(
+                &SLICE,
+                &Params::new()
+                    .with("start_indices", ints(&[1, 0]))
+                    .with("limit_indices", ints(&[3, 4]))
+                    .with("strides", ints(&[1, 2])),
+                std::slice::from_ref(&x),
+            );
+            agrees(
+                &CONCATENATE,
+                &Params::new().with("dimension", Param::Int(0)),
+                &[x.clone(), y.clone()],
+            );
+            agrees(
+                &PAD,
+                &Params::new().with(
+                    "padding_config",
+                    Param::Padding(vec![(1, -1, 1), (0, 2, 0)]),
+                ),
+                &[x.clone(), ramp(&[], dtype, 99)],
+            );
+            // Start indices in and out of range, of signed and unsigned types: clamped.
+            for (i, j) in [(0i64, 1i64), (-3, 9), (1, 2), (7, -1)] {
+                for it in [DType::Int32, DType::Int64, DType::UInt8, DType::Int16] {
+                    let at = |v: i64| Array::scalar(v as i32).astype(it).unwrap();
+                    agrees(
+                        &DYNAMIC_SLICE,
+                        &Params::new().with("slice_sizes", ints(&[2, 3])),
+                        &[x.clone(), at(i), at(j)],
+                    );
+                    agrees(
+                        &DYNAMIC_UPDATE_SLICE,
+                        &Params::new(),
+                        &[x.clone(), ramp(&[2, 3], dtype, 50), at(i), at(j)],
+                    );
+                }
+            }
+        }
+    }
+}
