@@ -454,6 +454,24 @@ def _(w, h, xs):
     return jnp.sum(h ** 2) + jnp.sum(ys)
 
 
+# XLA's orders, bit for bit (the corpus test's EXACT list): matrix-vector products whose rows
+# run along the contraction (8 lanes, summed pairwise), batched or not; and the gradient of
+# an RNN through a scan, whose transposed step XLA contracts (outer products into their
+# sums, tanh's derivative) and whose `W @ ct` is such a product.
+@case("matvec_rows", ("float32", [32, 64]), ("float32", [64]), ("float32", [3, 16, 24]),
+      ("float32", [3, 24]))
+def _(w, v, ws, vs):
+    return (w @ v, jax.lax.dot_general(v, w, (([0], [1]), ([], []))),
+            jax.lax.dot_general(ws, vs, (([2], [1]), ([0], [0]))))
+
+
+@case("scan_rnn_h32_grad", ("float32", [32, 32]), ("float32", [8, 32]), ("float32", [50, 8]))
+def _(w, u, xs):
+    w, u = w * 0.05, u * 0.1
+    h, _ = jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x @ u), None), jnp.zeros(32, w.dtype), xs)
+    return jnp.sum(h)
+
+
 @case("cond_scalar_grad", ("float32", []))
 def _(x):
     return jax.lax.cond(x > 0, jnp.sin, lambda v: v * v * v, x)

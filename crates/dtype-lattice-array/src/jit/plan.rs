@@ -318,6 +318,90 @@ fn transposed_dots(
         .collect()
 }
 
+/// XLA's simplification of a product that contracts nothing (an outer product): a
+/// `multiply` of the two operands broadcast to the result, which its fusions then contract
+/// into an addition like any product (the gradient of `h @ W` accumulated in a loop). Under
+/// JAX's rules, for float32/float64 operands of the result's dtype; each element is the one
+/// product it was.
+fn outer_products(
+    calls: Vec<Call>,
+    slots: &mut usize,
+    input_avals: &[(usize, ShapedArray)],
+) -> Vec<Call> {
+    use crate::lax::{BROADCAST_IN_DIM, DOT_GENERAL, elementwise::MUL};
+    if !crate::lax::on_xla() {
+        return calls;
+    }
+    let mut avals: HashMap<usize, ShapedArray> = input_avals.iter().cloned().collect();
+    for c in &calls {
+        for (&o, a) in c.outs.iter().zip(&c.avals) {
+            avals.insert(o, a.clone());
+        }
+    }
+    let aval = |s: &Src| match s {
+        Src::Const(x) => Some(x.aval().clone()),
+        Src::Slot(k) => avals.get(k).cloned(),
+    };
+    let mut out = Vec::with_capacity(calls.len());
+    for c in calls {
+        let outer = std::ptr::eq(c.prim, &DOT_GENERAL)
+            && c.inputs.len() == 2
+            && c.outs.len() == 1
+            && fma::contracts(c.avals[0].dtype())
+            && matches!(
+                c.params.get("dimension_numbers"),
+                Some(Param::DotDimensionNumbers { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch })
+                    if lhs_contracting.is_empty() && rhs_contracting.is_empty()
+                        && lhs_batch.is_empty() && rhs_batch.is_empty()
+            );
+        let operands = if outer {
+            (aval(&c.inputs[0]), aval(&c.inputs[1]))
+        } else {
+            (None, None)
+        };
+        let (Some(l), Some(r)) = operands else {
+            out.push(c);
+            continue;
+        };
+        let result = &c.avals[0];
+        if l.dtype() != result.dtype()
+            || r.dtype() != result.dtype()
+            || l.ndim() + r.ndim() != result.ndim()
+        {
+            out.push(c);
+            continue;
+        }
+        let shape = Param::Ints(result.shape().iter().map(|&d| d as i64).collect());
+        let dims =
+            |from: usize, n: usize| Param::Ints((from..from + n).map(|d| d as i64).collect());
+        let mut broadcast = |x: &Src, dims: Param| {
+            let slot = *slots;
+            *slots += 1;
+            out.push(Call {
+                prim: &BROADCAST_IN_DIM,
+                params: Params::new()
+                    .with("shape", shape.clone())
+                    .with("broadcast_dimensions", dims)
+                    .with("sharding", Param::None),
+                inputs: smallvec::smallvec![x.clone()],
+                outs: smallvec::smallvec![slot],
+                avals: smallvec::smallvec![ShapedArray::new(result.shape(), result.dtype(), false)],
+            });
+            Src::Slot(slot)
+        };
+        let a = broadcast(&c.inputs[0], dims(0, l.ndim()));
+        let b = broadcast(&c.inputs[1], dims(l.ndim(), r.ndim()));
+        out.push(Call {
+            prim: &MUL,
+            params: Params::new(),
+            inputs: smallvec::smallvec![a, b],
+            outs: c.outs,
+            avals: c.avals,
+        });
+    }
+    out
+}
+
 /// XLA's contraction of products into additions (see [`crate::lax::fma`]), under JAX's
 /// rules: an `add`, `add_any` or `sub` of float16/float32/float64 whose first operand (else
 /// its second) is a product (`mul`, `square`, `integer_pow[y=2]`, or the `neg` of one) becomes
@@ -780,6 +864,12 @@ impl Executable {
             .map(|(&s, v)| (s, v.aval.shape().to_vec()))
             .collect();
         let calls = transposed_dots(calls, &outputs, &input_shapes);
+        let input_avals: Vec<(usize, ShapedArray)> = inputs
+            .iter()
+            .zip(&j.jaxpr.invars)
+            .map(|(&s, v)| (s, v.aval.clone()))
+            .collect();
+        let calls = outer_products(calls, &mut low.slots, &input_avals);
         let calls = if contracting {
             contract(calls, &outputs, low.slots)
         } else {
@@ -1462,7 +1552,7 @@ mod tests {
     /// A transposed product (an outer product, a matrix product) is computed as the product
     /// of the exchanged operands: no transpose is left, and each element is the interpreter's
     /// bit for bit (the same sum of the same products in the same order). A product used
-    /// elsewhere too keeps its transpose.
+    /// elsewhere too keeps its transpose. An outer product becomes a multiply.
     #[test]
     fn transposed_products_exchange_their_operands() {
         let a = Array::from_vec(vec![0.3f32, -1.7, 2.5]);
@@ -1502,9 +1592,13 @@ mod tests {
                 .filter(|(s, _)| matches!(s, Step::Call(c) if std::ptr::eq(c.prim, prim)))
                 .count()
         };
-        // Only the shared product's transpose is left.
+        // Only the shared product's transpose is left, and the outer product is a multiply
+        // of broadcasts (XLA's simplification).
         assert_eq!(count(&crate::lax::TRANSPOSE), 1, "{j}");
-        assert_eq!(count(&crate::lax::DOT_GENERAL), 3, "{j}");
+        assert_eq!(count(&crate::lax::DOT_GENERAL), 2, "{j}");
+        // (`d * 2` and the outer product.)
+        assert_eq!(count(&crate::lax::elementwise::MUL), 2, "{j}");
+        assert_eq!(count(&crate::lax::BROADCAST_IN_DIM), 2, "{j}");
     }
 
     /// A gradient over large shapes: fused chains interleaved with reductions and

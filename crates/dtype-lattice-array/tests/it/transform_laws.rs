@@ -2107,7 +2107,18 @@ fn matmul_vmap_law(c: MatmulCase) -> Result<(), TestCaseError> {
         let ys: Vec<ArrayLike<'_>> = ys.iter().map(Into::into).collect();
         let want = jnp::stack(&ys, 0).map_err(|e| fail("stack", e))?;
         prop_assert_eq!(got.aval(), want.aval());
-        let in_order = (xb && wb) || c.b * c.m * c.k * c.n <= SEQUENTIAL_MAX;
+        // XLA sums a float32 matrix-vector product whose rows (a multiple of 8) run along
+        // the contraction (a multiple of 8) in 8 lanes: a batch folded into the rows of `x`
+        // may take that order where one example does not (JAX's vmap is not stacking there
+        // either).
+        let folded = c.dtype == DType::Float32
+            && xb
+            && !wb
+            && c.n == 1
+            && c.k.is_multiple_of(8)
+            && (c.b * c.m).is_multiple_of(8)
+            && !c.m.is_multiple_of(8);
+        let in_order = !folded && ((xb && wb) || c.b * c.m * c.k * c.n <= SEQUENTIAL_MAX);
         if in_order || got.as_bytes() == want.as_bytes() {
             MATMUL_EXACT.fetch_add(1, Relaxed);
             return same_bits("vmap(matmul)", &[got], &[want]);
