@@ -58,15 +58,12 @@ fn shape_rule(
 macro_rules! fused {
     ($x:expr, $y:expr, $z:expr, $sign_p:expr, $sign_z:expr) => {{
         let (x, y, z) = ($x, $y, $z);
-        if x.is_nan() {
-            x + x
-        } else if y.is_nan() {
-            y + y
-        } else if z.is_nan() {
-            z + z
-        } else {
-            ($sign_p * x).mul_add(y, $sign_z * z)
-        }
+        // Every value computed, then selected (the first NaN operand, quieted, wins): the
+        // loop stays branch-free, so it vectorises.
+        let r = ($sign_p * x).mul_add(y, $sign_z * z);
+        let r = if z.is_nan() { z + z } else { r };
+        let r = if y.is_nan() { y + y } else { r };
+        if x.is_nan() { x + x } else { r }
     }};
 }
 

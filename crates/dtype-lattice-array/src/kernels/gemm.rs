@@ -1,5 +1,7 @@
 //! float32/float64 matrix products: small ones summed in XLA's order (each element's sum in
-//! order of the contracted index, one fused multiply-add a step), larger ones through the
+//! order of the contracted index, one fused multiply-add a step; float32 matrix-vector
+//! products whose rows run along the contraction in XLA's eight lanes, [`row_dots`]), larger
+//! ones through the
 //! `gemm` crate: its kernels for AVX-512 (`x86-v4`), AVX2+FMA and SSE, chosen at run time, on
 //! rayon's pool (the pool every other parallel kernel of this crate uses) for products large
 //! enough to share.

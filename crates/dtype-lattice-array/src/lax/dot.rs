@@ -17,8 +17,11 @@
 //! (integers wrap; float16 and bfloat16 accumulate in float32 with fused multiply-adds, in
 //! order, and round once, bit-exact with XLA's CPU backend in the fixtures: a product beyond
 //! float32's range is not infinite on its own). A contraction of one element is the product
-//! alone (XLA's multiply: `-0.0` stays). Float32, float64 and complex products are summed in
-//! another order than XLA's and agree with it to rounding; complex matrix products with
+//! alone (XLA's multiply: `-0.0` stays). Float32 and float64 products of at most 2¹²
+//! multiply-adds are summed in XLA's order (`kernels::gemm`: in order of the contracted
+//! index, or XLA's eight lanes for float32 matrix-vector products of rows a multiple of 8
+//! long, in a multiple of 8); larger ones and complex products are summed in another order
+//! than XLA's and agree with it to rounding; complex matrix products with
 //! infinite or NaN parts may differ in which parts are NaN (XLA's kernels are not modelled).
 
 use super::{ad, batching};

@@ -36,8 +36,47 @@ fn put(dst: &mut [u8], to: usize, src: &[u8], from: usize, e: usize) -> Option<(
     Some(())
 }
 
-/// Copies elements by a table of `(operand, element)` sources.
-fn gather(ops: &[Operand<'_>], table: &[(u8, u32)], e: usize, out: &mut [u8]) -> Option<()> {
+/// A stretch of the result: `len` elements from operand `k`, the `t`th from element
+/// `start + t·step` (`step` 1: a copy, 0: one element repeated, else strided).
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    k: usize,
+    start: usize,
+    len: usize,
+    step: isize,
+}
+
+/// The table of `(operand, element)` sources as runs, each as long as its sources keep one
+/// operand and one step.
+fn runs(table: &[(usize, usize)]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    for &(k, i) in table {
+        if let Some(r) = out.last_mut()
+            && r.k == k
+        {
+            let next = |step: isize| r.start as isize + step * r.len as isize;
+            if r.len == 1 {
+                r.step = i as isize - r.start as isize;
+                r.len = 2;
+                continue;
+            }
+            if next(r.step) == i as isize {
+                r.len += 1;
+                continue;
+            }
+        }
+        out.push(Run {
+            k,
+            start: i,
+            len: 1,
+            step: 1,
+        });
+    }
+    out
+}
+
+/// Copies the runs' elements (of `e` bytes) from the operands into `out`.
+fn gather(ops: &[Operand<'_>], runs: &[Run], e: usize, out: &mut [u8]) -> Option<()> {
     macro_rules! typed {
         ($t:ty) => {{
             let srcs: smallvec::SmallVec<[&[$t]; 4]> = ops
@@ -45,8 +84,21 @@ fn gather(ops: &[Operand<'_>], table: &[(u8, u32)], e: usize, out: &mut [u8]) ->
                 .map(|o| bytemuck::try_cast_slice::<u8, $t>(o.bytes).ok())
                 .collect::<Option<_>>()?;
             let dst: &mut [$t] = bytemuck::try_cast_slice_mut(out).ok()?;
-            for (d, &(k, i)) in dst.iter_mut().zip(table) {
-                *d = *srcs.get(usize::from(k))?.get(i as usize)?;
+            let mut at = 0;
+            for r in runs {
+                let src = *srcs.get(r.k)?;
+                let dst = dst.get_mut(at..at + r.len)?;
+                match r.step {
+                    1 => dst.copy_from_slice(src.get(r.start..r.start + r.len)?),
+                    0 => dst.fill(*src.get(r.start)?),
+                    step => {
+                        for (t, d) in dst.iter_mut().enumerate() {
+                            let i = r.start as isize + step * t as isize;
+                            *d = *src.get(usize::try_from(i).ok()?)?;
+                        }
+                    }
+                }
+                at += r.len;
             }
             Some(())
         }};
@@ -56,9 +108,8 @@ fn gather(ops: &[Operand<'_>], table: &[(u8, u32)], e: usize, out: &mut [u8]) ->
         2 => typed!(u16),
         4 => typed!(u32),
         8 => typed!(u64),
-        _ => table.iter().enumerate().try_for_each(|(j, &(k, i))| {
-            put(out, j, ops.get(usize::from(k))?.bytes, i as usize, e)
-        }),
+        16 => typed!([u64; 2]),
+        _ => None,
     }
 }
 
@@ -86,25 +137,27 @@ pub(crate) fn prepare(
     let refs: Vec<&Array> = codes.iter().collect();
     let aval = ShapedArray::new(out.shape(), DType::Int32, false);
     let moved = (prim.impl_rule)(prim, &refs, params, std::slice::from_ref(&aval)).ok()?;
-    let table: Vec<(u8, u32)> = moved
+    let table: Vec<(usize, usize)> = moved
         .first()?
         .to_vec::<i32>()
         .ok()?
         .into_iter()
         .map(|c| {
             let (k, i) = ((c >> 24) as usize, (c & 0xff_ffff) as usize);
-            (i < ins.get(k)?.size()).then_some((k as u8, i as u32))
+            (i < ins.get(k)?.size()).then_some((k, i))
         })
         .collect::<Option<_>>()?;
     if table.len() != out.size() {
         return None;
     }
+    let runs = runs(&table);
+    let n = table.len();
     let sizes: Vec<usize> = ins.iter().map(|a| a.size() * e).collect();
     Some(Box::new(move |ops, out| {
         ops.len() == sizes.len()
             && ops.iter().zip(&sizes).all(|(o, &n)| o.bytes.len() == n)
-            && out.len() == table.len() * e
-            && gather(ops, &table, e, out).is_some()
+            && out.len() == n * e
+            && gather(ops, &runs, e, out).is_some()
     }))
 }
 
