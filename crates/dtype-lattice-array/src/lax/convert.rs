@@ -99,12 +99,39 @@ fn impl_rule(
     Ok(smallvec::smallvec![Array::from_parts(aval, data)])
 }
 
+/// The prepare rule: the implementation's conversion of the operand's bytes into the
+/// result's (a copy between equal dtypes), under the rules in force when it runs.
+fn prepare(
+    _: &'static Primitive,
+    _: &Params,
+    ins: &[ShapedArray],
+    out: &ShapedArray,
+) -> Option<crate::core::Prepared> {
+    let [x] = ins else { return None };
+    let (from, to) = (x.dtype(), out.dtype());
+    if from.is_float0() || to.is_float0() {
+        return None;
+    }
+    Some(Box::new(move |ops, dst| {
+        let [x] = ops else { return false };
+        if from == to {
+            if dst.len() != x.bytes.len() {
+                return false;
+            }
+            dst.copy_from_slice(x.bytes);
+            return true;
+        }
+        crate::convert::convert_with(crate::config::semantics(), from, x.bytes, to, dst).is_ok()
+    }))
+}
+
 /// The `convert_element_type` primitive.
 pub static CONVERT_ELEMENT_TYPE: Primitive =
     Primitive::new("convert_element_type", Some(1), shape_rule, impl_rule)
         .jvp(jvp)
         .transpose(transpose)
         .batch(batching::vectorized)
+        .prepare(prepare)
         .takes_float0()
         .hides(&[("sharding", Some(&Param::None))]);
 
@@ -163,5 +190,71 @@ impl Array {
             .with("weak_type", Param::Bool(false))
             .with("sharding", Param::None);
         super::bind1(&CONVERT_ELEMENT_TYPE, &[self], &params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dtype_lattice::DType;
+
+    /// The prepared conversion writes the implementation's bytes, between every pair of a
+    /// few dtypes (bool, integers, floats of every width, complex), NaNs and out-of-range
+    /// values included.
+    #[test]
+    fn the_prepared_conversion_is_the_implementation() {
+        let x = Array::from_vec(vec![
+            0.0f64,
+            -1.5,
+            2.75,
+            1e10,
+            -1e-40,
+            f64::NAN,
+            f64::INFINITY,
+            300.0,
+        ]);
+        let dtypes = [
+            DType::Bool,
+            DType::Int8,
+            DType::UInt32,
+            DType::Int64,
+            DType::Float16,
+            DType::BFloat16,
+            DType::Float32,
+            DType::Float64,
+            DType::Float8E4M3Fn,
+            DType::Complex64,
+        ];
+        for &from in &dtypes {
+            let x = x.astype(from).unwrap();
+            for &to in &dtypes {
+                let params = Params::new()
+                    .with("new_dtype", Param::DType(to))
+                    .with("weak_type", Param::Bool(false))
+                    .with("sharding", Param::None);
+                let out = ShapedArray::new(x.shape(), to, false);
+                let want = impl_rule(
+                    &CONVERT_ELEMENT_TYPE,
+                    &[&x],
+                    &params,
+                    std::slice::from_ref(&out),
+                )
+                .unwrap();
+                let kernel = prepare(
+                    &CONVERT_ELEMENT_TYPE,
+                    &params,
+                    std::slice::from_ref(x.aval()),
+                    &out,
+                )
+                .unwrap();
+                let mut got = vec![0u8; want[0].as_bytes().len()];
+                let op = crate::core::Operand {
+                    bytes: x.as_bytes(),
+                    clean: false,
+                };
+                assert!(kernel(&[op], &mut got), "{from} -> {to}");
+                assert_eq!(got, want[0].as_bytes(), "{from} -> {to}");
+            }
+        }
     }
 }
