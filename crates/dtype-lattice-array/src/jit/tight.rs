@@ -5,7 +5,7 @@
 //! Each call was given, when the plan was compiled, the fastest way it has:
 //!
 //! - its primitive's prepare rule ([`crate::core::Prepared`]: `dot_general` of float32 and
-//!   float64, the primitives that move elements: `crate::lax::moves`), a kernel set up once
+//!   float64, `convert_element_type`, the primitives that move elements), a kernel set up once
 //!   for the call's types and sizes;
 //! - else its elementwise slice kernel ([`super::chunk::Kernel`], the fused chains' kernels)
 //!   over the whole result;
