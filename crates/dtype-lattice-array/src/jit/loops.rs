@@ -398,6 +398,7 @@ fn scan_tight(
         drop(ops);
         std::mem::swap(&mut carry, &mut next);
     }
+    t.recycle(frame);
     let mut outs: Vec<Array> = carry
         .iter()
         .zip(&sizes)
@@ -468,6 +469,8 @@ fn while_tight(
         drop(ops);
         std::mem::swap(&mut carry, &mut next);
     }
+    tc.recycle(cframe);
+    tb.recycle(bframe);
     Ok(Some(
         carry
             .iter()

@@ -28,6 +28,15 @@ use super::plan::{Executable, Src, Step};
 use crate::array::{Array, ShapedArray, layout};
 use crate::core::{Operand, Params, Prepared, Primitive};
 
+/// The most operands a call passes its kernel from the stack (more: the implementation).
+const MAX_OPERANDS: usize = 8;
+
+/// A placeholder operand.
+const NO_OPERAND: Operand<'static> = Operand {
+    bytes: &[],
+    clean: false,
+};
+
 /// A value a call reads.
 #[derive(Clone, Debug)]
 enum From {
@@ -68,6 +77,9 @@ pub(super) struct Tight {
     in_sizes: Vec<usize>,
     calls: Vec<Call>,
     outputs: Vec<From>,
+    /// Frames of finished loops, for the next (a loop run many times, as a `while` inside a
+    /// `scan`, allocates its buffers once).
+    spare: std::sync::Mutex<Vec<Frame>>,
 }
 
 /// The buffers of one loop's iterations: one per call result, reused.
@@ -191,17 +203,28 @@ impl Tight {
             in_sizes,
             calls,
             outputs,
+            spare: std::sync::Mutex::new(Vec::new()),
         })
     }
 
-    /// A frame for one loop's iterations.
+    /// A frame for one loop's iterations (a spare one if there is one).
     pub(super) fn frame(&self) -> Frame {
-        Frame {
+        let spare = self.spare.lock().ok().and_then(|mut v| v.pop());
+        spare.unwrap_or_else(|| Frame {
             bufs: self
                 .sizes
                 .iter()
                 .map(|&n| vec![0u64; n.div_ceil(8)])
                 .collect(),
+        })
+    }
+
+    /// Keeps a finished loop's frame for the next loop (a few per body).
+    pub(super) fn recycle(&self, frame: Frame) {
+        if let Ok(mut v) = self.spare.lock()
+            && v.len() < 4
+        {
+            v.push(frame);
         }
     }
 
@@ -235,27 +258,33 @@ impl Tight {
         for c in &self.calls {
             if let [o] = c.outs[..] {
                 let mut buf = std::mem::take(&mut frame.bufs[o]);
-                let done = {
+                let done = c.inputs.len() <= MAX_OPERANDS && {
                     let out = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..self.sizes[o]];
-                    let ops: SmallVec<[Operand<'_>; 4]> =
-                        c.inputs.iter().map(|s| self.read(s, frame, ins)).collect();
+                    // The operands in a fixed array on the stack (no container built or moved
+                    // per call).
+                    let mut ops = [NO_OPERAND; MAX_OPERANDS];
+                    for (op, s) in ops.iter_mut().zip(&c.inputs) {
+                        *op = self.read(s, frame, ins);
+                    }
+                    let ops = &ops[..c.inputs.len()];
                     match &c.how {
-                        How::Prepared(p) => p(&ops, out),
+                        How::Prepared(p) => p(ops, out),
                         How::Kernel(k) => {
-                            let args: SmallVec<[(Arg<'_>, DType); 3]> = ops
-                                .iter()
-                                .zip(&c.in_avals)
-                                .zip(&c.scalar)
-                                .map(|((op, a), &one)| {
-                                    let arg = if one {
-                                        Arg::Scalar(op.bytes)
+                            let mut args = [(Arg::Scalar(&[]), DType::Bool); MAX_OPERANDS];
+                            for (((arg, op), a), &one) in
+                                args.iter_mut().zip(ops).zip(&c.in_avals).zip(&c.scalar)
+                            {
+                                let bytes = op.bytes;
+                                *arg = (
+                                    if one {
+                                        Arg::Scalar(bytes)
                                     } else {
-                                        Arg::Block(op.bytes)
-                                    };
-                                    (arg, a.dtype())
-                                })
-                                .collect();
-                            k.run(&c.params, &args, c.avals[0].dtype(), c.n, out)
+                                        Arg::Block(bytes)
+                                    },
+                                    a.dtype(),
+                                );
+                            }
+                            k.run(&c.params, &args[..ops.len()], c.avals[0].dtype(), c.n, out)
                         }
                         How::Impl => false,
                     }
