@@ -22,7 +22,7 @@ pub(super) enum LoopPlan {
     Scan {
         body: Executable,
         /// The body on buffers, where it is a list of calls.
-        tight: Option<Tight>,
+        tight: Option<Box<Tight>>,
         length: usize,
         num_consts: usize,
         num_carry: usize,
@@ -32,7 +32,7 @@ pub(super) enum LoopPlan {
         cond: Executable,
         body: Executable,
         /// The predicate and the body on buffers, where both are lists of calls.
-        tight: Option<(Tight, Tight)>,
+        tight: Option<Box<(Tight, Tight)>>,
         cond_nconsts: usize,
         body_nconsts: usize,
     },
@@ -54,7 +54,7 @@ impl LoopPlan {
         if std::ptr::eq(prim, &SCAN) {
             let body = Executable::compile(params.jaxpr("scan", "jaxpr")?)?;
             return Ok(Some(LoopPlan::Scan {
-                tight: Tight::of(&body),
+                tight: Tight::of(&body).map(Box::new),
                 body,
                 length: params.count("scan", "length")?,
                 num_consts: params.count("scan", "num_consts")?,
@@ -75,7 +75,7 @@ impl LoopPlan {
             let cond = Executable::compile(cond)?;
             let body = Executable::compile(params.jaxpr("while", "body_jaxpr")?)?;
             return Ok(Some(LoopPlan::While {
-                tight: Tight::of(&cond).zip(Tight::of(&body)),
+                tight: Tight::of(&cond).zip(Tight::of(&body)).map(Box::new),
                 cond,
                 body,
                 cond_nconsts: params.count("while", "cond_nconsts")?,
@@ -125,7 +125,8 @@ impl LoopPlan {
                 cond_nconsts,
                 body_nconsts,
             } => {
-                if let Some((tc, tb)) = tight
+                if let Some(pair) = tight
+                    && let (tc, tb) = &**pair
                     && let Some(outs) =
                         while_tight(tc, tb, (*cond_nconsts, *body_nconsts), ins, avals)?
                 {
@@ -622,7 +623,7 @@ mod tests {
             unreachable!()
         };
         let LoopPlan::While {
-            tight: Some((tc, tb)),
+            tight: Some(pair),
             cond_nconsts,
             body_nconsts,
             ..
@@ -630,6 +631,7 @@ mod tests {
         else {
             panic!("a while on buffers: {plan:?}")
         };
+        let (tc, tb) = &**pair;
         let x = &args.1;
         let (neg, zero) = (jnp::negative(x).unwrap(), Array::scalar(0i32));
         // The loop's operands: its constants (the bound), then the carry (i, upper, a, b) as
