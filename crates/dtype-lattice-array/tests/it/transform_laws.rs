@@ -1213,6 +1213,8 @@ struct Call {
 /// merged (XLA's CSE, which decides how many uses a product has).
 struct Flat {
     n_in: usize,
+    /// The inputs' avals (slots `0..n_in`).
+    in_avals: Vec<ShapedArray>,
     slots: usize,
     calls: Vec<Call>,
     outputs: Vec<Src>,
@@ -1305,6 +1307,12 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
     )?;
     let mut flat = Flat {
         n_in,
+        in_avals: j
+            .jaxpr()
+            .invars()
+            .iter()
+            .map(|v| v.aval().clone())
+            .collect(),
         slots,
         calls,
         outputs,
@@ -1377,6 +1385,9 @@ struct Fma {
     z: Src,
     neg_product: bool,
     neg_addend: bool,
+    /// An outer product's factors (`dot_general` contracting nothing, which XLA makes a
+    /// multiply of broadcasts): the rank of `y`, whose axes `x` is broadcast along.
+    outer: Option<usize>,
 }
 
 /// Whether XLA contracts a value into one consumer: surely (its only use), surely not, or
@@ -1438,8 +1449,21 @@ fn contraction_sites(flat: &Flat) -> Vec<(usize, Vec<Option<Fma>>)> {
             Fuses::Maybe
         }
     };
-    // `s` as a product contracted into the call `a`: its factors, negation, and certainty.
-    let product = |s: &Src, a: usize| -> Option<(Src, Src, bool, Fuses)> {
+    // A value's aval: an input's, a call's result's or a constant's.
+    let aval = |s: &Src| -> Option<ShapedArray> {
+        match s {
+            Src::Const(v) => Some(v.aval().clone()),
+            Src::Slot(k) if *k < flat.n_in => flat.in_avals.get(*k).cloned(),
+            Src::Slot(k) => {
+                let c = &flat.calls[producer[*k]?];
+                let at = c.outs.iter().position(|o| o == k)?;
+                c.avals.get(at).cloned()
+            }
+        }
+    };
+    // `s` as a product contracted into the call `a`: its factors, negation, certainty and
+    // outer rank.
+    let product = |s: &Src, a: usize| -> Option<(Src, Src, bool, Fuses, Option<usize>)> {
         let Src::Slot(k) = s else { return None };
         let mut how = fuses_into(*k, a);
         let mut p = producer[*k]?;
@@ -1453,15 +1477,34 @@ fn contraction_sites(flat: &Flat) -> Vec<(usize, Vec<Option<Fma>>)> {
             p = producer[*k2]?;
         }
         let c = &flat.calls[p];
+        let mut outer = None;
         let (x, y) = match c.prim.name {
             "mul" => (c.inputs[0].clone(), c.inputs[1].clone()),
             "square" => (c.inputs[0].clone(), c.inputs[0].clone()),
             "integer_pow" if c.params.get("y") == Some(&Param::Int(2)) => {
                 (c.inputs[0].clone(), c.inputs[0].clone())
             }
+            // The plan's (XLA's) outer product: a multiply of broadcasts, of operands of the
+            // result's dtype.
+            "dot_general"
+                if matches!(
+                    c.params.get("dimension_numbers"),
+                    Some(Param::DotDimensionNumbers { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch })
+                        if lhs_contracting.is_empty() && rhs_contracting.is_empty()
+                            && lhs_batch.is_empty() && rhs_batch.is_empty()
+                ) =>
+            {
+                let (l, r) = (aval(&c.inputs[0])?, aval(&c.inputs[1])?);
+                let d = c.avals[0].dtype();
+                if l.dtype() != d || r.dtype() != d {
+                    return None;
+                }
+                outer = Some(r.ndim());
+                (c.inputs[0].clone(), c.inputs[1].clone())
+            }
             _ => return None,
         };
-        (how != Fuses::No).then_some((x, y, neg, how))
+        (how != Fuses::No).then_some((x, y, neg, how, outer))
     };
     let mut sites = vec![];
     for (i, c) in flat.calls.iter().enumerate() {
@@ -1476,23 +1519,25 @@ fn contraction_sites(flat: &Flat) -> Vec<(usize, Vec<Option<Fma>>)> {
             Src::Const(v) => v.dtype() == c.avals[0].dtype(),
             Src::Slot(_) => true,
         };
-        let first = product(&c.inputs[0], i).map(|(x, y, neg, how)| {
+        let first = product(&c.inputs[0], i).map(|(x, y, neg, how, outer)| {
             let f = Fma {
                 x,
                 y,
                 z: c.inputs[1].clone(),
                 neg_product: neg,
                 neg_addend: sub,
+                outer,
             };
             (f, how)
         });
-        let second = product(&c.inputs[1], i).map(|(x, y, neg, how)| {
+        let second = product(&c.inputs[1], i).map(|(x, y, neg, how, outer)| {
             let f = Fma {
                 x,
                 y,
                 z: c.inputs[0].clone(),
                 neg_product: neg ^ sub,
                 neg_addend: false,
+                outer,
             };
             (f, how)
         });
@@ -1556,6 +1601,15 @@ fn broadcast_values(x: &Array, shape: &[usize]) -> Vec<f64> {
 /// (quieted) propagates, one rounding, a denormal result flushed (`prim::fma`).
 fn fused(f: &Fma, x: &Array, y: &Array, z: &Array, aval: &ShapedArray) -> Array {
     let shape = aval.shape();
+    // An outer product's left factor is broadcast along the right's axes.
+    let x = match f.outer {
+        Some(nr) => {
+            let mut s: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+            s.extend(std::iter::repeat_n(1, nr));
+            &jnp::reshape(x, &s).expect("a reshape adding unit axes")
+        }
+        None => x,
+    };
     let (xs, ys, zs) = (
         broadcast_values(x, shape),
         broadcast_values(y, shape),
