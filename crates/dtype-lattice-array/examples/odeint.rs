@@ -277,11 +277,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // x64 is global configuration, as jax_enable_x64 is.
-    if args.x64 {
-        jnp::set_rules(Rules::jax().x64(true));
-    }
-    match output(&args) {
+    match run(&args) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

@@ -84,7 +84,7 @@ use std::path::Path;
 use dtype_lattice::error::Reason;
 use dtype_lattice::{DType, Error, Kind};
 
-use crate::array::{Array, invalid, layout, py_shape};
+use crate::array::{Array, element_bytes, invalid, py_shape};
 
 /// The most data bytes one array read may hold (2 GiB), and the most bytes decompressed from
 /// one `.npz` archive; larger shapes are refused before anything is allocated (see the
@@ -141,12 +141,6 @@ pub fn descr(dtype: DType) -> Option<String> {
     };
     let order = if size == 1 && code != "V" { '|' } else { '<' };
     Some(format!("{order}{code}{size}"))
-}
-
-/// Bytes per element in a file (none for `float0`).
-fn element_bytes(dtype: DType) -> usize {
-    let (width, words) = layout(dtype);
-    width * words
 }
 
 /// A descr read from a header: the dtype, or raw bytes of a width; and whether it is

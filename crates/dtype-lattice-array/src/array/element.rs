@@ -121,6 +121,13 @@ pub fn layout(dtype: DType) -> (usize, usize) {
     ((bits.div_ceil(8)).next_power_of_two().max(1), 1)
 }
 
+/// Bytes one stored element of a dtype takes ([`layout`]'s width times its words; none for
+/// `float0`).
+pub(crate) fn element_bytes(dtype: DType) -> usize {
+    let (width, words) = layout(dtype);
+    width * words
+}
+
 /// Calls `$body` with `$t` the Rust element type of `$dtype` (the dtypes with one), or
 /// evaluates `$other`.
 macro_rules! with_element {

@@ -26,8 +26,8 @@ use std::sync::Arc;
 use dtype_lattice::error::Reason;
 use dtype_lattice::{DType, Error};
 
-pub(crate) use element::with_element;
 pub use element::{Element, layout};
+pub(crate) use element::{element_bytes, with_element};
 pub(crate) use scalar::{encode_value, python_scalar_array, scalar, scalar_array};
 pub(crate) use storage::Storage;
 pub use storage::Word;

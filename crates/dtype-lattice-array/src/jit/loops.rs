@@ -10,11 +10,12 @@ use dtype_lattice::error::Exception;
 use smallvec::SmallVec;
 
 use super::plan::{Buffer, Executable};
-use super::tight::{Frame, Tight, has_subnormal};
+use super::tight::{Frame, Tight};
 use crate::array::{Array, ShapedArray, Storage, layout};
 use crate::core::Operand;
 use crate::core::{Param, Params, Primitive};
 use crate::interpreters::control::{COND, SCAN, WHILE};
+use crate::kernels::flush::any_subnormal;
 
 /// A loop equation's compiled bodies.
 #[derive(Debug)]
@@ -257,6 +258,13 @@ fn prefix(v: &[u64], n: usize) -> &[u8] {
     &bytemuck::cast_slice(v)[..n]
 }
 
+/// A loop's constants' bytes, each with whether it holds no subnormal (checked once a loop).
+fn checked<'a>(xs: &[&'a Array]) -> Vec<(&'a [u8], bool)> {
+    xs.iter()
+        .map(|x| (x.as_bytes(), !any_subnormal(x.dtype(), x.as_bytes())))
+        .collect()
+}
+
 /// The operands as a body reads them: the loop's constants (checked for subnormals once),
 /// then the rest.
 fn operands<'a>(
@@ -353,10 +361,7 @@ fn scan_tight(
     if length == 0 || !t.fits(&probe) || avals.len() < num_carry {
         return Ok(None);
     }
-    let consts: Vec<(&[u8], bool)> = ins[..num_consts]
-        .iter()
-        .map(|x| (x.as_bytes(), !has_subnormal(x.dtype(), x.as_bytes())))
-        .collect();
+    let consts = checked(&ins[..num_consts]);
     let sizes: Vec<usize> = ins[num_consts..fixed]
         .iter()
         .map(|x| x.as_bytes().len())
@@ -433,11 +438,6 @@ fn while_tight(
     let body_probe: SmallVec<[&[u8]; 8]> = bytes(&ins[cond_nconsts..]);
     if !tc.fits(&cond_probe) || !tb.fits(&body_probe) {
         return Ok(None);
-    }
-    fn checked<'a>(xs: &[&'a Array]) -> Vec<(&'a [u8], bool)> {
-        xs.iter()
-            .map(|x| (x.as_bytes(), !has_subnormal(x.dtype(), x.as_bytes())))
-            .collect()
     }
     let (cconsts, bconsts) = (
         checked(&ins[..cond_nconsts]),

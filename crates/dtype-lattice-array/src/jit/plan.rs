@@ -201,10 +201,9 @@ fn eliminate_common(calls: Vec<Call>, outputs: &mut [Src]) -> Vec<Call> {
 fn transposed_dots(
     mut calls: Vec<Call>,
     outputs: &[Src],
-    input_shapes: &[(usize, Vec<usize>)],
+    avals: &HashMap<usize, ShapedArray>,
 ) -> Vec<Call> {
     use crate::lax::{DOT_GENERAL, TRANSPOSE};
-    let mut shapes: HashMap<usize, Vec<usize>> = input_shapes.iter().cloned().collect();
     let mut uses: HashMap<usize, usize> = HashMap::new();
     let mut producer: HashMap<usize, usize> = HashMap::new();
     for (i, c) in calls.iter().enumerate() {
@@ -212,9 +211,6 @@ fn transposed_dots(
             if let Src::Slot(k) = s {
                 *uses.entry(*k).or_default() += 1;
             }
-        }
-        for (&o, a) in c.outs.iter().zip(&c.avals) {
-            shapes.insert(o, a.shape().to_vec());
         }
         if std::ptr::eq(c.prim, &DOT_GENERAL) && c.outs.len() == 1 {
             producer.insert(c.outs[0], i);
@@ -228,7 +224,7 @@ fn transposed_dots(
     let shape = |s: &Src| -> Option<Vec<usize>> {
         match s {
             Src::Const(x) => Some(x.shape().to_vec()),
-            Src::Slot(k) => shapes.get(k).cloned(),
+            Src::Slot(k) => avals.get(k).map(|a| a.shape().to_vec()),
         }
     };
     let mut dropped = vec![false; calls.len()];
@@ -326,17 +322,11 @@ fn transposed_dots(
 fn outer_products(
     calls: Vec<Call>,
     slots: &mut usize,
-    input_avals: &[(usize, ShapedArray)],
+    avals: &HashMap<usize, ShapedArray>,
 ) -> Vec<Call> {
     use crate::lax::{BROADCAST_IN_DIM, DOT_GENERAL, elementwise::MUL};
     if !crate::lax::on_xla() {
         return calls;
-    }
-    let mut avals: HashMap<usize, ShapedArray> = input_avals.iter().cloned().collect();
-    for c in &calls {
-        for (&o, a) in c.outs.iter().zip(&c.avals) {
-            avals.insert(o, a.clone());
-        }
     }
     let aval = |s: &Src| match s {
         Src::Const(x) => Some(x.aval().clone()),
@@ -858,18 +848,19 @@ impl Executable {
         let outputs = low.lower(j, inputs.iter().map(|&s| Src::Slot(s)).collect())?;
         let mut outputs = outputs;
         let calls = eliminate_common(low.calls, &mut outputs);
-        let input_shapes: Vec<(usize, Vec<usize>)> = inputs
-            .iter()
-            .zip(&j.jaxpr.invars)
-            .map(|(&s, v)| (s, v.aval.shape().to_vec()))
-            .collect();
-        let calls = transposed_dots(calls, &outputs, &input_shapes);
-        let input_avals: Vec<(usize, ShapedArray)> = inputs
+        // Each slot's aval, for the simplifications (neither changes an existing slot's).
+        let mut slot_avals: HashMap<usize, ShapedArray> = inputs
             .iter()
             .zip(&j.jaxpr.invars)
             .map(|(&s, v)| (s, v.aval.clone()))
             .collect();
-        let calls = outer_products(calls, &mut low.slots, &input_avals);
+        for c in &calls {
+            for (&o, a) in c.outs.iter().zip(&c.avals) {
+                slot_avals.insert(o, a.clone());
+            }
+        }
+        let calls = transposed_dots(calls, &outputs, &slot_avals);
+        let calls = outer_products(calls, &mut low.slots, &slot_avals);
         let calls = if contracting {
             contract(calls, &outputs, low.slots)
         } else {
@@ -1066,10 +1057,9 @@ impl Buffer {
     }
 }
 
-/// Bytes per element of a dtype's storage.
+/// Bytes per element of an aval's storage.
 fn elem_bytes(a: &ShapedArray) -> usize {
-    let (width, words) = layout(a.dtype());
-    width * words
+    crate::array::element_bytes(a.dtype())
 }
 
 impl Fused {

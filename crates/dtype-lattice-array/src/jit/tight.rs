@@ -25,8 +25,9 @@ use smallvec::SmallVec;
 
 use super::chunk::{Arg, Kernel};
 use super::plan::{Executable, Src, Step};
-use crate::array::{Array, ShapedArray, layout};
+use crate::array::{Array, ShapedArray, element_bytes};
 use crate::core::{Operand, Params, Prepared, Primitive};
+use crate::kernels::flush::any_subnormal;
 
 /// The most operands a call passes its kernel from the stack (more: the implementation).
 const MAX_OPERANDS: usize = 8;
@@ -39,7 +40,7 @@ const NO_OPERAND: Operand<'static> = Operand {
 
 /// A value a call reads.
 #[derive(Clone, Debug)]
-enum From {
+enum Source {
     /// The body's `k`th operand.
     Input(usize),
     /// A call's result, in the frame.
@@ -58,7 +59,7 @@ enum How {
 struct Call {
     prim: &'static Primitive,
     params: Params,
-    inputs: SmallVec<[From; 4]>,
+    inputs: SmallVec<[Source; 4]>,
     in_avals: SmallVec<[ShapedArray; 4]>,
     outs: SmallVec<[usize; 1]>,
     avals: SmallVec<[ShapedArray; 1]>,
@@ -76,7 +77,7 @@ pub(super) struct Tight {
     /// Bytes of each operand.
     in_sizes: Vec<usize>,
     calls: Vec<Call>,
-    outputs: Vec<From>,
+    outputs: Vec<Source>,
     /// Frames of finished loops, for the next (a loop run many times, as a `while` inside a
     /// `scan`, allocates its buffers once).
     spare: std::sync::Mutex<Vec<Frame>>,
@@ -106,19 +107,7 @@ fn bytes_of(aval: &ShapedArray) -> Option<usize> {
     if aval.dtype().is_float0() {
         return None;
     }
-    let (width, words) = layout(aval.dtype());
-    aval.size().checked_mul(width.checked_mul(words)?)
-}
-
-/// Whether `bytes` of `dtype` hold a subnormal float (of the types XLA flushes).
-pub(super) fn has_subnormal(dtype: DType, bytes: &[u8]) -> bool {
-    use crate::kernels::flush::{any_subnormal_bf16, any_subnormal32, any_subnormal64};
-    match dtype {
-        DType::Float32 => bytemuck::try_cast_slice(bytes).map_or(true, any_subnormal32),
-        DType::Float64 => bytemuck::try_cast_slice(bytes).map_or(true, any_subnormal64),
-        DType::BFloat16 => bytemuck::try_cast_slice(bytes).map_or(true, any_subnormal_bf16),
-        _ => false,
-    }
+    aval.size().checked_mul(element_bytes(aval.dtype()))
 }
 
 fn broken() -> Error {
@@ -139,15 +128,15 @@ impl Tight {
             input_of[s] = Some(k);
             in_sizes.push(bytes_of(exe.avals.get(s)?.as_ref()?)?);
         }
-        let from = |s: &Src| -> Option<From> {
+        let from = |s: &Src| -> Option<Source> {
             Some(match s {
                 Src::Slot(k) => match input_of.get(*k)? {
-                    Some(i) => From::Input(*i),
-                    None => From::Slot(*k),
+                    Some(i) => Source::Input(*i),
+                    None => Source::Slot(*k),
                 },
                 Src::Const(x) => {
                     bytes_of(x.aval())?;
-                    From::Const(x.clone(), !has_subnormal(x.dtype(), x.as_bytes()))
+                    Source::Const(x.clone(), !any_subnormal(x.dtype(), x.as_bytes()))
                 }
             })
         };
@@ -163,7 +152,7 @@ impl Tight {
             for (&o, a) in c.outs.iter().zip(&c.avals) {
                 *sizes.get_mut(o)? = bytes_of(a)?;
             }
-            let inputs: SmallVec<[From; 4]> = c.inputs.iter().map(from).collect::<Option<_>>()?;
+            let inputs: SmallVec<[Source; 4]> = c.inputs.iter().map(from).collect::<Option<_>>()?;
             let in_avals: SmallVec<[ShapedArray; 4]> =
                 c.inputs.iter().map(aval_of).collect::<Option<_>>()?;
             let how = match c.avals.as_slice() {
@@ -235,14 +224,14 @@ impl Tight {
     }
 
     #[inline(always)]
-    fn read<'a>(&self, s: &'a From, frame: &'a Frame, ins: &[Operand<'a>]) -> Operand<'a> {
+    fn read<'a>(&self, s: &'a Source, frame: &'a Frame, ins: &[Operand<'a>]) -> Operand<'a> {
         match s {
-            From::Input(k) => ins[*k],
-            From::Slot(k) => Operand {
+            Source::Input(k) => ins[*k],
+            Source::Slot(k) => Operand {
                 bytes: &bytemuck::cast_slice(&frame.bufs[*k])[..self.sizes[*k]],
                 clean: false,
             },
-            From::Const(x, clean) => Operand {
+            Source::Const(x, clean) => Operand {
                 bytes: x.as_bytes(),
                 clean: *clean,
             },
@@ -306,7 +295,7 @@ impl Tight {
             .iter()
             .zip(&c.in_avals)
             .map(|(s, a)| match s {
-                From::Const(x, _) => Ok(x.clone()),
+                Source::Const(x, _) => Ok(x.clone()),
                 _ => Ok(
                     Array::from_bytes(a.dtype(), a.shape(), self.read(s, frame, ins).bytes)?
                         .with_weak_type(a.weak_type()),
@@ -334,9 +323,9 @@ impl Tight {
         ins: &[Operand<'a>],
     ) -> &'a [u8] {
         match self.outputs.get(k) {
-            Some(From::Input(i)) => ins[*i].bytes,
-            Some(From::Slot(s)) => &bytemuck::cast_slice(&frame.bufs[*s])[..self.sizes[*s]],
-            Some(From::Const(x, _)) => x.as_bytes(),
+            Some(Source::Input(i)) => ins[*i].bytes,
+            Some(Source::Slot(s)) => &bytemuck::cast_slice(&frame.bufs[*s])[..self.sizes[*s]],
+            Some(Source::Const(x, _)) => x.as_bytes(),
             None => &[],
         }
     }
@@ -344,7 +333,7 @@ impl Tight {
     /// The frame slot holding the body's `k`th result, if a call writes it.
     pub(super) fn output_slot(&self, k: usize) -> Option<usize> {
         match self.outputs.get(k) {
-            Some(From::Slot(s)) => Some(*s),
+            Some(Source::Slot(s)) => Some(*s),
             _ => None,
         }
     }

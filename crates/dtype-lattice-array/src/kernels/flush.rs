@@ -56,6 +56,19 @@ pub(crate) fn any_subnormal_bf16(v: &[u16]) -> bool {
     })
 }
 
+/// Whether the little-endian `bytes` of `dtype` elements hold a subnormal of a type XLA
+/// flushes (float32, float64, bfloat16; false for others). Bytes not aligned to the type's
+/// words answer true (the caller then takes its flushing path).
+pub(crate) fn any_subnormal(dtype: dtype_lattice::DType, bytes: &[u8]) -> bool {
+    use dtype_lattice::DType;
+    match dtype {
+        DType::Float32 => bytemuck::try_cast_slice(bytes).map_or(true, any_subnormal32),
+        DType::Float64 => bytemuck::try_cast_slice(bytes).map_or(true, any_subnormal64),
+        DType::BFloat16 => bytemuck::try_cast_slice(bytes).map_or(true, any_subnormal_bf16),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod scan_tests {
     use super::*;

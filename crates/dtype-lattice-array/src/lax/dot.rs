@@ -38,6 +38,7 @@ use super::{Param, Params, Primitive};
 use crate::array::with_element;
 use crate::array::{Array, Element, ShapedArray, Storage};
 use crate::core::Hidden;
+use crate::kernels::flush::any_subnormal;
 use dtype_lattice::error::Exception;
 
 /// The four lists of `dimension_numbers`.
@@ -66,6 +67,14 @@ fn dims(params: &Params, prim: &str) -> Result<Dims, Error> {
             "not dimension numbers",
         )),
     }
+}
+
+/// The dimensions of an operand of rank `nd` neither batch (`b`) nor contracting (`c`), in
+/// order.
+fn free_dims(nd: usize, b: &[usize], c: &[usize]) -> Vec<usize> {
+    (0..nd)
+        .filter(|i| !b.contains(i) && !c.contains(i))
+        .collect()
 }
 
 /// A Python tuple of integers (`(2,)`, `()`).
@@ -424,12 +433,7 @@ fn impl_rule(
     let Dims { lc, rc, lb, rb } = dims(params, prim.name)?;
     let u = |v: &[i64]| v.iter().map(|&d| d as usize).collect::<Vec<_>>();
     let (lc, rc, lb, rb) = (u(&lc), u(&rc), u(&lb), u(&rb));
-    let free = |nd: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
-        (0..nd)
-            .filter(|i| !b.contains(i) && !c.contains(i))
-            .collect()
-    };
-    let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
+    let (lf, rf) = (free_dims(l.ndim(), &lb, &lc), free_dims(r.ndim(), &rb, &rc));
     // Saturating: an empty operand may have dimensions whose product overflows (then no
     // element is read).
     let size = |x: &Array, v: &[usize]| {
@@ -497,51 +501,26 @@ fn impl_rule(
 /// dtypes unchanged), as XLA's CPU code reads and writes them.
 fn flushed(x: &Array) -> Result<Array, Error> {
     use super::elementwise::lanes::{flush32, flush64};
-    use crate::kernels::flush::{any_subnormal_bf16, any_subnormal32, any_subnormal64};
+    if !any_subnormal(x.dtype(), x.as_bytes()) {
+        return Ok(x.clone());
+    }
     Ok(match x.dtype() {
         DType::Float32 => {
             let v = x.as_slice::<f32>()?;
-            if !any_subnormal32(bytemuck::cast_slice(v)) {
-                return Ok(x.clone());
-            }
             Array::from_shape_vec(x.shape(), v.iter().map(|&e| flush32(e)).collect())?
         }
         DType::Float64 => {
             let v = x.as_slice::<f64>()?;
-            if !any_subnormal64(bytemuck::cast_slice(v)) {
-                return Ok(x.clone());
-            }
             Array::from_shape_vec(x.shape(), v.iter().map(|&e| flush64(e)).collect())?
         }
         DType::BFloat16 => {
             let v = x.as_slice::<half::bf16>()?;
-            if !any_subnormal_bf16(bytemuck::cast_slice(v)) {
-                return Ok(x.clone());
-            }
             let f = |e: &half::bf16| half::bf16::from_f32(flush32(e.to_f32()));
             Array::from_shape_vec(x.shape(), v.iter().map(f).collect())?
         }
         _ => x.clone(),
     }
     .with_weak_type(x.weak_type()))
-}
-
-/// The float types [`prepare`] computes in: what a prepared product reads and writes.
-trait Prep: crate::kernels::gemm::GemmScalar + bytemuck::Pod + std::ops::Mul<Output = Self> {
-    /// Whether any element is subnormal.
-    fn any_subnormal(v: &[Self]) -> bool;
-}
-
-impl Prep for f32 {
-    fn any_subnormal(v: &[f32]) -> bool {
-        crate::kernels::flush::any_subnormal32(bytemuck::cast_slice(v))
-    }
-}
-
-impl Prep for f64 {
-    fn any_subnormal(v: &[f64]) -> bool {
-        crate::kernels::flush::any_subnormal64(bytemuck::cast_slice(v))
-    }
 }
 
 /// `dot_general`'s prepare rule: a float32 or float64 product of operands of the result's
@@ -569,12 +548,7 @@ fn prepare(
     let u =
         |v: &[i64]| -> Option<Vec<usize>> { v.iter().map(|&d| usize::try_from(d).ok()).collect() };
     let (lc, rc, lb, rb) = (u(&lc)?, u(&rc)?, u(&lb)?, u(&rb)?);
-    let free = |nd: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
-        (0..nd)
-            .filter(|i| !b.contains(i) && !c.contains(i))
-            .collect()
-    };
-    let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
+    let (lf, rf) = (free_dims(l.ndim(), &lb, &lc), free_dims(r.ndim(), &rb, &rc));
     let in_order = |v: Vec<usize>| v.iter().enumerate().all(|(i, &d)| i == d);
     let cat = |a: &[usize], b: &[usize], c: &[usize]| [a, b, c].concat();
     // Read as stored (false) or transposed in place (true); any other layout is permuted by
@@ -605,13 +579,16 @@ fn prepare(
 }
 
 /// A prepared product (see [`prepare`]); false where it declines.
-fn prepared<T: Prep>(
+fn prepared<T>(
     ops: &[crate::core::Operand<'_>],
     out: &mut [u8],
     (bs, m, k, n): (usize, usize, usize, usize),
     a_t: bool,
     b_t: bool,
-) -> bool {
+) -> bool
+where
+    T: crate::kernels::gemm::GemmScalar + Element + bytemuck::Pod + std::ops::Mul<Output = T>,
+{
     let [l, r] = ops else { return false };
     let (Ok(a), Ok(b), Ok(out)) = (
         bytemuck::try_cast_slice::<u8, T>(l.bytes),
@@ -624,8 +601,8 @@ fn prepared<T: Prep>(
         || a.len() != bs * m * k
         || b.len() != bs * k * n
         || out.len() != bs * m * n
-        || (!l.clean && T::any_subnormal(a))
-        || (!r.clean && T::any_subnormal(b))
+        || (!l.clean && any_subnormal(T::DTYPE, l.bytes))
+        || (!r.clean && any_subnormal(T::DTYPE, r.bytes))
     {
         return false;
     }
@@ -728,13 +705,8 @@ fn dot_transpose(
         }
         _ => return Err(crate::core::nonlinear()),
     };
-    let free = |nd: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
-        (0..nd)
-            .filter(|d| !b.contains(d) && !c.contains(d))
-            .collect()
-    };
     let (l, r) = (ins[0].aval(), ins[1].aval());
-    let (lf, rf) = (free(l.ndim(), &lb, &lc), free(r.ndim(), &rb, &rc));
+    let (lf, rf) = (free_dims(l.ndim(), &lb, &lc), free_dims(r.ndim(), &rb, &rc));
     let nb = lb.len();
     // The cotangent's dimensions: batch, lhs free, rhs free.
     let ct_lf: Vec<usize> = (nb..nb + lf.len()).collect();

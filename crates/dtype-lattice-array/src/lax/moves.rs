@@ -13,19 +13,15 @@
 use dtype_lattice::DType;
 
 use super::structural::{flat, strides};
-use crate::array::{Array, ShapedArray, layout};
+use crate::array::{Array, ShapedArray, element_bytes};
 use crate::core::{Operand, Params, Prepared, Primitive};
 
 /// The largest result a table is made for, in elements.
 const MAX: usize = 1 << 16;
 
-/// Bytes per element (`None` for `float0`).
+/// Bytes per element (`None` for `float0`, whose arrays hold none).
 fn width(a: &ShapedArray) -> Option<usize> {
-    if a.dtype().is_float0() {
-        return None;
-    }
-    let (w, n) = layout(a.dtype());
-    Some(w * n)
+    Some(element_bytes(a.dtype())).filter(|&e| e > 0)
 }
 
 /// Copies element `from` of `src` to element `to` of `dst`, elements of `e` bytes.
