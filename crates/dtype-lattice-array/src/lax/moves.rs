@@ -172,30 +172,51 @@ fn index(dtype: DType, b: &[u8]) -> Option<i128> {
     })
 }
 
-/// The flat offset in an array of `dims` (strides `st`) of the window of `sizes` starting at
-/// the index operands, each clamped into `0..=dim - size` (XLA's semantics).
-fn start(
-    idx: &[Operand<'_>],
-    types: &[DType],
-    dims: &[usize],
-    sizes: &[usize],
-    st: &[usize],
-) -> Option<usize> {
-    let mut at = 0;
-    for (((o, &t), (&d, &s)), &stride) in idx.iter().zip(types).zip(dims.iter().zip(sizes)).zip(st)
-    {
-        let hi = i128::try_from(d.checked_sub(s)?).ok()?;
-        at += usize::try_from(index(t, o.bytes)?.clamp(0, hi)).ok()? * stride;
-    }
-    Some(at)
+/// A window of an operand at dynamic start indices: its elements' offsets from the start,
+/// worked out once, and how to read the start.
+struct Window {
+    dims: Vec<usize>,
+    sizes: Vec<usize>,
+    strides: Vec<usize>,
+    /// Each window element's offset in the operand from the window's start.
+    offsets: Vec<usize>,
+    /// The index operands' dtypes.
+    types: Vec<DType>,
 }
 
-/// The offsets, in an array of strides `st`, of a window of `shape`'s elements from its start.
-fn window(shape: &[usize], st: &[usize]) -> Vec<usize> {
-    let ws = strides(shape);
-    (0..shape.iter().product::<usize>())
-        .map(|j| flat(ws.iter().zip(shape).map(|(&w, &n)| (j / w) % n.max(1)), st))
-        .collect()
+impl Window {
+    /// The window of `window`'s shape in `x` at the scalar index operands `idx` (one per
+    /// dimension), if small enough for a table.
+    fn of(x: &ShapedArray, window: &ShapedArray, idx: &[ShapedArray]) -> Option<Window> {
+        if idx.len() != x.ndim() || window.size() > MAX || idx.iter().any(|a| a.size() != 1) {
+            return None;
+        }
+        let (xs, ws) = (strides(x.shape()), strides(window.shape()));
+        let shape = window.shape();
+        let offsets = (0..window.size())
+            .map(|j| flat(ws.iter().zip(shape).map(|(&w, &n)| (j / w) % n.max(1)), &xs))
+            .collect();
+        Some(Window {
+            dims: x.shape().to_vec(),
+            sizes: window.shape().to_vec(),
+            strides: xs,
+            offsets,
+            types: idx.iter().map(ShapedArray::dtype).collect(),
+        })
+    }
+
+    /// The flat offset of the window's start: each index operand clamped into
+    /// `0..=dim - size` (XLA's semantics).
+    fn start(&self, idx: &[Operand<'_>]) -> Option<usize> {
+        let mut at = 0;
+        for (i, o) in idx.iter().enumerate() {
+            let (d, s) = (self.dims[i], self.sizes[i]);
+            let hi = i128::try_from(d.checked_sub(s)?).ok()?;
+            at += usize::try_from(index(*self.types.get(i)?, o.bytes)?.clamp(0, hi)).ok()?
+                * self.strides[i];
+        }
+        Some(at)
+    }
 }
 
 /// `dynamic_slice`'s prepare rule: the window's offsets, once.
@@ -207,28 +228,23 @@ pub(crate) fn prepare_dynamic_slice(
 ) -> Option<Prepared> {
     let (x, idx) = ins.split_first()?;
     let e = width(out)?;
-    if width(x)? != e
-        || idx.len() != x.ndim()
-        || out.size() > MAX
-        || idx.iter().any(|a| a.size() != 1)
-    {
+    if width(x)? != e {
         return None;
     }
-    let (dims, sizes, st) = (x.shape().to_vec(), out.shape().to_vec(), strides(x.shape()));
-    let rel = window(out.shape(), &st);
-    let types: Vec<DType> = idx.iter().map(ShapedArray::dtype).collect();
+    let w = Window::of(x, out, idx)?;
     let n = x.size() * e;
     Some(Box::new(move |ops, out| {
         let Some((x, idx)) = ops.split_first() else {
             return false;
         };
-        if x.bytes.len() != n || out.len() != rel.len() * e {
+        if x.bytes.len() != n || out.len() != w.offsets.len() * e {
             return false;
         }
-        let Some(base) = start(idx, &types, &dims, &sizes, &st) else {
+        let Some(base) = w.start(idx) else {
             return false;
         };
-        rel.iter()
+        w.offsets
+            .iter()
             .enumerate()
             .try_for_each(|(j, &r)| put(out, j, x.bytes, base + r, e))
             .is_some()
@@ -244,28 +260,22 @@ pub(crate) fn prepare_dynamic_update_slice(
 ) -> Option<Prepared> {
     let [x, u, idx @ ..] = ins else { return None };
     let e = width(out)?;
-    if x.dtype() != u.dtype()
-        || width(x)? != e
-        || idx.len() != x.ndim()
-        || u.size() > MAX
-        || idx.iter().any(|a| a.size() != 1)
-    {
+    if x.dtype() != u.dtype() || width(x)? != e {
         return None;
     }
-    let (dims, sizes, st) = (x.shape().to_vec(), u.shape().to_vec(), strides(x.shape()));
-    let rel = window(u.shape(), &st);
-    let types: Vec<DType> = idx.iter().map(ShapedArray::dtype).collect();
+    let w = Window::of(x, u, idx)?;
     let (n, m) = (x.size() * e, u.size() * e);
     Some(Box::new(move |ops, out| {
         let [x, u, idx @ ..] = ops else { return false };
         if x.bytes.len() != n || u.bytes.len() != m || out.len() != n {
             return false;
         }
-        let Some(base) = start(idx, &types, &dims, &sizes, &st) else {
+        let Some(base) = w.start(idx) else {
             return false;
         };
         out.copy_from_slice(x.bytes);
-        rel.iter()
+        w.offsets
+            .iter()
             .enumerate()
             .try_for_each(|(j, &r)| put(out, base + r, u.bytes, j, e))
             .is_some()
