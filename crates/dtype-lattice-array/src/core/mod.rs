@@ -45,7 +45,8 @@ pub use primitive::{
     Param, Params, PartialEval, PartialEvalRule, Primitive, ShapeRule, TransposeRule, bind,
 };
 pub(crate) use primitive::{
-    Hidden, Operand, Prepared, bad_param, bind1, float0_refusal_named, implement, nonlinear,
+    Hidden, Operand, Prepared, PreparedKernel, bad_param, bind1, float0_refusal_named, implement,
+    nonlinear,
 };
 pub use pytree::Pytree;
 

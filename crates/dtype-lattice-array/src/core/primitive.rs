@@ -390,11 +390,38 @@ pub(crate) struct Operand<'a> {
     pub(crate) clean: bool,
 }
 
+/// A kernel of a [`Prepared`] computation: it writes the result's bytes from the operands'
+/// and answers true, computing exactly what the implementation computes, or answers false
+/// where it does not cover the case (the caller then runs the implementation).
+pub(crate) type PreparedKernel = Box<dyn Fn(&[Operand<'_>], &mut [u8]) -> bool + Send + Sync>;
+
 /// A primitive's computation prepared once for fixed operand and result types (a loop body's
-/// equation in jit's plan): it writes the result's bytes from the operands' and answers true,
-/// computing exactly what the implementation computes, or answers false where it does not
-/// cover the case (the caller then runs the implementation).
-pub(crate) type Prepared = Box<dyn Fn(&[Operand<'_>], &mut [u8]) -> bool + Send + Sync>;
+/// equation in jit's plan).
+pub(crate) enum Prepared {
+    /// A kernel on the operands' bytes.
+    Kernel(PreparedKernel),
+    /// The result's bytes are the first operand's, unchanged (a `reshape`, a `squeeze`, a
+    /// conversion to the same dtype): a caller may read the operand in the result's place.
+    Same,
+}
+
+impl Prepared {
+    /// Writes the result into `out` ([`PreparedKernel`]'s contract; [`Prepared::Same`]
+    /// copies the first operand). The tests' way to call either.
+    #[cfg(test)]
+    pub(crate) fn run(&self, ops: &[Operand<'_>], out: &mut [u8]) -> bool {
+        match self {
+            Prepared::Kernel(k) => k(ops, out),
+            Prepared::Same => match ops.first() {
+                Some(x) if x.bytes.len() == out.len() => {
+                    out.copy_from_slice(x.bytes);
+                    true
+                }
+                _ => false,
+            },
+        }
+    }
+}
 
 /// A prepare rule: `(primitive, params, operand avals, result aval) -> kernel`, `None` where
 /// the primitive has no kernel for those types (single-result primitives only).

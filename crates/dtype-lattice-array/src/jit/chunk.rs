@@ -16,8 +16,8 @@ use dtype_lattice::{DType, Kind};
 use smallvec::SmallVec;
 
 use crate::array::{ShapedArray, layout};
-use crate::core::{Params, Primitive};
-use crate::kernels::fast::{self, Side};
+use crate::core::{Params, PreparedKernel, Primitive};
+use crate::kernels::fast::{self, BinOp, BitOp, Cmp, Side};
 use crate::lax::elementwise::fast::{bin_op, bit_op, cmp_op};
 use crate::lax::elementwise::{self, Op};
 
@@ -66,11 +66,223 @@ impl Kernel {
         n: usize,
         out: &mut [u8],
     ) -> bool {
-        match self {
-            Kernel::Elementwise(op) => elementwise_into(op, args, out_dtype, n, out).is_some(),
-            Kernel::Select => select_into(args, out_dtype, n, out).is_some(),
-            Kernel::Fma => fma_into(params, args, out_dtype, n, out).is_some(),
+        let mut dtypes = [DType::Bool; 3];
+        if args.len() > dtypes.len() {
+            return false;
         }
+        for (d, (_, ad)) in dtypes.iter_mut().zip(args) {
+            *d = *ad;
+        }
+        let mut sides = [Arg::Scalar(&[]); 3];
+        for (s, (a, _)) in sides.iter_mut().zip(args) {
+            *s = *a;
+        }
+        Resolved::of(self, params, &dtypes[..args.len()], out_dtype)
+            .and_then(|r| r.run(&sides[..args.len()], n, out))
+            .is_some()
+    }
+
+    /// This kernel set up once for a call of operands of `ins` (each of the result's shape or
+    /// of one element) and a result of `out` (a loop body's call, [`super::tight`]): the
+    /// operation and its operands' layout are chosen here, not on every run.
+    pub(crate) fn prepare(
+        self,
+        params: &Params,
+        ins: &[ShapedArray],
+        out: &ShapedArray,
+    ) -> Option<PreparedKernel> {
+        let dtypes: SmallVec<[DType; 3]> = ins.iter().map(ShapedArray::dtype).collect();
+        let r = Resolved::of(self, params, &dtypes, out.dtype())?;
+        let n = out.size();
+        let one: SmallVec<[bool; 3]> = ins.iter().map(|a| a.size() != n).collect();
+        if one.len() > 3 || ins.iter().any(|a| a.size() != n && a.size() != 1) {
+            return None;
+        }
+        Some(Box::new(move |ops, dst| {
+            let mut sides = [Arg::Scalar(&[]); 3];
+            if ops.len() != one.len() {
+                return false;
+            }
+            for ((s, op), &one) in sides.iter_mut().zip(ops).zip(&one) {
+                *s = if one {
+                    Arg::Scalar(op.bytes)
+                } else {
+                    Arg::Block(op.bytes)
+                };
+            }
+            r.run(&sides[..ops.len()], n, dst).is_some()
+        }))
+    }
+}
+
+/// A kernel resolved for its operands' and result's dtypes: the loop it runs.
+#[derive(Clone, Copy, Debug)]
+enum Resolved {
+    /// float32 arithmetic.
+    F32(BinOp),
+    /// float64 arithmetic (under JAX's rules only: XLA's flushing).
+    F64(BinOp),
+    Cmp32(Cmp),
+    /// float64 comparisons (under JAX's rules only).
+    Cmp64(Cmp),
+    /// A bit operation on words of this many bytes.
+    Bits(BitOp, usize),
+    /// float32 `neg` (true) or `abs`.
+    Sign32(bool),
+    /// float64 `neg` (true) or `abs`.
+    Sign64(bool),
+    /// A float32 function of [`crate::kernels::vmath`] (which one `op` is depends on the
+    /// rules in force when it runs: `tanh` is XLA's or libm's).
+    Fn32(Op),
+    /// `select_n` of words of this many bytes.
+    Select(usize),
+    /// The fused multiply-add's signs (product, addend).
+    Fma32((f64, f64)),
+    Fma64((f64, f64)),
+}
+
+impl Resolved {
+    /// The loop of `kernel` for operands of `dtypes` and a result of `out`, if it has one.
+    fn of(kernel: Kernel, params: &Params, dtypes: &[DType], out: DType) -> Option<Resolved> {
+        let &d = dtypes.first()?;
+        let same = dtypes.iter().all(|&a| a == d);
+        Some(match kernel {
+            Kernel::Elementwise(op) => match (op, dtypes.len()) {
+                (_, 2) if same && bin_op(op).is_some() && out == d => match d {
+                    DType::Float32 => Resolved::F32(bin_op(op)?),
+                    DType::Float64 => Resolved::F64(bin_op(op)?),
+                    _ => return None,
+                },
+                (_, 2) if same && cmp_op(op).is_some() && out == DType::Bool => match d {
+                    DType::Float32 => Resolved::Cmp32(cmp_op(op)?),
+                    DType::Float64 => Resolved::Cmp64(cmp_op(op)?),
+                    _ => return None,
+                },
+                (_, 2) if same && bit_op(op).is_some() => {
+                    let shift = matches!(op, Op::ShiftLeft | Op::ShiftRightLogical);
+                    let kind_ok = match d.kind() {
+                        Kind::SignedInt | Kind::UnsignedInt => true,
+                        Kind::Bool => !shift,
+                        _ => false,
+                    };
+                    let width = layout(d).0;
+                    if !kind_ok || out != d || d.bits() as usize != 8 * width {
+                        return None;
+                    }
+                    Resolved::Bits(bit_op(op)?, width)
+                }
+                (Op::Neg | Op::Abs, 1) if out == d => match d {
+                    DType::Float32 => Resolved::Sign32(op == Op::Neg),
+                    DType::Float64 => Resolved::Sign64(op == Op::Neg),
+                    _ => return None,
+                },
+                (_, 1) if d == DType::Float32 && out == d && op.fn1().is_some() => Resolved::Fn32(op),
+                _ => return None,
+            },
+            Kernel::Select => {
+                let [DType::Bool, a, b] = dtypes else {
+                    return None;
+                };
+                let (width, words) = layout(out);
+                if *a != out || *b != out || words != 1 {
+                    return None;
+                }
+                Resolved::Select(width)
+            }
+            Kernel::Fma if dtypes.len() == 3 && same && out == d => match d {
+                DType::Float32 => Resolved::Fma32(super::fma::signs(params)),
+                DType::Float64 => Resolved::Fma64(super::fma::signs(params)),
+                _ => return None,
+            },
+            Kernel::Fma => return None,
+        })
+    }
+
+    /// Writes the result on a block of `n` elements into `out` from `args` (of the dtypes
+    /// this was resolved for); `None` where the case is not covered.
+    fn run(self, args: &[Arg<'_>], n: usize, out: &mut [u8]) -> Option<()> {
+        match self {
+            Resolved::F32(op) => {
+                let [a, b] = args else { return None };
+                fast::f32_into(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?);
+            }
+            Resolved::F64(op) => {
+                let [a, b] = args else { return None };
+                if !crate::lax::on_xla() {
+                    return None;
+                }
+                fast::f64_into(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?);
+            }
+            Resolved::Cmp32(op) => {
+                let [a, b] = args else { return None };
+                fast::compare_into(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?);
+            }
+            Resolved::Cmp64(op) => {
+                let [a, b] = args else { return None };
+                if !crate::lax::on_xla() {
+                    return None;
+                }
+                fast::compare64_into(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?);
+            }
+            Resolved::Bits(op, width) => {
+                let [a, b] = args else { return None };
+                match width {
+                    1 => bits_into::<u8>(op, *a, *b, n, out)?,
+                    2 => bits_into::<u16>(op, *a, *b, n, out)?,
+                    4 => bits_into::<u32>(op, *a, *b, n, out)?,
+                    _ => bits_into::<u64>(op, *a, *b, n, out)?,
+                }
+            }
+            Resolved::Sign32(neg) => {
+                let [Arg::Block(x)] = args else { return None };
+                let Side::Words(x) = side::<u32>(Arg::Block(x), n)? else {
+                    return None;
+                };
+                fast::sign_into(neg, x, words_mut(out, n)?);
+            }
+            Resolved::Sign64(neg) => {
+                let [Arg::Block(x)] = args else { return None };
+                let Side::Words(x) = side::<u64>(Arg::Block(x), n)? else {
+                    return None;
+                };
+                fast::sign64_into(neg, x, words_mut(out, n)?);
+            }
+            Resolved::Fn32(op) => {
+                let [Arg::Block(x)] = args else { return None };
+                let f = op.fn1()?;
+                let Side::Words(x) = side::<u32>(Arg::Block(x), n)? else {
+                    return None;
+                };
+                if elementwise::subnormal_rules_differ(op, DType::Float32, &[n])
+                    && elementwise::has_subnormal32(x)
+                {
+                    return None;
+                }
+                fast::f32_fn_into(f, x, words_mut(out, n)?).then_some(())?;
+            }
+            Resolved::Select(width) => {
+                let [which, a, b] = args else { return None };
+                let p = side::<u8>(*which, n)?;
+                match width {
+                    1 => pick::<u8>(p, *a, *b, n, out)?,
+                    2 => pick::<u16>(p, *a, *b, n, out)?,
+                    4 => pick::<u32>(p, *a, *b, n, out)?,
+                    8 => pick::<u64>(p, *a, *b, n, out)?,
+                    _ => return None,
+                }
+            }
+            Resolved::Fma32(signs) => {
+                let [a, b, c] = args else { return None };
+                let (a, b, c) = (side(*a, n)?, side(*b, n)?, side(*c, n)?);
+                super::fma::fma32_into(signs, a, b, c, words_mut(out, n)?);
+            }
+            Resolved::Fma64(signs) => {
+                let [a, b, c] = args else { return None };
+                let (a, b, c) = (side(*a, n)?, side(*b, n)?, side(*c, n)?);
+                super::fma::fma64_into(signs, a, b, c, words_mut(out, n)?);
+            }
+        }
+        Some(())
     }
 }
 
@@ -94,147 +306,191 @@ fn words_mut<W: bytemuck::Pod>(out: &mut [u8], n: usize) -> Option<&mut [W]> {
     (w.len() == n).then_some(w)
 }
 
-/// The operands as sides of one dtype `d` (all of it), or `None`.
-fn sides_of<'a, W: bytemuck::Pod>(
-    args: &[(Arg<'a>, DType)],
-    d: DType,
-    n: usize,
-) -> Option<SmallVec<[Side<'a, W>; 3]>> {
-    args.iter()
-        .map(|&(a, ad)| if ad == d { side::<W>(a, n) } else { None })
-        .collect()
-}
-
-fn elementwise_into(
-    op: Op,
-    args: &[(Arg<'_>, DType)],
-    out_dtype: DType,
-    n: usize,
-    out: &mut [u8],
-) -> Option<()> {
-    let d = args.first()?.1;
-    match (op, args.len()) {
-        (Op::Add | Op::AddAny | Op::Sub | Op::Mul | Op::Div | Op::Max | Op::Min, 2)
-            if d == DType::Float32 && out_dtype == d =>
-        {
-            let s = sides_of::<u32>(args, d, n)?;
-            fast::f32_into(bin_op(op)?, s[0], s[1], words_mut(out, n)?);
-        }
-        (Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge, 2)
-            if d == DType::Float32 && out_dtype == DType::Bool =>
-        {
-            let s = sides_of::<u32>(args, d, n)?;
-            fast::compare_into(cmp_op(op)?, s[0], s[1], words_mut(out, n)?);
-        }
-        (Op::And | Op::Or | Op::Xor | Op::ShiftLeft | Op::ShiftRightLogical, 2) => {
-            let shift = matches!(op, Op::ShiftLeft | Op::ShiftRightLogical);
-            let kind_ok = match d.kind() {
-                Kind::SignedInt | Kind::UnsignedInt => true,
-                Kind::Bool => !shift,
-                _ => false,
-            };
-            let width = layout(d).0;
-            if !kind_ok || out_dtype != d || d.bits() as usize != 8 * width {
-                return None;
-            }
-            match width {
-                1 => bits_into::<u8>(op, args, d, n, out)?,
-                2 => bits_into::<u16>(op, args, d, n, out)?,
-                4 => bits_into::<u32>(op, args, d, n, out)?,
-                _ => bits_into::<u64>(op, args, d, n, out)?,
-            }
-        }
-        (Op::Neg | Op::Abs, 1) if d == DType::Float32 && out_dtype == d => {
-            let Side::Words(x) = side::<u32>(args[0].0, n)? else {
-                return None;
-            };
-            fast::sign_into(op == Op::Neg, x, words_mut(out, n)?);
-        }
-        (_, 1) if d == DType::Float32 && out_dtype == d => {
-            let f = op.fn1()?;
-            let Side::Words(x) = side::<u32>(args[0].0, n)? else {
-                return None;
-            };
-            let block = ShapedArray::new(&[n], d, false);
-            if elementwise::subnormal_rules_differ(op, &block) && elementwise::has_subnormal32(x) {
-                return None;
-            }
-            fast::f32_fn_into(f, x, words_mut(out, n)?).then_some(())?;
-        }
-        _ => return None,
-    }
-    Some(())
-}
-
 fn bits_into<W: fast::Bits>(
-    op: Op,
-    args: &[(Arg<'_>, DType)],
-    d: DType,
+    op: BitOp,
+    a: Arg<'_>,
+    b: Arg<'_>,
     n: usize,
     out: &mut [u8],
 ) -> Option<()> {
-    let s = sides_of::<W>(args, d, n)?;
-    fast::bits_into(bit_op(op)?, s[0], s[1], words_mut(out, n)?);
+    fast::bits_into(op, side::<W>(a, n)?, side::<W>(b, n)?, words_mut(out, n)?);
     Some(())
 }
 
 /// `select_n(which, a, b)` of a bool `which`: `b` where it is true.
-fn select_into(
-    args: &[(Arg<'_>, DType)],
-    out_dtype: DType,
+fn pick<W: bytemuck::Pod>(
+    p: Side<'_, u8>,
+    a: Arg<'_>,
+    b: Arg<'_>,
     n: usize,
     out: &mut [u8],
 ) -> Option<()> {
-    let [(which, DType::Bool), (a, da), (b, db)] = args else {
-        return None;
-    };
-    let (width, words) = layout(out_dtype);
-    if *da != out_dtype || *db != out_dtype || words != 1 {
-        return None;
-    }
-    let p = side::<u8>(*which, n)?;
-    fn pick<W: bytemuck::Pod>(
-        p: Side<'_, u8>,
-        a: Arg<'_>,
-        b: Arg<'_>,
-        n: usize,
-        out: &mut [u8],
-    ) -> Option<()> {
-        let (a, b) = (side::<W>(a, n)?, side::<W>(b, n)?);
-        crate::kernels::simd::zip3_sides(p, a, b, words_mut::<W>(out, n)?, |p, a, b| {
+    let (a, b) = (side::<W>(a, n)?, side::<W>(b, n)?);
+    crate::kernels::simd::zip3_sides(
+        p,
+        a,
+        b,
+        words_mut::<W>(out, n)?,
+        |p, a, b| {
             if p != 0 { b } else { a }
-        });
-        Some(())
-    }
-    match width {
-        1 => pick::<u8>(p, *a, *b, n, out),
-        2 => pick::<u16>(p, *a, *b, n, out),
-        4 => pick::<u32>(p, *a, *b, n, out),
-        8 => pick::<u64>(p, *a, *b, n, out),
-        _ => None,
-    }
+        },
+    );
+    Some(())
 }
 
-fn fma_into(
-    params: &Params,
-    args: &[(Arg<'_>, DType)],
-    out_dtype: DType,
-    n: usize,
-    out: &mut [u8],
-) -> Option<()> {
-    if args.len() != 3 {
-        return None;
-    }
-    match out_dtype {
-        DType::Float32 => {
-            let s = sides_of::<u32>(args, out_dtype, n)?;
-            super::fma::fma32_into(params, s[0], s[1], s[2], words_mut(out, n)?);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::Array;
+    use crate::core::{Operand, Param};
+    use dtype_lattice::Rules;
+
+    /// Twelve elements of `d`: signed zeros, subnormals, infinities, NaNs of both signs and
+    /// ordinary values (integers and bools: a spread of their range).
+    fn values(d: DType) -> Array {
+        let f = [
+            0.0,
+            -0.0,
+            1.5,
+            -2.25,
+            1e-40,
+            -1e-310,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            3e38,
+            0.7,
+        ];
+        match d {
+            DType::Float32 => {
+                let mut v: Vec<f32> = f.iter().map(|&x| x as f32).collect();
+                v[5] = -1e-41;
+                Array::from_vec(v)
+            }
+            DType::Float64 => {
+                let mut v = f.to_vec();
+                v[4] = 1e-310;
+                Array::from_vec(v)
+            }
+            DType::Bool => Array::from_vec((0..12).map(|i| i % 3 == 0).collect::<Vec<_>>()),
+            _ => Array::from_vec(vec![
+                0i32,
+                -1,
+                5,
+                i32::MIN,
+                i32::MAX,
+                7,
+                31,
+                2,
+                -9,
+                1,
+                40,
+                3,
+            ])
+            .astype(d)
+            .unwrap(),
         }
-        DType::Float64 => {
-            let s = sides_of::<u64>(args, out_dtype, n)?;
-            super::fma::fma64_into(params, s[0], s[1], s[2], words_mut(out, n)?);
-        }
-        _ => return None,
     }
-    Some(())
+
+    /// The operands of a call of `arity`: rotations of [`values`] (so that pairs differ),
+    /// each of the twelve elements or 0-d (where bit `k` of `zero_d` is set), the first of
+    /// `select_n` a bool.
+    fn operands(select: bool, d: DType, arity: usize, zero_d: usize) -> Vec<Array> {
+        (0..arity)
+            .map(|k| {
+                let dk = if select && k == 0 { DType::Bool } else { d };
+                let v = values(dk);
+                let bytes = v.as_bytes();
+                let w = bytes.len() / 12;
+                let mut rot = bytes[k * 5 * w % bytes.len()..].to_vec();
+                rot.extend_from_slice(&bytes[..k * 5 * w % bytes.len()]);
+                if zero_d >> k & 1 == 1 {
+                    let at = (3 * k + 4) % 12;
+                    Array::from_bytes(dk, &[], &rot[at * w..(at + 1) * w]).unwrap()
+                } else {
+                    Array::from_bytes(dk, &[12], &rot).unwrap()
+                }
+            })
+            .collect()
+    }
+
+    /// Every elementwise kernel a loop body prepares computes what the primitive's
+    /// implementation computes, bit for bit: each primitive of the table, `select_n` and the
+    /// fused multiply-add (both signs), on float32, float64, int32, uint8 and bool, with 0-d
+    /// operands in every position, under JAX's and NumPy's rules (where a kernel declines,
+    /// the implementation runs).
+    #[test]
+    fn prepared_kernels_compute_what_the_implementations_compute() {
+        let fma = &super::super::fma::FMA;
+        let prims = elementwise::primitives()
+            .iter()
+            .copied()
+            .chain([&crate::lax::select::SELECT_N, fma]);
+        let mut ran = 0;
+        for prim in prims {
+            let Some(kernel) = Kernel::of(prim) else {
+                continue;
+            };
+            let arity = prim.arity.unwrap_or(3);
+            let select = std::ptr::eq(prim, &crate::lax::select::SELECT_N);
+            let params: Vec<Params> = if std::ptr::eq(prim, fma) {
+                [(false, false), (true, false), (false, true), (true, true)]
+                    .iter()
+                    .map(|&(p, a)| {
+                        Params::new()
+                            .with(super::super::fma::NEG_PRODUCT, Param::Bool(p))
+                            .with(super::super::fma::NEG_ADDEND, Param::Bool(a))
+                    })
+                    .collect()
+            } else {
+                vec![Params::new()]
+            };
+            for rules in [Rules::jax(), Rules::numpy()] {
+                for d in [
+                    DType::Float32,
+                    DType::Float64,
+                    DType::Int32,
+                    DType::UInt8,
+                    DType::Bool,
+                ] {
+                    for zero_d in 0..(1usize << arity) - 1 {
+                        for p in &params {
+                            let ins = operands(select, d, arity, zero_d);
+                            let avals: Vec<&ShapedArray> = ins.iter().map(Array::aval).collect();
+                            let Ok(out) = prim.abstract_eval(&avals, p) else {
+                                continue;
+                            };
+                            let owned: Vec<ShapedArray> = avals.into_iter().cloned().collect();
+                            let Some(k) = kernel.prepare(p, &owned, &out[0]) else {
+                                continue;
+                            };
+                            let refs: Vec<&Array> = ins.iter().collect();
+                            let ops: Vec<Operand<'_>> = ins
+                                .iter()
+                                .map(|x| Operand {
+                                    bytes: x.as_bytes(),
+                                    clean: false,
+                                })
+                                .collect();
+                            crate::config::with_rules(rules, || {
+                                let want = crate::core::implement(prim, &refs, p, &out).unwrap();
+                                let want = want[0].as_bytes();
+                                let mut got = vec![0u64; want.len().div_ceil(8)];
+                                let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut got)
+                                    [..want.len()];
+                                if k(&ops, got) {
+                                    assert_eq!(got, want, "{prim} {d} {zero_d:b} {p:?}");
+                                    ran += 1;
+                                }
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        // add, sub, mul, div, max, min, the six comparisons, neg, abs, the bit operations,
+        // the float32 functions, select_n and fma, in most layouts.
+        assert!(ran > 300, "{ran} kernels compared");
+    }
 }

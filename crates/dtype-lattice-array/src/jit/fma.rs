@@ -82,7 +82,7 @@ fn f64_word(a: u64, b: u64, c: u64, sp: f64, sz: f64) -> u64 {
 }
 
 /// The signs of the product and the addend (±1) from [`FMA`]'s parameters.
-fn signs(params: &Params) -> (f64, f64) {
+pub(super) fn signs(params: &Params) -> (f64, f64) {
     let sign = |neg: bool| if neg { -1.0 } else { 1.0 };
     (
         sign(flag(params, NEG_PRODUCT)),
@@ -90,28 +90,26 @@ fn signs(params: &Params) -> (f64, f64) {
     )
 }
 
-/// float32 `round(±a·b ± c)` of three sides into `out` (the signs from [`FMA`]'s parameters).
+/// float32 `round(±a·b ± c)` of three sides into `out` (the signs of [`signs`]).
 pub(super) fn fma32_into(
-    params: &Params,
+    (sp, sz): (f64, f64),
     a: Side<'_, u32>,
     b: Side<'_, u32>,
     c: Side<'_, u32>,
     out: &mut [u32],
 ) {
-    let (sp, sz) = signs(params);
     let (sp, sz) = (sp as f32, sz as f32);
     crate::kernels::simd::zip3_sides(a, b, c, out, |a, b, c| f32_word(a, b, c, sp, sz));
 }
 
-/// float64 `round(±a·b ± c)` of three sides into `out` (the signs from [`FMA`]'s parameters).
+/// float64 `round(±a·b ± c)` of three sides into `out` (the signs of [`signs`]).
 pub(super) fn fma64_into(
-    params: &Params,
+    (sp, sz): (f64, f64),
     a: Side<'_, u64>,
     b: Side<'_, u64>,
     c: Side<'_, u64>,
     out: &mut [u64],
 ) {
-    let (sp, sz) = signs(params);
     crate::kernels::simd::zip3_sides(a, b, c, out, |a, b, c| f64_word(a, b, c, sp, sz));
 }
 
@@ -127,12 +125,24 @@ fn impl_rule(
     let data = match (ins[0].storage(), ins[1].storage(), ins[2].storage()) {
         (Storage::W32(a), Storage::W32(b), Storage::W32(c)) if out.dtype() == DType::Float32 => {
             Storage::words::<u32>(n, |o| {
-                fma32_into(params, Side::Words(a), Side::Words(b), Side::Words(c), o);
+                fma32_into(
+                    signs(params),
+                    Side::Words(a),
+                    Side::Words(b),
+                    Side::Words(c),
+                    o,
+                );
             })
         }
         (Storage::W64(a), Storage::W64(b), Storage::W64(c)) if out.dtype() == DType::Float64 => {
             Storage::words::<u64>(n, |o| {
-                fma64_into(params, Side::Words(a), Side::Words(b), Side::Words(c), o);
+                fma64_into(
+                    signs(params),
+                    Side::Words(a),
+                    Side::Words(b),
+                    Side::Words(c),
+                    o,
+                );
             })
         }
         _ => {

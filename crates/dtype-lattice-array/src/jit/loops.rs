@@ -509,16 +509,25 @@ mod tests {
 
     /// A scan body with a prepared product (float32 `dot_general`), elementwise kernels (a
     /// literal operand among them), a call only the implementation runs (`reduce_max`),
-    /// exchanged carries, a carry output that is an input (copied) and a scanned output that
-    /// is a carry: on buffers it computes what the plan's own run computes, bit for bit,
-    /// including where a subnormal operand makes the product decline (step 3) and where a
-    /// constant holds one (the second loop).
+    /// reshapes that run nothing (of an operand, and of a result), a nested loop (a
+    /// `fori_loop`), exchanged carries, a carry output that is an input (copied) and a
+    /// scanned output that is a carry: on buffers it computes what the plan's own run
+    /// computes, bit for bit, including where a subnormal operand makes the product decline
+    /// (step 3) and where a constant holds one (the second loop).
     #[test]
     fn a_scan_body_on_buffers_computes_what_its_plan_computes() {
         let body = |(h, s, t): (Array, Array, Array), x: Array, w: &Array| -> R<_> {
+            let x = jnp::reshape(&jnp::reshape(&x, &[2, -1])?, &[-1])?;
             let pre = jnp::add(jnp::matmul(&h, w)?, &x)?;
+            let pre = jnp::reshape(&jnp::reshape(&pre, &[-1, 2])?, &[-1])?;
             let h2 = jnp::tanh(&jnp::subtract(&pre, 0.25)?)?;
             let m = jnp::max(&h2, Default::default(), false)?;
+            let m = control::fori_loop(
+                &Array::scalar(0i32),
+                &Array::scalar(2i32),
+                |_, a: Array| jnp::add(jnp::multiply(&a, 0.5)?, &m),
+                &m,
+            )?;
             Ok(((h2.clone(), t, jnp::add(&s, &m)?), (h.clone(), m)))
         };
         let f = |(w, h0, xs): (Array, Array, Array)| -> R<_> {
@@ -561,9 +570,10 @@ mod tests {
                 panic!("a scan on buffers: {plan:?}")
             };
             let kinds = format!("{t:?}");
-            for k in ["prepared", "kernel", "impl"] {
+            for k in ["prepared", "kernel", "impl", "loop"] {
                 assert!(kinds.contains(k), "{kinds}");
             }
+            assert!(!kinds.contains("reshape"), "{kinds}");
             let ins = [&w, &h0, &Array::scalar(0f32), &Array::scalar(1f32), &xs];
             let plain = scan(
                 body,

@@ -107,7 +107,7 @@ pub(super) enum Step {
     Call(Box<Call>),
     Fused(Fused),
     /// A loop equation whose bodies run as sub-plans (`loops`).
-    Loop(Box<Call>, Box<LoopPlan>),
+    Loop(Box<Call>, std::sync::Arc<LoopPlan>),
 }
 
 /// A compiled jaxpr (see the module documentation).
@@ -886,7 +886,7 @@ impl Executable {
             .into_iter()
             .map(|st| match st {
                 Step::Call(c) => match LoopPlan::compile(c.prim, &c.params)? {
-                    Some(plan) => Ok(Step::Loop(c, Box::new(plan))),
+                    Some(plan) => Ok(Step::Loop(c, std::sync::Arc::new(plan))),
                     None => Ok(Step::Call(c)),
                 },
                 other => Ok(other),

@@ -6,9 +6,12 @@
 //!
 //! - its primitive's prepare rule ([`crate::core::Prepared`]: `dot_general` of float32 and
 //!   float64, `convert_element_type`, the primitives that move elements), a kernel set up once
-//!   for the call's types and sizes;
+//!   for the call's types and sizes; a call whose result is its operand's bytes unchanged (a
+//!   `reshape`, a `squeeze`, a conversion to the same dtype) runs nothing: its readers read
+//!   the operand;
 //! - else its elementwise slice kernel ([`super::chunk::Kernel`], the fused chains' kernels)
-//!   over the whole result;
+//!   over the whole result, its operation and operands' layout chosen once;
+//! - a nested loop runs its own compiled plan ([`super::loops`]) on arrays of the buffers;
 //! - else its implementation, on arrays made from the buffers.
 //!
 //! A kernel that does not cover a case it meets (a subnormal operand of a product, another
@@ -19,14 +22,17 @@
 
 use std::fmt;
 
+use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
-use dtype_lattice::{DType, Error};
 use smallvec::SmallVec;
 
-use super::chunk::{Arg, Kernel};
+use std::sync::Arc;
+
+use super::chunk::Kernel;
+use super::loops::LoopPlan;
 use super::plan::{Executable, Src, Step};
 use crate::array::{Array, ShapedArray, element_bytes};
-use crate::core::{Operand, Params, Prepared, Primitive};
+use crate::core::{Operand, Params, Prepared, PreparedKernel, Primitive};
 use crate::kernels::flush::any_subnormal;
 
 /// The most operands a call passes its kernel from the stack (more: the implementation).
@@ -51,8 +57,11 @@ enum Source {
 
 /// How a call runs.
 enum How {
-    Prepared(Prepared),
-    Kernel(Kernel),
+    /// Its prepare rule's kernel (`"prepared"`), or its elementwise kernel set up for its
+    /// types (`"kernel"`).
+    Prepared(PreparedKernel, &'static str),
+    /// A loop's compiled plan, on arrays of the buffers.
+    Loop(Arc<LoopPlan>),
     Impl,
 }
 
@@ -63,10 +72,6 @@ struct Call {
     in_avals: SmallVec<[ShapedArray; 4]>,
     outs: SmallVec<[usize; 1]>,
     avals: SmallVec<[ShapedArray; 1]>,
-    /// The result's elements, and for each operand whether it is one element standing for
-    /// all (a 0-d operand of an elementwise kernel).
-    n: usize,
-    scalar: SmallVec<[bool; 4]>,
     how: How,
 }
 
@@ -91,8 +96,8 @@ pub(super) struct Frame {
 impl fmt::Debug for Tight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let how = |c: &Call| match c.how {
-            How::Prepared(_) => "prepared",
-            How::Kernel(_) => "kernel",
+            How::Prepared(_, what) => what,
+            How::Loop(_) => "loop",
             How::Impl => "impl",
         };
         f.debug_list()
@@ -118,8 +123,8 @@ fn broken() -> Error {
 }
 
 impl Tight {
-    /// The body `exe` on buffers, if its plan is a list of primitive calls on byte-sized
-    /// dtypes (a fused chain or a nested loop keeps the plan's own run).
+    /// The body `exe` on buffers, if its plan is a list of primitive calls and loops on
+    /// byte-sized dtypes (a fused chain keeps the plan's own run).
     pub(super) fn of(exe: &Executable) -> Option<Tight> {
         let mut sizes = vec![0usize; exe.slots];
         let mut input_of = vec![None; exe.slots];
@@ -128,11 +133,15 @@ impl Tight {
             input_of[s] = Some(k);
             in_sizes.push(bytes_of(exe.avals.get(s)?.as_ref()?)?);
         }
-        let from = |s: &Src| -> Option<Source> {
+        // A result that is its operand's bytes unchanged (a reshape) is read where the
+        // operand is: the slot's source.
+        let mut alias: Vec<Option<Source>> = vec![None; exe.slots];
+        let from = |s: &Src, alias: &[Option<Source>]| -> Option<Source> {
             Some(match s {
-                Src::Slot(k) => match input_of.get(*k)? {
-                    Some(i) => Source::Input(*i),
-                    None => Source::Slot(*k),
+                Src::Slot(k) => match (input_of.get(*k)?, alias.get(*k)?) {
+                    (Some(i), _) => Source::Input(*i),
+                    (None, Some(a)) => a.clone(),
+                    (None, None) => Source::Slot(*k),
                 },
                 Src::Const(x) => {
                     bytes_of(x.aval())?;
@@ -148,45 +157,64 @@ impl Tight {
         };
         let mut calls = Vec::with_capacity(exe.steps.len());
         for (step, _) in &exe.steps {
-            let Step::Call(c) = step else { return None };
+            let (c, nested) = match step {
+                Step::Call(c) => (c, None),
+                Step::Loop(c, plan) => (c, Some(plan)),
+                Step::Fused(_) => return None,
+            };
+            let inputs: SmallVec<[Source; 4]> = c
+                .inputs
+                .iter()
+                .map(|s| from(s, &alias))
+                .collect::<Option<_>>()?;
+            let in_avals: SmallVec<[ShapedArray; 4]> =
+                c.inputs.iter().map(aval_of).collect::<Option<_>>()?;
+            for a in &c.avals {
+                bytes_of(a)?;
+            }
+            let prepared = match c.avals.as_slice() {
+                _ if nested.is_some() => None,
+                [out] => c
+                    .prim
+                    .prepare
+                    .and_then(|rule| rule(c.prim, &c.params, &in_avals, out))
+                    .map(|p| (p, "prepared"))
+                    .or_else(|| {
+                        let k = Kernel::of(c.prim)?.prepare(&c.params, &in_avals, out)?;
+                        Some((Prepared::Kernel(k), "kernel"))
+                    }),
+                _ => None,
+            };
+            let how = match (prepared, nested) {
+                (_, Some(plan)) => How::Loop(Arc::clone(plan)),
+                (Some((Prepared::Same, _)), _) => {
+                    if let (Some(&o), Some(x)) = (c.outs.first(), inputs.first()) {
+                        *alias.get_mut(o)? = Some(x.clone());
+                        continue;
+                    }
+                    How::Impl
+                }
+                (Some((Prepared::Kernel(k), what)), _) => How::Prepared(k, what),
+                (None, _) => How::Impl,
+            };
             for (&o, a) in c.outs.iter().zip(&c.avals) {
                 *sizes.get_mut(o)? = bytes_of(a)?;
             }
-            let inputs: SmallVec<[Source; 4]> = c.inputs.iter().map(from).collect::<Option<_>>()?;
-            let in_avals: SmallVec<[ShapedArray; 4]> =
-                c.inputs.iter().map(aval_of).collect::<Option<_>>()?;
-            let how = match c.avals.as_slice() {
-                [out] => {
-                    let prepared = c
-                        .prim
-                        .prepare
-                        .and_then(|rule| rule(c.prim, &c.params, &in_avals, out));
-                    let whole = in_avals
-                        .iter()
-                        .all(|a| a.shape() == out.shape() || a.shape().is_empty());
-                    match (prepared, Kernel::of(c.prim)) {
-                        (Some(p), _) => How::Prepared(p),
-                        (None, Some(k)) if whole => How::Kernel(k),
-                        _ => How::Impl,
-                    }
-                }
-                _ => How::Impl,
-            };
-            let n = c.avals.first().map_or(0, ShapedArray::size);
-            let scalar = in_avals.iter().map(|a| a.size() != n).collect();
             calls.push(Call {
                 prim: c.prim,
                 params: c.params.clone(),
                 inputs,
-                n,
-                scalar,
                 in_avals,
                 outs: c.outs.clone(),
                 avals: c.avals.iter().cloned().collect(),
                 how,
             });
         }
-        let outputs = exe.outputs.iter().map(from).collect::<Option<_>>()?;
+        let outputs = exe
+            .outputs
+            .iter()
+            .map(|s| from(s, &alias))
+            .collect::<Option<_>>()?;
         Some(Tight {
             sizes,
             in_sizes,
@@ -257,25 +285,8 @@ impl Tight {
                     }
                     let ops = &ops[..c.inputs.len()];
                     match &c.how {
-                        How::Prepared(p) => p(ops, out),
-                        How::Kernel(k) => {
-                            let mut args = [(Arg::Scalar(&[]), DType::Bool); MAX_OPERANDS];
-                            for (((arg, op), a), &one) in
-                                args.iter_mut().zip(ops).zip(&c.in_avals).zip(&c.scalar)
-                            {
-                                let bytes = op.bytes;
-                                *arg = (
-                                    if one {
-                                        Arg::Scalar(bytes)
-                                    } else {
-                                        Arg::Block(bytes)
-                                    },
-                                    a.dtype(),
-                                );
-                            }
-                            k.run(&c.params, &args[..ops.len()], c.avals[0].dtype(), c.n, out)
-                        }
-                        How::Impl => false,
+                        How::Prepared(p, _) => p(ops, out),
+                        How::Loop(_) | How::Impl => false,
                     }
                 };
                 frame.bufs[o] = buf;
@@ -288,7 +299,7 @@ impl Tight {
         Ok(())
     }
 
-    /// `c` by its primitive's implementation, on arrays of the buffers.
+    /// `c` by its primitive's implementation (a loop: its plan), on arrays of the buffers.
     fn implement(&self, c: &Call, frame: &mut Frame, ins: &[Operand<'_>]) -> Result<(), Error> {
         let arrays: SmallVec<[Array; 4]> = c
             .inputs
@@ -303,7 +314,10 @@ impl Tight {
             })
             .collect::<Result<_, Error>>()?;
         let refs: SmallVec<[&Array; 4]> = arrays.iter().collect();
-        let outs = crate::core::implement(c.prim, &refs, &c.params, &c.avals)?;
+        let outs = match &c.how {
+            How::Loop(plan) => SmallVec::<[Array; 1]>::from_vec(plan.run(&refs, &c.avals)?),
+            _ => crate::core::implement(c.prim, &refs, &c.params, &c.avals)?,
+        };
         for (&o, x) in c.outs.iter().zip(&outs) {
             let src = x.as_bytes();
             let dst = bytemuck::cast_slice_mut::<u64, u8>(&mut frame.bufs[o])

@@ -69,8 +69,40 @@ macro_rules! nan_first {
 }
 pub(crate) use nan_first;
 
+/// The float types of the fused loops' arithmetic.
+pub(crate) trait Real:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// The canonical NaN (`max`/`min`'s result on a NaN operand).
+    const NAN: Self;
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+}
+
+macro_rules! real {
+    ($($t:ty),*) => {$(
+        impl Real for $t {
+            const NAN: $t = <$t>::NAN;
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_sign_negative(self) -> bool {
+                <$t>::is_sign_negative(self)
+            }
+        }
+    )*};
+}
+real!(f32, f64);
+
 #[inline(always)]
-fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
+fn apply<const OP: u8, F: Real>(a: F, b: F) -> F {
     match OP {
         BinOp::ADD => nan_first!(a, b, a + b),
         BinOp::SUB => nan_first!(a, b, a - b),
@@ -78,7 +110,7 @@ fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
         BinOp::DIV => nan_first!(a, b, a / b),
         BinOp::MAX => {
             if a.is_nan() || b.is_nan() {
-                f32::NAN
+                F::NAN
             } else if a > b || (a == b && !a.is_sign_negative()) {
                 a
             } else {
@@ -87,7 +119,7 @@ fn apply<const OP: u8>(a: f32, b: f32) -> f32 {
         }
         _ => {
             if a.is_nan() || b.is_nan() {
-                f32::NAN
+                F::NAN
             } else if a < b || (a == b && a.is_sign_negative()) {
                 a
             } else {
@@ -203,10 +235,25 @@ pub(crate) fn to_bf16(r: f32) -> u16 {
 /// float32 `neg` (flips the sign bit) or `abs` (clears it) on words: bit operations, so
 /// subnormals are kept.
 pub(crate) fn sign_into(neg: bool, x: &[u32], out: &mut [u32]) {
+    sign_words(neg, 0x8000_0000, x, out);
+}
+
+/// [`sign_into`] for float64.
+pub(crate) fn sign64_into(neg: bool, x: &[u64], out: &mut [u64]) {
+    sign_words(neg, 1 << 63, x, out);
+}
+
+fn sign_words<W>(neg: bool, sign: W, x: &[W], out: &mut [W])
+where
+    W: Copy
+        + std::ops::BitXor<Output = W>
+        + std::ops::BitAnd<Output = W>
+        + std::ops::Not<Output = W>,
+{
     if neg {
-        simd::map_into(x, out, |w| w ^ 0x8000_0000);
+        simd::map_into(x, out, |w| w ^ sign);
     } else {
-        simd::map_into(x, out, |w| w & 0x7fff_ffff);
+        simd::map_into(x, out, |w| w & !sign);
     }
 }
 
@@ -241,22 +288,44 @@ pub(crate) fn bf16_fn_into(f: Fn1, x: &[u16], out: &mut [u16]) -> bool {
 /// One float32 element of `OP` on words: flush, operate, flush.
 #[inline(always)]
 fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
-    let r = apply::<OP>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
+    let r = apply::<OP, f32>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
     flush(r).to_bits()
 }
 
-/// `add`, `sub`, `mul`, `div`, `max` or `min` of float32 sides into `out`.
-pub(crate) fn f32_into(op: BinOp, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u32]) {
-    use simd::zip_sides as zip;
-    match op {
-        BinOp::Add => zip(a, b, out, f32_op::<{ BinOp::ADD }>),
-        BinOp::Sub => zip(a, b, out, f32_op::<{ BinOp::SUB }>),
-        BinOp::Mul => zip(a, b, out, f32_op::<{ BinOp::MUL }>),
-        BinOp::Div => zip(a, b, out, f32_op::<{ BinOp::DIV }>),
-        BinOp::Max => zip(a, b, out, f32_op::<{ BinOp::MAX }>),
-        BinOp::Min => zip(a, b, out, f32_op::<{ BinOp::MIN }>),
-    }
+/// One float64 element of `OP` on words: flush, operate, flush.
+#[inline(always)]
+fn f64_op<const OP: u8>(a: u64, b: u64) -> u64 {
+    use super::flush::flush64;
+    let r = apply::<OP, f64>(flush64(f64::from_bits(a)), flush64(f64::from_bits(b)));
+    flush64(r).to_bits()
 }
+
+/// `fn $name(op, a, b, out)`: `add`, `sub`, `mul`, `div`, `max` or `min` of two sides of
+/// words into `out`, each element by `$op`.
+macro_rules! float_into {
+    ($(#[$doc:meta])* $name:ident, $w:ty, $op:ident) => {
+        $(#[$doc])*
+        pub(crate) fn $name(op: BinOp, a: Side<'_, $w>, b: Side<'_, $w>, out: &mut [$w]) {
+            use simd::zip_sides as zip;
+            match op {
+                BinOp::Add => zip(a, b, out, $op::<{ BinOp::ADD }>),
+                BinOp::Sub => zip(a, b, out, $op::<{ BinOp::SUB }>),
+                BinOp::Mul => zip(a, b, out, $op::<{ BinOp::MUL }>),
+                BinOp::Div => zip(a, b, out, $op::<{ BinOp::DIV }>),
+                BinOp::Max => zip(a, b, out, $op::<{ BinOp::MAX }>),
+                BinOp::Min => zip(a, b, out, $op::<{ BinOp::MIN }>),
+            }
+        }
+    };
+}
+float_into!(
+    /// `add`, `sub`, `mul`, `div`, `max` or `min` of float32 sides into `out`.
+    f32_into, u32, f32_op
+);
+float_into!(
+    /// [`f32_into`] for float64 (XLA's CPU arithmetic with denormals off).
+    f64_into, u64, f64_op
+);
 
 /// [`f32_into`] of two operands of one length, on this thread.
 pub(crate) fn f32_zip(op: BinOp, a: &[u32], b: &[u32], out: &mut [u32]) {
@@ -292,7 +361,7 @@ pub(crate) fn bf16_into(op: BinOp, a: Side<'_, u16>, b: Side<'_, u16>, out: &mut
 pub(crate) fn bf16_scalar<const OP: u8>(a: u16, b: u16) -> u16 {
     let a = flush(f32::from_bits(u32::from(a) << 16));
     let b = flush(f32::from_bits(u32::from(b) << 16));
-    to_bf16(flush(apply::<OP>(a, b)))
+    to_bf16(flush(apply::<OP, f32>(a, b)))
 }
 
 /// A word of an integer (or bool) stored a whole word per element.
@@ -372,8 +441,23 @@ pub(crate) enum Cmp {
 /// `op` of two float32 sides into bools (subnormals read as zeros of their sign, NaN
 /// unordered and unequal to everything).
 pub(crate) fn compare_into(op: Cmp, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u8]) {
+    compare_words(op, a, b, out, |w| flush(f32::from_bits(w)));
+}
+
+/// [`compare_into`] for float64.
+pub(crate) fn compare64_into(op: Cmp, a: Side<'_, u64>, b: Side<'_, u64>, out: &mut [u8]) {
+    compare_words(op, a, b, out, |w| super::flush::flush64(f64::from_bits(w)));
+}
+
+#[inline(always)]
+fn compare_words<W: Copy, F: PartialOrd>(
+    op: Cmp,
+    a: Side<'_, W>,
+    b: Side<'_, W>,
+    out: &mut [u8],
+    read: impl Fn(W) -> F + Copy,
+) {
     use simd::zip_sides as zip;
-    let read = |w: u32| flush(f32::from_bits(w));
     match op {
         Cmp::Eq => zip(a, b, out, |a, b| u8::from(read(a) == read(b))),
         Cmp::Ne => zip(a, b, out, |a, b| u8::from(read(a) != read(b))),

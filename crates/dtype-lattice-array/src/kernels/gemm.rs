@@ -121,24 +121,42 @@ fn sequential_loop<T: GemmScalar, const FTZ: bool>(
             return row_dots::<T, FTZ>(a, b, k, out);
         }
     }
+    // The transpositions as constants: the loops below are compiled once per layout, with no
+    // test of a flag in their inner steps (measured: 67 ns → 40 ns for a 1×32 by 32×32).
+    match (a_t, b_t) {
+        (false, false) => columns::<T, FTZ, false, false>(a, b, (m, k, n), out),
+        (false, true) => columns::<T, FTZ, false, true>(a, b, (m, k, n), out),
+        (true, false) => columns::<T, FTZ, true, false>(a, b, (m, k, n), out),
+        (true, true) => columns::<T, FTZ, true, true>(a, b, (m, k, n), out),
+    }
+}
+
+/// [`sequential_loop`]'s in-order sums for the layout `A_T`, `B_T`.
+#[inline(always)]
+fn columns<T: GemmScalar, const FTZ: bool, const A_T: bool, const B_T: bool>(
+    a: &[T],
+    b: &[T],
+    (m, k, n): (usize, usize, usize),
+    out: &mut [T],
+) {
     for i in 0..m {
         let row = &mut out[i * n..(i + 1) * n];
         // Columns in blocks whose sums stay in registers over the whole contraction (the
         // same fused steps in the same order as the loop below, which finishes the rest).
         let mut j0 = 0;
         while j0 + 32 <= n {
-            block::<T, 32, FTZ>(a, (a_t, b_t), b, (m, k, n), i, j0, &mut row[j0..j0 + 32]);
+            block::<T, 32, FTZ, A_T, B_T>(a, b, (m, k, n), i, j0, &mut row[j0..j0 + 32]);
             j0 += 32;
         }
         while j0 + 8 <= n {
-            block::<T, 8, FTZ>(a, (a_t, b_t), b, (m, k, n), i, j0, &mut row[j0..j0 + 8]);
+            block::<T, 8, FTZ, A_T, B_T>(a, b, (m, k, n), i, j0, &mut row[j0..j0 + 8]);
             j0 += 8;
         }
         let row = &mut row[j0..];
         row.fill(T::default());
         for l in 0..k {
-            let x = if a_t { a[l * m + i] } else { a[i * k + l] };
-            if b_t {
+            let x = if A_T { a[l * m + i] } else { a[i * k + l] };
+            if B_T {
                 for (j, c) in row.iter_mut().enumerate() {
                     *c = x.fma(b[(j0 + j) * k + l], *c);
                 }
@@ -182,9 +200,8 @@ fn row_dots<T: GemmScalar, const FTZ: bool>(rows: &[T], v: &[T], k: usize, out: 
 /// Columns `j0..j0 + W` of row `i` of the product, their sums in registers:
 /// [`sequential_loop`]'s steps for those elements (`b` row-major, or read transposed).
 #[inline(always)]
-fn block<T: GemmScalar, const W: usize, const FTZ: bool>(
+fn block<T: GemmScalar, const W: usize, const FTZ: bool, const A_T: bool, const B_T: bool>(
     a: &[T],
-    (a_t, b_t): (bool, bool),
     b: &[T],
     (m, k, n): (usize, usize, usize),
     i: usize,
@@ -193,8 +210,8 @@ fn block<T: GemmScalar, const W: usize, const FTZ: bool>(
 ) {
     let mut acc = [T::default(); W];
     for l in 0..k {
-        let x = if a_t { a[l * m + i] } else { a[i * k + l] };
-        if b_t {
+        let x = if A_T { a[l * m + i] } else { a[i * k + l] };
+        if B_T {
             for (jj, c) in acc.iter_mut().enumerate() {
                 *c = x.fma(b[(j0 + jj) * k + l], *c);
             }

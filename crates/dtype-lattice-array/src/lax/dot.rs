@@ -572,10 +572,10 @@ fn prepare(
             .try_fold(1usize, |n, &d| n.checked_mul(*x.shape().get(d)?))
     };
     let dims4 = (size(l, &lb)?, size(l, &lf)?, size(l, &lc)?, size(r, &rf)?);
-    Some(match dt {
+    Some(crate::core::Prepared::Kernel(match dt {
         DType::Float32 => Box::new(move |ops, out| prepared::<f32>(ops, out, dims4, a_t, b_t)),
         _ => Box::new(move |ops, out| prepared::<f64>(ops, out, dims4, a_t, b_t)),
-    })
+    }))
 }
 
 /// A prepared product (see [`prepare`]); false where it declines.

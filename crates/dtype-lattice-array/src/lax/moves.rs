@@ -146,15 +146,20 @@ pub(crate) fn prepare(
     if table.len() != out.size() {
         return None;
     }
-    let runs = runs(&table);
     let n = table.len();
+    if ins.len() == 1 && ins[0].size() == n && table.iter().enumerate().all(|(j, &(_, i))| i == j) {
+        // Every element stays where it is (a reshape, a squeeze, a broadcast that only adds
+        // dimensions of one).
+        return Some(Prepared::Same);
+    }
+    let runs = runs(&table);
     let sizes: Vec<usize> = ins.iter().map(|a| a.size() * e).collect();
-    Some(Box::new(move |ops, out| {
+    Some(Prepared::Kernel(Box::new(move |ops, out| {
         ops.len() == sizes.len()
             && ops.iter().zip(&sizes).all(|(o, &n)| o.bytes.len() == n)
             && out.len() == n * e
             && gather(ops, &runs, e, out).is_some()
-    }))
+    })))
 }
 
 /// An integer index operand's value (`None` for another dtype).
@@ -233,7 +238,7 @@ pub(crate) fn prepare_dynamic_slice(
     }
     let w = Window::of(x, out, idx)?;
     let n = x.size() * e;
-    Some(Box::new(move |ops, out| {
+    Some(Prepared::Kernel(Box::new(move |ops, out| {
         let Some((x, idx)) = ops.split_first() else {
             return false;
         };
@@ -248,7 +253,7 @@ pub(crate) fn prepare_dynamic_slice(
             .enumerate()
             .try_for_each(|(j, &r)| put(out, j, x.bytes, base + r, e))
             .is_some()
-    }))
+    })))
 }
 
 /// `dynamic_update_slice`'s prepare rule: the update's offsets in the operand, once.
@@ -265,7 +270,7 @@ pub(crate) fn prepare_dynamic_update_slice(
     }
     let w = Window::of(x, u, idx)?;
     let (n, m) = (x.size() * e, u.size() * e);
-    Some(Box::new(move |ops, out| {
+    Some(Prepared::Kernel(Box::new(move |ops, out| {
         let [x, u, idx @ ..] = ops else { return false };
         if x.bytes.len() != n || u.bytes.len() != m || out.len() != n {
             return false;
@@ -279,7 +284,7 @@ pub(crate) fn prepare_dynamic_update_slice(
             .enumerate()
             .try_for_each(|(j, &r)| put(out, base + r, u.bytes, j, e))
             .is_some()
-    }))
+    })))
 }
 
 #[cfg(test)]
@@ -319,7 +324,7 @@ mod tests {
             .collect();
         let mut got = vec![0u64; want[0].as_bytes().len().div_ceil(8)];
         let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut got)[..want[0].as_bytes().len()];
-        assert!(kernel(&ops, got), "{prim} {params:?}");
+        assert!(kernel.run(&ops, got), "{prim} {params:?}");
         assert_eq!(got, want[0].as_bytes(), "{prim} {params:?}");
     }
 

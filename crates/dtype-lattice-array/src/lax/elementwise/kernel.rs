@@ -90,7 +90,7 @@ pub(super) fn clz(p: u64, bits: u32) -> u64 {
 /// paths flush every subnormal but for float32 `sin` and `tanh`, where [`keeps_tiny`] or
 /// [`glibc_elements`] say XLA's code keeps one.
 pub(super) fn needs_subnormal_rules(op: Op, x: &Array, out: &ShapedArray) -> bool {
-    subnormal_rules_differ(op, out)
+    subnormal_rules_differ(op, out.dtype(), out.shape())
         && match x.storage() {
             Storage::W32(v) => has_subnormal32(v),
             Storage::W16(v) if x.dtype() == DType::BFloat16 => {
@@ -101,15 +101,14 @@ pub(super) fn needs_subnormal_rules(op: Op, x: &Array, out: &ShapedArray) -> boo
 }
 
 /// Whether XLA's rules for subnormal arguments of the unary `op` ([`keeps_tiny`],
-/// [`glibc_elements`]) differ from the fast paths' for an output `out`, under JAX's rules:
-/// then an operand with a subnormal element takes the generic kernel.
-pub(crate) fn subnormal_rules_differ(op: Op, out: &ShapedArray) -> bool {
+/// [`glibc_elements`]) differ from the fast paths' for an output of `d` and `shape`, under
+/// JAX's rules: then an operand with a subnormal element takes the generic kernel.
+pub(crate) fn subnormal_rules_differ(op: Op, d: DType, shape: &[usize]) -> bool {
     let Some(f) = op.fn1() else { return false };
-    let d = out.dtype();
+    let n: usize = shape.iter().product();
     // The fast paths' own rule: float32 sin and tanh keep subnormals, the rest flush.
     let fast_keeps = d == DType::Float32 && matches!(f, Fn1::Sin | Fn1::Tanh);
-    let special = keeps_tiny(f, d, out.size()) && !fast_keeps
-        || !glibc_elements(f, d, out.shape()).is_empty();
+    let special = keeps_tiny(f, d, n) && !fast_keeps || !glibc_elements(f, d, shape).is_empty();
     special && crate::kernels::vmath::fast(f) && super::super::on_xla()
 }
 

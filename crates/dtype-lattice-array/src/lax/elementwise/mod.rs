@@ -308,6 +308,12 @@ fn float0_refusal(prim: &'static Primitive, inputs: &[&ShapedArray]) -> Error {
     crate::core::float0_refusal_named(name, prim.arity, inputs)
 }
 
+/// The table's primitives (each elementwise primitive with an [`Op`]).
+#[cfg(test)]
+pub(crate) fn primitives() -> &'static [&'static Primitive] {
+    TABLE
+}
+
 /// Whether `prim` computes each output element from the same element of each operand (or
 /// from a 0-d operand): the table's primitives, `select_n`, `clamp` and
 /// `convert_element_type`. Such a primitive gives on any slice of its operands that slice of
