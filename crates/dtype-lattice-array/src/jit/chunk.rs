@@ -176,7 +176,9 @@ impl Resolved {
                     DType::Float64 => Resolved::Sign64(op == Op::Neg),
                     _ => return None,
                 },
-                (_, 1) if d == DType::Float32 && out == d && op.fn1().is_some() => Resolved::Fn32(op),
+                (_, 1) if d == DType::Float32 && out == d && op.fn1().is_some() => {
+                    Resolved::Fn32(op)
+                }
                 _ => return None,
             },
             Kernel::Select => {

@@ -271,14 +271,19 @@ fn operands<'a>(
     consts: &[(&'a [u8], bool)],
     rest: impl Iterator<Item = &'a [u8]>,
 ) -> SmallVec<[Operand<'a>; 8]> {
-    consts
-        .iter()
-        .map(|&(bytes, clean)| Operand { bytes, clean })
-        .chain(rest.map(|bytes| Operand {
+    // Pushed field by field, not collected from a chain of options (whose copies of the
+    // operands' padding stall on the one-byte flag just stored).
+    let mut ops = SmallVec::with_capacity(consts.len() + rest.size_hint().0);
+    for &(bytes, clean) in consts {
+        ops.push(Operand { bytes, clean });
+    }
+    for bytes in rest {
+        ops.push(Operand {
             bytes,
             clean: false,
-        }))
-        .collect()
+        });
+    }
+    ops
 }
 
 /// The body's carries after an iteration into `next`: exchanged with the frame's buffer

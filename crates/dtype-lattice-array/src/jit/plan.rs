@@ -392,6 +392,73 @@ fn outer_products(
     out
 }
 
+/// XLA's fusion of a rank-one update: an [`fma::FMA`] whose product is of two broadcasts, the
+/// first placing its operand's dimensions first and the second its operand's after them (an
+/// outer product, as [`outer_products`] writes one), becomes [`fma::OUTER_FMA`] of the
+/// broadcasts' operands, which reads them where they are (the broadcasts, if nothing else
+/// reads them, are then dead). The same elements in the same operations.
+fn rank_one_updates(mut calls: Vec<Call>, avals: &HashMap<usize, ShapedArray>) -> Vec<Call> {
+    use crate::lax::BROADCAST_IN_DIM;
+    let mut avals = avals.clone();
+    // Each broadcast's operand and dimensions, by its slot.
+    let mut broadcasts: HashMap<usize, (Src, Vec<i64>)> = HashMap::new();
+    for c in &calls {
+        for (&o, a) in c.outs.iter().zip(&c.avals) {
+            avals.insert(o, a.clone());
+        }
+        if std::ptr::eq(c.prim, &BROADCAST_IN_DIM)
+            && let ([x], [o]) = (&c.inputs[..], &c.outs[..])
+            && let Some(Param::Ints(dims)) = c.params.get("broadcast_dimensions")
+        {
+            broadcasts.insert(*o, (x.clone(), dims.clone()));
+        }
+    }
+    let aval = |s: &Src| match s {
+        Src::Const(x) => Some(x.aval().clone()),
+        Src::Slot(k) => avals.get(k).cloned(),
+    };
+    let from = |s: &Src, first: usize| -> Option<(Src, ShapedArray)> {
+        let Src::Slot(k) = s else { return None };
+        let (x, dims) = broadcasts.get(k)?;
+        let xa = aval(x)?;
+        let in_order = dims.len() == xa.ndim()
+            && dims
+                .iter()
+                .enumerate()
+                .all(|(i, &d)| d == (first + i) as i64);
+        in_order.then(|| (x.clone(), xa))
+    };
+    for c in calls.iter_mut() {
+        if !std::ptr::eq(c.prim, &fma::FMA) || c.inputs.len() != 3 || c.avals.len() != 1 {
+            continue;
+        }
+        let Some((a, aa)) = from(&c.inputs[0], 0) else {
+            continue;
+        };
+        let Some((b, ba)) = from(&c.inputs[1], aa.ndim()) else {
+            continue;
+        };
+        let Some(za) = aval(&c.inputs[2]) else {
+            continue;
+        };
+        let refs = [&aa, &ba, &za];
+        if aa.ndim() == 0
+            || ba.ndim() == 0
+            || za.shape() != c.avals[0].shape()
+            || fma::OUTER_FMA
+                .abstract_eval(&refs, &c.params)
+                .ok()
+                .as_deref()
+                != Some(&c.avals[..])
+        {
+            continue;
+        }
+        c.prim = &fma::OUTER_FMA;
+        c.inputs = smallvec::smallvec![a, b, c.inputs[2].clone()];
+    }
+    calls
+}
+
 /// XLA's contraction of products into additions (see [`crate::lax::fma`]), under JAX's
 /// rules: an `add`, `add_any` or `sub` of float16/float32/float64 whose first operand (else
 /// its second) is a product (`mul`, `square`, `integer_pow[y=2]`, or the `neg` of one) becomes
@@ -862,7 +929,7 @@ impl Executable {
         let calls = transposed_dots(calls, &outputs, &slot_avals);
         let calls = outer_products(calls, &mut low.slots, &slot_avals);
         let calls = if contracting {
-            contract(calls, &outputs, low.slots)
+            rank_one_updates(contract(calls, &outputs, low.slots), &slot_avals)
         } else {
             calls
         };

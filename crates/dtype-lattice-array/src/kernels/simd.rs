@@ -56,6 +56,45 @@ pub(crate) fn zip_into<A: Copy, B: Copy, O>(
     zip_loop(x, y, out, f);
 }
 
+/// `out[i·n + j] = f(a[i], b[j], z[i·n + j])` for `n = b.len()`: a rank-one update's rows
+/// (`a[i]` standing for every element of row `i`), with AVX2 and FMA where this CPU has them.
+/// Rows past the shortest of `a`, `z` and `out` are left as they are.
+#[inline]
+pub(crate) fn rows_into<A: Copy, B: Copy, C: Copy, O>(
+    a: &[A],
+    b: &[B],
+    z: &[C],
+    out: &mut [O],
+    f: impl Fn(A, B, C) -> O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
+        unsafe { avx2::rows_into(a, b, z, out, f) };
+        return;
+    }
+    rows_loop(a, b, z, out, f);
+}
+
+#[inline(always)]
+fn rows_loop<A: Copy, B: Copy, C: Copy, O>(
+    a: &[A],
+    b: &[B],
+    z: &[C],
+    out: &mut [O],
+    f: impl Fn(A, B, C) -> O,
+) {
+    let n = b.len();
+    if n == 0 {
+        return;
+    }
+    for ((&x, zr), or) in a.iter().zip(z.chunks_exact(n)).zip(out.chunks_exact_mut(n)) {
+        for ((o, &y), &c) in or.iter_mut().zip(b).zip(zr) {
+            *o = f(x, y, c);
+        }
+    }
+}
+
 /// Outputs of at least this many bytes are written by [`zip_stream`] with non-temporal
 /// stores: far beyond the caches, so nothing reads them back from there, and streaming
 /// saves the read of every output line that an ordinary store makes first.
@@ -525,6 +564,17 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
+    pub(crate) fn rows_into<A: Copy, B: Copy, C: Copy, O>(
+        a: &[A],
+        b: &[B],
+        z: &[C],
+        out: &mut [O],
+        f: impl Fn(A, B, C) -> O,
+    ) {
+        super::rows_loop(a, b, z, out, f);
+    }
+
+    #[target_feature(enable = "avx2,fma")]
     pub(crate) fn map_into<A: Copy, O>(x: &[A], out: &mut [O], f: impl Fn(A) -> O) {
         super::map_loop(x, out, f);
     }
@@ -723,6 +773,14 @@ mod tests {
                 let want = h(xs[i], ys[i], zs[i]);
                 // NaNs compared by bits: the lanes must produce the same ones.
                 assert_eq!((fast[i], base[i]), (want, want), "zip3 lane {i} of {len}");
+            }
+            // Rows ([`rows_into`]): each of `len / 7` rows of 7 lanes, its own first operand.
+            let rows = len / 7;
+            rows_into(&xs[..rows], &ys[..7], &zs[..rows * 7], &mut fast, h);
+            rows_loop(&xs[..rows], &ys[..7], &zs[..rows * 7], &mut base, h);
+            for i in 0..rows * 7 {
+                let want = h(xs[i / 7], ys[i % 7], zs[i]);
+                assert_eq!((fast[i], base[i]), (want, want), "rows lane {i} of {len}");
             }
             // Each arrangement of arrays and scalars ([`zip3_sides`]): a scalar side is the
             // first element of its operand, standing for every lane.
