@@ -400,25 +400,34 @@ pub(crate) type PreparedKernel = Box<dyn Fn(&[Operand<'_>], &mut [u8]) -> bool +
 pub(crate) enum Prepared {
     /// A kernel on the operands' bytes.
     Kernel(PreparedKernel),
-    /// The result's bytes are the first operand's, unchanged (a `reshape`, a `squeeze`, a
-    /// conversion to the same dtype): a caller may read the operand in the result's place.
-    Same,
+    /// The result's bytes are the first operand's from byte `start` on, unchanged (a
+    /// `reshape`, a `squeeze`, a contiguous `slice`, a conversion to the same dtype): a caller
+    /// may read the operand's bytes in the result's place.
+    Part {
+        /// Where the result's bytes start in the operand's.
+        start: usize,
+    },
 }
 
 impl Prepared {
     /// Writes the result into `out` ([`PreparedKernel`]'s contract; [`Prepared::Same`]
-    /// copies the first operand). The tests' way to call either.
+    /// copies the first operand's part). The tests' way to call either.
     #[cfg(test)]
     pub(crate) fn run(&self, ops: &[Operand<'_>], out: &mut [u8]) -> bool {
         match self {
             Prepared::Kernel(k) => k(ops, out),
-            Prepared::Same => match ops.first() {
-                Some(x) if x.bytes.len() == out.len() => {
-                    out.copy_from_slice(x.bytes);
-                    true
+            Prepared::Part { start } => {
+                match ops
+                    .first()
+                    .and_then(|x| x.bytes.get(*start..*start + out.len()))
+                {
+                    Some(part) => {
+                        out.copy_from_slice(part);
+                        true
+                    }
+                    None => false,
                 }
-                _ => false,
-            },
+            }
         }
     }
 }

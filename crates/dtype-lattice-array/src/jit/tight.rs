@@ -26,6 +26,7 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 use smallvec::SmallVec;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::chunk::Kernel;
@@ -44,15 +45,36 @@ const NO_OPERAND: Operand<'static> = Operand {
     clean: false,
 };
 
-/// A value a call reads.
+/// A value a call reads: an operand's or a slot's bytes (all of them, or the stretch a
+/// `reshape` or a contiguous `slice` reads, [`Prepared::Part`]), or a constant.
 #[derive(Clone, Debug)]
 enum Source {
-    /// The body's `k`th operand.
-    Input(usize),
-    /// A call's result, in the frame.
-    Slot(usize),
+    /// The body's `k`th operand, these of its bytes.
+    Input(usize, Range<usize>),
+    /// A call's result in the frame, these of its bytes.
+    Slot(usize, Range<usize>),
     /// A constant, and whether it holds no subnormal float.
     Const(Array, bool),
+}
+
+impl Source {
+    /// The part `start..start + len` of this value's bytes, as a source.
+    fn part(&self, start: usize, len: usize, aval: &ShapedArray) -> Option<Source> {
+        let sub = |r: &Range<usize>| {
+            let s = r.start.checked_add(start)?;
+            let e = s.checked_add(len)?;
+            (e <= r.end).then_some(s..e)
+        };
+        Some(match self {
+            Source::Input(k, r) => Source::Input(*k, sub(r)?),
+            Source::Slot(k, r) => Source::Slot(*k, sub(r)?),
+            Source::Const(x, clean) => {
+                let bytes = x.as_bytes().get(start..start.checked_add(len)?)?;
+                let part = Array::from_bytes(aval.dtype(), aval.shape(), bytes).ok()?;
+                Source::Const(part.with_weak_type(aval.weak_type()), *clean)
+            }
+        })
+    }
 }
 
 /// How a call runs.
@@ -133,15 +155,15 @@ impl Tight {
             input_of[s] = Some(k);
             in_sizes.push(bytes_of(exe.avals.get(s)?.as_ref()?)?);
         }
-        // A result that is its operand's bytes unchanged (a reshape) is read where the
-        // operand is: the slot's source.
+        // A result that is part of its operand's bytes, unchanged (a reshape, a contiguous
+        // slice) is read where the operand is: the slot's source.
         let mut alias: Vec<Option<Source>> = vec![None; exe.slots];
-        let from = |s: &Src, alias: &[Option<Source>]| -> Option<Source> {
+        let from = |s: &Src, alias: &[Option<Source>], sizes: &[usize]| -> Option<Source> {
             Some(match s {
                 Src::Slot(k) => match (input_of.get(*k)?, alias.get(*k)?) {
-                    (Some(i), _) => Source::Input(*i),
+                    (Some(i), _) => Source::Input(*i, 0..*in_sizes.get(*i)?),
                     (None, Some(a)) => a.clone(),
-                    (None, None) => Source::Slot(*k),
+                    (None, None) => Source::Slot(*k, 0..*sizes.get(*k)?),
                 },
                 Src::Const(x) => {
                     bytes_of(x.aval())?;
@@ -165,7 +187,7 @@ impl Tight {
             let inputs: SmallVec<[Source; 4]> = c
                 .inputs
                 .iter()
-                .map(|s| from(s, &alias))
+                .map(|s| from(s, &alias, &sizes))
                 .collect::<Option<_>>()?;
             let in_avals: SmallVec<[ShapedArray; 4]> =
                 c.inputs.iter().map(aval_of).collect::<Option<_>>()?;
@@ -187,12 +209,13 @@ impl Tight {
             };
             let how = match (prepared, nested) {
                 (_, Some(plan)) => How::Loop(Arc::clone(plan)),
-                (Some((Prepared::Same, _)), _) => {
-                    if let (Some(&o), Some(x)) = (c.outs.first(), inputs.first()) {
-                        *alias.get_mut(o)? = Some(x.clone());
-                        continue;
-                    }
-                    How::Impl
+                (Some((Prepared::Part { start }, _)), _) => {
+                    let (Some(&o), Some(x), [out]) = (c.outs.first(), inputs.first(), &c.avals[..])
+                    else {
+                        return None;
+                    };
+                    *alias.get_mut(o)? = Some(x.part(start, bytes_of(out)?, out)?);
+                    continue;
                 }
                 (Some((Prepared::Kernel(k), what)), _) => How::Prepared(k, what),
                 (None, _) => How::Impl,
@@ -213,7 +236,7 @@ impl Tight {
         let outputs = exe
             .outputs
             .iter()
-            .map(|s| from(s, &alias))
+            .map(|s| from(s, &alias, &sizes))
             .collect::<Option<_>>()?;
         Some(Tight {
             sizes,
@@ -254,9 +277,14 @@ impl Tight {
     #[inline(always)]
     fn read<'a>(&self, s: &'a Source, frame: &'a Frame, ins: &[Operand<'a>]) -> Operand<'a> {
         match s {
-            Source::Input(k) => ins[*k],
-            Source::Slot(k) => Operand {
-                bytes: &bytemuck::cast_slice(&frame.bufs[*k])[..self.sizes[*k]],
+            Source::Input(k, r) => Operand {
+                bytes: ins[*k].bytes.get(r.clone()).unwrap_or_default(),
+                clean: ins[*k].clean,
+            },
+            Source::Slot(k, r) => Operand {
+                bytes: bytemuck::cast_slice(&frame.bufs[*k])
+                    .get(r.clone())
+                    .unwrap_or_default(),
                 clean: false,
             },
             Source::Const(x, clean) => Operand {
@@ -342,8 +370,10 @@ impl Tight {
         ins: &[Operand<'a>],
     ) -> &'a [u8] {
         match self.outputs.get(k) {
-            Some(Source::Input(i)) => ins[*i].bytes,
-            Some(Source::Slot(s)) => &bytemuck::cast_slice(&frame.bufs[*s])[..self.sizes[*s]],
+            Some(Source::Input(i, r)) => ins[*i].bytes.get(r.clone()).unwrap_or_default(),
+            Some(Source::Slot(s, r)) => bytemuck::cast_slice(&frame.bufs[*s])
+                .get(r.clone())
+                .unwrap_or_default(),
             Some(Source::Const(x, _)) => x.as_bytes(),
             None => &[],
         }
@@ -352,7 +382,7 @@ impl Tight {
     /// The frame slot holding the body's `k`th result, if a call writes it.
     pub(super) fn output_slot(&self, k: usize) -> Option<usize> {
         match self.outputs.get(k) {
-            Some(Source::Slot(s)) => Some(*s),
+            Some(Source::Slot(s, r)) if r.start == 0 && r.end == self.sizes[*s] => Some(*s),
             _ => None,
         }
     }

@@ -113,7 +113,7 @@ fn prepare(
         return None;
     }
     if from == to {
-        return Some(crate::core::Prepared::Same);
+        return Some(crate::core::Prepared::Part { start: 0 });
     }
     Some(crate::core::Prepared::Kernel(Box::new(move |ops, dst| {
         let [x] = ops else { return false };

@@ -147,10 +147,12 @@ pub(crate) fn prepare(
         return None;
     }
     let n = table.len();
-    if ins.len() == 1 && ins[0].size() == n && table.iter().enumerate().all(|(j, &(_, i))| i == j) {
-        // Every element stays where it is (a reshape, a squeeze, a broadcast that only adds
-        // dimensions of one).
-        return Some(Prepared::Same);
+    if let ([_], Some(&(_, first))) = (ins, table.first())
+        && table.iter().enumerate().all(|(j, &(_, i))| i == first + j)
+    {
+        // The result is a stretch of the operand as it lies (a reshape, a squeeze, a
+        // contiguous slice, a broadcast that only adds dimensions of one).
+        return Some(Prepared::Part { start: first * e });
     }
     let runs = runs(&table);
     let sizes: Vec<usize> = ins.iter().map(|a| a.size() * e).collect();
