@@ -69,40 +69,8 @@ macro_rules! nan_first {
 }
 pub(crate) use nan_first;
 
-/// The float types of the fused loops' arithmetic.
-pub(crate) trait Real:
-    Copy
-    + PartialOrd
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-{
-    /// The canonical NaN (`max`/`min`'s result on a NaN operand).
-    const NAN: Self;
-    fn is_nan(self) -> bool;
-    fn is_sign_negative(self) -> bool;
-}
-
-macro_rules! real {
-    ($($t:ty),*) => {$(
-        impl Real for $t {
-            const NAN: $t = <$t>::NAN;
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                <$t>::is_nan(self)
-            }
-            #[inline(always)]
-            fn is_sign_negative(self) -> bool {
-                <$t>::is_sign_negative(self)
-            }
-        }
-    )*};
-}
-real!(f32, f64);
-
 #[inline(always)]
-fn apply<const OP: u8, F: Real>(a: F, b: F) -> F {
+fn apply<const OP: u8, F: super::math::Float>(a: F, b: F) -> F {
     match OP {
         BinOp::ADD => nan_first!(a, b, a + b),
         BinOp::SUB => nan_first!(a, b, a - b),

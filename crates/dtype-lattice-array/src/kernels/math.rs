@@ -214,6 +214,10 @@ pub(crate) trait Float:
     fn abs(self) -> Self;
     /// `self · b + c` rounded once (for XLA's contracted complex products).
     fn mul_add(self, b: Self, c: Self) -> Self;
+    /// The canonical NaN (`max`/`min`'s result on a NaN operand in `kernels::fast`).
+    const NAN: Self;
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
 }
 
 impl Float for f32 {
@@ -226,6 +230,15 @@ impl Float for f32 {
     fn mul_add(self, b: f32, c: f32) -> f32 {
         f32::mul_add(self, b, c)
     }
+    const NAN: f32 = f32::NAN;
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline(always)]
+    fn is_sign_negative(self) -> bool {
+        f32::is_sign_negative(self)
+    }
 }
 
 impl Float for f64 {
@@ -237,6 +250,15 @@ impl Float for f64 {
     }
     fn mul_add(self, b: f64, c: f64) -> f64 {
         f64::mul_add(self, b, c)
+    }
+    const NAN: f64 = f64::NAN;
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn is_sign_negative(self) -> bool {
+        f64::is_sign_negative(self)
     }
 }
 
