@@ -6,9 +6,9 @@
 //!
 //! - its primitive's prepare rule ([`crate::core::Prepared`]: `dot_general` of float32 and
 //!   float64, `convert_element_type`, the primitives that move elements), a kernel set up once
-//!   for the call's types and sizes; a call whose result is its operand's bytes unchanged (a
-//!   `reshape`, a `squeeze`, a conversion to the same dtype) runs nothing: its readers read
-//!   the operand;
+//!   for the call's types and sizes; a call whose result is a stretch of its operand's bytes
+//!   (a `reshape`, a `squeeze`, a contiguous `slice`, a conversion to the same dtype,
+//!   [`Prepared::Part`]) runs nothing: its readers read the operand where it lies;
 //! - else its elementwise slice kernel ([`super::chunk::Kernel`], the fused chains' kernels)
 //!   over the whole result, its operation and operands' layout chosen once;
 //! - a nested loop runs its own compiled plan ([`super::loops`]) on arrays of the buffers;
@@ -21,13 +21,12 @@
 //! buffers, not copied.
 
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 use smallvec::SmallVec;
-
-use std::ops::Range;
-use std::sync::Arc;
 
 use super::chunk::Kernel;
 use super::loops::LoopPlan;
