@@ -266,22 +266,26 @@ fn checked<'a>(xs: &[&'a Array]) -> Vec<(&'a [u8], bool)> {
 }
 
 /// The operands as a body reads them: the loop's constants (checked for subnormals once),
-/// then the rest.
+/// the carries, then rows of the scanned arrays with whether their array holds no subnormal.
 fn operands<'a>(
     consts: &[(&'a [u8], bool)],
-    rest: impl Iterator<Item = &'a [u8]>,
+    carries: impl Iterator<Item = &'a [u8]>,
+    rows: impl Iterator<Item = (&'a [u8], bool)>,
 ) -> SmallVec<[Operand<'a>; 8]> {
     // Pushed field by field, not collected from a chain of options (whose copies of the
     // operands' padding stall on the one-byte flag just stored).
-    let mut ops = SmallVec::with_capacity(consts.len() + rest.size_hint().0);
+    let mut ops = SmallVec::with_capacity(consts.len() + carries.size_hint().0);
     for &(bytes, clean) in consts {
         ops.push(Operand { bytes, clean });
     }
-    for bytes in rest {
+    for bytes in carries {
         ops.push(Operand {
             bytes,
             clean: false,
         });
+    }
+    for (bytes, clean) in rows {
+        ops.push(Operand { bytes, clean });
     }
     ops
 }
@@ -367,6 +371,8 @@ fn scan_tight(
         return Ok(None);
     }
     let consts = checked(&ins[..num_consts]);
+    // The scanned arrays too are checked for subnormals once, not row by row.
+    let xs_clean: Vec<bool> = checked(xs).into_iter().map(|(_, clean)| clean).collect();
     let sizes: Vec<usize> = ins[num_consts..fixed]
         .iter()
         .map(|x| x.as_bytes().len())
@@ -390,11 +396,11 @@ fn scan_tight(
         let i = if reverse { length - 1 - step } else { step };
         let ops = operands(
             &consts,
-            carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)).chain(
-                xs.iter()
-                    .zip(&row_bytes)
-                    .map(|(x, &n)| &x.as_bytes()[i * n..(i + 1) * n]),
-            ),
+            carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+            xs.iter()
+                .zip(&row_bytes)
+                .zip(&xs_clean)
+                .map(|((x, &n), &clean)| (&x.as_bytes()[i * n..(i + 1) * n], clean)),
         );
         t.run(&mut frame, &ops)?;
         for (j, (buf, size)) in ys.iter_mut().enumerate() {
@@ -458,6 +464,7 @@ fn while_tight(
             let ops = operands(
                 &cconsts,
                 carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+                std::iter::empty(),
             );
             tc.run(&mut cframe, &ops)?;
             if tc.output(0, &cframe, &ops).first() != Some(&1) {
@@ -467,6 +474,7 @@ fn while_tight(
         let ops = operands(
             &bconsts,
             carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+            std::iter::empty(),
         );
         tb.run(&mut bframe, &ops)?;
         advance(tb, &mut bframe, &mut next, &sizes, |frame, k, dst| {

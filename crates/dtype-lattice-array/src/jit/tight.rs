@@ -300,7 +300,9 @@ impl Tight {
     /// A primitive's refusal.
     pub(super) fn run(&self, frame: &mut Frame, ins: &[Operand<'_>]) -> Result<(), Error> {
         for c in &self.calls {
-            if let [o] = c.outs[..] {
+            if let [o] = c.outs[..]
+                && let How::Prepared(p, _) = &c.how
+            {
                 let mut buf = std::mem::take(&mut frame.bufs[o]);
                 let done = c.inputs.len() <= MAX_OPERANDS && {
                     let out = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..self.sizes[o]];
@@ -315,11 +317,7 @@ impl Tight {
                         op.bytes = read.bytes;
                         op.clean = read.clean;
                     }
-                    let ops = &ops[..c.inputs.len()];
-                    match &c.how {
-                        How::Prepared(p, _) => p(ops, out),
-                        How::Loop(_) | How::Impl => false,
-                    }
+                    p(&ops[..c.inputs.len()], out)
                 };
                 frame.bufs[o] = buf;
                 if done {
