@@ -303,23 +303,42 @@ impl Tight {
             if let [o] = c.outs[..]
                 && let How::Prepared(p, _) = &c.how
             {
-                let mut buf = std::mem::take(&mut frame.bufs[o]);
-                let done = c.inputs.len() <= MAX_OPERANDS && {
-                    let out = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..self.sizes[o]];
-                    // The operands in a fixed array on the stack (no container built or moved
-                    // per call).
-                    let mut ops = [NO_OPERAND; MAX_OPERANDS];
-                    for (op, s) in ops.iter_mut().zip(&c.inputs) {
-                        // Field by field: copying a whole operand copies its padding, which
-                        // stalls the store after its one-byte flag (measured: a fifth of the
-                        // body's time).
-                        let read = self.read(s, frame, ins);
-                        op.bytes = read.bytes;
-                        op.clean = read.clean;
+                // The output's buffer beside the others (a call never reads its own result):
+                // the frame split at it, not the buffer taken out and put back.
+                let (lo, rest) = frame.bufs.split_at_mut(o);
+                let done = match rest.split_first_mut() {
+                    Some((buf, hi)) if c.inputs.len() <= MAX_OPERANDS => {
+                        let out = bytemuck::cast_slice_mut::<u64, u8>(buf)
+                            .get_mut(..self.sizes[o])
+                            .unwrap_or_default();
+                        // The operands in a fixed array on the stack (no container built or
+                        // moved per call), field by field: copying a whole operand copies its
+                        // padding, which stalls the store after its one-byte flag (measured: a
+                        // fifth of the body's time).
+                        let mut ops = [NO_OPERAND; MAX_OPERANDS];
+                        for (op, s) in ops.iter_mut().zip(&c.inputs) {
+                            let (bytes, clean) = match s {
+                                Source::Input(k, r) => (
+                                    ins[*k].bytes.get(r.clone()).unwrap_or_default(),
+                                    ins[*k].clean,
+                                ),
+                                Source::Slot(k, r) => {
+                                    let b = match k.checked_sub(o + 1) {
+                                        Some(j) => hi.get(j),
+                                        None => lo.get(*k),
+                                    };
+                                    let b = b.map_or(&[][..], |b| bytemuck::cast_slice(b));
+                                    (b.get(r.clone()).unwrap_or_default(), false)
+                                }
+                                Source::Const(x, clean) => (x.as_bytes(), *clean),
+                            };
+                            op.bytes = bytes;
+                            op.clean = clean;
+                        }
+                        p(&ops[..c.inputs.len()], out)
                     }
-                    p(&ops[..c.inputs.len()], out)
+                    _ => false,
                 };
-                frame.bufs[o] = buf;
                 if done {
                     continue;
                 }
