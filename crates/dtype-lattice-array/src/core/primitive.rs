@@ -390,6 +390,16 @@ pub(crate) struct Operand<'a> {
     pub(crate) clean: bool,
 }
 
+impl<'a> Operand<'a> {
+    /// The bytes of `x`, not known to hold no subnormal.
+    pub(crate) fn of(x: &'a crate::array::Array) -> Operand<'a> {
+        Operand {
+            bytes: x.as_bytes(),
+            clean: false,
+        }
+    }
+}
+
 /// A kernel of a [`Prepared`] computation: it writes the result's bytes from the operands'
 /// and answers true, computing exactly what the implementation computes, or answers false
 /// where it does not cover the case (the caller then runs the implementation).

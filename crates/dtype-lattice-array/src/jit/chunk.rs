@@ -468,13 +468,7 @@ mod tests {
                                 continue;
                             };
                             let refs: Vec<&Array> = ins.iter().collect();
-                            let ops: Vec<Operand<'_>> = ins
-                                .iter()
-                                .map(|x| Operand {
-                                    bytes: x.as_bytes(),
-                                    clean: false,
-                                })
-                                .collect();
+                            let ops: Vec<Operand<'_>> = ins.iter().map(Operand::of).collect();
                             crate::config::with_rules(rules, || {
                                 let want = crate::core::implement(prim, &refs, p, &out).unwrap();
                                 let want = want[0].as_bytes();

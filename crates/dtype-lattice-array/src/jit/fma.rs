@@ -248,10 +248,7 @@ fn outer_impl_rule(
     // The kernel on the operands as they are, where it covers them.
     let ins = [a.aval().clone(), b.aval().clone(), z.aval().clone()];
     if let Some(crate::core::Prepared::Kernel(k)) = outer_prepare(prim, params, &ins, out) {
-        let ops = [a, b, z].map(|x| crate::core::Operand {
-            bytes: x.as_bytes(),
-            clean: false,
-        });
+        let ops = [*a, *b, *z].map(crate::core::Operand::of);
         let width = crate::array::layout(d).0;
         let mut buf = vec![0u64; (m * n * width).div_ceil(8)];
         let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..m * n * width];
@@ -486,21 +483,7 @@ mod tests {
     #[test]
     fn plans_update_by_rank_one() {
         let f = |(a, b, z): (Array, Array, Array)| -> Result<Array, Error> {
-            let p = Params::new()
-                .with(
-                    "dimension_numbers",
-                    Param::DotDimensionNumbers {
-                        lhs_contracting: vec![],
-                        rhs_contracting: vec![],
-                        lhs_batch: vec![],
-                        rhs_batch: vec![],
-                    },
-                )
-                .with("out_sharding", Param::None)
-                .with("precision", Param::None)
-                .with("preferred_element_type", Param::DType(DType::Float32));
-            let outer = bind1(&crate::lax::DOT_GENERAL, &[&a, &b], &p)?;
-            crate::numpy::add(&z, &outer)
+            crate::numpy::add(&z, crate::lax::outer_product(&a, &b)?)
         };
         let args = (
             Array::from_vec(vec![0.5f32, -1.25, 3.0]),

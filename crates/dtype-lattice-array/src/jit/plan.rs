@@ -1618,20 +1618,7 @@ mod tests {
         let d = jnp::reshape(jnp::sin(ramp(20, DType::Float32)).unwrap(), &[5, 4]).unwrap();
         let args = (a, b, c, d);
         let f = |(a, b, c, d): (Array, Array, Array, Array)| {
-            let p = Params::new()
-                .with(
-                    "dimension_numbers",
-                    Param::DotDimensionNumbers {
-                        lhs_contracting: vec![],
-                        rhs_contracting: vec![],
-                        lhs_batch: vec![],
-                        rhs_batch: vec![],
-                    },
-                )
-                .with("out_sharding", Param::None)
-                .with("precision", Param::None)
-                .with("preferred_element_type", Param::DType(DType::Float32));
-            let outer = crate::core::bind1(&crate::lax::DOT_GENERAL, &[&a, &b], &p)?;
+            let outer = crate::lax::outer_product(&a, &b)?;
             let cd = jnp::matmul(&c, &d)?;
             let shared = jnp::matmul(&c, jnp::multiply(&d, 2.0)?)?;
             Ok((

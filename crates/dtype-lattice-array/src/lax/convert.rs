@@ -244,10 +244,7 @@ mod tests {
                 )
                 .unwrap();
                 let mut got = vec![0u8; want[0].as_bytes().len()];
-                let op = crate::core::Operand {
-                    bytes: x.as_bytes(),
-                    clean: false,
-                };
+                let op = crate::core::Operand::of(&x);
                 assert!(kernel.run(&[op], &mut got), "{from} -> {to}");
                 assert_eq!(got, want[0].as_bytes(), "{from} -> {to}");
             }

@@ -622,6 +622,26 @@ where
     true
 }
 
+/// `dot_general` of `a` and `b` with no contracting and no batch dimensions (an outer
+/// product, as JAX's `jnp.outer` binds it before reshaping), for tests of jit's passes.
+#[cfg(test)]
+pub(crate) fn outer_product(a: &Array, b: &Array) -> Result<Array, Error> {
+    let p = Params::new()
+        .with(
+            "dimension_numbers",
+            Param::DotDimensionNumbers {
+                lhs_contracting: vec![],
+                rhs_contracting: vec![],
+                lhs_batch: vec![],
+                rhs_batch: vec![],
+            },
+        )
+        .with("out_sharding", Param::None)
+        .with("precision", Param::None)
+        .with("preferred_element_type", Param::DType(a.dtype()));
+    bind1(&DOT_GENERAL, &[a, b], &p)
+}
+
 /// Parameters jaxprs leave out when `None`.
 const DOT_HIDDEN: &[Hidden] = &[
     ("precision", Some(&Param::None)),

@@ -47,6 +47,8 @@ pub(crate) mod structural;
 
 pub use convert::CONVERT_ELEMENT_TYPE;
 pub use dot::DOT_GENERAL;
+#[cfg(test)]
+pub(crate) use dot::outer_product;
 pub use elementwise::{
     ABS, ACOS, ACOSH, ADD, ADD_ANY, AND, ASIN, ASINH, ATAN, ATAN2, ATANH, CBRT, CEIL, CLZ, COMPLEX,
     CONJ, COS, COSH, DIV, EQ, ERF, ERF_INV, ERFC, EXP, EXP2, EXPM1, FLOOR, GE, GT, IMAG,

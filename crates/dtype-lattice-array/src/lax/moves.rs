@@ -317,13 +317,7 @@ mod tests {
         let owned: Vec<ShapedArray> = avals.into_iter().cloned().collect();
         let rule = prim.prepare.expect("a prepare rule");
         let kernel = rule(prim, params, &owned, &out).expect("prepared");
-        let ops: Vec<Operand<'_>> = ins
-            .iter()
-            .map(|x| Operand {
-                bytes: x.as_bytes(),
-                clean: false,
-            })
-            .collect();
+        let ops: Vec<Operand<'_>> = ins.iter().map(Operand::of).collect();
         let mut got = vec![0u64; want[0].as_bytes().len().div_ceil(8)];
         let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut got)[..want[0].as_bytes().len()];
         assert!(kernel.run(&ops, got), "{prim} {params:?}");
