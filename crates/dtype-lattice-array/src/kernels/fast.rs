@@ -268,6 +268,53 @@ fn f64_op<const OP: u8>(a: u64, b: u64) -> u64 {
     flush64(r).to_bits()
 }
 
+/// `fn $name(x, y, out)`: `integer_pow(x, y)` on float words by JAX's square-and-multiply
+/// (`_integer_pow`), each product flushed as XLA's arithmetic is, a negative power the
+/// reciprocal of the product; the power 1 is the operand's bits (JAX lowers it to its
+/// operand).
+macro_rules! integer_pow_into {
+    ($(#[$doc:meta])* $name:ident, $w:ty, $f:ty, $flush:path, $op:ident, $one:expr) => {
+        $(#[$doc])*
+        pub(crate) fn $name(x: &[$w], y: i64, out: &mut [$w]) {
+            if y == 1 {
+                let n = out.len().min(x.len());
+                out[..n].copy_from_slice(&x[..n]);
+                return;
+            }
+            for (o, &x) in out.iter_mut().zip(x) {
+                let mut n = y.unsigned_abs();
+                let mut base = $flush(<$f>::from_bits(x)).to_bits();
+                let mut acc: Option<$w> = None;
+                while n > 0 {
+                    if n & 1 == 1 {
+                        acc = Some(match acc {
+                            None => base,
+                            Some(a) => $op::<{ BinOp::MUL }>(a, base),
+                        });
+                    }
+                    n >>= 1;
+                    if n > 0 {
+                        base = $op::<{ BinOp::MUL }>(base, base);
+                    }
+                }
+                *o = match acc {
+                    None => $one,
+                    Some(a) if y < 0 => $op::<{ BinOp::DIV }>($one, a),
+                    Some(a) => a,
+                };
+            }
+        }
+    };
+}
+integer_pow_into!(
+    /// float32 [`integer_pow_into`].
+    integer_pow32, u32, f32, flush, f32_op, 1f32.to_bits()
+);
+integer_pow_into!(
+    /// float64 [`integer_pow_into`].
+    integer_pow64, u64, f64, super::flush::flush64, f64_op, 1f64.to_bits()
+);
+
 /// `fn $name(op, a, b, out)`: `add`, `sub`, `mul`, `div`, `max` or `min` of two sides of
 /// words into `out`, each element by `$op`.
 macro_rules! float_into {
@@ -294,6 +341,51 @@ float_into!(
     /// [`f32_into`] for float64 (XLA's CPU arithmetic with denormals off).
     f64_into, u64, f64_op
 );
+
+/// [`f32_into`] on a few elements ([`simd::few_sides`]).
+pub(crate) fn f32_few(op: BinOp, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u32]) {
+    use simd::few_sides as zip;
+    match op {
+        BinOp::Add => zip(a, b, out, f32_op::<{ BinOp::ADD }>),
+        BinOp::Sub => zip(a, b, out, f32_op::<{ BinOp::SUB }>),
+        BinOp::Mul => zip(a, b, out, f32_op::<{ BinOp::MUL }>),
+        BinOp::Div => zip(a, b, out, f32_op::<{ BinOp::DIV }>),
+        BinOp::Max => zip(a, b, out, f32_op::<{ BinOp::MAX }>),
+        BinOp::Min => zip(a, b, out, f32_op::<{ BinOp::MIN }>),
+    }
+}
+
+/// [`f64_into`] on a few elements ([`simd::few_sides`]).
+pub(crate) fn f64_few(op: BinOp, a: Side<'_, u64>, b: Side<'_, u64>, out: &mut [u64]) {
+    use simd::few_sides as zip;
+    match op {
+        BinOp::Add => zip(a, b, out, f64_op::<{ BinOp::ADD }>),
+        BinOp::Sub => zip(a, b, out, f64_op::<{ BinOp::SUB }>),
+        BinOp::Mul => zip(a, b, out, f64_op::<{ BinOp::MUL }>),
+        BinOp::Div => zip(a, b, out, f64_op::<{ BinOp::DIV }>),
+        BinOp::Max => zip(a, b, out, f64_op::<{ BinOp::MAX }>),
+        BinOp::Min => zip(a, b, out, f64_op::<{ BinOp::MIN }>),
+    }
+}
+
+/// [`compare_into`] (float32) and [`compare64_into`] on a few elements.
+pub(crate) fn compare_few<W: Copy, F: PartialOrd>(
+    op: Cmp,
+    a: Side<'_, W>,
+    b: Side<'_, W>,
+    out: &mut [u8],
+    read: impl Fn(W) -> F + Copy,
+) {
+    use simd::few_sides as zip;
+    match op {
+        Cmp::Eq => zip(a, b, out, |a, b| u8::from(read(a) == read(b))),
+        Cmp::Ne => zip(a, b, out, |a, b| u8::from(read(a) != read(b))),
+        Cmp::Lt => zip(a, b, out, |a, b| u8::from(read(a) < read(b))),
+        Cmp::Le => zip(a, b, out, |a, b| u8::from(read(a) <= read(b))),
+        Cmp::Gt => zip(a, b, out, |a, b| u8::from(read(a) > read(b))),
+        Cmp::Ge => zip(a, b, out, |a, b| u8::from(read(a) >= read(b))),
+    }
+}
 
 /// [`f32_into`] of two operands of one length, on this thread.
 pub(crate) fn f32_zip(op: BinOp, a: &[u32], b: &[u32], out: &mut [u32]) {

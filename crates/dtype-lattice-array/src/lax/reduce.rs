@@ -746,11 +746,66 @@ fn reduce_prod_jvp(
     ))
 }
 
+/// A reduction's prepare rule (jit's loop bodies): a float32 or float64 `sum`, `prod`,
+/// `max` or `min` to one element, whose reduced dimensions hold at most [`TREE_WINDOW`]
+/// elements each, is XLA's loop alone: the operand folded in row-major order from the
+/// identity, each step the implementation's (no buffers made). One element is the operand
+/// itself (a reshape).
+fn reduce_prepare<const OP: u8>(
+    _: &'static Primitive,
+    _: &Params,
+    ins: &[ShapedArray],
+    out: &ShapedArray,
+) -> Option<crate::core::Prepared> {
+    let [x] = ins else { return None };
+    if out.size() != 1 || x.dtype() != out.dtype() || x.shape().iter().any(|&d| d > TREE_WINDOW) {
+        return None;
+    }
+    if x.size() == 1 {
+        return Some(crate::core::Prepared::Part { start: 0 });
+    }
+    let op = Red::of(OP);
+    if matches!(op, Red::And | Red::Or) {
+        return None;
+    }
+    let n = x.size();
+    fn fold<T: Reducible<Acc = T> + bytemuck::Pod>(
+        op: Red,
+        n: usize,
+    ) -> crate::core::PreparedKernel {
+        Box::new(move |ops, out| {
+            let [x] = ops else { return false };
+            let (Ok(xs), Ok([o])) = (
+                bytemuck::try_cast_slice::<u8, T>(x.bytes),
+                bytemuck::try_cast_slice_mut::<u8, T>(out),
+            ) else {
+                return false;
+            };
+            if xs.len() != n {
+                return false;
+            }
+            let init = T::identity(op);
+            *o = if super::on_xla() {
+                xs.iter().fold(init, |a, &b| T::step_xla(op, a, b))
+            } else {
+                xs.iter().fold(init, |a, &b| op.apply(a, b))
+            };
+            true
+        })
+    }
+    Some(crate::core::Prepared::Kernel(match x.dtype() {
+        DType::Float32 => fold::<f32>(op, n),
+        DType::Float64 => fold::<f64>(op, n),
+        _ => return None,
+    }))
+}
+
 macro_rules! reductions {
     ($($c:ident = $name:literal, $op:ident $(=> { $($rules:tt)* })?;)*) => {$(
         #[doc = concat!("The `", $name, "` primitive.")]
         pub static $c: Primitive = Primitive::new($name, Some(1), reduce_shape_rule::<{ Red::$op as u8 }>, reduce_impl::<{ Red::$op as u8 }>)
     $($($rules)*)?
+    .prepare(reduce_prepare::<{ Red::$op as u8 }>)
     .batch(batching::reducer)
     .refuses_float0(float0_refusal::<{ Red::$op as u8 }>);
     )*};
@@ -1220,6 +1275,83 @@ mod tests {
             .with("out_sharding", Param::None);
         let m = super::super::bind1(&REDUCE_MAX, &[&x], &axes).unwrap();
         assert_eq!(m.to_vec::<bf16>().unwrap()[0].to_bits(), 0);
+    }
+
+    /// A loop body's prepared reduction (to one element, at most 32 per reduced dimension)
+    /// writes what the implementation returns, bit for bit, under JAX's and NumPy's rules:
+    /// float32 and float64 sums, products, maxima and minima over NaNs of both signs, signed
+    /// zeros, subnormals and infinities; longer dimensions (XLA's tree) are not prepared.
+    #[test]
+    fn prepared_reductions_fold_what_the_implementations_return() {
+        use crate::core::{Operand, Prepared};
+        let vals = [
+            1.5,
+            -0.0,
+            0.0,
+            1e-40,
+            -2.25,
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            3.0e38,
+            -1e-310,
+            0.1,
+            7.0,
+        ];
+        let mut ran = 0;
+        for prim in [&REDUCE_SUM, &REDUCE_PROD, &REDUCE_MAX, &REDUCE_MIN] {
+            for d in [DType::Float32, DType::Float64] {
+                for (shape, axes) in [
+                    (vec![2usize], vec![0i64]),
+                    (vec![1], vec![0]),
+                    (vec![3, 4], vec![0, 1]),
+                    (vec![1, 5], vec![1]),
+                    (vec![32], vec![0]),
+                    (vec![33], vec![0]),
+                    (vec![2, 3], vec![0]),
+                ] {
+                    for start in 0..vals.len() {
+                        let n: usize = shape.iter().product();
+                        // Without NaNs too (their order decides which one comes out).
+                        let v: Vec<f64> = (0..n)
+                            .map(|i| vals[(start + i * 5) % vals.len()])
+                            .map(|v| if start % 2 == 1 && v.is_nan() { 2.0 } else { v })
+                            .collect();
+                        let x = Array::from_shape_vec(&shape, v).unwrap().astype(d).unwrap();
+                        let params = Params::new()
+                            .with("axes", Param::Ints(axes.clone()))
+                            .with("out_sharding", Param::None);
+                        let out = prim.abstract_eval(&[x.aval()], &params).unwrap().remove(0);
+                        let rule = prim.prepare.expect("a prepare rule");
+                        let prepared = rule(prim, &params, &[x.aval().clone()], &out);
+                        let Some(k) = prepared else {
+                            assert!(out.size() != 1 || n > 32, "{prim} {shape:?}");
+                            continue;
+                        };
+                        assert!(matches!(k, Prepared::Kernel(_)) == (n > 1));
+                        for rules in [dtype_lattice::Rules::jax(), dtype_lattice::Rules::numpy()] {
+                            crate::config::with_rules(rules, || {
+                                let want = crate::core::implement(
+                                    prim,
+                                    &[&x],
+                                    &params,
+                                    std::slice::from_ref(&out),
+                                )
+                                .unwrap();
+                                let want = want[0].as_bytes();
+                                let mut got = vec![0u64; 1];
+                                let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut got)
+                                    [..want.len()];
+                                assert!(k.run(&[Operand::of(&x)], got));
+                                assert_eq!(got, want, "{prim} {d} {shape:?} {x:?}");
+                                ran += 1;
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        assert!(ran > 500, "{ran}");
     }
 
     /// The windows of XLA's tree reduction written out index by index (the reference the
