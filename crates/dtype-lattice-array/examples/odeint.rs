@@ -279,8 +279,16 @@ fn main() -> ExitCode {
     };
     match run(&args) {
         Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
+            // A reader that stops reading (`| head`) is not an error of ours: no panic.
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
+                _ => ExitCode::SUCCESS,
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");

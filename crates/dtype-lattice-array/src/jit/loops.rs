@@ -5,8 +5,8 @@
 //! outputs, allocated once. A `while` whose predicate is batched (JAX's batched-predicate
 //! form) keeps its primitive's implementation.
 
-use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error};
 use smallvec::SmallVec;
 
 use super::plan::{Buffer, Executable};
@@ -111,9 +111,8 @@ impl LoopPlan {
                 num_carry,
                 reverse,
             } => {
-                let shape = (*length, *num_consts, *num_carry, *reverse);
-                if let Some(t) = tight
-                    && let Some(outs) = scan_tight(t, shape, ins, avals)?
+                if tight.is_some()
+                    && let Some(outs) = self.run_on_buffers(ins, avals)?
                 {
                     return Ok(outs);
                 }
@@ -126,39 +125,12 @@ impl LoopPlan {
                 cond_nconsts,
                 body_nconsts,
             } => {
-                if let Some(pair) = tight
-                    && let (tc, tb) = &**pair
-                    && let Some(outs) =
-                        while_tight(tc, tb, (*cond_nconsts, *body_nconsts), ins, avals)?
+                if tight.is_some()
+                    && let Some(outs) = self.run_on_buffers(ins, avals)?
                 {
                     return Ok(outs);
                 }
-                let fixed = cond_nconsts + body_nconsts;
-                let mut carry: Vec<Array> = ins[fixed..].iter().map(|&x| x.clone()).collect();
-                loop {
-                    crate::config::check_deadline()?;
-                    let go = {
-                        let args: SmallVec<[&Array; 8]> = ins[..*cond_nconsts]
-                            .iter()
-                            .copied()
-                            .chain(carry.iter())
-                            .collect();
-                        let pred = cond.run(&args)?;
-                        pred.first()
-                            .is_some_and(|p| p.as_bytes().first() == Some(&1))
-                    };
-                    if !go {
-                        return Ok(carry);
-                    }
-                    carry = {
-                        let args: SmallVec<[&Array; 8]> = ins[*cond_nconsts..fixed]
-                            .iter()
-                            .copied()
-                            .chain(carry.iter())
-                            .collect();
-                        body.run(&args)?
-                    };
-                }
+                while_plain(cond, body, (*cond_nconsts, *body_nconsts), ins)
             }
             LoopPlan::Cond { branches } => {
                 let index = ins
@@ -175,6 +147,113 @@ impl LoopPlan {
                     .run(&ins[1..])
             }
         }
+    }
+}
+
+impl LoopPlan {
+    /// [`LoopPlan::run`] on its bodies' buffers ([`LoopPlan::run_into`]) into arrays made
+    /// once; `None` where the loop does not run on buffers.
+    fn run_on_buffers(
+        &self,
+        ins: &[&Array],
+        avals: &[ShapedArray],
+    ) -> Result<Option<Vec<Array>>, Error> {
+        let bytes: SmallVec<[Bytes<'_>; 16]> = ins
+            .iter()
+            .map(|x| Bytes {
+                bytes: x.as_bytes(),
+                dtype: x.dtype(),
+            })
+            .collect();
+        let mut bufs: Vec<Buffer> = avals
+            .iter()
+            .map(|a| {
+                let (width, words) = layout(a.dtype());
+                Buffer::new(width, a.size() * words)
+            })
+            .collect();
+        let mut outs: SmallVec<[&mut [u8]; 16]> = bufs.iter_mut().map(Buffer::bytes_mut).collect();
+        if !self.run_into(&bytes, &mut outs)? {
+            return Ok(None);
+        }
+        drop(outs);
+        Ok(Some(
+            bufs.into_iter()
+                .zip(avals)
+                .map(|(b, a)| Array::from_parts(a.clone(), b.into_storage()))
+                .collect(),
+        ))
+    }
+
+    /// Runs a `scan` or `while` on its bodies' buffers ([`Tight`]) from operands' bytes,
+    /// writing its results into `outs` (each of its result's size): a loop nested in a loop
+    /// body runs so, no array made. False (nothing written) where it does not run on buffers
+    /// (a `cond`, a body that is not a list of calls, operands of other sizes).
+    ///
+    /// # Errors
+    ///
+    /// A body's refusal.
+    pub(super) fn run_into(
+        &self,
+        ins: &[Bytes<'_>],
+        outs: &mut [&mut [u8]],
+    ) -> Result<bool, Error> {
+        match self {
+            LoopPlan::Scan {
+                tight: Some(t),
+                length,
+                num_consts,
+                num_carry,
+                reverse,
+                ..
+            } => scan_tight(t, (*length, *num_consts, *num_carry, *reverse), ins, outs),
+            LoopPlan::While {
+                tight: Some(pair),
+                cond_nconsts,
+                body_nconsts,
+                ..
+            } => {
+                let (tc, tb) = &**pair;
+                while_tight(tc, tb, (*cond_nconsts, *body_nconsts), ins, outs)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+/// A `while` by its bodies' plans on arrays (the loop on buffers, [`while_tight`], computes
+/// the same).
+fn while_plain(
+    cond: &Executable,
+    body: &Executable,
+    (cond_nconsts, body_nconsts): (usize, usize),
+    ins: &[&Array],
+) -> Result<Vec<Array>, Error> {
+    let fixed = cond_nconsts + body_nconsts;
+    let mut carry: Vec<Array> = ins[fixed..].iter().map(|&x| x.clone()).collect();
+    loop {
+        crate::config::check_deadline()?;
+        let go = {
+            let args: SmallVec<[&Array; 8]> = ins[..cond_nconsts]
+                .iter()
+                .copied()
+                .chain(carry.iter())
+                .collect();
+            let pred = cond.run(&args)?;
+            pred.first()
+                .is_some_and(|p| p.as_bytes().first() == Some(&1))
+        };
+        if !go {
+            return Ok(carry);
+        }
+        carry = {
+            let args: SmallVec<[&Array; 8]> = ins[cond_nconsts..fixed]
+                .iter()
+                .copied()
+                .chain(carry.iter())
+                .collect();
+            body.run(&args)?
+        };
     }
 }
 
@@ -246,23 +325,9 @@ fn scan(
     Ok(outs)
 }
 
-/// A carry's bytes in a buffer of words (aligned for every element type).
-fn words(bytes: &[u8]) -> Vec<u64> {
-    let mut v = vec![0u64; bytes.len().div_ceil(8)];
-    bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..bytes.len()].copy_from_slice(bytes);
-    v
-}
-
 /// The first `n` bytes of a word buffer.
 fn prefix(v: &[u64], n: usize) -> &[u8] {
     &bytemuck::cast_slice(v)[..n]
-}
-
-/// A loop's constants' bytes, each with whether it holds no subnormal (checked once a loop).
-fn checked<'a>(xs: &[&'a Array]) -> Vec<(&'a [u8], bool)> {
-    xs.iter()
-        .map(|x| (x.as_bytes(), !any_subnormal(x.dtype(), x.as_bytes())))
-        .collect()
 }
 
 /// The operands as a body reads them: the loop's constants (checked for subnormals once),
@@ -271,7 +336,7 @@ fn operands<'a>(
     consts: &[(&'a [u8], bool)],
     carries: impl Iterator<Item = &'a [u8]>,
     rows: impl Iterator<Item = (&'a [u8], bool)>,
-) -> SmallVec<[Operand<'a>; 8]> {
+) -> SmallVec<[Operand<'a>; 24]> {
     // Pushed field by field, not collected from a chain of options (whose copies of the
     // operands' padding stall on the one-byte flag just stored).
     let mut ops = SmallVec::with_capacity(consts.len() + carries.size_hint().0);
@@ -290,23 +355,30 @@ fn operands<'a>(
     ops
 }
 
+/// Which frame slot each carry takes at the end of an iteration: the slot of the call that
+/// wrote it (its first carry output), where no earlier carry takes that slot; `None`: the
+/// carry is copied. Worked out once a loop, not once an iteration.
+fn swaps(t: &Tight, carries: usize) -> SmallVec<[Option<usize>; 16]> {
+    let mut taken: SmallVec<[Option<usize>; 16]> = SmallVec::new();
+    for k in 0..carries {
+        let s = t.output_slot(k).filter(|s| !taken.contains(&Some(*s)));
+        taken.push(s);
+    }
+    taken
+}
+
 /// The body's carries after an iteration into `next`: exchanged with the frame's buffer
-/// where a call wrote the carry (its first carry output), else copied.
+/// where a call wrote the carry ([`swaps`]), else copied.
 fn advance(
-    t: &Tight,
     frame: &mut Frame,
     next: &mut [Vec<u64>],
     sizes: &[usize],
+    swaps: &[Option<usize>],
     copy_first: impl Fn(&Frame, usize, &mut [u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut exchanged: SmallVec<[usize; 8]> = SmallVec::new();
-    let swap_of = |k: usize, exchanged: &[usize]| {
-        t.output_slot(k)
-            .filter(|s| (0..k).all(|j| t.output_slot(j) != Some(*s)) && !exchanged.contains(s))
-    };
     // Copies first (they may read a slot another carry takes).
     for (k, buf) in next.iter_mut().enumerate() {
-        if swap_of(k, &exchanged).is_none() {
+        if swaps.get(k).copied().flatten().is_none() {
             copy_first(
                 frame,
                 k,
@@ -315,16 +387,14 @@ fn advance(
         }
     }
     for (k, buf) in next.iter_mut().enumerate() {
-        if let Some(s) = swap_of(k, &exchanged) {
-            if frame.exchange(s, buf) {
-                exchanged.push(s);
-            } else {
-                copy_first(
-                    frame,
-                    k,
-                    &mut bytemuck::cast_slice_mut::<u64, u8>(buf)[..sizes[k]],
-                )?;
-            }
+        if let Some(Some(s)) = swaps.get(k)
+            && !frame.exchange(*s, buf)
+        {
+            copy_first(
+                frame,
+                k,
+                &mut bytemuck::cast_slice_mut::<u64, u8>(buf)[..sizes[k]],
+            )?;
         }
     }
     Ok(())
@@ -341,158 +411,189 @@ fn copy_into(dst: &mut [u8], src: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// An array of `aval` holding `bytes`.
-fn array(aval: &ShapedArray, bytes: &[u8]) -> Array {
-    Array::from_parts(
-        aval.clone(),
-        Storage::from_bytes(layout(aval.dtype()).0, bytes),
-    )
+/// A loop operand as the loops on buffers read it: its bytes and its dtype.
+#[derive(Clone, Copy)]
+pub(super) struct Bytes<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) dtype: DType,
 }
 
-/// [`scan`] on the body's buffers ([`Tight`]); `None` where the operands do not fit them.
+/// The loop's operands' bytes, each with whether it holds no subnormal (checked once a loop).
+fn checked<'a>(xs: &[Bytes<'a>]) -> SmallVec<[(&'a [u8], bool); 16]> {
+    xs.iter()
+        .map(|x| (x.bytes, !any_subnormal(x.dtype, x.bytes)))
+        .collect()
+}
+
+/// The loop's carries set to `init` in `frame`'s carry buffers (reused from the frame's last
+/// loop where their sizes agree), and the buffers of the next carries beside them.
+fn load_carries(frame: &mut Frame, init: &[Bytes<'_>]) {
+    for v in [&mut frame.carry, &mut frame.next] {
+        v.resize_with(init.len(), Vec::new);
+        for (buf, x) in v.iter_mut().zip(init) {
+            let n = x.bytes.len().div_ceil(8);
+            if buf.len() != n {
+                *buf = vec![0u64; n];
+            }
+        }
+    }
+    for (buf, x) in frame.carry.iter_mut().zip(init) {
+        bytemuck::cast_slice_mut::<u64, u8>(buf)[..x.bytes.len()].copy_from_slice(x.bytes);
+    }
+}
+
+/// The final carries into `outs`.
+fn store_carries(carry: &[Vec<u64>], sizes: &[usize], outs: &mut [&mut [u8]]) -> Result<(), Error> {
+    for ((c, &n), out) in carry.iter().zip(sizes).zip(outs.iter_mut()) {
+        copy_into(out, prefix(c, n))?;
+    }
+    Ok(())
+}
+
+/// [`scan`] on the body's buffers ([`Tight`]), its results written into `outs` (the carries,
+/// then the stacked outputs); false (nothing written) where the operands do not fit them.
 fn scan_tight(
     t: &Tight,
     (length, num_consts, num_carry, reverse): (usize, usize, usize, bool),
-    ins: &[&Array],
-    avals: &[ShapedArray],
-) -> Result<Option<Vec<Array>>, Error> {
+    ins: &[Bytes<'_>],
+    outs: &mut [&mut [u8]],
+) -> Result<bool, Error> {
     let fixed = num_consts + num_carry;
+    if length == 0 || ins.len() < fixed || outs.len() < num_carry {
+        return Ok(false);
+    }
     let xs = &ins[fixed..];
-    let row_bytes: Vec<usize> = xs
+    let row_bytes: SmallVec<[usize; 8]> = xs.iter().map(|x| x.bytes.len() / length).collect();
+    let probe: SmallVec<[&[u8]; 16]> = ins[..fixed]
         .iter()
-        .map(|x| x.as_bytes().len() / length.max(1))
+        .map(|x| x.bytes)
+        .chain(xs.iter().zip(&row_bytes).map(|(x, &n)| &x.bytes[..n]))
         .collect();
-    let probe: SmallVec<[&[u8]; 8]> = ins[..fixed]
-        .iter()
-        .map(|x| x.as_bytes())
-        .chain(xs.iter().zip(&row_bytes).map(|(x, &n)| &x.as_bytes()[..n]))
-        .collect();
-    if length == 0 || !t.fits(&probe) || avals.len() < num_carry {
-        return Ok(None);
+    let stacked_fit = outs[num_carry..].iter().all(|o| o.len() % length == 0);
+    if !t.fits(&probe) || !stacked_fit {
+        return Ok(false);
     }
     let consts = checked(&ins[..num_consts]);
     // The scanned arrays too are checked for subnormals once, not row by row.
-    let xs_clean: Vec<bool> = checked(xs).into_iter().map(|(_, clean)| clean).collect();
-    let sizes: Vec<usize> = ins[num_consts..fixed]
+    let xs_clean: SmallVec<[bool; 8]> = checked(xs).into_iter().map(|(_, clean)| clean).collect();
+    let sizes: SmallVec<[usize; 16]> = ins[num_consts..fixed]
         .iter()
-        .map(|x| x.as_bytes().len())
+        .map(|x| x.bytes.len())
         .collect();
-    let mut carry: Vec<Vec<u64>> = ins[num_consts..fixed]
-        .iter()
-        .map(|x| words(x.as_bytes()))
-        .collect();
-    let mut next = carry.clone();
-    let mut ys: Vec<(Buffer, usize)> = avals[num_carry..]
-        .iter()
-        .map(|a| {
-            let (width, words) = layout(a.dtype());
-            let total = a.size() * words;
-            (Buffer::new(width, total), total * width / length)
-        })
-        .collect();
+    let swaps = swaps(t, num_carry);
     let mut frame = t.frame();
-    for step in 0..length {
-        crate::config::check_deadline()?;
-        let i = if reverse { length - 1 - step } else { step };
-        let ops = operands(
-            &consts,
-            carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
-            xs.iter()
-                .zip(&row_bytes)
-                .zip(&xs_clean)
-                .map(|((x, &n), &clean)| (&x.as_bytes()[i * n..(i + 1) * n], clean)),
-        );
-        t.run(&mut frame, &ops)?;
-        for (j, (buf, size)) in ys.iter_mut().enumerate() {
-            copy_into(
-                &mut buf.bytes_mut()[i * *size..(i + 1) * *size],
-                t.output(num_carry + j, &frame, &ops),
-            )?;
+    load_carries(&mut frame, &ins[num_consts..fixed]);
+    let (mut carry, mut next) = (
+        std::mem::take(&mut frame.carry),
+        std::mem::take(&mut frame.next),
+    );
+    let (carry_outs, ys) = outs.split_at_mut(num_carry);
+    let mut run = || -> Result<(), Error> {
+        for step in 0..length {
+            crate::config::check_deadline()?;
+            let i = if reverse { length - 1 - step } else { step };
+            let ops = operands(
+                &consts,
+                carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+                xs.iter()
+                    .zip(&row_bytes)
+                    .zip(&xs_clean)
+                    .map(|((x, &n), &clean)| (&x.bytes[i * n..(i + 1) * n], clean)),
+            );
+            t.run(&mut frame, &ops)?;
+            for (j, y) in ys.iter_mut().enumerate() {
+                let size = y.len() / length;
+                copy_into(
+                    &mut y[i * size..(i + 1) * size],
+                    t.output(num_carry + j, &frame, &ops),
+                )?;
+            }
+            advance(&mut frame, &mut next, &sizes, &swaps, |frame, k, dst| {
+                copy_into(dst, t.output(k, frame, &ops))
+            })?;
+            drop(ops);
+            std::mem::swap(&mut carry, &mut next);
         }
-        advance(t, &mut frame, &mut next, &sizes, |frame, k, dst| {
-            copy_into(dst, t.output(k, frame, &ops))
-        })?;
-        drop(ops);
-        std::mem::swap(&mut carry, &mut next);
-    }
+        store_carries(&carry, &sizes, carry_outs)
+    };
+    let done = run();
+    (frame.carry, frame.next) = (carry, next);
     t.recycle(frame);
-    let mut outs: Vec<Array> = carry
-        .iter()
-        .zip(&sizes)
-        .zip(avals)
-        .map(|((c, &n), a)| array(a, prefix(c, n)))
-        .collect();
-    for ((buf, _), aval) in ys.into_iter().zip(&avals[num_carry..]) {
-        outs.push(Array::from_parts(aval.clone(), buf.into_storage()));
-    }
-    Ok(Some(outs))
+    done.map(|()| true)
 }
 
-/// The `while` loop on the predicate's and the body's buffers; `None` where the operands do
-/// not fit them.
+/// The `while` loop on the predicate's and the body's buffers, the final carries written
+/// into `outs`; false (nothing written) where the operands do not fit them.
 fn while_tight(
     tc: &Tight,
     tb: &Tight,
     (cond_nconsts, body_nconsts): (usize, usize),
-    ins: &[&Array],
-    avals: &[ShapedArray],
-) -> Result<Option<Vec<Array>>, Error> {
+    ins: &[Bytes<'_>],
+    outs: &mut [&mut [u8]],
+) -> Result<bool, Error> {
     let fixed = cond_nconsts + body_nconsts;
-    let carried = &ins[fixed..];
-    fn bytes<'a>(xs: &[&'a Array]) -> SmallVec<[&'a [u8]; 8]> {
-        xs.iter().map(|x| x.as_bytes()).collect()
+    if ins.len() < fixed {
+        return Ok(false);
     }
-    let cond_probe: SmallVec<[&[u8]; 8]> = bytes(&ins[..cond_nconsts])
-        .into_iter()
-        .chain(bytes(carried))
+    let carried = &ins[fixed..];
+    let cond_probe: SmallVec<[&[u8]; 16]> = ins[..cond_nconsts]
+        .iter()
+        .chain(carried)
+        .map(|x| x.bytes)
         .collect();
-    let body_probe: SmallVec<[&[u8]; 8]> = bytes(&ins[cond_nconsts..]);
-    if !tc.fits(&cond_probe) || !tb.fits(&body_probe) {
-        return Ok(None);
+    let body_probe: SmallVec<[&[u8]; 16]> = ins[cond_nconsts..].iter().map(|x| x.bytes).collect();
+    let sizes: SmallVec<[usize; 16]> = carried.iter().map(|x| x.bytes.len()).collect();
+    if !tc.fits(&cond_probe)
+        || !tb.fits(&body_probe)
+        || outs.len() != sizes.len()
+        || outs.iter().zip(&sizes).any(|(o, &n)| o.len() != n)
+    {
+        return Ok(false);
     }
     let (cconsts, bconsts) = (
         checked(&ins[..cond_nconsts]),
         checked(&ins[cond_nconsts..fixed]),
     );
-    let sizes: Vec<usize> = carried.iter().map(|x| x.as_bytes().len()).collect();
-    let mut carry: Vec<Vec<u64>> = carried.iter().map(|x| words(x.as_bytes())).collect();
-    let mut next = carry.clone();
+    let swaps = swaps(tb, carried.len());
     let (mut cframe, mut bframe) = (tc.frame(), tb.frame());
-    loop {
-        crate::config::check_deadline()?;
-        {
+    load_carries(&mut bframe, carried);
+    let (mut carry, mut next) = (
+        std::mem::take(&mut bframe.carry),
+        std::mem::take(&mut bframe.next),
+    );
+    let mut run = || -> Result<(), Error> {
+        loop {
+            crate::config::check_deadline()?;
+            {
+                let ops = operands(
+                    &cconsts,
+                    carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
+                    std::iter::empty(),
+                );
+                tc.run(&mut cframe, &ops)?;
+                if tc.output(0, &cframe, &ops).first() != Some(&1) {
+                    break;
+                }
+            }
             let ops = operands(
-                &cconsts,
+                &bconsts,
                 carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
                 std::iter::empty(),
             );
-            tc.run(&mut cframe, &ops)?;
-            if tc.output(0, &cframe, &ops).first() != Some(&1) {
-                break;
-            }
+            tb.run(&mut bframe, &ops)?;
+            advance(&mut bframe, &mut next, &sizes, &swaps, |frame, k, dst| {
+                copy_into(dst, tb.output(k, frame, &ops))
+            })?;
+            drop(ops);
+            std::mem::swap(&mut carry, &mut next);
         }
-        let ops = operands(
-            &bconsts,
-            carry.iter().zip(&sizes).map(|(c, &n)| prefix(c, n)),
-            std::iter::empty(),
-        );
-        tb.run(&mut bframe, &ops)?;
-        advance(tb, &mut bframe, &mut next, &sizes, |frame, k, dst| {
-            copy_into(dst, tb.output(k, frame, &ops))
-        })?;
-        drop(ops);
-        std::mem::swap(&mut carry, &mut next);
-    }
+        store_carries(&carry, &sizes, outs)
+    };
+    let done = run();
+    (bframe.carry, bframe.next) = (carry, next);
     tc.recycle(cframe);
     tb.recycle(bframe);
-    Ok(Some(
-        carry
-            .iter()
-            .zip(&sizes)
-            .zip(avals)
-            .map(|((c, &n), a)| array(a, prefix(c, n)))
-            .collect(),
-    ))
+    done.map(|()| true)
 }
 
 #[cfg(test)]
@@ -521,7 +622,8 @@ mod tests {
     }
 
     /// A scan body with a prepared product (float32 `dot_general`), elementwise kernels (a
-    /// literal operand among them), a call only the implementation runs (`reduce_max`),
+    /// literal operand among them), prepared reductions (`reduce_max`), a call only the
+    /// implementation runs (`cumsum`),
     /// reshapes that run nothing (of an operand, and of a result), a nested loop (a
     /// `fori_loop`), exchanged carries, a carry output that is an input (copied) and a
     /// scanned output that is a carry: on buffers it computes what the plan's own run
@@ -534,7 +636,10 @@ mod tests {
             let pre = jnp::add(jnp::matmul(&h, w)?, &x)?;
             let pre = jnp::reshape(&jnp::reshape(&pre, &[-1, 2])?, &[-1])?;
             let h2 = jnp::tanh(&jnp::subtract(&pre, 0.25)?)?;
-            let m = jnp::max(&h2, Default::default(), false)?;
+            let m = jnp::add(
+                jnp::max(&h2, Default::default(), false)?,
+                &jnp::max(&jnp::cumsum(&h2)?, Default::default(), false)?,
+            )?;
             let m = control::fori_loop(
                 &Array::scalar(0i32),
                 &Array::scalar(2i32),
@@ -598,14 +703,10 @@ mod tests {
                 &call.avals,
             )
             .unwrap();
-            let tight = scan_tight(
-                t,
-                (*length, *num_consts, *num_carry, *reverse),
-                &ins,
-                &call.avals,
-            )
-            .unwrap()
-            .expect("the operands fit");
+            let tight = plan
+                .run_on_buffers(&ins, &call.avals)
+                .unwrap()
+                .expect("the operands fit");
             assert_eq!(bits(&plain), bits(&tight));
             for (p, q) in plain.iter().zip(&tight) {
                 assert_eq!(p.aval(), q.aval());
@@ -646,15 +747,15 @@ mod tests {
             unreachable!()
         };
         let LoopPlan::While {
-            tight: Some(pair),
+            tight: Some(_),
+            cond,
+            body,
             cond_nconsts,
             body_nconsts,
-            ..
         } = &**plan
         else {
             panic!("a while on buffers: {plan:?}")
         };
-        let (tc, tb) = &**pair;
         let x = &args.1;
         let (neg, zero) = (jnp::negative(x).unwrap(), Array::scalar(0i32));
         // The loop's operands: its constants (the bound), then the carry (i, upper, a, b) as
@@ -668,10 +769,11 @@ mod tests {
             call.avals.len() + cond_nconsts + body_nconsts,
             "{j}"
         );
-        let tight = while_tight(tc, tb, (*cond_nconsts, *body_nconsts), &ins, &call.avals)
+        let tight = plan
+            .run_on_buffers(&ins, &call.avals)
             .unwrap()
             .expect("the operands fit");
-        let plain = plan.run(&ins, &call.avals).unwrap();
+        let plain = while_plain(cond, body, (*cond_nconsts, *body_nconsts), &ins).unwrap();
         assert_eq!(bits(&plain), bits(&tight));
         let jitted: (Array, Array) = crate::jit(f).call(&args).unwrap();
         let eager = f(args.clone()).unwrap();

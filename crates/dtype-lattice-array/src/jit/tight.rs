@@ -28,8 +28,8 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 use smallvec::SmallVec;
 
-use super::chunk::Kernel;
-use super::loops::LoopPlan;
+use super::chunk::{Elementwise, Kernel};
+use super::loops::{Bytes, LoopPlan};
 use super::plan::{Executable, Src, Step};
 use crate::array::{Array, ShapedArray, element_bytes};
 use crate::core::{Operand, Params, Prepared, PreparedKernel, Primitive};
@@ -78,12 +78,43 @@ impl Source {
 
 /// How a call runs.
 enum How {
-    /// Its prepare rule's kernel (`"prepared"`), or its elementwise kernel set up for its
-    /// types (`"kernel"`).
-    Prepared(PreparedKernel, &'static str),
-    /// A loop's compiled plan, on arrays of the buffers.
+    /// Its prepare rule's kernel ([`Fast::Prepared`]).
+    Prepared,
+    /// Its elementwise kernel set up for its types ([`Fast::Elementwise`]).
+    Elementwise,
+    /// A loop's compiled plan, on the buffers ([`super::loops::LoopPlan::run_into`]) or on
+    /// arrays of them.
     Loop(Arc<LoopPlan>),
     Impl,
+}
+
+/// Where a call's operand lies, as the run reads it: the body's `k`th operand or slot `k`,
+/// bytes `start..end` of it, or constant `k` (and whether it holds no subnormal float).
+#[derive(Clone, Copy, Debug)]
+enum Loc {
+    Input { k: u32, start: u32, end: u32 },
+    Slot { k: u32, start: u32, end: u32 },
+    Const { k: u32, clean: bool },
+}
+
+/// A call's kernel, as the run calls it.
+enum Fast {
+    Elementwise(Elementwise),
+    Prepared(PreparedKernel),
+    /// A nested loop or the implementation ([`Call`]'s way).
+    Slow,
+}
+
+/// A call as the run reads it, a few words apart from the primitive, its parameters and its
+/// types (which only the implementation and nested loops read): the calls of a body of
+/// hundreds stay in the first-level cache.
+struct Hot {
+    fast: Fast,
+    /// The result's slot and its bytes (single-result calls; else unused).
+    out: u32,
+    out_len: u32,
+    /// The operands: `locs[ins.0..ins.1]`.
+    ins: (u32, u32),
 }
 
 struct Call {
@@ -98,6 +129,11 @@ struct Call {
 
 /// A loop body's calls on buffers (see the module documentation).
 pub(super) struct Tight {
+    /// The calls as the run reads them (one per call of `calls`).
+    hot: Vec<Hot>,
+    locs: Vec<Loc>,
+    /// The constants' words and bytes.
+    consts: Vec<(Vec<u64>, usize)>,
     /// Bytes of each slot's value (0 for the slots no call writes).
     sizes: Vec<usize>,
     /// Bytes of each operand.
@@ -112,12 +148,17 @@ pub(super) struct Tight {
 /// The buffers of one loop's iterations: one per call result, reused.
 pub(super) struct Frame {
     bufs: Vec<Vec<u64>>,
+    /// The carries of the loop running this body, and the next iteration's ([`super::loops`]
+    /// fills them: kept with the frame so that a loop run many times allocates them once).
+    pub(super) carry: Vec<Vec<u64>>,
+    pub(super) next: Vec<Vec<u64>>,
 }
 
 impl fmt::Debug for Tight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let how = |c: &Call| match c.how {
-            How::Prepared(_, what) => what,
+            How::Prepared => "prepared",
+            How::Elementwise => "kernel",
             How::Loop(_) => "loop",
             How::Impl => "impl",
         };
@@ -177,6 +218,8 @@ impl Tight {
             }
         };
         let mut calls = Vec::with_capacity(exe.steps.len());
+        let mut hot = Vec::with_capacity(exe.steps.len());
+        let (mut locs, mut consts) = (Vec::new(), Vec::new());
         for (step, _) in &exe.steps {
             let (c, nested) = match step {
                 Step::Call(c) => (c, None),
@@ -193,35 +236,74 @@ impl Tight {
             for a in &c.avals {
                 bytes_of(a)?;
             }
-            let prepared = match c.avals.as_slice() {
-                _ if nested.is_some() => None,
-                [out] => c
+            let mut fast = Fast::Slow;
+            let how = match (c.avals.as_slice(), nested) {
+                (_, Some(plan)) => How::Loop(Arc::clone(plan)),
+                ([out], None) => match c
                     .prim
                     .prepare
                     .and_then(|rule| rule(c.prim, &c.params, &in_avals, out))
-                    .map(|p| (p, "prepared"))
-                    .or_else(|| {
-                        let k = Kernel::of(c.prim)?.prepare(&c.params, &in_avals, out)?;
-                        Some((Prepared::Kernel(k), "kernel"))
-                    }),
-                _ => None,
-            };
-            let how = match (prepared, nested) {
-                (_, Some(plan)) => How::Loop(Arc::clone(plan)),
-                (Some((Prepared::Part { start }, _)), _) => {
-                    let (Some(&o), Some(x), [out]) = (c.outs.first(), inputs.first(), &c.avals[..])
-                    else {
-                        return None;
-                    };
-                    *alias.get_mut(o)? = Some(x.part(start, bytes_of(out)?, out)?);
-                    continue;
-                }
-                (Some((Prepared::Kernel(k), what)), _) => How::Prepared(k, what),
-                (None, _) => How::Impl,
+                {
+                    Some(Prepared::Part { start }) => {
+                        let (Some(&o), Some(x)) = (c.outs.first(), inputs.first()) else {
+                            return None;
+                        };
+                        *alias.get_mut(o)? = Some(x.part(start, bytes_of(out)?, out)?);
+                        continue;
+                    }
+                    Some(Prepared::Kernel(k)) => {
+                        fast = Fast::Prepared(k);
+                        How::Prepared
+                    }
+                    None => match Kernel::of(c.prim)
+                        .and_then(|k| k.prepare(&c.params, &in_avals, out))
+                    {
+                        Some(k) => {
+                            fast = Fast::Elementwise(k);
+                            How::Elementwise
+                        }
+                        None => How::Impl,
+                    },
+                },
+                _ => How::Impl,
             };
             for (&o, a) in c.outs.iter().zip(&c.avals) {
                 *sizes.get_mut(o)? = bytes_of(a)?;
             }
+            let first = u32::try_from(locs.len()).ok()?;
+            for x in &inputs {
+                let u = |n: usize| u32::try_from(n).ok();
+                locs.push(match x {
+                    Source::Input(k, r) => Loc::Input {
+                        k: u(*k)?,
+                        start: u(r.start)?,
+                        end: u(r.end)?,
+                    },
+                    Source::Slot(k, r) => Loc::Slot {
+                        k: u(*k)?,
+                        start: u(r.start)?,
+                        end: u(r.end)?,
+                    },
+                    Source::Const(x, clean) => {
+                        let bytes = x.as_bytes();
+                        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+                        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()]
+                            .copy_from_slice(bytes);
+                        consts.push((words, bytes.len()));
+                        Loc::Const {
+                            k: u(consts.len() - 1)?,
+                            clean: *clean,
+                        }
+                    }
+                });
+            }
+            let out = c.outs.first().copied().unwrap_or(0);
+            hot.push(Hot {
+                fast,
+                out: u32::try_from(out).ok()?,
+                out_len: u32::try_from(*sizes.get(out)?).ok()?,
+                ins: (first, u32::try_from(locs.len()).ok()?),
+            });
             calls.push(Call {
                 prim: c.prim,
                 params: c.params.clone(),
@@ -238,6 +320,9 @@ impl Tight {
             .map(|s| from(s, &alias, &sizes))
             .collect::<Option<_>>()?;
         Some(Tight {
+            hot,
+            locs,
+            consts,
             sizes,
             in_sizes,
             calls,
@@ -255,6 +340,8 @@ impl Tight {
                 .iter()
                 .map(|&n| vec![0u64; n.div_ceil(8)])
                 .collect(),
+            carry: Vec::new(),
+            next: Vec::new(),
         })
     }
 
@@ -299,43 +386,42 @@ impl Tight {
     ///
     /// A primitive's refusal.
     pub(super) fn run(&self, frame: &mut Frame, ins: &[Operand<'_>]) -> Result<(), Error> {
-        for c in &self.calls {
-            if let [o] = c.outs[..]
-                && let How::Prepared(p, _) = &c.how
-            {
+        for (h, c) in self.hot.iter().zip(&self.calls) {
+            if !matches!(h.fast, Fast::Slow) {
                 // The output's buffer beside the others (a call never reads its own result):
                 // the frame split at it, not the buffer taken out and put back.
+                let o = h.out as usize;
                 let (lo, rest) = frame.bufs.split_at_mut(o);
-                let done = match rest.split_first_mut() {
-                    Some((buf, hi)) if c.inputs.len() <= MAX_OPERANDS => {
-                        let out = bytemuck::cast_slice_mut::<u64, u8>(buf)
-                            .get_mut(..self.sizes[o])
-                            .unwrap_or_default();
+                let Some((buf, hi)) = rest.split_first_mut() else {
+                    return Err(broken());
+                };
+                let out = bytemuck::cast_slice_mut::<u64, u8>(buf)
+                    .get_mut(..h.out_len as usize)
+                    .unwrap_or_default();
+                let locs = self
+                    .locs
+                    .get(h.ins.0 as usize..h.ins.1 as usize)
+                    .unwrap_or_default();
+                let done = match &h.fast {
+                    Fast::Elementwise(k) => {
+                        let mut ops: [&[u8]; 3] = [&[]; 3];
+                        for (op, l) in ops.iter_mut().zip(locs) {
+                            *op = self.fetch(*l, o, lo, hi, ins).0;
+                        }
+                        k.run(&ops, out)
+                    }
+                    Fast::Prepared(p) if locs.len() <= MAX_OPERANDS => {
                         // The operands in a fixed array on the stack (no container built or
                         // moved per call), field by field: copying a whole operand copies its
-                        // padding, which stalls the store after its one-byte flag (measured: a
-                        // fifth of the body's time).
+                        // padding, which stalls the store after its one-byte flag (measured:
+                        // a fifth of the body's time).
                         let mut ops = [NO_OPERAND; MAX_OPERANDS];
-                        for (op, s) in ops.iter_mut().zip(&c.inputs) {
-                            let (bytes, clean) = match s {
-                                Source::Input(k, r) => (
-                                    ins[*k].bytes.get(r.clone()).unwrap_or_default(),
-                                    ins[*k].clean,
-                                ),
-                                Source::Slot(k, r) => {
-                                    let b = match k.checked_sub(o + 1) {
-                                        Some(j) => hi.get(j),
-                                        None => lo.get(*k),
-                                    };
-                                    let b = b.map_or(&[][..], |b| bytemuck::cast_slice(b));
-                                    (b.get(r.clone()).unwrap_or_default(), false)
-                                }
-                                Source::Const(x, clean) => (x.as_bytes(), *clean),
-                            };
+                        for (op, l) in ops.iter_mut().zip(locs) {
+                            let (bytes, clean) = self.fetch(*l, o, lo, hi, ins);
                             op.bytes = bytes;
                             op.clean = clean;
                         }
-                        p(&ops[..c.inputs.len()], out)
+                        p(&ops[..locs.len()], out)
                     }
                     _ => false,
                 };
@@ -343,9 +429,109 @@ impl Tight {
                     continue;
                 }
             }
+            if let How::Loop(plan) = &c.how
+                && self.nested(plan, c, frame, ins)?
+            {
+                continue;
+            }
             self.implement(c, frame, ins)?;
         }
         Ok(())
+    }
+
+    /// The bytes `l` names, and whether they hold no subnormal float, for a call writing
+    /// slot `o` (the frame split at it: `lo` the slots before, `hi` those after).
+    #[inline(always)]
+    fn fetch<'a>(
+        &'a self,
+        l: Loc,
+        o: usize,
+        lo: &'a [Vec<u64>],
+        hi: &'a [Vec<u64>],
+        ins: &[Operand<'a>],
+    ) -> (&'a [u8], bool) {
+        match l {
+            Loc::Input { k, start, end } => match ins.get(k as usize) {
+                Some(x) => (
+                    x.bytes
+                        .get(start as usize..end as usize)
+                        .unwrap_or_default(),
+                    x.clean,
+                ),
+                None => (&[], false),
+            },
+            Loc::Slot { k, start, end } => {
+                let k = k as usize;
+                let b = match k.checked_sub(o + 1) {
+                    Some(j) => hi.get(j),
+                    None => lo.get(k),
+                };
+                let b = b.map_or(&[][..], |b| bytemuck::cast_slice(b));
+                (
+                    b.get(start as usize..end as usize).unwrap_or_default(),
+                    false,
+                )
+            }
+            Loc::Const { k, clean } => match self.consts.get(k as usize) {
+                Some((w, n)) => (
+                    bytemuck::cast_slice::<u64, u8>(w)
+                        .get(..*n)
+                        .unwrap_or_default(),
+                    clean,
+                ),
+                None => (&[], false),
+            },
+        }
+    }
+
+    /// A nested loop's call run on buffers: its operands read where they lie, its results
+    /// written into their slots (taken out of the frame meanwhile: a call never reads its own
+    /// results). False (nothing written) where the loop does not run on buffers.
+    fn nested(
+        &self,
+        plan: &LoopPlan,
+        c: &Call,
+        frame: &mut Frame,
+        ins: &[Operand<'_>],
+    ) -> Result<bool, Error> {
+        let mut taken: SmallVec<[Vec<u64>; 8]> = c
+            .outs
+            .iter()
+            .map(|&o| {
+                frame
+                    .bufs
+                    .get_mut(o)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            })
+            .collect();
+        let done = {
+            let args: SmallVec<[Bytes<'_>; 16]> = c
+                .inputs
+                .iter()
+                .zip(&c.in_avals)
+                .map(|(s, a)| Bytes {
+                    bytes: self.read(s, frame, ins).bytes,
+                    dtype: a.dtype(),
+                })
+                .collect();
+            let mut outs: SmallVec<[&mut [u8]; 8]> = taken
+                .iter_mut()
+                .zip(&c.outs)
+                .map(|(b, &o)| {
+                    let b = bytemuck::cast_slice_mut::<u64, u8>(b);
+                    let n = self.sizes.get(o).copied().unwrap_or(0).min(b.len());
+                    &mut b[..n]
+                })
+                .collect();
+            plan.run_into(&args, &mut outs)
+        };
+        for (&o, b) in c.outs.iter().zip(taken) {
+            if let Some(slot) = frame.bufs.get_mut(o) {
+                *slot = b;
+            }
+        }
+        done
     }
 
     /// `c` by its primitive's implementation (a loop: its plan), on arrays of the buffers.

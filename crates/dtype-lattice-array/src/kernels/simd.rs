@@ -289,6 +289,38 @@ pub(crate) fn zip_sides<W: Copy, O: bytemuck::Pod>(
     }
 }
 
+/// [`zip_sides`] for a few elements ([`FEW`] or fewer): plain loops the caller inlines, no
+/// call into vector code (whose set-up costs more than the work here).
+#[inline(always)]
+pub(crate) fn few_sides<W: Copy, O>(
+    x: Side<'_, W>,
+    y: Side<'_, W>,
+    out: &mut [O],
+    f: impl Fn(W, W) -> O,
+) {
+    match (x, y) {
+        (Side::Words(a), Side::Words(b)) => {
+            for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
+                *o = f(a, b);
+            }
+        }
+        (Side::Words(a), Side::Scalar(s)) => {
+            for (o, &a) in out.iter_mut().zip(a) {
+                *o = f(a, s);
+            }
+        }
+        (Side::Scalar(s), Side::Words(b)) => {
+            for (o, &b) in out.iter_mut().zip(b) {
+                *o = f(s, b);
+            }
+        }
+        (Side::Scalar(s), Side::Scalar(t)) => out.fill_with(|| f(s, t)),
+    }
+}
+
+/// The most elements [`few_sides`] is meant for.
+pub(crate) const FEW: usize = 16;
+
 /// `out[i] = f(x[i], y[i], z[i])` on three [`Side`]s (a scalar side the same for every `i`),
 /// each arrangement of arrays and scalars its own loop ([`zip3_into`], [`zip_into`],
 /// [`map_into`]), so that scalars stay in registers.

@@ -75,14 +75,12 @@ fn runs(table: &[(usize, usize)]) -> Vec<Run> {
 fn gather(ops: &[Operand<'_>], runs: &[Run], e: usize, out: &mut [u8]) -> Option<()> {
     macro_rules! typed {
         ($t:ty) => {{
-            let srcs: smallvec::SmallVec<[&[$t]; 4]> = ops
-                .iter()
-                .map(|o| bytemuck::try_cast_slice::<u8, $t>(o.bytes).ok())
-                .collect::<Option<_>>()?;
             let dst: &mut [$t] = bytemuck::try_cast_slice_mut(out).ok()?;
             let mut at = 0;
             for r in runs {
-                let src = *srcs.get(r.k)?;
+                // Each run's operand cast where it is read (no container of them: a call
+                // of a loop body allocates nothing).
+                let src: &[$t] = bytemuck::try_cast_slice(ops.get(r.k)?.bytes).ok()?;
                 let dst = dst.get_mut(at..at + r.len)?;
                 match r.step {
                     1 => dst.copy_from_slice(src.get(r.start..r.start + r.len)?),
