@@ -101,11 +101,15 @@ impl Kernel {
         for (o, a) in one.iter_mut().zip(ins) {
             *o = a.size() != n;
         }
+        let direct = (n <= crate::kernels::simd::FEW)
+            .then(|| direct(r, one))
+            .flatten();
         Some(Elementwise {
             r,
             n,
             one,
             arity: ins.len(),
+            direct,
         })
     }
 }
@@ -120,6 +124,8 @@ pub(crate) struct Elementwise {
     /// Which operands are one element standing for all.
     one: [bool; 3],
     arity: usize,
+    /// The call's own loop ([`direct`]), where it has one.
+    direct: Option<Direct>,
 }
 
 impl Elementwise {
@@ -132,11 +138,171 @@ impl Elementwise {
         for ((s, &op), &one) in sides.iter_mut().zip(ops).zip(&self.one) {
             *s = if one { Arg::Scalar(op) } else { Arg::Block(op) };
         }
+        if let Some(f) = self.direct {
+            return f(ops, out);
+        }
         if self.n <= crate::kernels::simd::FEW {
             return self.r.run_few(&sides[..self.arity], self.n, out).is_some();
         }
         self.r.run(&sides[..self.arity], self.n, out).is_some()
     }
+}
+
+/// A loop of a few elements specialised for one operation on one layout of its operands
+/// (words or one element each): a call runs its loop through one pointer, not through the
+/// choices of [`Resolved::run_few`] (each a branch the processor mispredicts when a body's
+/// calls alternate between operations).
+type Direct = fn(&[&[u8]; 3], &mut [u8]) -> bool;
+
+/// A float word and its arithmetic and comparisons as XLA's CPU code computes them.
+trait FloatWord: bytemuck::Pod {
+    /// Whether the kernel covers only JAX's rules (float64: NumPy's loops do not flush).
+    const XLA_ONLY: bool;
+    fn op<const OP: u8>(a: Self, b: Self) -> Self;
+    fn compare<const C: u8>(a: Self, b: Self) -> bool;
+}
+
+/// The comparisons' codes (const-generic parameters).
+const fn cmp_code(c: Cmp) -> u8 {
+    match c {
+        Cmp::Eq => 0,
+        Cmp::Ne => 1,
+        Cmp::Lt => 2,
+        Cmp::Le => 3,
+        Cmp::Gt => 4,
+        Cmp::Ge => 5,
+    }
+}
+
+/// `a op b` of values read with subnormals as zeros of their sign.
+#[inline(always)]
+fn compared<const C: u8, F: PartialOrd>(a: F, b: F) -> bool {
+    match C {
+        0 => a == b,
+        1 => a != b,
+        2 => a < b,
+        3 => a <= b,
+        4 => a > b,
+        _ => a >= b,
+    }
+}
+
+impl FloatWord for u32 {
+    const XLA_ONLY: bool = false;
+    #[inline(always)]
+    fn op<const OP: u8>(a: u32, b: u32) -> u32 {
+        fast::f32_op::<OP>(a, b)
+    }
+    #[inline(always)]
+    fn compare<const C: u8>(a: u32, b: u32) -> bool {
+        use crate::kernels::flush::flush32 as f;
+        compared::<C, f32>(f(f32::from_bits(a)), f(f32::from_bits(b)))
+    }
+}
+
+impl FloatWord for u64 {
+    const XLA_ONLY: bool = true;
+    #[inline(always)]
+    fn op<const OP: u8>(a: u64, b: u64) -> u64 {
+        fast::f64_op::<OP>(a, b)
+    }
+    #[inline(always)]
+    fn compare<const C: u8>(a: u64, b: u64) -> bool {
+        use crate::kernels::flush::flush64 as f;
+        compared::<C, f64>(f(f64::from_bits(a)), f(f64::from_bits(b)))
+    }
+}
+
+/// An operand's words: all of them (`ONE` false, as many as `n`) or its first standing for
+/// each.
+#[inline(always)]
+fn operand<W: bytemuck::Pod, const ONE: bool>(b: &[u8], n: usize) -> Option<Side<'_, W>> {
+    if ONE {
+        side(Arg::Scalar(b), n)
+    } else {
+        side(Arg::Block(b), n)
+    }
+}
+
+/// `OP` of two float operands of layouts `A` and `B` (one element each where true).
+fn direct_bin<W: FloatWord, const OP: u8, const A: bool, const B: bool>(
+    ops: &[&[u8]; 3],
+    out: &mut [u8],
+) -> bool {
+    if W::XLA_ONLY && !crate::lax::on_xla() {
+        return false;
+    }
+    let Ok(out) = bytemuck::try_cast_slice_mut::<u8, W>(out) else {
+        return false;
+    };
+    let n = out.len();
+    let (Some(a), Some(b)) = (operand::<W, A>(ops[0], n), operand::<W, B>(ops[1], n)) else {
+        return false;
+    };
+    crate::kernels::simd::few_sides(a, b, out, W::op::<OP>);
+    true
+}
+
+/// Comparison `C` of two float operands of layouts `A` and `B`, into bools.
+fn direct_cmp<W: FloatWord, const C: u8, const A: bool, const B: bool>(
+    ops: &[&[u8]; 3],
+    out: &mut [u8],
+) -> bool {
+    if W::XLA_ONLY && !crate::lax::on_xla() {
+        return false;
+    }
+    let n = out.len();
+    let (Some(a), Some(b)) = (operand::<W, A>(ops[0], n), operand::<W, B>(ops[1], n)) else {
+        return false;
+    };
+    crate::kernels::simd::few_sides(a, b, out, |a, b| u8::from(W::compare::<C>(a, b)));
+    true
+}
+
+/// The [`Direct`] loop of `r` on operands laid out as `one` says, where it has one (float32
+/// and float64 arithmetic and comparisons).
+fn direct(r: Resolved, one: [bool; 3]) -> Option<Direct> {
+    macro_rules! layouts {
+        ($f:ident, $w:ty, $code:expr) => {
+            match (one[0], one[1]) {
+                (false, false) => $f::<$w, { $code }, false, false> as Direct,
+                (false, true) => $f::<$w, { $code }, false, true>,
+                (true, false) => $f::<$w, { $code }, true, false>,
+                (true, true) => $f::<$w, { $code }, true, true>,
+            }
+        };
+    }
+    macro_rules! bin {
+        ($w:ty, $op:expr) => {
+            match $op {
+                BinOp::Add => layouts!(direct_bin, $w, BinOp::ADD),
+                BinOp::Sub => layouts!(direct_bin, $w, BinOp::SUB),
+                BinOp::Mul => layouts!(direct_bin, $w, BinOp::MUL),
+                BinOp::Div => layouts!(direct_bin, $w, BinOp::DIV),
+                BinOp::Max => layouts!(direct_bin, $w, BinOp::MAX),
+                BinOp::Min => layouts!(direct_bin, $w, BinOp::MIN),
+            }
+        };
+    }
+    macro_rules! cmp {
+        ($w:ty, $c:expr) => {
+            match $c {
+                Cmp::Eq => layouts!(direct_cmp, $w, cmp_code(Cmp::Eq)),
+                Cmp::Ne => layouts!(direct_cmp, $w, cmp_code(Cmp::Ne)),
+                Cmp::Lt => layouts!(direct_cmp, $w, cmp_code(Cmp::Lt)),
+                Cmp::Le => layouts!(direct_cmp, $w, cmp_code(Cmp::Le)),
+                Cmp::Gt => layouts!(direct_cmp, $w, cmp_code(Cmp::Gt)),
+                Cmp::Ge => layouts!(direct_cmp, $w, cmp_code(Cmp::Ge)),
+            }
+        };
+    }
+    Some(match r {
+        Resolved::F32(op) => bin!(u32, op),
+        Resolved::F64(op) => bin!(u64, op),
+        Resolved::Cmp32(c) => cmp!(u32, c),
+        Resolved::Cmp64(c) => cmp!(u64, c),
+        _ => return None,
+    })
 }
 
 /// A kernel resolved for its operands' and result's dtypes: the loop it runs.

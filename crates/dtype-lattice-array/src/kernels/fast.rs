@@ -255,14 +255,14 @@ pub(crate) fn bf16_fn_into(f: Fn1, x: &[u16], out: &mut [u16]) -> bool {
 
 /// One float32 element of `OP` on words: flush, operate, flush.
 #[inline(always)]
-fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
+pub(crate) fn f32_op<const OP: u8>(a: u32, b: u32) -> u32 {
     let r = apply::<OP, f32>(flush(f32::from_bits(a)), flush(f32::from_bits(b)));
     flush(r).to_bits()
 }
 
 /// One float64 element of `OP` on words: flush, operate, flush.
 #[inline(always)]
-fn f64_op<const OP: u8>(a: u64, b: u64) -> u64 {
+pub(crate) fn f64_op<const OP: u8>(a: u64, b: u64) -> u64 {
     use super::flush::flush64;
     let r = apply::<OP, f64>(flush64(f64::from_bits(a)), flush64(f64::from_bits(b)));
     flush64(r).to_bits()
