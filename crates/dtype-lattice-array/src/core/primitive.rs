@@ -420,7 +420,7 @@ pub(crate) enum Prepared {
 }
 
 impl Prepared {
-    /// Writes the result into `out` ([`PreparedKernel`]'s contract; [`Prepared::Same`]
+    /// Writes the result into `out` ([`PreparedKernel`]'s contract; [`Prepared::Part`]
     /// copies the first operand's part). The tests' way to call either.
     #[cfg(test)]
     pub(crate) fn run(&self, ops: &[Operand<'_>], out: &mut [u8]) -> bool {

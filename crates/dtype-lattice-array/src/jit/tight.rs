@@ -9,10 +9,16 @@
 //!   for the call's types and sizes; a call whose result is a stretch of its operand's bytes
 //!   (a `reshape`, a `squeeze`, a contiguous `slice`, a conversion to the same dtype,
 //!   [`Prepared::Part`]) runs nothing: its readers read the operand where it lies;
-//! - else its elementwise slice kernel ([`super::chunk::Kernel`], the fused chains' kernels)
+//! - else its elementwise kernel ([`super::chunk::Elementwise`], the fused chains' kernels)
 //!   over the whole result, its operation and operands' layout chosen once;
-//! - a nested loop runs its own compiled plan ([`super::loops`]) on arrays of the buffers;
+//! - a nested loop runs its own compiled plan on buffers ([`LoopPlan::run_into`]): its
+//!   operands read where they lie, its results written into their slots;
 //! - else its implementation, on arrays made from the buffers.
+//!
+//! The run reads a compact table ([`Hot`]: each call's kernel, result slot and operand
+//! locations), kept apart from the primitives, parameters and types that only the
+//! implementation reads: a few words a call (measured on odeint's bodies of some 260 calls:
+//! 15 % faster than reading the calls themselves).
 //!
 //! A kernel that does not cover a case it meets (a subnormal operand of a product, another
 //! rule set) declines and the implementation runs, so a body computes exactly what its plan
@@ -106,8 +112,7 @@ enum Fast {
 }
 
 /// A call as the run reads it, a few words apart from the primitive, its parameters and its
-/// types (which only the implementation and nested loops read): the calls of a body of
-/// hundreds stay in the first-level cache.
+/// types (which only the implementation and nested loops read).
 struct Hot {
     fast: Fast,
     /// The result's slot and its bytes (single-result calls; else unused).
