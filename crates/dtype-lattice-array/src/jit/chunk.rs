@@ -426,58 +426,31 @@ impl Resolved {
         })
     }
 
-    /// [`Resolved::run`] on a few elements ([`crate::kernels::simd::FEW`] or fewer): the
-    /// arithmetic, comparisons and selections in plain loops inlined here (the same word
-    /// functions), the others as `run` does.
+    /// [`Resolved::run`] on a few elements ([`crate::kernels::simd::FEW`] or fewer):
+    /// selections and boolean `and`/`or` in plain loops inlined here (float arithmetic and
+    /// comparisons have their [`Direct`] loops), the others as `run` does.
     #[inline]
     fn run_few(self, args: &[Arg<'_>], n: usize, out: &mut [u8]) -> Option<()> {
-        use crate::kernels::flush::{flush32, flush64};
         use crate::kernels::simd::few_sides;
         match self {
-            Resolved::F32(op) => {
-                let [a, b] = args else { return None };
-                fast::f32_few(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?);
-            }
-            Resolved::F64(op) if crate::lax::on_xla() => {
-                let [a, b] = args else { return None };
-                fast::f64_few(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?);
-            }
-            Resolved::Cmp32(op) => {
-                let [a, b] = args else { return None };
-                let read = |w: u32| flush32(f32::from_bits(w));
-                fast::compare_few(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?, read);
-            }
-            Resolved::Cmp64(op) if crate::lax::on_xla() => {
-                let [a, b] = args else { return None };
-                let read = |w: u64| flush64(f64::from_bits(w));
-                fast::compare_few(op, side(*a, n)?, side(*b, n)?, words_mut(out, n)?, read);
-            }
-            Resolved::Select(1) => {
+            Resolved::Select(width @ (1 | 4 | 8)) => {
                 let [which, a, b] = args else { return None };
-                let (p, a, b) = (
-                    side::<u8>(*which, n)?,
-                    side::<u8>(*a, n)?,
-                    side::<u8>(*b, n)?,
-                );
-                few_pick(p, a, b, words_mut(out, n)?);
-            }
-            Resolved::Select(4) => {
-                let [which, a, b] = args else { return None };
-                let (p, a, b) = (
-                    side::<u8>(*which, n)?,
-                    side::<u32>(*a, n)?,
-                    side::<u32>(*b, n)?,
-                );
-                few_pick(p, a, b, words_mut(out, n)?);
-            }
-            Resolved::Select(8) => {
-                let [which, a, b] = args else { return None };
-                let (p, a, b) = (
-                    side::<u8>(*which, n)?,
-                    side::<u64>(*a, n)?,
-                    side::<u64>(*b, n)?,
-                );
-                few_pick(p, a, b, words_mut(out, n)?);
+                let p = side::<u8>(*which, n)?;
+                macro_rules! pick {
+                    ($w:ty) => {
+                        few_pick(
+                            p,
+                            side::<$w>(*a, n)?,
+                            side::<$w>(*b, n)?,
+                            words_mut(out, n)?,
+                        )
+                    };
+                }
+                match width {
+                    1 => pick!(u8),
+                    4 => pick!(u32),
+                    _ => pick!(u64),
+                }
             }
             Resolved::Bits(BitOp::And, 1) | Resolved::Bits(BitOp::Or, 1) => {
                 let [a, b] = args else { return None };

@@ -342,51 +342,6 @@ float_into!(
     f64_into, u64, f64_op
 );
 
-/// [`f32_into`] on a few elements ([`simd::few_sides`]).
-pub(crate) fn f32_few(op: BinOp, a: Side<'_, u32>, b: Side<'_, u32>, out: &mut [u32]) {
-    use simd::few_sides as zip;
-    match op {
-        BinOp::Add => zip(a, b, out, f32_op::<{ BinOp::ADD }>),
-        BinOp::Sub => zip(a, b, out, f32_op::<{ BinOp::SUB }>),
-        BinOp::Mul => zip(a, b, out, f32_op::<{ BinOp::MUL }>),
-        BinOp::Div => zip(a, b, out, f32_op::<{ BinOp::DIV }>),
-        BinOp::Max => zip(a, b, out, f32_op::<{ BinOp::MAX }>),
-        BinOp::Min => zip(a, b, out, f32_op::<{ BinOp::MIN }>),
-    }
-}
-
-/// [`f64_into`] on a few elements ([`simd::few_sides`]).
-pub(crate) fn f64_few(op: BinOp, a: Side<'_, u64>, b: Side<'_, u64>, out: &mut [u64]) {
-    use simd::few_sides as zip;
-    match op {
-        BinOp::Add => zip(a, b, out, f64_op::<{ BinOp::ADD }>),
-        BinOp::Sub => zip(a, b, out, f64_op::<{ BinOp::SUB }>),
-        BinOp::Mul => zip(a, b, out, f64_op::<{ BinOp::MUL }>),
-        BinOp::Div => zip(a, b, out, f64_op::<{ BinOp::DIV }>),
-        BinOp::Max => zip(a, b, out, f64_op::<{ BinOp::MAX }>),
-        BinOp::Min => zip(a, b, out, f64_op::<{ BinOp::MIN }>),
-    }
-}
-
-/// [`compare_into`] (float32) and [`compare64_into`] on a few elements.
-pub(crate) fn compare_few<W: Copy, F: PartialOrd>(
-    op: Cmp,
-    a: Side<'_, W>,
-    b: Side<'_, W>,
-    out: &mut [u8],
-    read: impl Fn(W) -> F + Copy,
-) {
-    use simd::few_sides as zip;
-    match op {
-        Cmp::Eq => zip(a, b, out, |a, b| u8::from(read(a) == read(b))),
-        Cmp::Ne => zip(a, b, out, |a, b| u8::from(read(a) != read(b))),
-        Cmp::Lt => zip(a, b, out, |a, b| u8::from(read(a) < read(b))),
-        Cmp::Le => zip(a, b, out, |a, b| u8::from(read(a) <= read(b))),
-        Cmp::Gt => zip(a, b, out, |a, b| u8::from(read(a) > read(b))),
-        Cmp::Ge => zip(a, b, out, |a, b| u8::from(read(a) >= read(b))),
-    }
-}
-
 /// [`f32_into`] of two operands of one length, on this thread.
 pub(crate) fn f32_zip(op: BinOp, a: &[u32], b: &[u32], out: &mut [u32]) {
     match op {
