@@ -4,8 +4,8 @@
 //!
 //! Whatever reads must print to a text that reads again and prints the same (the printer and
 //! the reader agree), typecheck, and, when its inputs are small, evaluate on zeros (or on the
-//! archive's arrays, read with the jaxpr's declared dtypes) without panicking: an error is
-//! fine, a panic or a hang is not. The reader's limits (`MAX_TEXT`, `MAX_DEPTH`, `MAX_EQNS`,
+//! archive's arrays, read with the jaxpr's declared dtypes) without panicking, eagerly and
+//! under `jit` (the compiled plan): an error is fine, a panic or a hang is not. The reader's limits (`MAX_TEXT`, `MAX_DEPTH`, `MAX_EQNS`,
 //! declared shapes) bound the work, and a deadline the loops.
 #![no_main]
 
@@ -76,4 +76,9 @@ fuzz_target!(|data: &[u8]| {
     // A `while` whose predicate never fails runs forever (as in JAX): the deadline stops it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
     let _ = dtype_lattice_array::config::with_deadline(deadline, || f.call(&args));
+    // And jitted: the compiled plan (folding, fusion, contraction, loops on buffers).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let _ = dtype_lattice_array::config::with_deadline(deadline, || {
+        dtype_lattice_array::jit(|xs: Vec<Array>| f.call(&xs)).call(&args)
+    });
 });
