@@ -134,12 +134,12 @@ impl Elementwise {
     /// case (nothing meaningful written: the caller runs the implementation).
     #[inline]
     pub(crate) fn run(&self, ops: &[&[u8]; 3], out: &mut [u8]) -> bool {
+        if let Some(f) = self.direct {
+            return f(ops, out);
+        }
         let mut sides = [Arg::Scalar(&[]); 3];
         for ((s, &op), &one) in sides.iter_mut().zip(ops).zip(&self.one) {
             *s = if one { Arg::Scalar(op) } else { Arg::Block(op) };
-        }
-        if let Some(f) = self.direct {
-            return f(ops, out);
         }
         if self.n <= crate::kernels::simd::FEW {
             return self.r.run_few(&sides[..self.arity], self.n, out).is_some();
@@ -162,31 +162,6 @@ trait FloatWord: bytemuck::Pod {
     fn compare<const C: u8>(a: Self, b: Self) -> bool;
 }
 
-/// The comparisons' codes (const-generic parameters).
-const fn cmp_code(c: Cmp) -> u8 {
-    match c {
-        Cmp::Eq => 0,
-        Cmp::Ne => 1,
-        Cmp::Lt => 2,
-        Cmp::Le => 3,
-        Cmp::Gt => 4,
-        Cmp::Ge => 5,
-    }
-}
-
-/// `a op b` of values read with subnormals as zeros of their sign.
-#[inline(always)]
-fn compared<const C: u8, F: PartialOrd>(a: F, b: F) -> bool {
-    match C {
-        0 => a == b,
-        1 => a != b,
-        2 => a < b,
-        3 => a <= b,
-        4 => a > b,
-        _ => a >= b,
-    }
-}
-
 impl FloatWord for u32 {
     const XLA_ONLY: bool = false;
     #[inline(always)]
@@ -196,7 +171,7 @@ impl FloatWord for u32 {
     #[inline(always)]
     fn compare<const C: u8>(a: u32, b: u32) -> bool {
         use crate::kernels::flush::flush32 as f;
-        compared::<C, f32>(f(f32::from_bits(a)), f(f32::from_bits(b)))
+        fast::compared::<C, f32>(f(f32::from_bits(a)), f(f32::from_bits(b)))
     }
 }
 
@@ -209,7 +184,7 @@ impl FloatWord for u64 {
     #[inline(always)]
     fn compare<const C: u8>(a: u64, b: u64) -> bool {
         use crate::kernels::flush::flush64 as f;
-        compared::<C, f64>(f(f64::from_bits(a)), f(f64::from_bits(b)))
+        fast::compared::<C, f64>(f(f64::from_bits(a)), f(f64::from_bits(b)))
     }
 }
 
@@ -287,12 +262,12 @@ fn direct(r: Resolved, one: [bool; 3]) -> Option<Direct> {
     macro_rules! cmp {
         ($w:ty, $c:expr) => {
             match $c {
-                Cmp::Eq => layouts!(direct_cmp, $w, cmp_code(Cmp::Eq)),
-                Cmp::Ne => layouts!(direct_cmp, $w, cmp_code(Cmp::Ne)),
-                Cmp::Lt => layouts!(direct_cmp, $w, cmp_code(Cmp::Lt)),
-                Cmp::Le => layouts!(direct_cmp, $w, cmp_code(Cmp::Le)),
-                Cmp::Gt => layouts!(direct_cmp, $w, cmp_code(Cmp::Gt)),
-                Cmp::Ge => layouts!(direct_cmp, $w, cmp_code(Cmp::Ge)),
+                Cmp::Eq => layouts!(direct_cmp, $w, Cmp::code(Cmp::Eq)),
+                Cmp::Ne => layouts!(direct_cmp, $w, Cmp::code(Cmp::Ne)),
+                Cmp::Lt => layouts!(direct_cmp, $w, Cmp::code(Cmp::Lt)),
+                Cmp::Le => layouts!(direct_cmp, $w, Cmp::code(Cmp::Le)),
+                Cmp::Gt => layouts!(direct_cmp, $w, Cmp::code(Cmp::Gt)),
+                Cmp::Ge => layouts!(direct_cmp, $w, Cmp::code(Cmp::Ge)),
             }
         };
     }

@@ -626,12 +626,11 @@ mod tests {
 
     /// A scan body with a prepared product (float32 `dot_general`), elementwise kernels (a
     /// literal operand among them), prepared reductions (`reduce_max`), a call only the
-    /// implementation runs (`cumsum`),
-    /// reshapes that run nothing (of an operand, and of a result), a nested loop (a
-    /// `fori_loop`), exchanged carries, a carry output that is an input (copied) and a
-    /// scanned output that is a carry: on buffers it computes what the plan's own run
-    /// computes, bit for bit, including where a subnormal operand makes the product decline
-    /// (step 3) and where a constant holds one (the second loop).
+    /// implementation runs (`cumsum`), reshapes that run nothing (of an operand, and of a
+    /// result), a nested loop (a `fori_loop`), exchanged carries, a carry output that is an
+    /// input (copied) and a scanned output that is a carry: on buffers it computes what the
+    /// plan's own run computes, bit for bit, including where a subnormal operand makes the
+    /// product decline (step 3) and where a constant holds one (the second loop).
     #[test]
     fn a_scan_body_on_buffers_computes_what_its_plan_computes() {
         let body = |(h, s, t): (Array, Array, Array), x: Array, w: &Array| -> R<_> {

@@ -82,12 +82,8 @@ impl Source {
     }
 }
 
-/// How a call runs.
+/// How a call runs when it has no kernel ([`Fast::Slow`]) or its kernel declines.
 enum How {
-    /// Its prepare rule's kernel ([`Fast::Prepared`]).
-    Prepared,
-    /// Its elementwise kernel set up for its types ([`Fast::Elementwise`]).
-    Elementwise,
     /// A loop's compiled plan, on the buffers ([`super::loops::LoopPlan::run_into`]) or on
     /// arrays of them.
     Loop(Arc<LoopPlan>),
@@ -161,14 +157,19 @@ pub(super) struct Frame {
 
 impl fmt::Debug for Tight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let how = |c: &Call| match c.how {
-            How::Prepared => "prepared",
-            How::Elementwise => "kernel",
-            How::Loop(_) => "loop",
-            How::Impl => "impl",
+        let how = |(h, c): (&Hot, &Call)| match (&h.fast, &c.how) {
+            (Fast::Prepared(_), _) => "prepared",
+            (Fast::Elementwise(_), _) => "kernel",
+            (Fast::Slow, How::Loop(_)) => "loop",
+            (Fast::Slow, How::Impl) => "impl",
         };
         f.debug_list()
-            .entries(self.calls.iter().map(|c| (c.prim.name, how(c))))
+            .entries(
+                self.hot
+                    .iter()
+                    .zip(&self.calls)
+                    .map(|hc| (hc.1.prim.name, how(hc))),
+            )
             .finish()
     }
 }
@@ -258,17 +259,15 @@ impl Tight {
                     }
                     Some(Prepared::Kernel(k)) => {
                         fast = Fast::Prepared(k);
-                        How::Prepared
+                        How::Impl
                     }
-                    None => match Kernel::of(c.prim)
-                        .and_then(|k| k.prepare(&c.params, &in_avals, out))
-                    {
-                        Some(k) => {
+                    None => {
+                        let k = Kernel::of(c.prim);
+                        if let Some(k) = k.and_then(|k| k.prepare(&c.params, &in_avals, out)) {
                             fast = Fast::Elementwise(k);
-                            How::Elementwise
                         }
-                        None => How::Impl,
-                    },
+                        How::Impl
+                    }
                 },
                 _ => How::Impl,
             };

@@ -269,9 +269,9 @@ pub(crate) fn f64_op<const OP: u8>(a: u64, b: u64) -> u64 {
 }
 
 /// `fn $name(x, y, out)`: `integer_pow(x, y)` on float words by JAX's square-and-multiply
-/// (`_integer_pow`), each product flushed as XLA's arithmetic is, a negative power the
-/// reciprocal of the product; the power 1 is the operand's bits (JAX lowers it to its
-/// operand).
+/// ([`super::math::square_and_multiply`]), each product flushed as XLA's arithmetic is, a
+/// negative power the reciprocal of the product; the power 1 is the operand's bits (JAX
+/// lowers it to its operand).
 macro_rules! integer_pow_into {
     ($(#[$doc:meta])* $name:ident, $w:ty, $f:ty, $flush:path, $op:ident, $one:expr) => {
         $(#[$doc])*
@@ -282,22 +282,9 @@ macro_rules! integer_pow_into {
                 return;
             }
             for (o, &x) in out.iter_mut().zip(x) {
-                let mut n = y.unsigned_abs();
-                let mut base = $flush(<$f>::from_bits(x)).to_bits();
-                let mut acc: Option<$w> = None;
-                while n > 0 {
-                    if n & 1 == 1 {
-                        acc = Some(match acc {
-                            None => base,
-                            Some(a) => $op::<{ BinOp::MUL }>(a, base),
-                        });
-                    }
-                    n >>= 1;
-                    if n > 0 {
-                        base = $op::<{ BinOp::MUL }>(base, base);
-                    }
-                }
-                *o = match acc {
+                let x = $flush(<$f>::from_bits(x)).to_bits();
+                let mul = |a: &$w, b: &$w| $op::<{ BinOp::MUL }>(*a, *b);
+                *o = match super::math::square_and_multiply(x, y, mul) {
                     None => $one,
                     Some(a) if y < 0 => $op::<{ BinOp::DIV }>($one, a),
                     Some(a) => a,
@@ -438,6 +425,7 @@ pub(crate) fn bits_into<W: Bits>(op: BitOp, a: Side<'_, W>, b: Side<'_, W>, out:
 
 /// The comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Cmp {
     /// `eq`.
     Eq,
@@ -451,6 +439,32 @@ pub(crate) enum Cmp {
     Gt,
     /// `ge`.
     Ge,
+}
+
+impl Cmp {
+    /// The comparison's code: a const-generic parameter for [`compared`].
+    pub(crate) const fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Comparison `C` ([`Cmp::code`]) of two values (read as the caller reads them: floats with
+/// subnormals as zeros of their sign), as a loop specialised for it computes it.
+#[inline(always)]
+pub(crate) fn compared<const C: u8, F: PartialOrd>(a: F, b: F) -> bool {
+    const EQ: u8 = Cmp::Eq.code();
+    const NE: u8 = Cmp::Ne.code();
+    const LT: u8 = Cmp::Lt.code();
+    const LE: u8 = Cmp::Le.code();
+    const GT: u8 = Cmp::Gt.code();
+    match C {
+        EQ => a == b,
+        NE => a != b,
+        LT => a < b,
+        LE => a <= b,
+        GT => a > b,
+        _ => a >= b,
+    }
 }
 
 /// `op` of two float32 sides into bools (subnormals read as zeros of their sign, NaN

@@ -790,6 +790,29 @@ complex_xla_fn!(
     complex_f64
 );
 
+/// `x ** |y|` by JAX's square-and-multiply (`_integer_pow`): the powers of `x` by repeated
+/// squaring, multiplied into the result from the lowest bit of `|y|` up, each product by
+/// `mul` (which rounds as the caller's dtype does); `None` for `y = 0`. The one order of
+/// products for every caller (arrays in `lax`, words in loop bodies' kernels).
+pub(crate) fn square_and_multiply<T: Clone>(x: T, y: i64, mul: impl Fn(&T, &T) -> T) -> Option<T> {
+    let mut n = y.unsigned_abs();
+    let mut base = x;
+    let mut acc: Option<T> = None;
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = Some(match acc {
+                None => base.clone(),
+                Some(a) => mul(&a, &base),
+            });
+        }
+        n >>= 1;
+        if n > 0 {
+            base = mul(&base, &base);
+        }
+    }
+    acc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,22 +38,10 @@ pub(super) fn integer_pow_vec<T: Arith>(
     if y == 0 {
         return vec![T::one(); x.len()];
     }
-    let mut n = y.unsigned_abs();
-    let mut base = x;
-    let mut acc: Option<Vec<T>> = None;
-    while n > 0 {
-        if n & 1 == 1 {
-            acc = Some(match acc {
-                None => base.clone(),
-                Some(a) => round(zip(&a, &base, mul)),
-            });
-        }
-        n >>= 1;
-        if n > 0 {
-            base = round(zip(&base, &base, mul));
-        }
-    }
-    let acc = acc.unwrap_or_default();
+    let acc = crate::kernels::math::square_and_multiply(x, y, |a: &Vec<T>, b: &Vec<T>| {
+        round(zip(a, b, mul))
+    })
+    .unwrap_or_default();
     if y < 0 {
         map(&acc, |a| div(T::one(), a))
     } else {
