@@ -21,6 +21,8 @@ use crate::kernels::fast::{self, BinOp, BitOp, Cmp, Side};
 use crate::lax::elementwise::fast::{bin_op, bit_op, cmp_op};
 use crate::lax::elementwise::{self, Op};
 
+use super::block::Code;
+
 /// An operand of a [`Kernel`] over a block of `n` elements: the bytes of its `n` elements, or
 /// of one element standing for each of them.
 #[derive(Clone, Copy, Debug)]
@@ -146,6 +148,29 @@ impl Elementwise {
         }
         self.r.run(&sides[..self.arity], self.n, out).is_some()
     }
+
+    /// This kernel as one instruction of a block program ([`super::block`]), where it has
+    /// one: its operation, the elements of its result, and which operands are one element
+    /// standing for all.
+    pub(super) fn element(&self) -> Option<(Code, usize, &[bool])> {
+        let code = match self.r {
+            Resolved::F32(op) => Code::F32(op),
+            Resolved::F64(op) => Code::F64(op),
+            Resolved::Cmp32(c) => Code::Cmp32(c),
+            Resolved::Cmp64(c) => Code::Cmp64(c),
+            Resolved::Sign32(neg) => Code::Sign32(neg),
+            Resolved::Sign64(neg) => Code::Sign64(neg),
+            Resolved::Select(1 | 2 | 4 | 8) => Code::Select,
+            Resolved::Fma32((p, z)) => Code::Fma32(p < 0.0, z < 0.0),
+            Resolved::Fma64((p, z)) => Code::Fma64(p < 0.0, z < 0.0),
+            Resolved::Int(op, width, signed) if op != BinOp::Div => Code::Int(op, width, signed),
+            Resolved::Bits(op @ (BitOp::And | BitOp::Or | BitOp::Xor), _) => Code::Bits(op),
+            Resolved::IntPow(true, y) => Code::IntPow32(y),
+            Resolved::IntPow(false, y) => Code::IntPow64(y),
+            _ => return None,
+        };
+        Some((code, self.n, self.one.get(..self.arity)?))
+    }
 }
 
 /// A loop of a few elements specialised for one operation on one layout of its operands
@@ -155,7 +180,7 @@ impl Elementwise {
 type Direct = fn(&[&[u8]; 3], &mut [u8]) -> bool;
 
 /// A float word and its arithmetic and comparisons as XLA's CPU code computes them.
-trait FloatWord: bytemuck::Pod {
+pub(super) trait FloatWord: bytemuck::Pod {
     /// Whether the kernel covers only JAX's rules (float64: NumPy's loops do not flush).
     const XLA_ONLY: bool;
     fn op<const OP: u8>(a: Self, b: Self) -> Self;
@@ -792,7 +817,7 @@ mod tests {
             .iter()
             .copied()
             .chain([&crate::lax::select::SELECT_N, fma]);
-        let mut ran = 0;
+        let (mut ran, mut in_blocks) = (0, 0);
         for prim in prims {
             let Some(kernel) = Kernel::of(prim) else {
                 continue;
@@ -847,9 +872,14 @@ mod tests {
                                 let mut got = vec![0u64; want.len().div_ceil(8)];
                                 let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut got)
                                     [..want.len()];
-                                if k.run(&ops, got) {
+                                let ok = k.run(&ops, got);
+                                if ok {
                                     assert_eq!(got, want, "{prim} {d} {zero_d:b} {p:?}");
                                     ran += 1;
+                                }
+                                if let Some(n) = blocks_agree(&k, &ins, want, ok) {
+                                    assert!(n >= 1 || !ok, "{prim} {d} {zero_d:b} {p:?}");
+                                    in_blocks += n;
                                 }
                             });
                         }
@@ -860,5 +890,59 @@ mod tests {
         // add, sub, mul, div, max, min, the six comparisons, neg, abs, the bit operations,
         // the float32 functions, select_n and fma, in most layouts.
         assert!(ran > 600, "{ran} kernels compared");
+        // The float arithmetic and comparisons, neg, abs, and, or, xor, integer arithmetic,
+        // integer_pow, select_n and fma: as instructions, on operands loaded and made.
+        assert!(in_blocks > 400, "{in_blocks} block instructions compared");
+    }
+
+    /// `k` as a block instruction ([`super::super::block`]) computes `want` (what its kernel
+    /// and the implementation computed, where `ran`), on its operands loaded into registers
+    /// and on the 0-d ones made by an instruction first (`select_n` of a true predicate: its
+    /// register spread over the lanes by the block), and declines where the kernel declined.
+    /// The programs run (`None`: `k` is not an instruction or its result too long).
+    fn blocks_agree(k: &Elementwise, ins: &[Array], want: &[u8], ran: bool) -> Option<usize> {
+        use super::super::block::{Builder, LANES};
+        let (code, n, one) = k.element()?;
+        if n > LANES {
+            return None;
+        }
+        let mut runs = 0;
+        for made in [false, true] {
+            let mut b = Builder::new();
+            let mut bytes: Vec<&[u8]> = Vec::new();
+            let mut args = Vec::new();
+            for (x, &one) in ins.iter().zip(one) {
+                let w = crate::array::element_bytes(x.dtype());
+                let r = b.load(w, x.size())?;
+                bytes.push(x.as_bytes());
+                let r = if made && one {
+                    let p = b.load(1, 1)?;
+                    bytes.push(&[1]);
+                    b.op(Code::Select, 1, &[(p, false), (r, false), (r, false)])?
+                } else {
+                    r
+                };
+                args.push((r, one));
+            }
+            let r = b.op(code, n, &args).expect("an instruction");
+            b.store(r, want.len() / n, 0)?;
+            let prog = b.finish();
+            if prog.xla_only() && !crate::lax::on_xla() {
+                // The block declines: so did the kernel.
+                assert!(!ran);
+                continue;
+            }
+            assert!(ran, "a block ran where its kernel declined: {code:?}");
+            let mut regs = vec![0u64; prog.lanes()];
+            for (j, x) in bytes.iter().enumerate() {
+                assert!(prog.load(&mut regs, j, x));
+            }
+            prog.exec(&mut regs);
+            let mut got = vec![0u8; want.len()];
+            assert!(prog.store(&regs, &prog.stores()[0], &mut got));
+            assert_eq!(got, want, "{code:?} made {made}");
+            runs += 1;
+        }
+        Some(runs)
     }
 }

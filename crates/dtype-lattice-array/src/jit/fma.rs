@@ -67,15 +67,17 @@ macro_rules! fused {
     }};
 }
 
+/// One float32 element of [`fma32_into`].
 #[inline(always)]
-fn f32_word(a: u32, b: u32, c: u32, sp: f32, sz: f32) -> u32 {
+pub(super) fn f32_word(a: u32, b: u32, c: u32, sp: f32, sz: f32) -> u32 {
     let f = |w| flush32(f32::from_bits(w));
     let r = fused!(f(a), f(b), f(c), sp, sz);
     flush32(r).to_bits()
 }
 
+/// One float64 element of [`fma64_into`].
 #[inline(always)]
-fn f64_word(a: u64, b: u64, c: u64, sp: f64, sz: f64) -> u64 {
+pub(super) fn f64_word(a: u64, b: u64, c: u64, sp: f64, sz: f64) -> u64 {
     let f = |w| flush64(f64::from_bits(w));
     let r = fused!(f(a), f(b), f(c), sp, sz);
     flush64(r).to_bits()

@@ -724,6 +724,126 @@ mod tests {
         }
     }
 
+    /// Runs of elementwise calls in a scan body run as blocks ([`super::super::block`]): float32
+    /// and float64 arithmetic, comparisons, `and`, `select_n`, `neg`, `abs`, fused
+    /// multiply-adds, integer arithmetic and `integer_pow`, one-element values computed in
+    /// a block and spread over a longer one's elements, a block's value read in part by a
+    /// slice (the run ends there), values read only inside a block (not written back) and
+    /// carries; NaNs, infinities, signed zeros and subnormals among the operands. On buffers
+    /// the body computes what its plan computes, bit for bit, under JAX's rules with and
+    /// without x64 and under NumPy's (where float64 blocks decline and their calls run one
+    /// by one).
+    #[test]
+    fn elementwise_runs_run_as_blocks() {
+        use crate::core::{Params, bind1};
+        use dtype_lattice::Rules;
+        let select = |c: &Array, a: &Array, b: &Array| {
+            bind1(&crate::lax::select::SELECT_N, &[c, a, b], &Params::new())
+        };
+        type Carry = (Array, Array, Array, Array);
+        let body = |(v, s, k, d): Carry, x: Array| -> R<(Carry, (Array, Array))> {
+            let t = jnp::add(&jnp::multiply(&v, &x)?, &s)?;
+            let u = jnp::divide(&t, &jnp::add(&jnp::abs(&x)?, 0.5)?)?;
+            let m = jnp::minimum(&jnp::maximum(&u, &jnp::negative(&t)?)?, 3.0)?;
+            let c = jnp::logical_and(&jnp::less(&m, &s)?, &jnp::equal(&t, &t)?)?;
+            let w = select(&c, &jnp::subtract(&t, 1.0)?, &m)?;
+            let s2 = jnp::add(&jnp::multiply(&s, 0.5)?, 1.0)?;
+            let v2 = jnp::multiply(&w, &s2)?;
+            let head = jnp::index(
+                &v2,
+                &[super::super::super::numpy::Index::Slice(Some(1), None, 1)],
+            )?;
+            let p = jnp::add(
+                &jnp::power(&head, 3)?,
+                &jnp::astype(&jnp::greater(&head, 0.0)?, head.dtype())?,
+            )?;
+            let k2 = jnp::maximum(&jnp::add(&k, 1)?, &jnp::multiply(&k, 2)?)?;
+            let d2 = jnp::subtract(&jnp::multiply(&d, 1.5)?, &jnp::abs(&d)?)?;
+            let d2 = select(&jnp::less_equal(&d2, &d)?, &d, &d2)?;
+            Ok(((v2, s2, k2, d2), (p, c)))
+        };
+        let x: Vec<f32> = vec![
+            0.5,
+            -0.0,
+            2.0,
+            f32::NAN,
+            1e-40,
+            -3.0,
+            f32::INFINITY,
+            0.25,
+            -1e-39,
+            7.0,
+            -0.5,
+            1.0,
+        ];
+        let xs = Array::from_shape_vec(&[4, 3], x).unwrap();
+        let v0 = Array::from_vec(vec![1.0f32, -2.0, 1e-41]);
+        let d0 = Array::from_vec(vec![1e-310f64, -2.5]);
+        // Traced under JAX's rules, run under these (NumPy's: the float64 blocks decline).
+        let cases = [
+            (
+                Rules::jax().x64(true),
+                Rules::jax().x64(true),
+                DType::Float64,
+            ),
+            (Rules::jax(), Rules::jax(), DType::Float32),
+            (Rules::jax().x64(true), Rules::numpy(), DType::Float64),
+        ];
+        for (traced, rules, dd) in cases {
+            let d0 = d0.astype(dd).unwrap();
+            let f = |(v0, d0, xs): (Array, Array, Array)| {
+                control::scan(
+                    body,
+                    &(v0, Array::scalar(0.75f32), Array::scalar(3i32), d0),
+                    &xs,
+                    None,
+                    false,
+                )
+            };
+            let args = (v0.clone(), d0.clone(), xs.clone());
+            let j = crate::config::with_rules(traced, || crate::make_jaxpr(f, &args)).unwrap();
+            let (exe, at) = loop_of(&j);
+            let super::super::plan::Step::Loop(call, plan) = &exe.steps[at].0 else {
+                unreachable!()
+            };
+            let LoopPlan::Scan {
+                body,
+                tight: Some(t),
+                length,
+                num_consts,
+                num_carry,
+                reverse,
+            } = &**plan
+            else {
+                panic!("a scan on buffers: {plan:?}")
+            };
+            let kinds = format!("{t:?}");
+            assert!(kinds.matches("block of").count() >= 2, "{kinds}");
+            let consts: Vec<Array> = j.consts.clone();
+            let carry = [&v0, &Array::scalar(0.75f32), &Array::scalar(3i32), &d0];
+            let mut ins: Vec<&Array> = consts.iter().collect();
+            ins.extend(carry);
+            ins.push(&xs);
+            crate::config::with_rules(rules, || {
+                let plain = scan(
+                    body,
+                    *length,
+                    *num_consts,
+                    *num_carry,
+                    *reverse,
+                    &ins,
+                    &call.avals,
+                )
+                .unwrap();
+                let tight = plan
+                    .run_on_buffers(&ins, &call.avals)
+                    .unwrap()
+                    .expect("the operands fit");
+                assert_eq!(bits(&plain), bits(&tight), "{rules:?}");
+            });
+        }
+    }
+
     /// A `while` (a `fori_loop` with traced bounds) on buffers: the predicate and the body,
     /// the carries exchanged or copied, agree with the plan's own run.
     #[test]

@@ -4,6 +4,7 @@
 //! contraction of products into additions (`fma`) — constant folding, dead code elimination,
 //! fused elementwise chains run chunk by chunk (`chunk`)).
 
+mod block;
 pub(crate) mod chunk;
 pub(crate) mod fma;
 mod loops;

@@ -11,6 +11,12 @@
 //!   [`Prepared::Part`]) runs nothing: its readers read the operand where it lies;
 //! - else its elementwise kernel ([`super::chunk::Elementwise`], the fused chains' kernels)
 //!   over the whole result, its operation and operands' layout chosen once;
+//! - a run of two or more elementwise calls of at most 16 elements whose kernels have block
+//!   instructions (float arithmetic and comparisons, `select_n`, `neg`, `abs`, fused
+//!   multiply-adds, integer arithmetic, `and`/`or`/`xor`, `integer_pow`) runs as one
+//!   program ([`super::block`]) on a register file kept with the frame (the constants
+//!   loaded once per frame); where it declines (float64 under NumPy's rules) its calls run
+//!   one by one;
 //! - a nested loop runs its own compiled plan on buffers ([`LoopPlan::run_into`]): its
 //!   operands read where they lie, its results written into their slots;
 //! - else its implementation, on arrays made from the buffers.
@@ -34,6 +40,7 @@ use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
 use smallvec::SmallVec;
 
+use super::block::{Builder, MAX_REGISTERS, Program, Reg};
 use super::chunk::{Elementwise, Kernel};
 use super::loops::{Bytes, LoopPlan};
 use super::plan::{Executable, Src, Step};
@@ -92,7 +99,7 @@ enum How {
 
 /// Where a call's operand lies, as the run reads it: the body's `k`th operand or slot `k`,
 /// bytes `start..end` of it, or constant `k` (and whether it holds no subnormal float).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Loc {
     Input { k: u32, start: u32, end: u32 },
     Slot { k: u32, start: u32, end: u32 },
@@ -103,6 +110,9 @@ enum Loc {
 enum Fast {
     Elementwise(Elementwise),
     Prepared(PreparedKernel),
+    /// The calls after this entry, as one program ([`Fused`]); where it declines, the calls
+    /// run one by one.
+    Block(Box<Fused>),
     /// A nested loop or the implementation ([`Call`]'s way).
     Slow,
 }
@@ -111,6 +121,8 @@ enum Fast {
 /// types (which only the implementation and nested loops read).
 struct Hot {
     fast: Fast,
+    /// The call's index in [`Tight::calls`] (a block: its first member's).
+    call: u32,
     /// The result's slot and its bytes (single-result calls; else unused).
     out: u32,
     out_len: u32,
@@ -128,6 +140,19 @@ struct Call {
     how: How,
 }
 
+/// A run of elementwise calls as one program ([`super::block`]).
+struct Fused {
+    prog: Program,
+    /// The operands each load reads, but constants (`(load, location)`).
+    loads: Vec<(usize, Loc)>,
+    /// The constants' loads, made once per frame.
+    fixed: Vec<(usize, Loc)>,
+    /// Its registers in the frame's file.
+    regs: Range<usize>,
+    /// The calls it stands for (the entries after it).
+    members: usize,
+}
+
 /// A loop body's calls on buffers (see the module documentation).
 pub(super) struct Tight {
     /// The calls as the run reads them (one per call of `calls`).
@@ -141,6 +166,8 @@ pub(super) struct Tight {
     in_sizes: Vec<usize>,
     calls: Vec<Call>,
     outputs: Vec<Source>,
+    /// Lanes of the blocks' register file.
+    lanes: usize,
     /// Frames of finished loops, for the next (a loop run many times, as a `while` inside a
     /// `scan`, allocates its buffers once).
     spare: std::sync::Mutex<Vec<Frame>>,
@@ -149,6 +176,8 @@ pub(super) struct Tight {
 /// The buffers of one loop's iterations: one per call result, reused.
 pub(super) struct Frame {
     bufs: Vec<Vec<u64>>,
+    /// The blocks' registers (their constants loaded when the frame is made).
+    regs: Vec<u64>,
     /// The carries of the loop running this body, and the next iteration's ([`super::loops`]
     /// fills them: kept with the frame so that a loop run many times allocates them once).
     pub(super) carry: Vec<Vec<u64>>,
@@ -157,20 +186,18 @@ pub(super) struct Frame {
 
 impl fmt::Debug for Tight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let how = |(h, c): (&Hot, &Call)| match (&h.fast, &c.how) {
-            (Fast::Prepared(_), _) => "prepared",
-            (Fast::Elementwise(_), _) => "kernel",
-            (Fast::Slow, How::Loop(_)) => "loop",
-            (Fast::Slow, How::Impl) => "impl",
+        let entry = |h: &Hot| {
+            let c = self.calls.get(h.call as usize);
+            let kind = match (&h.fast, c.map(|c| &c.how)) {
+                (Fast::Block(b), _) => return format!("block of {}", b.members),
+                (Fast::Prepared(_), _) => "prepared",
+                (Fast::Elementwise(_), _) => "kernel",
+                (Fast::Slow, Some(How::Loop(_))) => "loop",
+                (Fast::Slow, _) => "impl",
+            };
+            format!("{} {kind}", c.map_or("?", |c| c.prim.name))
         };
-        f.debug_list()
-            .entries(
-                self.hot
-                    .iter()
-                    .zip(&self.calls)
-                    .map(|hc| (hc.1.prim.name, how(hc))),
-            )
-            .finish()
+        f.debug_list().entries(self.hot.iter().map(entry)).finish()
     }
 }
 
@@ -304,6 +331,7 @@ impl Tight {
             let out = c.outs.first().copied().unwrap_or(0);
             hot.push(Hot {
                 fast,
+                call: u32::try_from(calls.len()).ok()?,
                 out: u32::try_from(out).ok()?,
                 out_len: u32::try_from(*sizes.get(out)?).ok()?,
                 ins: (first, u32::try_from(locs.len()).ok()?),
@@ -318,11 +346,12 @@ impl Tight {
                 how,
             });
         }
-        let outputs = exe
+        let outputs: Vec<Source> = exe
             .outputs
             .iter()
             .map(|s| from(s, &alias, &sizes))
             .collect::<Option<_>>()?;
+        let (hot, lanes) = fuse(hot, &calls, &locs, &outputs, sizes.len())?;
         Some(Tight {
             hot,
             locs,
@@ -331,6 +360,7 @@ impl Tight {
             in_sizes,
             calls,
             outputs,
+            lanes,
             spare: std::sync::Mutex::new(Vec::new()),
         })
     }
@@ -338,14 +368,31 @@ impl Tight {
     /// A frame for one loop's iterations (a spare one if there is one).
     pub(super) fn frame(&self) -> Frame {
         let spare = self.spare.lock().ok().and_then(|mut v| v.pop());
-        spare.unwrap_or_else(|| Frame {
-            bufs: self
-                .sizes
-                .iter()
-                .map(|&n| vec![0u64; n.div_ceil(8)])
-                .collect(),
-            carry: Vec::new(),
-            next: Vec::new(),
+        spare.unwrap_or_else(|| {
+            let mut frame = Frame {
+                bufs: self
+                    .sizes
+                    .iter()
+                    .map(|&n| vec![0u64; n.div_ceil(8)])
+                    .collect(),
+                regs: vec![0u64; self.lanes],
+                carry: Vec::new(),
+                next: Vec::new(),
+            };
+            // The blocks' constants, loaded once per frame (where one does not load, the
+            // register file is emptied: every block then declines and its calls run).
+            for h in &self.hot {
+                if let Fast::Block(b) = &h.fast {
+                    for &(k, l) in &b.fixed {
+                        let (bytes, _) = self.fetch(l, usize::MAX - 1, &[], &[], &[]);
+                        let regs = frame.regs.get_mut(b.regs.clone()).unwrap_or_default();
+                        if !b.prog.load(regs, k, bytes) {
+                            frame.regs.clear();
+                        }
+                    }
+                }
+            }
+            frame
         })
     }
 
@@ -390,7 +437,16 @@ impl Tight {
     ///
     /// A primitive's refusal.
     pub(super) fn run(&self, frame: &mut Frame, ins: &[Operand<'_>]) -> Result<(), Error> {
-        for (h, c) in self.hot.iter().zip(&self.calls) {
+        let mut at = 0;
+        while let Some(h) = self.hot.get(at) {
+            at += 1;
+            if let Fast::Block(b) = &h.fast {
+                if self.block(b, frame, ins) {
+                    at += b.members;
+                }
+                continue;
+            }
+            let c = self.calls.get(h.call as usize).ok_or_else(broken)?;
             if !matches!(h.fast, Fast::Slow) {
                 // The output's buffer beside the others (a call never reads its own result):
                 // the frame split at it, not the buffer taken out and put back.
@@ -441,6 +497,38 @@ impl Tight {
             self.implement(c, frame, ins)?;
         }
         Ok(())
+    }
+
+    /// Runs block `b` (false, nothing written, where it declines: its calls then run one by
+    /// one).
+    fn block(&self, b: &Fused, frame: &mut Frame, ins: &[Operand<'_>]) -> bool {
+        if b.prog.xla_only() && !crate::lax::on_xla() {
+            return false;
+        }
+        let Frame { bufs, regs, .. } = frame;
+        let Some(regs) = regs.get_mut(b.regs.clone()) else {
+            return false;
+        };
+        for &(k, l) in &b.loads {
+            let (bytes, _) = self.fetch(l, bufs.len(), bufs, &[], ins);
+            if !b.prog.load(regs, k, bytes) {
+                return false;
+            }
+        }
+        b.prog.exec(regs);
+        for s in b.prog.stores() {
+            let out = bufs
+                .get_mut(s.slot as usize)
+                .map(|b| bytemuck::cast_slice_mut::<u64, u8>(b));
+            let n = self.sizes.get(s.slot as usize).copied().unwrap_or(0);
+            let Some(out) = out.and_then(|o| o.get_mut(..n)) else {
+                return false;
+            };
+            if !b.prog.store(regs, s, out) {
+                return false;
+            }
+        }
+        true
     }
 
     /// The bytes `l` names, and whether they hold no subnormal float, for a call writing
@@ -592,6 +680,190 @@ impl Tight {
             _ => None,
         }
     }
+}
+
+/// A slot's readers: the entries reading it, and whether it is a result of the body.
+struct Readers {
+    by: Vec<SmallVec<[u32; 4]>>,
+    output: Vec<bool>,
+}
+
+impl Readers {
+    /// Whether slot `k` is read apart from the entries `within`.
+    fn outside(&self, k: usize, within: Range<usize>) -> bool {
+        self.output.get(k).copied().unwrap_or(true)
+            || self
+                .by
+                .get(k)
+                .is_none_or(|r| r.iter().any(|&i| !within.contains(&(i as usize))))
+    }
+}
+
+/// A value a block computed: its slot, register, element bytes and bytes.
+struct Made {
+    slot: usize,
+    reg: Reg,
+    width: usize,
+    bytes: usize,
+}
+
+/// The block of the longest run of elementwise calls from entry `s` that block instructions
+/// cover ([`super::block`]), and the entry after it; `None` for a run of fewer than two.
+fn block_at(
+    s: usize,
+    hot: &[Hot],
+    calls: &[Call],
+    locs: &[Loc],
+    readers: &Readers,
+) -> Option<(Fused, usize)> {
+    let mut b = Builder::new();
+    let mut loaded: Vec<(Loc, Reg, usize)> = Vec::new();
+    let mut made: Vec<Made> = Vec::new();
+    let mut end = s;
+    for h in hot.get(s..)? {
+        let Fast::Elementwise(k) = &h.fast else { break };
+        let Some((code, n, one)) = k.element() else {
+            break;
+        };
+        let Some(c) = calls.get(h.call as usize) else {
+            break;
+        };
+        let ls = locs
+            .get(h.ins.0 as usize..h.ins.1 as usize)
+            .unwrap_or_default();
+        let ([out], [slot]) = (c.avals.as_slice(), c.outs.as_slice()) else {
+            break;
+        };
+        if ls.len() != one.len()
+            || ls.len() != c.in_avals.len()
+            || b.registers() + 2 * ls.len() + 1 > MAX_REGISTERS
+        {
+            break;
+        }
+        let mut args: SmallVec<[(Reg, bool); 3]> = SmallVec::new();
+        for ((l, a), &one) in ls.iter().zip(&c.in_avals).zip(one) {
+            let w = element_bytes(a.dtype());
+            let inside = match l {
+                Loc::Slot { k, start, end } => made
+                    .iter()
+                    .find(|m| m.slot == *k as usize)
+                    .map(|m| (m, *start as usize, *end as usize)),
+                _ => None,
+            };
+            let reg = match inside {
+                // A value of the block, read whole as it was made (else the run ends here).
+                Some((m, 0, e)) if e == m.bytes && m.width == w => Some(m.reg),
+                Some(_) => None,
+                None => match loaded.iter().find(|(x, _, lw)| x == l && *lw == w) {
+                    Some(&(_, r, _)) => Some(r),
+                    None => b.load(w, a.size()).inspect(|&r| loaded.push((*l, r, w))),
+                },
+            };
+            match reg {
+                Some(r) => args.push((r, one)),
+                None => break,
+            }
+        }
+        if args.len() != ls.len() {
+            break;
+        }
+        let Some(reg) = b.op(code, n, &args) else {
+            break;
+        };
+        made.push(Made {
+            slot: *slot,
+            reg,
+            width: element_bytes(out.dtype()),
+            bytes: h.out_len as usize,
+        });
+        end += 1;
+    }
+    if end < s + 2 {
+        return None;
+    }
+    for m in &made {
+        if readers.outside(m.slot, s..end) {
+            b.store(m.reg, m.width, m.slot)?;
+        }
+    }
+    let (mut loads, mut fixed) = (Vec::new(), Vec::new());
+    for (k, &(l, _, _)) in loaded.iter().enumerate() {
+        match l {
+            Loc::Const { .. } => fixed.push((k, l)),
+            _ => loads.push((k, l)),
+        }
+    }
+    let prog = b.finish();
+    Some((
+        Fused {
+            regs: 0..prog.lanes(),
+            prog,
+            loads,
+            fixed,
+            members: end - s,
+        },
+        end,
+    ))
+}
+
+/// The entries with each run of elementwise calls that block instructions cover preceded by
+/// its block ([`block_at`]), and the lanes of the blocks' register file.
+fn fuse(
+    hot: Vec<Hot>,
+    calls: &[Call],
+    locs: &[Loc],
+    outputs: &[Source],
+    slots: usize,
+) -> Option<(Vec<Hot>, usize)> {
+    let mut readers = Readers {
+        by: vec![SmallVec::new(); slots],
+        output: vec![false; slots],
+    };
+    for (i, h) in hot.iter().enumerate() {
+        for l in locs.get(h.ins.0 as usize..h.ins.1 as usize)? {
+            if let Loc::Slot { k, .. } = l {
+                readers
+                    .by
+                    .get_mut(*k as usize)?
+                    .push(u32::try_from(i).ok()?);
+            }
+        }
+    }
+    for s in outputs {
+        if let Source::Slot(k, _) = s {
+            *readers.output.get_mut(*k)? = true;
+        }
+    }
+    let mut blocks = Vec::new();
+    let mut at = 0;
+    while at < hot.len() {
+        match block_at(at, &hot, calls, locs, &readers) {
+            Some((b, end)) => {
+                blocks.push((at, b));
+                at = end;
+            }
+            None => at += 1,
+        }
+    }
+    let mut lanes = 0;
+    let mut out = Vec::with_capacity(hot.len() + blocks.len());
+    let mut blocks = blocks.into_iter().peekable();
+    for (i, h) in hot.into_iter().enumerate() {
+        if let Some((_, mut b)) = blocks.next_if(|(s, _)| *s == i) {
+            let n = b.regs.len();
+            b.regs = lanes..lanes + n;
+            lanes += n;
+            out.push(Hot {
+                fast: Fast::Block(Box::new(b)),
+                call: h.call,
+                out: 0,
+                out_len: 0,
+                ins: (0, 0),
+            });
+        }
+        out.push(h);
+    }
+    Some((out, lanes))
 }
 
 impl Frame {

@@ -268,12 +268,12 @@ pub(crate) fn f64_op<const OP: u8>(a: u64, b: u64) -> u64 {
     flush64(r).to_bits()
 }
 
-/// `fn $name(x, y, out)`: `integer_pow(x, y)` on float words by JAX's square-and-multiply
-/// ([`super::math::square_and_multiply`]), each product flushed as XLA's arithmetic is, a
-/// negative power the reciprocal of the product; the power 1 is the operand's bits (JAX
-/// lowers it to its operand).
+/// `fn $name(x, y, out)` and `fn $word(x, y)` (one element): `integer_pow(x, y)` on float
+/// words by JAX's square-and-multiply ([`super::math::square_and_multiply`]), each product
+/// flushed as XLA's arithmetic is, a negative power the reciprocal of the product; the power
+/// 1 is the operand's bits (JAX lowers it to its operand).
 macro_rules! integer_pow_into {
-    ($(#[$doc:meta])* $name:ident, $w:ty, $f:ty, $flush:path, $op:ident, $one:expr) => {
+    ($(#[$doc:meta])* $name:ident, $word:ident, $w:ty, $f:ty, $flush:path, $op:ident, $one:expr) => {
         $(#[$doc])*
         pub(crate) fn $name(x: &[$w], y: i64, out: &mut [$w]) {
             if y == 1 {
@@ -282,24 +282,33 @@ macro_rules! integer_pow_into {
                 return;
             }
             for (o, &x) in out.iter_mut().zip(x) {
-                let x = $flush(<$f>::from_bits(x)).to_bits();
-                let mul = |a: &$w, b: &$w| $op::<{ BinOp::MUL }>(*a, *b);
-                *o = match super::math::square_and_multiply(x, y, mul) {
-                    None => $one,
-                    Some(a) if y < 0 => $op::<{ BinOp::DIV }>($one, a),
-                    Some(a) => a,
-                };
+                *o = $word(x, y);
+            }
+        }
+
+        /// One element of the function above.
+        #[inline(always)]
+        pub(crate) fn $word(x: $w, y: i64) -> $w {
+            if y == 1 {
+                return x;
+            }
+            let x = $flush(<$f>::from_bits(x)).to_bits();
+            let mul = |a: &$w, b: &$w| $op::<{ BinOp::MUL }>(*a, *b);
+            match super::math::square_and_multiply(x, y, mul) {
+                None => $one,
+                Some(a) if y < 0 => $op::<{ BinOp::DIV }>($one, a),
+                Some(a) => a,
             }
         }
     };
 }
 integer_pow_into!(
     /// float32 [`integer_pow_into`].
-    integer_pow32, u32, f32, flush, f32_op, 1f32.to_bits()
+    integer_pow32, integer_pow32_word, u32, f32, flush, f32_op, 1f32.to_bits()
 );
 integer_pow_into!(
     /// float64 [`integer_pow_into`].
-    integer_pow64, u64, f64, super::flush::flush64, f64_op, 1f64.to_bits()
+    integer_pow64, integer_pow64_word, u64, f64, super::flush::flush64, f64_op, 1f64.to_bits()
 );
 
 /// `fn $name(op, a, b, out)`: `add`, `sub`, `mul`, `div`, `max` or `min` of two sides of

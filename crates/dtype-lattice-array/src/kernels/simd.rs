@@ -56,6 +56,19 @@ pub(crate) fn zip_into<A: Copy, B: Copy, O>(
     zip_loop(x, y, out, f);
 }
 
+/// `f()` compiled with AVX2 and FMA where this CPU has them (`mul_add` inlined into `f` is
+/// one instruction there, [`fused_mul_add`]), else as it is: for a few elements' loops that
+/// are not [`zip_into`]'s (jit's block instructions).
+#[inline(always)]
+pub(crate) fn fused<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked on the line above).
+        return unsafe { avx2::fused(f) };
+    }
+    f()
+}
+
 /// `out[i·n + j] = f(a[i], b[j], z[i·n + j])` for `n = b.len()`: a rank-one update's rows
 /// (`a[i]` standing for every element of row `i`), with AVX2 and FMA where this CPU has them.
 /// Rows past the shortest of `a`, `z` and `out` are left as they are.
@@ -575,6 +588,11 @@ mod avx2 {
     };
 
     #[target_feature(enable = "avx2,fma")]
+    pub(crate) fn fused<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    #[target_feature(enable = "avx2,fma")]
     pub(crate) fn zip_into<A: Copy, B: Copy, O>(
         x: &[A],
         y: &[B],
@@ -754,6 +772,41 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`fused`] computes what the baseline build computes (`mul_add` rounded once either
+    /// way: one instruction in the AVX2 build, a library call in the other), on products
+    /// and addends that cancel, overflow, underflow to subnormals and hold NaNs.
+    #[test]
+    fn fused_code_computes_what_the_baseline_computes() {
+        let v = [
+            1.0f64,
+            -1.0 - f64::EPSILON,
+            1e308,
+            -3e-308,
+            1e-200,
+            f64::NAN,
+            f64::INFINITY,
+            -0.0,
+            0.1,
+            7.5,
+        ];
+        let mut n = 0;
+        for &a in &v {
+            for &b in &v {
+                for &c in &v {
+                    let want = (a.mul_add(b, c), (a as f32).mul_add(b as f32, c as f32));
+                    let got = fused(|| (a.mul_add(b, c), (a as f32).mul_add(b as f32, c as f32)));
+                    assert_eq!(
+                        (got.0.to_bits(), got.1.to_bits()),
+                        (want.0.to_bits(), want.1.to_bits()),
+                        "{a} {b} {c}"
+                    );
+                    n += 1;
+                }
+            }
+        }
+        assert_eq!(n, 1000);
+    }
 
     /// Every lane of the dispatched paths (AVX2 where the CPU has it) and of the baseline loops
     /// against the closure applied alone, for float32 arithmetic with NaN and subnormal
