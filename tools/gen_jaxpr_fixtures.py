@@ -472,6 +472,16 @@ def _(w, u, xs):
     return jnp.sum(h)
 
 
+# A transposed outer product added to another product: XLA computes it as the outer product of
+# the operands exchanged and contracts it, not the other product, into the sum.
+@case("transposed_outer_fma", ("float32", [16, 8]), ("float32", [8]), ("float32", [16]),
+      ("float32", [16, 8]))
+def _(a, b, c, d):
+    e = 0.75 - d
+    outer = jax.lax.dot_general(b, c, (((), ()), ((), ())))
+    return outer.T - (a / (e * e + 1.0)) * (2.0 * e)
+
+
 @case("cond_scalar_grad", ("float32", []))
 def _(x):
     return jax.lax.cond(x > 0, jnp.sin, lambda v: v * v * v, x)

@@ -1476,7 +1476,28 @@ fn contraction_sites(flat: &Flat) -> Vec<(usize, Vec<Option<Fma>>)> {
             neg = true;
             p = producer[*k2]?;
         }
+        // A transposed outer product, the product's only use: the plan (XLA's simplifier)
+        // computes it as the outer product of the operands exchanged, a multiply of
+        // broadcasts contracted into its sum (JAX 0.10.2 contracts it so: checked on
+        // `add_any(transpose(outer(t, c)), neg(mul(w, l)))`).
+        let mut perm = None;
+        if flat.calls[p].prim.name == "transpose" {
+            let Src::Slot(k3) = &flat.calls[p].inputs[0] else {
+                return None;
+            };
+            if is_output[*k3] || readers[*k3].len() != 1 {
+                return None;
+            }
+            let Some(Param::Ints(ax)) = flat.calls[p].params.get("permutation") else {
+                return None;
+            };
+            perm = Some(ax.clone());
+            p = producer[*k3]?;
+        }
         let c = &flat.calls[p];
+        if perm.is_some() && c.prim.name != "dot_general" {
+            return None;
+        }
         let mut outer = None;
         let (x, y) = match c.prim.name {
             "mul" => (c.inputs[0].clone(), c.inputs[1].clone()),
@@ -1499,8 +1520,21 @@ fn contraction_sites(flat: &Flat) -> Vec<(usize, Vec<Option<Fma>>)> {
                 if l.dtype() != d || r.dtype() != d {
                     return None;
                 }
-                outer = Some(r.ndim());
-                (c.inputs[0].clone(), c.inputs[1].clone())
+                match &perm {
+                    None => {
+                        outer = Some(r.ndim());
+                        (c.inputs[0].clone(), c.inputs[1].clone())
+                    }
+                    // The right operand's axes first, then the left's: the exchanged product.
+                    Some(ax) => {
+                        let (nl, nr) = (l.ndim() as i64, r.ndim() as i64);
+                        if *ax != (nl..nl + nr).chain(0..nl).collect::<Vec<_>>() {
+                            return None;
+                        }
+                        outer = Some(l.ndim());
+                        (c.inputs[1].clone(), c.inputs[0].clone())
+                    }
+                }
             }
             _ => return None,
         };
