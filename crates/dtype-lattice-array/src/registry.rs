@@ -25,6 +25,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &crate::interpreters::control::SCAN,
     &crate::interpreters::custom::CUSTOM_VJP_CALL,
     &crate::interpreters::custom::CUSTOM_LIN,
+    &lax::GATHER,
     &lax::ADD,
     &lax::ADD_ANY,
     &lax::SUB,

@@ -42,7 +42,8 @@ pub use custom::{RuleRef, VjpRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub use primitive::{
     Avals, BatchDims, BatchRule, Call, Float0, Float0Refusal, ImplRule, JvpRule, Lin, Outputs,
-    Param, Params, PartialEval, PartialEvalRule, Primitive, ShapeRule, TransposeRule, bind,
+    Param, Params, PartialEval, PartialEvalRule, Primitive, PyNumber, ShapeRule, TransposeRule,
+    bind,
 };
 pub(crate) use primitive::{
     Hidden, Operand, Prepared, PreparedKernel, bad_param, bind1, float0_refusal_named, implement,

@@ -59,6 +59,24 @@ pub enum Param {
         /// The batch dimensions of the right operand.
         rhs_batch: Vec<i64>,
     },
+    /// `gather`'s `dimension_numbers`, printed as JAX prints them:
+    /// `GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
+    /// operand_batching_dims=(), start_indices_batching_dims=())`.
+    GatherDimensionNumbers {
+        /// The result's dimensions that index into a slice.
+        offset_dims: Vec<i64>,
+        /// The operand's dimensions a slice of size 1 drops.
+        collapsed_slice_dims: Vec<i64>,
+        /// The operand dimension each component of an index vector starts.
+        start_index_map: Vec<i64>,
+        /// The operand's batching dimensions.
+        operand_batching_dims: Vec<i64>,
+        /// The indices' batching dimensions, one for each of the operand's.
+        start_indices_batching_dims: Vec<i64>,
+    },
+    /// A Python number (`fill_value=nan`, `fill_value=-2147483648`), printed as Python prints
+    /// it.
+    Number(PyNumber),
     /// A call primitive's closed jaxpr (`jit[jaxpr={ lambda ... }]`).
     Jaxpr(std::sync::Arc<super::ClosedJaxpr>),
     /// A tuple of closed jaxprs (`cond[branches=(\n{ lambda … }\n{ lambda … }\n)]`).
@@ -80,6 +98,33 @@ pub enum Param {
         /// Its text as JAX printed it.
         text: std::sync::Arc<str>,
     },
+}
+
+/// A Python number as a parameter holds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PyNumber {
+    /// An `int` within `i64`.
+    Int(i64),
+    /// An `int` beyond `i64::MAX`, within `u64`.
+    UInt(u64),
+    /// A `float`.
+    Float(f64),
+    /// A `bool`.
+    Bool(bool),
+}
+
+impl PyNumber {
+    /// The number as a 0-d array of Python's type (int64, uint64, float64, bool).
+    pub fn array(self) -> crate::array::Array {
+        use crate::array::Array;
+        match self {
+            PyNumber::Int(i) => Array::scalar(i),
+            PyNumber::UInt(u) => Array::scalar(u),
+            PyNumber::Float(x) => Array::scalar(x),
+            PyNumber::Bool(b) => Array::scalar(b),
+        }
+    }
 }
 
 impl Param {
@@ -132,6 +177,32 @@ impl fmt::Display for Param {
                     _ => write!(f, "({})", items.join(", ")),
                 }
             }
+            Param::GatherDimensionNumbers {
+                offset_dims,
+                collapsed_slice_dims,
+                start_index_map,
+                operand_batching_dims,
+                start_indices_batching_dims,
+            } => {
+                let t = |v: &[i64]| Param::Ints(v.to_vec()).to_string();
+                write!(
+                    f,
+                    "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, \
+                     start_index_map={}, operand_batching_dims={}, \
+                     start_indices_batching_dims={})",
+                    t(offset_dims),
+                    t(collapsed_slice_dims),
+                    t(start_index_map),
+                    t(operand_batching_dims),
+                    t(start_indices_batching_dims)
+                )
+            }
+            Param::Number(PyNumber::Int(i)) => write!(f, "{i}"),
+            Param::Number(PyNumber::UInt(u)) => write!(f, "{u}"),
+            Param::Number(PyNumber::Float(x)) => f.write_str(&super::jaxpr::print::literal_text(
+                &crate::array::Array::scalar(*x),
+            )),
+            Param::Number(PyNumber::Bool(b)) => f.write_str(if *b { "True" } else { "False" }),
             Param::DotDimensionNumbers {
                 lhs_contracting,
                 rhs_contracting,

@@ -36,6 +36,7 @@ pub(crate) mod batching;
 mod convert;
 mod dot;
 pub(crate) mod elementwise;
+pub(crate) mod gather;
 mod iota;
 mod moves;
 pub(crate) mod ops;
@@ -56,6 +57,7 @@ pub use elementwise::{
     OR, POPULATION_COUNT, POW, REAL, REM, ROUND, RSQRT, SHIFT_LEFT, SHIFT_RIGHT_ARITHMETIC,
     SHIFT_RIGHT_LOGICAL, SIGN, SIN, SINH, SQRT, SQUARE, SUB, TAN, TANH, XOR,
 };
+pub use gather::GATHER;
 pub use iota::IOTA;
 pub use random::{
     RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,

@@ -268,6 +268,49 @@ fn typed_one(
                 format!("dot_general's dimension_numbers must be ((lc, rc), (lb, rb)), not {text}")
             })?
         }
+        ("dimension_numbers", Printed::Call("GatherDimensionNumbers", v))
+            if prim.name == "gather" =>
+        {
+            match v.iter().map(Printed::ints).collect::<Option<Vec<_>>>() {
+                Some(d) if d.len() == 5 => {
+                    let mut d = d.into_iter();
+                    let mut next = || d.next().unwrap_or_default();
+                    Param::GatherDimensionNumbers {
+                        offset_dims: next(),
+                        collapsed_slice_dims: next(),
+                        start_index_map: next(),
+                        operand_batching_dims: next(),
+                        start_indices_batching_dims: next(),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "gather's dimension_numbers must be GatherDimensionNumbers of five \
+                         tuples, not {text}"
+                    ));
+                }
+            }
+        }
+        // A Python number (int, float, bool).
+        ("fill_value", v @ (Printed::Int(_) | Printed::Float | Printed::Word(_)))
+            if !matches!(v, Printed::Word("None")) =>
+        {
+            use crate::core::PyNumber;
+            let t = text.trim();
+            match v {
+                Printed::Word("True") => Param::Number(PyNumber::Bool(true)),
+                Printed::Word("False") => Param::Number(PyNumber::Bool(false)),
+                Printed::Int(i) => match (i64::try_from(i), u64::try_from(i)) {
+                    (Ok(i), _) => Param::Number(PyNumber::Int(i)),
+                    (_, Ok(u)) => Param::Number(PyNumber::UInt(u)),
+                    _ => return Err(format!("fill_value {text} is out of range")),
+                },
+                _ => match t.parse::<f64>() {
+                    Ok(f) => Param::Number(PyNumber::Float(f)),
+                    Err(_) => return Err(format!("fill_value must be a number, not {text}")),
+                },
+            }
+        }
         ("padding_config", Printed::Tuple(v)) => Param::Padding(
             v.iter()
                 .map(|d| match d.ints().as_deref() {

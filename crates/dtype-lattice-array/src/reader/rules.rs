@@ -20,7 +20,6 @@ const LATER: &[(&str, &[&str])] = &[
     (
         "an indexing primitive",
         &[
-            "gather",
             "scatter",
             "scatter-add",
             "scatter-mul",

@@ -11,6 +11,7 @@ mod convert_laws;
 #[path = "../../../../tests/common/arrays.rs"]
 mod fixture_arrays;
 mod float0;
+mod gather;
 mod jaxpr_reader;
 mod lax_elementwise;
 mod lax_elementwise_laws;

@@ -336,7 +336,7 @@ impl ClosedJaxpr {
     }
 }
 
-mod print;
+pub(crate) mod print;
 pub(crate) use print::{eqn_text, literal_text};
 
 /// JAX's name of the `n`-th variable (`a`, …, `z`, `ba`, …), for tests.

@@ -1,0 +1,675 @@
+//! `gather`, as JAX 0.10.2 defines, prints and computes it (`jax/_src/lax/slicing.py`, XLA's
+//! operation semantics): each index vector of `indices` (its last dimension) starts a slice of
+//! `slice_sizes` in the operand; the result holds the slices, the dimensions of a slice at
+//! `offset_dims`, the indices' other dimensions at the rest, dimensions of size one dropped
+//! where `collapsed_slice_dims` says, and operand batching dimensions indexed by the indices'
+//! batching dimensions.
+//!
+//! The modes: `CLIP` and `PROMISE_IN_BOUNDS` clamp each start so that the slice lies in the
+//! operand (XLA's CPU backend clamps both); `FILL_OR_DROP` gives `fill_value` for a slice
+//! whose start is out of bounds, after converting the indices to the index type JAX picks
+//! (int32 where the operand's dimensions fit, so wider indices wrap first, as JAX's do).
+//!
+//! Rules: the shape rule with JAX's `TypeError`s, the dtype rule (`ValueError`: integer
+//! indices), the implementation, the JVP (the gather of the tangent, filling with 0) and
+//! JAX's batching rule (the batch a new leading dimension of the operand's slices, of the
+//! indices' batch, or a batching dimension of both). The transpose (a `scatter-add`) comes
+//! with `scatter`.
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error, Kind};
+
+use super::{Avals, Outputs, Param, Params, Primitive, bind};
+use crate::array::{Array, ShapedArray, element_bytes};
+
+/// The `gather` primitive.
+pub static GATHER: Primitive = Primitive::new("gather", Some(2), shape_rule, impl_rule)
+    .jvp(jvp)
+    .batch(batch);
+
+fn type_error<T>(msg: String) -> Result<T, Error> {
+    Err(Error::refused(Exception::TypeError, msg))
+}
+
+/// `gather`'s dimension numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Dnums {
+    pub(crate) offset_dims: Vec<i64>,
+    pub(crate) collapsed_slice_dims: Vec<i64>,
+    pub(crate) start_index_map: Vec<i64>,
+    pub(crate) operand_batching_dims: Vec<i64>,
+    pub(crate) start_indices_batching_dims: Vec<i64>,
+}
+
+impl Dnums {
+    fn of(prim: &Primitive, params: &Params) -> Result<Dnums, Error> {
+        match params.require(prim.name, "dimension_numbers")? {
+            Param::GatherDimensionNumbers {
+                offset_dims,
+                collapsed_slice_dims,
+                start_index_map,
+                operand_batching_dims,
+                start_indices_batching_dims,
+            } => Ok(Dnums {
+                offset_dims: offset_dims.clone(),
+                collapsed_slice_dims: collapsed_slice_dims.clone(),
+                start_index_map: start_index_map.clone(),
+                operand_batching_dims: operand_batching_dims.clone(),
+                start_indices_batching_dims: start_indices_batching_dims.clone(),
+            }),
+            _ => Err(super::bad_param(
+                prim.name,
+                "dimension_numbers",
+                "not GatherDimensionNumbers",
+            )),
+        }
+    }
+}
+
+/// JAX's `GatherScatterMode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Clip,
+    FillOrDrop,
+    PromiseInBounds,
+}
+
+impl Mode {
+    fn of(prim: &Primitive, params: &Params) -> Result<Mode, Error> {
+        let text = match params.require(prim.name, "mode")? {
+            Param::Name(n) => n.as_str(),
+            Param::Int(1) => return Ok(Mode::Clip),
+            Param::Int(0) => return Ok(Mode::FillOrDrop),
+            Param::Int(2) => return Ok(Mode::PromiseInBounds),
+            _ => "",
+        };
+        match text.strip_prefix("GatherScatterMode.").unwrap_or(text) {
+            "CLIP" | "clip" => Ok(Mode::Clip),
+            "FILL_OR_DROP" | "fill" | "drop" => Ok(Mode::FillOrDrop),
+            "PROMISE_IN_BOUNDS" | "promise_in_bounds" => Ok(Mode::PromiseInBounds),
+            _ => Err(super::bad_param(
+                prim.name,
+                "mode",
+                "not a GatherScatterMode",
+            )),
+        }
+    }
+}
+
+/// Python's `(1, 2)`, `(1,)`, `()`.
+fn tuple(v: &[i64]) -> String {
+    Param::Ints(v.to_vec()).to_string()
+}
+
+/// Python's list text of dimensions (`[0, 1]`), as JAX's messages show a list.
+fn shown(v: &[i64]) -> String {
+    tuple(v)
+}
+
+fn is_sorted(dims: &[i64], name: &str) -> Result<(), Error> {
+    if dims.windows(2).any(|w| w[1] < w[0]) {
+        return type_error(format!(
+            "{name} in gather op must be sorted; got {}",
+            shown(dims)
+        ));
+    }
+    Ok(())
+}
+
+fn no_duplicates(dims: &[i64], name: &str) -> Result<(), Error> {
+    let mut seen = std::collections::HashSet::new();
+    if !dims.iter().all(|d| seen.insert(*d)) {
+        return type_error(format!(
+            "{name} in gather op must not repeat; got: {}.",
+            shown(dims)
+        ));
+    }
+    Ok(())
+}
+
+fn sorted_in_range(dims: &[i64], rank: usize, name: &str) -> Result<(), Error> {
+    let (Some(&first), Some(&last)) = (dims.first(), dims.last()) else {
+        return Ok(());
+    };
+    let bad = if first < 0 {
+        first
+    } else if last >= rank as i64 {
+        last
+    } else {
+        return Ok(());
+    };
+    // JAX tests `if invalid_dim:`, so a 0 passes.
+    if bad == 0 {
+        return Ok(());
+    }
+    type_error(format!(
+        "Invalid {name} set in gather op; valid range is [0, {rank}); got: {bad}."
+    ))
+}
+
+fn in_range(dims: &[i64], rank: usize, name: &str) -> Result<(), Error> {
+    if let Some(d) = dims.iter().find(|&&d| d < 0 || d >= rank as i64) {
+        return type_error(format!(
+            "Invalid {name} set in gather op; valid range is [0, {rank}); got: {d}."
+        ));
+    }
+    Ok(())
+}
+
+fn disjoint(a: &[i64], b: &[i64], na: &str, nb: &str) -> Result<(), Error> {
+    if a.iter().any(|x| b.contains(x)) {
+        return type_error(format!(
+            "{na} and {nb} in gather op must be disjoint; got: {} and {}.",
+            shown(a),
+            shown(b)
+        ));
+    }
+    Ok(())
+}
+
+/// The result's shape, after JAX's checks (`_gather_shape_rule`).
+fn result_shape(
+    operand: &[usize],
+    indices: &[usize],
+    d: &Dnums,
+    slice_sizes: &[i64],
+) -> Result<Vec<usize>, Error> {
+    let Some(ivd) = indices.len().checked_sub(1) else {
+        return type_error(
+            "Gather index leaf dimension must be within [0, rank(indices) + 1). rank(indices) \
+             is 0 and gather index leaf dimension is -1."
+                .into(),
+        );
+    };
+    let rank = operand.len();
+    is_sorted(&d.offset_dims, "offset_dims")?;
+    no_duplicates(&d.offset_dims, "offset_dims")?;
+    let out_rank = d.offset_dims.len() + ivd;
+    for (i, &o) in d.offset_dims.iter().enumerate() {
+        if o < 0 || o >= out_rank as i64 {
+            return type_error(format!(
+                "Offset dimension {i} in gather op is out of bounds; got {o}, but should have \
+                 been in [0, {out_rank})"
+            ));
+        }
+    }
+    if d.start_index_map.len() != indices[ivd] {
+        return type_error(format!(
+            "Gather op has {} elements in start_index_map and the bound of dimension \
+             index_vector_dim={ivd} of indices is {}. These two numbers must be equal.",
+            d.start_index_map.len(),
+            indices[ivd]
+        ));
+    }
+    for (i, &s) in d.start_index_map.iter().enumerate() {
+        if s < 0 || s >= rank as i64 {
+            return type_error(format!(
+                "Invalid start_index_map; domain is [0, {rank}), got: {i}->{s}."
+            ));
+        }
+    }
+    no_duplicates(&d.start_index_map, "start_index_map")?;
+    is_sorted(&d.collapsed_slice_dims, "collapsed_slice_dims")?;
+    sorted_in_range(&d.collapsed_slice_dims, rank, "collapsed_slice_dims")?;
+    no_duplicates(&d.collapsed_slice_dims, "collapsed_slice_dims")?;
+    no_duplicates(&d.operand_batching_dims, "operand_batching_dims")?;
+    is_sorted(&d.operand_batching_dims, "operand_batching_dims")?;
+    sorted_in_range(&d.operand_batching_dims, rank, "operand_batching_dims")?;
+    disjoint(
+        &d.collapsed_slice_dims,
+        &d.operand_batching_dims,
+        "collapsed_slice_dims",
+        "operand_batching_dims",
+    )?;
+    disjoint(
+        &d.start_index_map,
+        &d.operand_batching_dims,
+        "start_index_map",
+        "operand_batching_dims",
+    )?;
+    no_duplicates(
+        &d.start_indices_batching_dims,
+        "start_indices_batching_dims",
+    )?;
+    in_range(
+        &d.start_indices_batching_dims,
+        indices.len(),
+        "start_indices_batching_dims",
+    )?;
+    if d.start_indices_batching_dims.contains(&(ivd as i64)) {
+        return type_error(format!(
+            "Gather op cannot have the index vector dimension as a batching dimension; got {}.",
+            shown(&d.start_indices_batching_dims)
+        ));
+    }
+    if d.operand_batching_dims.len() != d.start_indices_batching_dims.len() {
+        return type_error(format!(
+            "Gather op requires equal numbers of operand_batching_dims and \
+             start_indices_batching_dims, got {} and{}.",
+            shown(&d.operand_batching_dims),
+            shown(&d.start_indices_batching_dims)
+        ));
+    }
+    // Every dimension below was checked in range above.
+    let ob: Vec<usize> = d
+        .operand_batching_dims
+        .iter()
+        .map(|&i| operand[i as usize])
+        .collect();
+    let ib: Vec<usize> = d
+        .start_indices_batching_dims
+        .iter()
+        .map(|&i| indices[i as usize])
+        .collect();
+    if ob != ib {
+        let t = |v: &[usize]| tuple(&v.iter().map(|&x| x as i64).collect::<Vec<_>>());
+        return type_error(format!(
+            "Gather op requires operand batching dimensions and indices batching dimensions to \
+             have the same shape, got {} and {}.",
+            t(&ob),
+            t(&ib)
+        ));
+    }
+    if rank != slice_sizes.len() {
+        return type_error(format!(
+            "Gather op must have one slice size for every input dimension; got: \
+             len(slice_sizes)={}, input_shape.rank={rank}",
+            slice_sizes.len()
+        ));
+    }
+    if slice_sizes.len()
+        != d.offset_dims.len() + d.collapsed_slice_dims.len() + d.operand_batching_dims.len()
+    {
+        return type_error(format!(
+            "All components of the offset index in a gather op must either be a offset \
+             dimension or explicitly collapsed/batching; got len(slice_sizes)={}, \
+             output_slice_sizes={}, collapsed_slice_dims={}, operand_batching_dims={}.",
+            slice_sizes.len(),
+            shown(&d.offset_dims),
+            shown(&d.collapsed_slice_dims),
+            shown(&d.operand_batching_dims)
+        ));
+    }
+    let empty = indices.contains(&0);
+    for (i, (&s, &n)) in slice_sizes.iter().zip(operand).enumerate() {
+        if !(empty || (s >= 0 && n as i64 >= s)) {
+            return type_error(format!(
+                "Slice size at index {i} in gather op is out of range, must be within [0, {n} \
+                 + 1), got {s}."
+            ));
+        }
+    }
+    for (i, &c) in d.collapsed_slice_dims.iter().enumerate() {
+        let bound = slice_sizes[c as usize];
+        if bound != 1 {
+            return type_error(format!(
+                "Gather op can only collapse slice dims with bound 1, but bound is {bound} for \
+                 index {c} at position {i}."
+            ));
+        }
+    }
+    for (i, &b) in d.operand_batching_dims.iter().enumerate() {
+        let bound = slice_sizes[b as usize];
+        if bound > 1 {
+            return type_error(format!(
+                "Gather op can only have operand batching dims with bound 0/1, but bound is \
+                 {bound} for index {b} at position {i}."
+            ));
+        }
+    }
+    let mut sizes = slice_sizes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            let i = *i as i64;
+            !d.collapsed_slice_dims.contains(&i) && !d.operand_batching_dims.contains(&i)
+        })
+        .map(|(_, &s)| s.max(0) as usize);
+    let mut batch = indices[..ivd].iter().copied();
+    (0..out_rank)
+        .map(|i| {
+            if d.offset_dims.contains(&(i as i64)) {
+                sizes.next()
+            } else {
+                batch.next()
+            }
+        })
+        .collect::<Option<Vec<usize>>>()
+        .map_or_else(
+            || type_error("gather: inconsistent dimension numbers".into()),
+            Ok,
+        )
+}
+
+fn slice_sizes(prim: &Primitive, params: &Params) -> Result<Vec<i64>, Error> {
+    match params.require(prim.name, "slice_sizes")? {
+        Param::Ints(v) => Ok(v.clone()),
+        _ => Err(super::bad_param(
+            prim.name,
+            "slice_sizes",
+            "not a tuple of integers",
+        )),
+    }
+}
+
+fn is_index(d: DType) -> bool {
+    matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt)
+}
+
+fn shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let [operand, indices] = inputs else {
+        return type_error(format!(
+            "gather() takes 2 positional arguments but {} were given",
+            inputs.len()
+        ));
+    };
+    let d = Dnums::of(prim, params)?;
+    let sizes = slice_sizes(prim, params)?;
+    Mode::of(prim, params)?;
+    let shape = result_shape(operand.shape(), indices.shape(), &d, &sizes)?;
+    if !is_index(indices.dtype()) {
+        return Err(Error::refused(
+            Exception::ValueError,
+            "indices must have an integer type",
+        ));
+    }
+    Ok(smallvec::smallvec![ShapedArray::new(
+        &shape,
+        operand.dtype(),
+        operand.weak_type()
+    )])
+}
+
+/// The index vectors' components as exact integers (unsigned ones beyond `i64` kept).
+fn index_values(indices: &Array) -> Result<Vec<i128>, Error> {
+    Ok(match indices.dtype().kind() {
+        Kind::UnsignedInt => indices
+            .astype(DType::UInt64)?
+            .to_vec::<u64>()?
+            .into_iter()
+            .map(i128::from)
+            .collect(),
+        _ => indices
+            .astype(DType::Int64)?
+            .to_vec::<i64>()?
+            .into_iter()
+            .map(i128::from)
+            .collect(),
+    })
+}
+
+/// The fill of a `FILL_OR_DROP` gather: `fill_value` as the operand's dtype (`None`: JAX's
+/// default, NaN, the least signed or greatest unsigned integer, or True).
+fn fill_bytes(dtype: DType, params: &Params) -> Result<Vec<u8>, Error> {
+    let bad = || super::bad_param(GATHER.name, "fill_value", "not a number");
+    let bits = dtype.bits().clamp(1, 64);
+    let x = match params.get("fill_value") {
+        None | Some(Param::None) => match dtype.kind() {
+            Kind::SignedInt => Array::scalar(-(1i128 << (bits - 1)) as i64),
+            Kind::UnsignedInt => Array::scalar(((1u128 << bits) - 1) as u64),
+            Kind::Bool => Array::scalar(true),
+            _ => Array::scalar(f64::NAN),
+        },
+        Some(Param::Number(x)) => x.array(),
+        Some(Param::Int(i)) => Array::scalar(*i),
+        Some(Param::Bool(b)) => Array::scalar(*b),
+        Some(Param::Name(t)) => match (t.parse::<u64>(), t.parse::<f64>()) {
+            (Ok(u), _) => Array::scalar(u),
+            (_, Ok(f)) => Array::scalar(f),
+            _ => return Err(bad()),
+        },
+        Some(_) => return Err(bad()),
+    };
+    Ok(x.astype(dtype)?.as_bytes().to_vec())
+}
+
+/// Row-major strides of `shape`, in elements.
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+fn impl_rule(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let [operand, indices] = inputs else {
+        return type_error("gather takes an operand and indices".into());
+    };
+    let out = &avals[0];
+    let d = Dnums::of(prim, params)?;
+    let sizes = slice_sizes(prim, params)?;
+    let mode = Mode::of(prim, params)?;
+    let (os, is) = (operand.shape(), indices.shape());
+    let rank = os.len();
+    let ivd = is.len().saturating_sub(1);
+    let k = is.get(ivd).copied().unwrap_or(0);
+    let eb = element_bytes(operand.dtype());
+    let n = out.size();
+    let mut bytes = vec![0u8; n.checked_mul(eb).ok_or_else(too_large)?];
+    if n == 0 {
+        return Ok(smallvec::smallvec![
+            Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
+        ]);
+    }
+    let idx = index_values(indices)?;
+    let src = operand.as_bytes();
+    let fill = match mode {
+        Mode::FillOrDrop => Some(fill_bytes(operand.dtype(), params)?),
+        _ => None,
+    };
+    // JAX's FILL_OR_DROP index type: int32 where every dimension fits, else int64.
+    let narrow = os.iter().all(|&s| s <= i32::MAX as usize);
+    let ost = strides(os);
+    let out_shape = out.shape();
+    // For each result dimension: an offset dimension (the operand dimension it runs along)
+    // or a batch dimension (the indices dimension it runs along).
+    let window: Vec<usize> = (0..rank)
+        .filter(|&i| {
+            let i = i as i64;
+            !d.collapsed_slice_dims.contains(&i) && !d.operand_batching_dims.contains(&i)
+        })
+        .collect();
+    enum Dim {
+        Offset(usize),
+        Batch(usize),
+    }
+    let (mut next_w, mut next_b) = (window.iter(), 0usize);
+    let dims: Vec<Dim> = (0..out_shape.len())
+        .map(|i| {
+            if d.offset_dims.contains(&(i as i64)) {
+                Dim::Offset(next_w.next().copied().unwrap_or(0))
+            } else {
+                next_b += 1;
+                Dim::Batch(next_b - 1)
+            }
+        })
+        .collect();
+    let ist = strides(&is[..ivd]);
+    let mut at = vec![0usize; out_shape.len()];
+    let mut batch = vec![0usize; ivd];
+    let mut start = vec![0i128; rank];
+    for e in 0..n {
+        // The result's index `at`: its batch part and the slice's start.
+        for (dim, &a) in dims.iter().zip(&at) {
+            if let Dim::Batch(b) = dim {
+                batch[*b] = a;
+            }
+        }
+        let row: usize = batch.iter().zip(&ist).map(|(a, s)| a * s).sum::<usize>() * k;
+        start.iter_mut().for_each(|s| *s = 0);
+        let mut inside = true;
+        for (c, &dim) in d.start_index_map.iter().enumerate() {
+            let mut v = idx.get(row + c).copied().unwrap_or(0);
+            let dim = dim as usize;
+            let hi = os[dim] as i128 - i128::from(sizes[dim]);
+            if fill.is_some() {
+                v = if narrow {
+                    i128::from(v as i32)
+                } else {
+                    i128::from(v as i64)
+                };
+                inside &= v >= 0 && v <= hi;
+            }
+            start[dim] = v.clamp(0, hi.max(0));
+        }
+        for (&ob, &ib) in d
+            .operand_batching_dims
+            .iter()
+            .zip(&d.start_indices_batching_dims)
+        {
+            start[ob as usize] = batch[ib as usize] as i128;
+        }
+        let dst = &mut bytes[e * eb..(e + 1) * eb];
+        match (&fill, inside) {
+            (Some(f), false) => dst.copy_from_slice(&f[..eb]),
+            _ => {
+                let mut pos = start.clone();
+                for (dim, &a) in dims.iter().zip(&at) {
+                    if let Dim::Offset(w) = dim {
+                        pos[*w] += a as i128;
+                    }
+                }
+                let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
+                let from = src.get(flat * eb..(flat + 1) * eb).ok_or_else(too_large)?;
+                dst.copy_from_slice(from);
+            }
+        }
+        // The next result index.
+        for i in (0..at.len()).rev() {
+            at[i] += 1;
+            if at[i] < out_shape[i] {
+                break;
+            }
+            at[i] = 0;
+        }
+    }
+    Ok(smallvec::smallvec![
+        Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
+    ])
+}
+
+fn too_large() -> Error {
+    Error::refused(
+        Exception::ValueError,
+        "gather: an index outside the operand",
+    )
+}
+
+/// The JVP: the gather of the tangent, filling with 0 (JAX's `_gather_jvp_rule`).
+fn jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let refs: Vec<&Array> = primals.iter().collect();
+    let out = bind(prim, &refs, params)?;
+    let t = match tangents.first().cloned().flatten() {
+        None => None,
+        Some(t) => {
+            let fill = if Mode::of(prim, params)? == Mode::FillOrDrop {
+                Param::Int(0)
+            } else {
+                Param::None
+            };
+            let mut p = Params::new();
+            for (name, v) in params.iter() {
+                p = p.with_named(
+                    name.to_string(),
+                    if name == "fill_value" {
+                        fill.clone()
+                    } else {
+                        v.clone()
+                    },
+                );
+            }
+            let ins = [&t, &primals[1]];
+            Some(bind(prim, &ins, &p)?[0].clone())
+        }
+    };
+    Ok((out, vec![t]))
+}
+
+/// JAX's batching rule (`_gather_batching_rule`): the batch dimensions moved to the front; an
+/// operand batch becomes a leading offset dimension of full slices, an indices batch a
+/// leading batch dimension of the result, and a batch of both a batching dimension of each.
+fn batch(
+    prim: &'static Primitive,
+    _size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::core::BatchDims), Error> {
+    use super::batching::moveaxis;
+    let [operand, indices] = args else {
+        return type_error("gather takes an operand and indices".into());
+    };
+    let d = Dnums::of(prim, params)?;
+    let sizes = slice_sizes(prim, params)?;
+    let up = |v: &[i64]| v.iter().map(|x| x + 1).collect::<Vec<i64>>();
+    let front = |x: &Array, b: Option<usize>| b.map_or(Ok(x.clone()), |b| moveaxis(x, b, 0));
+    let (o, i) = (front(operand, dims[0])?, front(indices, dims[1])?);
+    let (dn, sizes) = match (dims[0], dims[1]) {
+        (Some(_), None) => (
+            Dnums {
+                offset_dims: std::iter::once(0).chain(up(&d.offset_dims)).collect(),
+                collapsed_slice_dims: up(&d.collapsed_slice_dims),
+                start_index_map: up(&d.start_index_map),
+                operand_batching_dims: up(&d.operand_batching_dims),
+                start_indices_batching_dims: d.start_indices_batching_dims.clone(),
+            },
+            std::iter::once(o.shape()[0] as i64)
+                .chain(sizes.iter().copied())
+                .collect::<Vec<_>>(),
+        ),
+        (None, Some(_)) => (
+            Dnums {
+                offset_dims: up(&d.offset_dims),
+                start_indices_batching_dims: up(&d.start_indices_batching_dims),
+                ..d.clone()
+            },
+            sizes,
+        ),
+        (Some(_), Some(_)) => (
+            Dnums {
+                offset_dims: up(&d.offset_dims),
+                collapsed_slice_dims: up(&d.collapsed_slice_dims),
+                start_index_map: up(&d.start_index_map),
+                operand_batching_dims: std::iter::once(0)
+                    .chain(up(&d.operand_batching_dims))
+                    .collect(),
+                start_indices_batching_dims: std::iter::once(0)
+                    .chain(up(&d.start_indices_batching_dims))
+                    .collect(),
+            },
+            std::iter::once(1).chain(sizes.iter().copied()).collect(),
+        ),
+        (None, None) => return Ok((bind(prim, &[operand, indices], params)?, vec![None])),
+    };
+    let mut p = Params::new();
+    for (name, v) in params.iter() {
+        let v = match name {
+            "dimension_numbers" => Param::GatherDimensionNumbers {
+                offset_dims: dn.offset_dims.clone(),
+                collapsed_slice_dims: dn.collapsed_slice_dims.clone(),
+                start_index_map: dn.start_index_map.clone(),
+                operand_batching_dims: dn.operand_batching_dims.clone(),
+                start_indices_batching_dims: dn.start_indices_batching_dims.clone(),
+            },
+            "slice_sizes" => Param::Ints(sizes.clone()),
+            _ => v.clone(),
+        };
+        p = p.with_named(name.to_string(), v);
+    }
+    Ok((bind(prim, &[&o, &i], &p)?, vec![Some(0)]))
+}
