@@ -1,8 +1,11 @@
-"""Gather conformance: JAX 0.10.2 programs that gather (NumPy indexing, `take`,
+"""Gather and scatter conformance: JAX 0.10.2 programs that gather (NumPy indexing, `take`,
 `take_along_axis`, `lax.gather` with every mode, windows, operand batching dimensions,
 out-of-range and negative indices, wide and unsigned indices), recorded as the jaxpr JAX
-prints, the inputs and what `jax.jit` computes. The test reads the text and evaluates it
-eagerly and under jit (`tests/it/gather.rs`).
+prints, the inputs and what `jax.jit` computes (and `jax.grad` in the first input, for
+programs of a float scalar); programs that scatter (`.at[]` with `set`, `add`, `multiply`,
+`min`, `max`, duplicate and out-of-range indices, windows partly outside the operand, every
+mode, batching dimensions). The test reads the text and evaluates it eagerly, under jit,
+and differentiated (`tests/it/gather.rs`).
 
     tools/.venv-jax/bin/python tools/gen_gather_fixtures.py > tests/fixtures/indexing/gather.json
 """
@@ -149,13 +152,81 @@ def _(x, i):
                                 start_index_map=(0, 1)), slice_sizes=(3, 2), mode="clip")
 
 
+upd = rng.standard_normal((5, 4)).astype(np.float32)
+dup = np.array([1, 3, 1, 9, -1], np.int32)
+for op in ["set", "add", "multiply", "min", "max"]:
+    for mode in [None, "clip", "drop", "promise_in_bounds"]:
+        @case(f"at_{op}_{mode}", x64, dup, upd)
+        def _(x, i, u, op=op, mode=mode):
+            return getattr(x.at[i], op)(u, mode=mode)
+
+
+@case("at_add_int", rng.integers(-9, 9, (6, 4)).astype(np.int32), dup,
+      rng.integers(-9, 9, (5, 4)).astype(np.int32))
+def _(x, i, u):
+    return x.at[i].add(u)
+
+
+@case("at_max_uint8", rng.integers(0, 200, (6,)).astype(np.uint8), dup,
+      rng.integers(0, 255, (5,)).astype(np.uint8))
+def _(x, i, u):
+    return x.at[i].max(u)
+
+
+@case("at_set_bool", np.zeros(6, bool), dup, np.array([True, True, False, True, True]))
+def _(x, i, u):
+    return x.at[i].set(u)
+
+
+for mode in [lax.GatherScatterMode.CLIP, lax.GatherScatterMode.FILL_OR_DROP]:
+    @case(f"scatter_windows_{mode.name.lower()}", windows, starts,
+          rng.standard_normal((4, 2, 3)).astype(np.float32))
+    def _(x, s, u, mode=mode):
+        return lax.scatter_add(x, s, u, lax.ScatterDimensionNumbers(
+            update_window_dims=(1, 2), inserted_window_dims=(), scatter_dims_to_operand_dims=(0, 1)),
+            mode=mode)
+
+
+@case("scatter_operand_batching", batched, bidx, rng.standard_normal((3, 2, 4)).astype(np.float32))
+def _(x, i, u):
+    return lax.scatter_add(x, i, u, lax.ScatterDimensionNumbers(
+        update_window_dims=(2,), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,),
+        operand_batching_dims=(0,), scatter_indices_batching_dims=(0,)), mode="clip")
+
+
+# Gradients: gather's transpose is a scatter-add, scatter-add's a gather.
+@case("grad_rows", x64, idx)
+def _(x, i):
+    return jnp.sum(jnp.sin(x[i]) * jnp.arange(4.0))
+
+
+@case("grad_take_fill", x64, np.array([[0, 4], [-1, 2], [3, 100]], np.int32))
+def _(x, i):
+    return jnp.sum(jnp.take(x, i, axis=1, mode="fill", fill_value=0.0) ** 2)
+
+
+@case("grad_at_add", upd, x64, dup)
+def _(u, x, i):
+    return jnp.sum(jnp.cos(x.at[i].add(u)))
+
+
+@case("grad_windows", windows, starts)
+def _(x, s):
+    return jnp.sum(lax.gather(x, s, GDN(offset_dims=(1, 2), collapsed_slice_dims=(),
+                                        start_index_map=(0, 1)), slice_sizes=(2, 3),
+                              mode="clip") ** 3)
+
+
 def record(name, f, args, x64):
     jax.config.update("jax_enable_x64", x64)
     args = [jnp.asarray(a) for a in args]
     closed = jax.make_jaxpr(f)(*args)
     return {"name": name, "x64": x64, "text": str(closed),
             "consts": [enc(c) for c in closed.consts], "args": [enc(a) for a in args],
-            "jit": attempt(lambda: leaves(jax.jit(f)(*args)))}
+            "jit": attempt(lambda: leaves(jax.jit(f)(*args))),
+            **({"grad": attempt(lambda: leaves(jax.jit(jax.grad(f))(*args))),
+                "grad_text": str(jax.make_jaxpr(jax.grad(f))(*args))}
+               if name.startswith("grad_") else {})}
 
 
 def main():

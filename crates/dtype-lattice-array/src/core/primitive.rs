@@ -74,6 +74,22 @@ pub enum Param {
         /// The indices' batching dimensions, one for each of the operand's.
         start_indices_batching_dims: Vec<i64>,
     },
+    /// `scatter`'s `dimension_numbers`, printed as JAX prints them:
+    /// `ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+    /// scatter_dims_to_operand_dims=(0,), operand_batching_dims=(),
+    /// scatter_indices_batching_dims=())`.
+    ScatterDimensionNumbers {
+        /// The updates' dimensions that index into a window.
+        update_window_dims: Vec<i64>,
+        /// The operand's dimensions a window of size 1 leaves out of the updates.
+        inserted_window_dims: Vec<i64>,
+        /// The operand dimension each component of an index vector starts.
+        scatter_dims_to_operand_dims: Vec<i64>,
+        /// The operand's batching dimensions.
+        operand_batching_dims: Vec<i64>,
+        /// The indices' batching dimensions, one for each of the operand's.
+        scatter_indices_batching_dims: Vec<i64>,
+    },
     /// A Python number (`fill_value=nan`, `fill_value=-2147483648`), printed as Python prints
     /// it.
     Number(PyNumber),
@@ -195,6 +211,26 @@ impl fmt::Display for Param {
                     t(start_index_map),
                     t(operand_batching_dims),
                     t(start_indices_batching_dims)
+                )
+            }
+            Param::ScatterDimensionNumbers {
+                update_window_dims,
+                inserted_window_dims,
+                scatter_dims_to_operand_dims,
+                operand_batching_dims,
+                scatter_indices_batching_dims,
+            } => {
+                let t = |v: &[i64]| Param::Ints(v.to_vec()).to_string();
+                write!(
+                    f,
+                    "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
+                     scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
+                     scatter_indices_batching_dims={})",
+                    t(update_window_dims),
+                    t(inserted_window_dims),
+                    t(scatter_dims_to_operand_dims),
+                    t(operand_batching_dims),
+                    t(scatter_indices_batching_dims)
                 )
             }
             Param::Number(PyNumber::Int(i)) => write!(f, "{i}"),

@@ -13,8 +13,8 @@
 //! Rules: the shape rule with JAX's `TypeError`s, the dtype rule (`ValueError`: integer
 //! indices), the implementation, the JVP (the gather of the tangent, filling with 0) and
 //! JAX's batching rule (the batch a new leading dimension of the operand's slices, of the
-//! indices' batch, or a batching dimension of both). The transpose (a `scatter-add`) comes
-//! with `scatter`.
+//! indices' batch, or a batching dimension of both), and the transpose: the cotangent
+//! scatter-added into zeros ([`super::scatter`]).
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind};
@@ -25,9 +25,10 @@ use crate::array::{Array, ShapedArray, element_bytes};
 /// The `gather` primitive.
 pub static GATHER: Primitive = Primitive::new("gather", Some(2), shape_rule, impl_rule)
     .jvp(jvp)
+    .transpose(transpose)
     .batch(batch);
 
-fn type_error<T>(msg: String) -> Result<T, Error> {
+pub(super) fn type_error<T>(msg: String) -> Result<T, Error> {
     Err(Error::refused(Exception::TypeError, msg))
 }
 
@@ -75,7 +76,7 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    fn of(prim: &Primitive, params: &Params) -> Result<Mode, Error> {
+    pub(super) fn of(prim: &Primitive, params: &Params) -> Result<Mode, Error> {
         let text = match params.require(prim.name, "mode")? {
             Param::Name(n) => n.as_str(),
             Param::Int(1) => return Ok(Mode::Clip),
@@ -97,37 +98,42 @@ impl Mode {
 }
 
 /// Python's `(1, 2)`, `(1,)`, `()`.
-fn tuple(v: &[i64]) -> String {
+pub(super) fn tuple(v: &[i64]) -> String {
     Param::Ints(v.to_vec()).to_string()
 }
 
 /// Python's list text of dimensions (`[0, 1]`), as JAX's messages show a list.
-fn shown(v: &[i64]) -> String {
+pub(super) fn shown(v: &[i64]) -> String {
     tuple(v)
 }
 
-fn is_sorted(dims: &[i64], name: &str) -> Result<(), Error> {
+pub(super) fn is_sorted(op: &str, dims: &[i64], name: &str) -> Result<(), Error> {
     if dims.windows(2).any(|w| w[1] < w[0]) {
         return type_error(format!(
-            "{name} in gather op must be sorted; got {}",
+            "{name} in {op} op must be sorted; got {}",
             shown(dims)
         ));
     }
     Ok(())
 }
 
-fn no_duplicates(dims: &[i64], name: &str) -> Result<(), Error> {
+pub(super) fn no_duplicates(op: &str, dims: &[i64], name: &str) -> Result<(), Error> {
     let mut seen = std::collections::HashSet::new();
     if !dims.iter().all(|d| seen.insert(*d)) {
         return type_error(format!(
-            "{name} in gather op must not repeat; got: {}.",
+            "{name} in {op} op must not repeat; got: {}.",
             shown(dims)
         ));
     }
     Ok(())
 }
 
-fn sorted_in_range(dims: &[i64], rank: usize, name: &str) -> Result<(), Error> {
+pub(super) fn sorted_in_range(
+    op: &str,
+    dims: &[i64],
+    rank: usize,
+    name: &str,
+) -> Result<(), Error> {
     let (Some(&first), Some(&last)) = (dims.first(), dims.last()) else {
         return Ok(());
     };
@@ -143,23 +149,23 @@ fn sorted_in_range(dims: &[i64], rank: usize, name: &str) -> Result<(), Error> {
         return Ok(());
     }
     type_error(format!(
-        "Invalid {name} set in gather op; valid range is [0, {rank}); got: {bad}."
+        "Invalid {name} set in {op} op; valid range is [0, {rank}); got: {bad}."
     ))
 }
 
-fn in_range(dims: &[i64], rank: usize, name: &str) -> Result<(), Error> {
+pub(super) fn in_range(op: &str, dims: &[i64], rank: usize, name: &str) -> Result<(), Error> {
     if let Some(d) = dims.iter().find(|&&d| d < 0 || d >= rank as i64) {
         return type_error(format!(
-            "Invalid {name} set in gather op; valid range is [0, {rank}); got: {d}."
+            "Invalid {name} set in {op} op; valid range is [0, {rank}); got: {d}."
         ));
     }
     Ok(())
 }
 
-fn disjoint(a: &[i64], b: &[i64], na: &str, nb: &str) -> Result<(), Error> {
+pub(super) fn disjoint(op: &str, a: &[i64], b: &[i64], na: &str, nb: &str) -> Result<(), Error> {
     if a.iter().any(|x| b.contains(x)) {
         return type_error(format!(
-            "{na} and {nb} in gather op must be disjoint; got: {} and {}.",
+            "{na} and {nb} in {op} op must be disjoint; got: {} and {}.",
             shown(a),
             shown(b)
         ));
@@ -182,8 +188,8 @@ fn result_shape(
         );
     };
     let rank = operand.len();
-    is_sorted(&d.offset_dims, "offset_dims")?;
-    no_duplicates(&d.offset_dims, "offset_dims")?;
+    is_sorted("gather", &d.offset_dims, "offset_dims")?;
+    no_duplicates("gather", &d.offset_dims, "offset_dims")?;
     let out_rank = d.offset_dims.len() + ivd;
     for (i, &o) in d.offset_dims.iter().enumerate() {
         if o < 0 || o >= out_rank as i64 {
@@ -208,30 +214,44 @@ fn result_shape(
             ));
         }
     }
-    no_duplicates(&d.start_index_map, "start_index_map")?;
-    is_sorted(&d.collapsed_slice_dims, "collapsed_slice_dims")?;
-    sorted_in_range(&d.collapsed_slice_dims, rank, "collapsed_slice_dims")?;
-    no_duplicates(&d.collapsed_slice_dims, "collapsed_slice_dims")?;
-    no_duplicates(&d.operand_batching_dims, "operand_batching_dims")?;
-    is_sorted(&d.operand_batching_dims, "operand_batching_dims")?;
-    sorted_in_range(&d.operand_batching_dims, rank, "operand_batching_dims")?;
+    no_duplicates("gather", &d.start_index_map, "start_index_map")?;
+    is_sorted("gather", &d.collapsed_slice_dims, "collapsed_slice_dims")?;
+    sorted_in_range(
+        "gather",
+        &d.collapsed_slice_dims,
+        rank,
+        "collapsed_slice_dims",
+    )?;
+    no_duplicates("gather", &d.collapsed_slice_dims, "collapsed_slice_dims")?;
+    no_duplicates("gather", &d.operand_batching_dims, "operand_batching_dims")?;
+    is_sorted("gather", &d.operand_batching_dims, "operand_batching_dims")?;
+    sorted_in_range(
+        "gather",
+        &d.operand_batching_dims,
+        rank,
+        "operand_batching_dims",
+    )?;
     disjoint(
+        "gather",
         &d.collapsed_slice_dims,
         &d.operand_batching_dims,
         "collapsed_slice_dims",
         "operand_batching_dims",
     )?;
     disjoint(
+        "gather",
         &d.start_index_map,
         &d.operand_batching_dims,
         "start_index_map",
         "operand_batching_dims",
     )?;
     no_duplicates(
+        "gather",
         &d.start_indices_batching_dims,
         "start_indices_batching_dims",
     )?;
     in_range(
+        "gather",
         &d.start_indices_batching_dims,
         indices.len(),
         "start_indices_batching_dims",
@@ -352,7 +372,7 @@ fn slice_sizes(prim: &Primitive, params: &Params) -> Result<Vec<i64>, Error> {
     }
 }
 
-fn is_index(d: DType) -> bool {
+pub(super) fn is_index(d: DType) -> bool {
     matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt)
 }
 
@@ -385,7 +405,7 @@ fn shape_rule(
 }
 
 /// The index vectors' components as exact integers (unsigned ones beyond `i64` kept).
-fn index_values(indices: &Array) -> Result<Vec<i128>, Error> {
+pub(super) fn index_values(indices: &Array) -> Result<Vec<i128>, Error> {
     Ok(match indices.dtype().kind() {
         Kind::UnsignedInt => indices
             .astype(DType::UInt64)?
@@ -428,7 +448,7 @@ fn fill_bytes(dtype: DType, params: &Params) -> Result<Vec<u8>, Error> {
 }
 
 /// Row-major strides of `shape`, in elements.
-fn strides(shape: &[usize]) -> Vec<usize> {
+pub(super) fn strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1];
@@ -558,7 +578,7 @@ fn impl_rule(
     ])
 }
 
-fn too_large() -> Error {
+pub(super) fn too_large() -> Error {
     Error::refused(
         Exception::ValueError,
         "gather: an index outside the operand",
@@ -672,4 +692,40 @@ fn batch(
         p = p.with_named(name.to_string(), v);
     }
     Ok((bind(prim, &[&o, &i], &p)?, vec![Some(0)]))
+}
+
+/// `gather` transposed (JAX's `_gather_transpose_rule`): the cotangent scatter-added into
+/// zeros of the operand's shape, with the gather's mode.
+fn transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[crate::core::Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    use crate::core::Lin;
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let Lin::Known(indices) = &ins[1] else {
+        return Err(crate::core::nonlinear());
+    };
+    let d = Dnums::of(prim, params)?;
+    let sd = super::scatter::Dnums {
+        update_window_dims: d.offset_dims,
+        inserted_window_dims: d.collapsed_slice_dims,
+        scatter_dims_to_operand_dims: d.start_index_map,
+        operand_batching_dims: d.operand_batching_dims,
+        scatter_indices_batching_dims: d.start_indices_batching_dims,
+    };
+    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+    let zeros = super::ops::zeros(&ShapedArray::new(ins[0].aval().shape(), ct.dtype(), false))?;
+    let p = super::scatter::add_params(
+        ct.dtype(),
+        &sd,
+        get("mode"),
+        get("indices_are_sorted"),
+        get("unique_indices"),
+    );
+    let out = super::bind1(&super::SCATTER_ADD, &[&zeros, indices, &ct], &p)?;
+    Ok(vec![Some(out), None])
 }

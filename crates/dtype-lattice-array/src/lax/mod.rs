@@ -42,6 +42,7 @@ mod moves;
 pub(crate) mod ops;
 pub(crate) mod random;
 mod reduce;
+pub(crate) mod scatter;
 pub(crate) mod select;
 mod slicing;
 pub(crate) mod structural;
@@ -66,6 +67,7 @@ pub use reduce::{
     ARGMAX, ARGMIN, CUMMAX, CUMMIN, CUMPROD, CUMSUM, REDUCE_AND, REDUCE_MAX, REDUCE_MIN, REDUCE_OR,
     REDUCE_PROD, REDUCE_SUM,
 };
+pub use scatter::{SCATTER, SCATTER_ADD, SCATTER_MAX, SCATTER_MIN, SCATTER_MUL};
 pub use select::{BITCAST_CONVERT_TYPE, CLAMP, SELECT_N};
 pub use slicing::{
     CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, SLICE, SPLIT, STACK, UNSTACK,

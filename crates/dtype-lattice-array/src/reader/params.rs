@@ -291,6 +291,30 @@ fn typed_one(
                 }
             }
         }
+        ("dimension_numbers", Printed::Call("ScatterDimensionNumbers", v))
+            if prim.name.starts_with("scatter") =>
+        {
+            match v.iter().map(Printed::ints).collect::<Option<Vec<_>>>() {
+                Some(d) if d.len() == 5 => {
+                    let mut d = d.into_iter();
+                    let mut next = || d.next().unwrap_or_default();
+                    Param::ScatterDimensionNumbers {
+                        update_window_dims: next(),
+                        inserted_window_dims: next(),
+                        scatter_dims_to_operand_dims: next(),
+                        operand_batching_dims: next(),
+                        scatter_indices_batching_dims: next(),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{}'s dimension_numbers must be ScatterDimensionNumbers of five \
+                         tuples, not {text}",
+                        prim.name
+                    ));
+                }
+            }
+        }
         // A Python number (int, float, bool).
         ("fill_value", v @ (Printed::Int(_) | Printed::Float | Printed::Word(_)))
             if !matches!(v, Printed::Word("None")) =>

@@ -17,20 +17,6 @@ use crate::registry::{PRIMITIVES, by_name};
 
 /// Primitives JAX prints that this crate does not implement yet, by family.
 const LATER: &[(&str, &[&str])] = &[
-    (
-        "an indexing primitive",
-        &[
-            "scatter",
-            "scatter-add",
-            "scatter-mul",
-            "scatter-min",
-            "scatter-max",
-            "scatter_add",
-            "scatter_mul",
-            "scatter_min",
-            "scatter_max",
-        ],
-    ),
     ("a sorting primitive", &["sort", "top_k"]),
     (
         "a convolution or windowed reduction",

@@ -1,0 +1,660 @@
+//! `scatter`, `scatter-add`, `scatter-mul`, `scatter-min` and `scatter-max`, as JAX 0.10.2
+//! defines, prints and computes them (the gather family's other half, [`super::gather`]):
+//! each index vector of `indices` starts a window of the operand, which the updates' window
+//! dimensions (`update_window_dims`) fill, combined with what is there by the primitive's
+//! operation (`scatter` replaces).
+//!
+//! XLA's CPU backend applies the updates one at a time in the updates' row-major order, so
+//! duplicate indices combine in that order (the last `scatter` wins; sums round in that
+//! order). `CLIP` clamps each start so that its window lies in the operand (JAX clamps the
+//! indices first); `FILL_OR_DROP` and `PROMISE_IN_BOUNDS` skip an update whose window does
+//! not lie wholly in the operand.
+//!
+//! Rules: JAX's shape rule and messages, the dtype rule, the implementation, the batching
+//! rule; `scatter-add` is linear (its JVP and transpose, the transpose of `gather`'s).
+
+use dtype_lattice::error::Exception;
+use dtype_lattice::{DType, Error};
+
+use super::gather::{
+    Mode, disjoint, in_range, index_values, is_index, is_sorted, no_duplicates, shown,
+    sorted_in_range, strides, tuple, type_error,
+};
+use super::{Avals, Outputs, Param, Params, Primitive, bind};
+use crate::array::{Array, ShapedArray, element_bytes};
+use crate::core::Lin;
+use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
+
+/// The `scatter` primitive (the updates replace the operand's elements).
+pub static SCATTER: Primitive =
+    Primitive::new("scatter", Some(3), shape_rule, impl_rule).batch(batch);
+/// `scatter-add`.
+pub static SCATTER_ADD: Primitive = Primitive::new("scatter-add", Some(3), shape_rule, impl_rule)
+    .jvp(add_jvp)
+    .transpose(add_transpose)
+    .batch(batch);
+/// `scatter-mul`.
+pub static SCATTER_MUL: Primitive =
+    Primitive::new("scatter-mul", Some(3), shape_rule, impl_rule).batch(batch);
+/// `scatter-min`.
+pub static SCATTER_MIN: Primitive =
+    Primitive::new("scatter-min", Some(3), shape_rule, impl_rule).batch(batch);
+/// `scatter-max`.
+pub static SCATTER_MAX: Primitive =
+    Primitive::new("scatter-max", Some(3), shape_rule, impl_rule).batch(batch);
+
+/// `scatter`'s dimension numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Dnums {
+    pub(crate) update_window_dims: Vec<i64>,
+    pub(crate) inserted_window_dims: Vec<i64>,
+    pub(crate) scatter_dims_to_operand_dims: Vec<i64>,
+    pub(crate) operand_batching_dims: Vec<i64>,
+    pub(crate) scatter_indices_batching_dims: Vec<i64>,
+}
+
+impl Dnums {
+    fn of(prim: &Primitive, params: &Params) -> Result<Dnums, Error> {
+        match params.require(prim.name, "dimension_numbers")? {
+            Param::ScatterDimensionNumbers {
+                update_window_dims,
+                inserted_window_dims,
+                scatter_dims_to_operand_dims,
+                operand_batching_dims,
+                scatter_indices_batching_dims,
+            } => Ok(Dnums {
+                update_window_dims: update_window_dims.clone(),
+                inserted_window_dims: inserted_window_dims.clone(),
+                scatter_dims_to_operand_dims: scatter_dims_to_operand_dims.clone(),
+                operand_batching_dims: operand_batching_dims.clone(),
+                scatter_indices_batching_dims: scatter_indices_batching_dims.clone(),
+            }),
+            _ => Err(super::bad_param(
+                prim.name,
+                "dimension_numbers",
+                "not ScatterDimensionNumbers",
+            )),
+        }
+    }
+
+    pub(crate) fn param(&self) -> Param {
+        Param::ScatterDimensionNumbers {
+            update_window_dims: self.update_window_dims.clone(),
+            inserted_window_dims: self.inserted_window_dims.clone(),
+            scatter_dims_to_operand_dims: self.scatter_dims_to_operand_dims.clone(),
+            operand_batching_dims: self.operand_batching_dims.clone(),
+            scatter_indices_batching_dims: self.scatter_indices_batching_dims.clone(),
+        }
+    }
+}
+
+/// Each operand dimension's window size: the updates' window bound, or 1 (inserted and
+/// batching dimensions).
+fn window_sizes(rank: usize, updates: &[usize], d: &Dnums) -> Vec<usize> {
+    let mut w = d.update_window_dims.iter();
+    (0..rank as i64)
+        .map(|i| {
+            if d.inserted_window_dims.contains(&i) || d.operand_batching_dims.contains(&i) {
+                1
+            } else {
+                w.next()
+                    .and_then(|&u| updates.get(u as usize))
+                    .copied()
+                    .unwrap_or(1)
+            }
+        })
+        .collect()
+}
+
+/// JAX's checks (`_scatter_shape_rule`).
+fn check(op: &[usize], indices: &[usize], updates: &[usize], d: &Dnums) -> Result<(), Error> {
+    let s = "scatter";
+    let Some(ivd) = indices.len().checked_sub(1) else {
+        return type_error(
+            "Scatter index leaf dimension must be within [0, rank(indices) + 1). rank(indices) \
+             is 0 and scatter index leaf dimension is -1."
+                .into(),
+        );
+    };
+    let expected = ivd + d.update_window_dims.len();
+    if updates.len() != expected {
+        return type_error(format!(
+            "Updates tensor must be of rank {expected}; got {}.",
+            updates.len()
+        ));
+    }
+    let rank = op.len();
+    is_sorted(s, &d.update_window_dims, "update_window_dims")?;
+    no_duplicates(s, &d.update_window_dims, "update_window_dims")?;
+    sorted_in_range(
+        s,
+        &d.update_window_dims,
+        updates.len(),
+        "update_window_dims",
+    )?;
+    is_sorted(s, &d.inserted_window_dims, "inserted_window_dims")?;
+    no_duplicates(s, &d.inserted_window_dims, "inserted_window_dims")?;
+    sorted_in_range(s, &d.inserted_window_dims, rank, "inserted_window_dims")?;
+    is_sorted(s, &d.operand_batching_dims, "operand_batching_dims")?;
+    no_duplicates(s, &d.operand_batching_dims, "operand_batching_dims")?;
+    sorted_in_range(s, &d.operand_batching_dims, rank, "operand_batching_dims")?;
+    disjoint(
+        s,
+        &d.inserted_window_dims,
+        &d.operand_batching_dims,
+        "inserted_window_dims",
+        "operand_batching_dims",
+    )?;
+    disjoint(
+        s,
+        &d.scatter_dims_to_operand_dims,
+        &d.operand_batching_dims,
+        "scatter_dims_to_operand_dims",
+        "operand_batching_dims",
+    )?;
+    no_duplicates(
+        s,
+        &d.scatter_indices_batching_dims,
+        "scatter_indices_batching_dims",
+    )?;
+    in_range(
+        s,
+        &d.scatter_indices_batching_dims,
+        indices.len(),
+        "scatter_indices_batching_dims",
+    )?;
+    if d.scatter_indices_batching_dims.contains(&(ivd as i64)) {
+        return type_error(format!(
+            "Scatter op cannot have the index vector dimension as a batching dimension; got {}.",
+            shown(&d.scatter_indices_batching_dims)
+        ));
+    }
+    if d.operand_batching_dims.len() != d.scatter_indices_batching_dims.len() {
+        return type_error(format!(
+            "Scatter op requires equal numbers of operand_batching_dims and \
+             scatter_indices_batching_dims, got {} and {}.",
+            shown(&d.operand_batching_dims),
+            shown(&d.scatter_indices_batching_dims)
+        ));
+    }
+    let t = |v: &[usize]| tuple(&v.iter().map(|&x| x as i64).collect::<Vec<_>>());
+    let ob: Vec<usize> = d
+        .operand_batching_dims
+        .iter()
+        .map(|&i| op[i as usize])
+        .collect();
+    let ib: Vec<usize> = d
+        .scatter_indices_batching_dims
+        .iter()
+        .map(|&i| indices[i as usize])
+        .collect();
+    if ob != ib {
+        return type_error(format!(
+            "Scatter op requires operand batching dimensions and indices batching dimensions \
+             to have the same shape, got {} and {}.",
+            t(&ob),
+            t(&ib)
+        ));
+    }
+    // The updates' scatter dimensions, in order, stand for the indices' dimensions but the
+    // index vector's.
+    let scatter_dims: Vec<usize> = (0..updates.len())
+        .filter(|&i| !d.update_window_dims.contains(&(i as i64)))
+        .collect();
+    let ub: Vec<usize> = d
+        .scatter_indices_batching_dims
+        .iter()
+        .map(|&i| scatter_dims.get(i as usize).map_or(0, |&u| updates[u]))
+        .collect();
+    if ob != ub {
+        return type_error(format!(
+            "Scatter op requires operand batching dimensions and updates batching dimensions \
+             to have the same shape, got {} and {}.",
+            t(&ob),
+            t(&ub)
+        ));
+    }
+    let window =
+        d.update_window_dims.len() + d.inserted_window_dims.len() + d.operand_batching_dims.len();
+    if rank != window {
+        return type_error(format!(
+            "Scatter op has window of size {window}; doesn't match operand of rank {rank}."
+        ));
+    }
+    if d.scatter_dims_to_operand_dims.len() != indices[ivd] {
+        return type_error(format!(
+            "Scatter op has {} elements in scatter_dims_to_operand_dims and the bound of \
+             dimension index_vector_dim={ivd} of indices is {}. These two numbers must be equal",
+            d.scatter_dims_to_operand_dims.len(),
+            indices[ivd]
+        ));
+    }
+    for (i, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
+        if dim < 0 || dim >= rank as i64 {
+            return type_error(format!(
+                "Invalid scatter_dims_to_operand_dims mapping; domain is [0, {rank}), got: \
+                 {i}->{dim}."
+            ));
+        }
+    }
+    no_duplicates(
+        s,
+        &d.scatter_dims_to_operand_dims,
+        "scatter_dims_to_operand_dims",
+    )?;
+    let max_sizes: Vec<usize> = (0..rank)
+        .filter(|&i| {
+            let i = i as i64;
+            !d.inserted_window_dims.contains(&i) && !d.operand_batching_dims.contains(&i)
+        })
+        .map(|i| op[i])
+        .collect();
+    for (i, &u) in d.update_window_dims.iter().enumerate() {
+        let (bound, max) = (updates[u as usize], max_sizes.get(i).copied().unwrap_or(0));
+        if max < bound {
+            return type_error(format!(
+                "Bounds of the window dimensions of updates must not exceed the bounds of the \
+                 corresponding dimensions of operand. For dimension {u}, updates bound is \
+                 {bound}, operand bound is {max}."
+            ));
+        }
+    }
+    for (k, &i) in scatter_dims.iter().enumerate() {
+        if updates[i] != indices[k] {
+            return type_error(format!(
+                "Bounds of the scatter dimensions of updates must be the same as the bounds of \
+                 the corresponding dimensions of scatter indices. For scatter dimension {i}, \
+                 updates bound is {}, indices bound is {}.",
+                updates[i], indices[k]
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn shape_rule(
+    prim: &'static Primitive,
+    inputs: &[&ShapedArray],
+    params: &Params,
+) -> Result<Avals, Error> {
+    let [operand, indices, updates] = inputs else {
+        return type_error(format!(
+            "{}() takes 3 positional arguments but {} were given",
+            prim.name,
+            inputs.len()
+        ));
+    };
+    let d = Dnums::of(prim, params)?;
+    Mode::of(prim, params)?;
+    check(operand.shape(), indices.shape(), updates.shape(), &d)?;
+    if !is_index(indices.dtype()) {
+        return Err(Error::refused(
+            Exception::ValueError,
+            "indices must have an integer type",
+        ));
+    }
+    if operand.dtype() != updates.dtype() {
+        return type_error(format!(
+            "{} requires arguments to have the same dtypes, got {}, {}.",
+            "scatter",
+            operand.dtype(),
+            updates.dtype()
+        ));
+    }
+    Ok(smallvec::smallvec![ShapedArray::new(
+        operand.shape(),
+        operand.dtype(),
+        operand.weak_type()
+    )])
+}
+
+/// How an update combines with the element it lands on.
+#[derive(Clone, Copy)]
+enum Combine {
+    Replace,
+    With(&'static Primitive),
+}
+
+fn combine_of(prim: &Primitive) -> Combine {
+    match prim.name {
+        "scatter-add" => Combine::With(&super::ADD),
+        "scatter-mul" => Combine::With(&super::MUL),
+        "scatter-min" => Combine::With(&super::MIN),
+        "scatter-max" => Combine::With(&super::MAX),
+        _ => Combine::Replace,
+    }
+}
+
+/// `old ∘ new` on one element's bytes, as the primitive computes it on 0-d arrays (float32
+/// and, under JAX's rules, float64 by the kernels' own element functions).
+fn combined(
+    with: &'static Primitive,
+    dtype: DType,
+    old: &[u8],
+    new: &[u8],
+) -> Result<Vec<u8>, Error> {
+    use crate::kernels::fast::{BinOp, f32_op, f64_op};
+    let op = match with.name {
+        "add" => Some(BinOp::ADD),
+        "mul" => Some(BinOp::MUL),
+        "min" => Some(BinOp::MIN),
+        "max" => Some(BinOp::MAX),
+        _ => None,
+    };
+    let word4 = |b: &[u8]| b.try_into().ok().map(u32::from_le_bytes);
+    let word8 = |b: &[u8]| b.try_into().ok().map(u64::from_le_bytes);
+    macro_rules! fast {
+        ($f:ident, $w:ident, $a:expr, $b:expr, $op:expr) => {
+            match $op {
+                BinOp::ADD => $f::<{ BinOp::ADD }>($a, $b),
+                BinOp::MUL => $f::<{ BinOp::MUL }>($a, $b),
+                BinOp::MIN => $f::<{ BinOp::MIN }>($a, $b),
+                _ => $f::<{ BinOp::MAX }>($a, $b),
+            }
+        };
+    }
+    match (dtype, op) {
+        (DType::Float32, Some(op)) => {
+            if let (Some(a), Some(b)) = (word4(old), word4(new)) {
+                return Ok(fast!(f32_op, u32, a, b, op).to_le_bytes().to_vec());
+            }
+        }
+        (DType::Float64, Some(op)) if crate::lax::on_xla() => {
+            if let (Some(a), Some(b)) = (word8(old), word8(new)) {
+                return Ok(fast!(f64_op, u64, a, b, op).to_le_bytes().to_vec());
+            }
+        }
+        _ => {}
+    }
+    let a = Array::from_bytes(dtype, &[], old)?;
+    let b = Array::from_bytes(dtype, &[], new)?;
+    Ok(super::bind1(with, &[&a, &b], &Params::new())?
+        .as_bytes()
+        .to_vec())
+}
+
+fn impl_rule(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let [operand, indices, updates] = inputs else {
+        return type_error(format!(
+            "{} takes an operand, indices and updates",
+            prim.name
+        ));
+    };
+    let out = &avals[0];
+    let d = Dnums::of(prim, params)?;
+    let mode = Mode::of(prim, params)?;
+    let combine = combine_of(prim);
+    let (os, is, us) = (operand.shape(), indices.shape(), updates.shape());
+    let rank = os.len();
+    let ivd = is.len().saturating_sub(1);
+    let k = is.get(ivd).copied().unwrap_or(0);
+    let eb = element_bytes(operand.dtype());
+    let mut bytes = operand.as_bytes().to_vec();
+    let ub = updates.as_bytes();
+    let idx = index_values(indices)?;
+    let wins = window_sizes(rank, us, &d);
+    let ost = strides(os);
+    let ist = strides(&is[..ivd]);
+    // For each updates dimension: a window dimension (the operand dimension it runs along)
+    // or a scatter dimension (the indices dimension it runs along).
+    let free: Vec<usize> = (0..rank)
+        .filter(|&i| {
+            let i = i as i64;
+            !d.inserted_window_dims.contains(&i) && !d.operand_batching_dims.contains(&i)
+        })
+        .collect();
+    enum Dim {
+        Window(usize),
+        Scatter(usize),
+    }
+    let (mut next_w, mut next_s) = (free.iter(), 0usize);
+    let dims: Vec<Dim> = (0..us.len())
+        .map(|i| {
+            if d.update_window_dims.contains(&(i as i64)) {
+                Dim::Window(next_w.next().copied().unwrap_or(0))
+            } else {
+                next_s += 1;
+                Dim::Scatter(next_s - 1)
+            }
+        })
+        .collect();
+    let n = updates.size();
+    let mut at = vec![0usize; us.len()];
+    let mut batch = vec![0usize; ivd];
+    let mut start = vec![0i128; rank];
+    for e in 0..n {
+        for (dim, &a) in dims.iter().zip(&at) {
+            if let Dim::Scatter(b) = dim {
+                batch[*b] = a;
+            }
+        }
+        let row: usize = batch.iter().zip(&ist).map(|(a, s)| a * s).sum::<usize>() * k;
+        start.iter_mut().for_each(|s| *s = 0);
+        for (c, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
+            let dim = dim as usize;
+            let v = idx.get(row + c).copied().unwrap_or(0);
+            let hi = os[dim] as i128 - wins[dim] as i128;
+            start[dim] = if mode == Mode::Clip {
+                v.clamp(0, hi.max(0))
+            } else {
+                v
+            };
+        }
+        for (&ob, &ib) in d
+            .operand_batching_dims
+            .iter()
+            .zip(&d.scatter_indices_batching_dims)
+        {
+            start[ob as usize] = batch[ib as usize] as i128;
+        }
+        // A window not wholly in the operand is skipped.
+        let inside = start
+            .iter()
+            .zip(&wins)
+            .zip(os)
+            .all(|((&s, &w), &n)| s >= 0 && s + w as i128 <= n as i128);
+        if inside {
+            let mut pos = start.clone();
+            for (dim, &a) in dims.iter().zip(&at) {
+                if let Dim::Window(w) = dim {
+                    pos[*w] += a as i128;
+                }
+            }
+            let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
+            let new = ub
+                .get(e * eb..(e + 1) * eb)
+                .ok_or_else(super::gather::too_large)?;
+            let slot = bytes
+                .get_mut(flat * eb..(flat + 1) * eb)
+                .ok_or_else(super::gather::too_large)?;
+            match combine {
+                Combine::Replace => slot.copy_from_slice(new),
+                Combine::With(p) => {
+                    let c = combined(p, operand.dtype(), slot, new)?;
+                    slot.copy_from_slice(&c);
+                }
+            }
+        }
+        for i in (0..at.len()).rev() {
+            at[i] += 1;
+            if at[i] < us[i] {
+                break;
+            }
+            at[i] = 0;
+        }
+    }
+    Ok(smallvec::smallvec![
+        Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
+    ])
+}
+
+/// The `update_jaxpr` JAX gives `scatter-add` on `dtype`: `{ lambda ; a b. let c = add a b in
+/// (c,) }`.
+pub(crate) fn add_jaxpr(dtype: DType) -> ClosedJaxpr {
+    let aval = ShapedArray::new(&[], dtype, false);
+    let var = |id| Var {
+        id,
+        aval: aval.clone(),
+        dropped: false,
+    };
+    ClosedJaxpr {
+        jaxpr: Jaxpr {
+            constvars: Vec::new(),
+            invars: vec![var(0), var(1)],
+            eqns: vec![Eqn {
+                prim: &super::ADD,
+                inputs: vec![Atom::Var(var(0)), Atom::Var(var(1))],
+                params: Params::new(),
+                outputs: vec![var(2)],
+            }],
+            outvars: vec![Atom::Var(var(2))],
+        },
+        consts: Vec::new(),
+    }
+}
+
+/// `scatter-add`'s parameters as JAX binds them.
+pub(crate) fn add_params(
+    dtype: DType,
+    d: &Dnums,
+    mode: Param,
+    sorted: Param,
+    unique: Param,
+) -> Params {
+    Params::new()
+        .with("dimension_numbers", d.param())
+        .with("indices_are_sorted", sorted)
+        .with("mode", mode)
+        .with("unique_indices", unique)
+        .with("update_consts", Param::Ints(Vec::new()))
+        .with(
+            "update_jaxpr",
+            Param::Jaxpr(std::sync::Arc::new(add_jaxpr(dtype))),
+        )
+}
+
+/// `scatter-add`'s JVP: linear in the operand and the updates jointly (a zero tangent
+/// instantiated); the indices are integers.
+fn add_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    if tangents[0].is_none() && tangents.get(2).is_none_or(Option::is_none) {
+        return Ok((super::ad::primal_out(prim, primals, params)?, vec![None]));
+    }
+    let out = super::ad::primal_out(prim, primals, params)?;
+    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
+        Some(t) => Ok(t),
+        None => super::ops::zeros_like(&primals[k]),
+    };
+    let (a, b) = (tangent(0)?, tangent(2)?);
+    let t = bind(prim, &[&a, &primals[1], &b], params)?[0].clone();
+    Ok((out, vec![Some(t)]))
+}
+
+/// `scatter-add` transposed (JAX's `_scatter_add_transpose_rule`): the operand's cotangent is
+/// the output's; the updates' is the output's gathered where they went.
+fn add_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let Lin::Known(indices) = &ins[1] else {
+        return Err(crate::core::nonlinear());
+    };
+    let d = Dnums::of(prim, params)?;
+    let operand_t = ins[0].is_linear().then(|| ct.clone());
+    let updates_t = if ins[2].is_linear() {
+        let us = ins[2].aval().shape().to_vec();
+        let wins = window_sizes(ct.ndim(), &us, &d);
+        let gd = Param::GatherDimensionNumbers {
+            offset_dims: d.update_window_dims.clone(),
+            collapsed_slice_dims: d.inserted_window_dims.clone(),
+            start_index_map: d.scatter_dims_to_operand_dims.clone(),
+            operand_batching_dims: d.operand_batching_dims.clone(),
+            start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
+        };
+        let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+        // JAX gathers with `fill_value=0`, which its `gather` keeps only for FILL_OR_DROP.
+        let fill = match Mode::of(prim, params)? {
+            Mode::FillOrDrop => Param::Int(0),
+            _ => Param::None,
+        };
+        let p = Params::new()
+            .with("dimension_numbers", gd)
+            .with("fill_value", fill)
+            .with("indices_are_sorted", get("indices_are_sorted"))
+            .with("mode", get("mode"))
+            .with(
+                "slice_sizes",
+                Param::Ints(wins.iter().map(|&w| w as i64).collect()),
+            )
+            .with("unique_indices", get("unique_indices"));
+        Some(super::bind1(&super::GATHER, &[&ct, indices], &p)?)
+    } else {
+        None
+    };
+    Ok(vec![operand_t, None, updates_t])
+}
+
+/// JAX's batching rule (`_scatter_batching_rule`): the operand and updates batched (an
+/// unbatched one broadcast), the batch a leading operand batching dimension; indices
+/// unbatched are broadcast along it.
+fn batch(
+    prim: &'static Primitive,
+    size: usize,
+    args: &[Array],
+    dims: &[Option<usize>],
+    params: &Params,
+) -> Result<(Outputs, crate::core::BatchDims), Error> {
+    use super::batching::bdim_at_front;
+    let [operand, indices, updates] = args else {
+        return type_error(format!(
+            "{} takes an operand, indices and updates",
+            prim.name
+        ));
+    };
+    if dims.iter().all(Option::is_none) {
+        return Ok((
+            bind(prim, &[operand, indices, updates], params)?,
+            vec![None],
+        ));
+    }
+    let d = Dnums::of(prim, params)?;
+    let o = bdim_at_front(operand, dims[0], size)?;
+    let u = bdim_at_front(updates, dims[2], size)?;
+    let i = bdim_at_front(indices, dims[1], size)?;
+    let up = |v: &[i64]| v.iter().map(|x| x + 1).collect::<Vec<i64>>();
+    let dn = Dnums {
+        update_window_dims: up(&d.update_window_dims),
+        inserted_window_dims: up(&d.inserted_window_dims),
+        scatter_dims_to_operand_dims: up(&d.scatter_dims_to_operand_dims),
+        operand_batching_dims: std::iter::once(0)
+            .chain(up(&d.operand_batching_dims))
+            .collect(),
+        scatter_indices_batching_dims: std::iter::once(0)
+            .chain(up(&d.scatter_indices_batching_dims))
+            .collect(),
+    };
+    let mut p = Params::new();
+    for (name, v) in params.iter() {
+        let v = if name == "dimension_numbers" {
+            dn.param()
+        } else {
+            v.clone()
+        };
+        p = p.with_named(name.to_string(), v);
+    }
+    Ok((bind(prim, &[&o, &i, &u], &p)?, vec![Some(0)]))
+}
