@@ -217,6 +217,26 @@ def _(x, s):
                               mode="clip") ** 3)
 
 
+for mode in [None, "clip"]:
+    @case(f"grad_at_set_{mode}", upd, x64, dup)
+    def _(u, x, i, mode=mode):
+        return jnp.sum(jnp.sin(x.at[i].set(u, mode=mode)) * jnp.arange(4.0))
+
+    @case(f"grad_at_set_operand_{mode}", x64, upd, dup)
+    def _(x, u, i, mode=mode):
+        return jnp.sum(jnp.sin(x.at[i].set(u, mode=mode)) * jnp.arange(4.0))
+
+
+@case("grad_at_multiply_operand", x64, upd, dup)
+def _(x, u, i):
+    return jnp.sum(jnp.sin(x.at[i].multiply(u)))
+
+
+@case("grad_at_multiply_unique", upd, x64, np.array([4, 0, 2, 9, 1], np.int32))
+def _(u, x, i):
+    return jnp.sum(jnp.sin(x.at[i].multiply(u, unique_indices=True)))
+
+
 def record(name, f, args, x64):
     jax.config.update("jax_enable_x64", x64)
     args = [jnp.asarray(a) for a in args]

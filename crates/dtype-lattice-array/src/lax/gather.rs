@@ -76,6 +76,18 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
+    /// The mode as JAX prints it (`GatherScatterMode.CLIP`).
+    pub(crate) fn param(self) -> Param {
+        Param::Name(
+            match self {
+                Mode::Clip => "GatherScatterMode.CLIP",
+                Mode::FillOrDrop => "GatherScatterMode.FILL_OR_DROP",
+                Mode::PromiseInBounds => "GatherScatterMode.PROMISE_IN_BOUNDS",
+            }
+            .into(),
+        )
+    }
+
     pub(super) fn of(prim: &Primitive, params: &Params) -> Result<Mode, Error> {
         let text = match params.require(prim.name, "mode")? {
             Param::Name(n) => n.as_str(),

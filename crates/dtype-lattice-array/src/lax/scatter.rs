@@ -11,7 +11,8 @@
 //! not lie wholly in the operand.
 //!
 //! Rules: JAX's shape rule and messages, the dtype rule, the implementation, the batching
-//! rule; `scatter-add` is linear (its JVP and transpose, the transpose of `gather`'s).
+//! rule; `scatter-add` is linear (its JVP and transpose, the transpose of `gather`'s); `scatter`'s
+//! JVP is JAX's (ids scattered and gathered back to find the updates that won).
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
@@ -26,16 +27,19 @@ use crate::core::Lin;
 use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 
 /// The `scatter` primitive (the updates replace the operand's elements).
-pub static SCATTER: Primitive =
-    Primitive::new("scatter", Some(3), shape_rule, impl_rule).batch(batch);
+pub static SCATTER: Primitive = Primitive::new("scatter", Some(3), shape_rule, impl_rule)
+    .jvp(scatter_jvp)
+    .batch(batch);
 /// `scatter-add`.
 pub static SCATTER_ADD: Primitive = Primitive::new("scatter-add", Some(3), shape_rule, impl_rule)
     .jvp(add_jvp)
     .transpose(add_transpose)
     .batch(batch);
 /// `scatter-mul`.
-pub static SCATTER_MUL: Primitive =
-    Primitive::new("scatter-mul", Some(3), shape_rule, impl_rule).batch(batch);
+pub static SCATTER_MUL: Primitive = Primitive::new("scatter-mul", Some(3), shape_rule, impl_rule)
+    .jvp(mul_jvp)
+    .transpose(mul_transpose)
+    .batch(batch);
 /// `scatter-min`.
 pub static SCATTER_MIN: Primitive =
     Primitive::new("scatter-min", Some(3), shape_rule, impl_rule).batch(batch);
@@ -559,6 +563,246 @@ fn add_jvp(
     Ok((out, vec![Some(t)]))
 }
 
+/// `scatter`'s JVP (JAX's `_scatter_jvp`): with unique indices the scatter of the tangents;
+/// else each update gets an id (1, 2, … in the updates' row-major order, one per window), the
+/// ids are scattered and gathered back, and the operand elements no update reached and the
+/// updates whose id came back (the ones that won) are scatter-added, for the value and the
+/// tangent alike.
+fn scatter_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    use super::ops;
+    let [operand, indices, updates] = primals else {
+        return type_error("scatter takes an operand, indices and updates".into());
+    };
+    if tangents[0].is_none() && tangents.get(2).is_none_or(Option::is_none) {
+        return Ok((super::ad::primal_out(prim, primals, params)?, vec![None]));
+    }
+    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
+        Some(t) => Ok(t),
+        None => ops::zeros_like(&primals[k]),
+    };
+    let (g_operand, g_updates) = (tangent(0)?, tangent(2)?);
+    if params.get("unique_indices") == Some(&Param::Bool(true)) {
+        let out = bind(prim, &[operand, indices, updates], params)?;
+        let t = bind(prim, &[&g_operand, indices, &g_updates], params)?[0].clone();
+        return Ok((out, vec![Some(t)]));
+    }
+    let d = Dnums::of(prim, params)?;
+    let us = updates.shape();
+    // a) An id for each update (a window shares one), scattered.
+    let mut ids_shape = us.to_vec();
+    for &w in &d.update_window_dims {
+        if let Some(s) = ids_shape.get_mut(w as usize) {
+            *s = 1;
+        }
+    }
+    let num_ids: usize = ids_shape.iter().product();
+    let id_dtype = if num_ids > u32::MAX as usize {
+        DType::UInt64
+    } else {
+        DType::UInt32
+    };
+    let iota = bind(
+        &super::IOTA,
+        &[],
+        &Params::new()
+            .with("dimension", Param::Int(0))
+            .with("dtype", Param::DType(id_dtype))
+            .with("shape", Param::Ints(vec![num_ids as i64]))
+            .with("sharding", Param::None),
+    )?
+    .remove(0);
+    let ids = super::ad::reshape(&iota, &ids_shape)?;
+    let one = crate::array::scalar(1.0, id_dtype)?;
+    let ids = ops::add(&ids, &ops::broadcast_to(&one, &ids_shape)?)?;
+    let ids = if ids_shape == us {
+        ids
+    } else {
+        let dims: Vec<i64> = (0..us.len() as i64).collect();
+        super::bind1(
+            &super::BROADCAST_IN_DIM,
+            &[&ids],
+            &Params::new()
+                .with("shape", Param::Ints(us.iter().map(|&x| x as i64).collect()))
+                .with("broadcast_dimensions", Param::Ints(dims))
+                .with("sharding", Param::None),
+        )?
+    };
+    let zero_ids = ops::zeros(&ShapedArray::new(operand.shape(), id_dtype, false))?;
+    let scattered = bind(prim, &[&zero_ids, indices, &ids], params)?.remove(0);
+    // b) The ids gathered back from where they went.
+    let wins = window_sizes(operand.ndim(), us, &d);
+    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+    let gp = Params::new()
+        .with(
+            "dimension_numbers",
+            Param::GatherDimensionNumbers {
+                offset_dims: d.update_window_dims.clone(),
+                collapsed_slice_dims: d.inserted_window_dims.clone(),
+                start_index_map: d.scatter_dims_to_operand_dims.clone(),
+                operand_batching_dims: d.operand_batching_dims.clone(),
+                start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
+            },
+        )
+        .with("fill_value", Param::None)
+        .with("indices_are_sorted", get("indices_are_sorted"))
+        .with("mode", Mode::PromiseInBounds.param())
+        .with(
+            "slice_sizes",
+            Param::Ints(wins.iter().map(|&w| w as i64).collect()),
+        )
+        .with("unique_indices", get("unique_indices"));
+    let gathered = super::bind1(&super::GATHER, &[&scattered, indices], &gp)?;
+    // c) Masks: operand elements no update reached, updates that won.
+    let untouched = ops::eq(&scattered, &ops::zeros_like(&scattered)?)?;
+    let won = ops::eq(&ids, &gathered)?;
+    let mask = |which: &Array, x: &Array| ops::select_n(which, &[&ops::zeros_like(x)?, x]);
+    // d) Scatter-adds of the masked values and tangents.
+    let ap = add_params(
+        operand.dtype(),
+        &d,
+        get("mode"),
+        get("indices_are_sorted"),
+        get("unique_indices"),
+    );
+    let out = bind(
+        &SCATTER_ADD,
+        &[&mask(&untouched, operand)?, indices, &mask(&won, updates)?],
+        &ap,
+    )?;
+    let t = super::bind1(
+        &SCATTER_ADD,
+        &[
+            &mask(&untouched, &g_operand)?,
+            indices,
+            &mask(&won, &g_updates)?,
+        ],
+        &ap,
+    )?;
+    Ok((out, vec![Some(t)]))
+}
+
+/// `scatter-mul`'s JVP (JAX's `defjvp`): in the operand, the scatter-mul of its tangent by
+/// the updates; in the updates (only with unique indices, as JAX), the operand times the
+/// scatter-add of their tangent into zeros.
+fn mul_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    let [operand, indices, updates] = primals else {
+        return type_error("scatter-mul takes an operand, indices and updates".into());
+    };
+    let out = super::ad::primal_out(prim, primals, params)?;
+    let lhs = match &tangents[0] {
+        Some(g) => Some(super::bind1(prim, &[g, indices, updates], params)?),
+        None => None,
+    };
+    let rhs = match tangents.get(2).cloned().flatten() {
+        None => None,
+        Some(g) => {
+            if params.get("unique_indices") != Some(&Param::Bool(true)) {
+                return Err(Error::refused(
+                    Exception::NotImplementedError,
+                    "scatter_mul gradients are only implemented if `unique_indices=True`",
+                ));
+            }
+            let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+            let ap = add_params(
+                operand.dtype(),
+                &Dnums::of(prim, params)?,
+                get("mode"),
+                get("indices_are_sorted"),
+                get("unique_indices"),
+            );
+            let zeros = super::ops::zeros_like(operand)?;
+            let added = super::bind1(&SCATTER_ADD, &[&zeros, indices, &g], &ap)?;
+            Some(super::ops::mul(operand, &added)?)
+        }
+    };
+    let t = match (lhs, rhs) {
+        (Some(a), Some(b)) => Some(super::ops::add_any(&a, &b)?),
+        (a, b) => a.or(b),
+    };
+    Ok((out, vec![t]))
+}
+
+/// `scatter-mul` transposed (JAX's `_scatter_mul_transpose_rule`), linear in one of the
+/// operand and the updates: the operand's cotangent the scatter-mul of the output's by the
+/// updates; the updates' (unique indices only, as JAX) the output's times the operand,
+/// gathered where they went.
+fn mul_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let Lin::Known(indices) = &ins[1] else {
+        return Err(crate::core::nonlinear());
+    };
+    let mut out = vec![None, None, None];
+    if let (Lin::Linear(_), Lin::Known(updates)) = (&ins[0], &ins[2]) {
+        out[0] = Some(super::bind1(prim, &[&ct, indices, updates], params)?);
+    }
+    if let (Lin::Known(operand), Lin::Linear(u)) = (&ins[0], &ins[2]) {
+        if params.get("unique_indices") != Some(&Param::Bool(true)) {
+            return Err(Error::refused(
+                Exception::NotImplementedError,
+                "scatter_mul gradients are only implemented if `unique_indices=True`",
+            ));
+        }
+        let prod = super::ops::mul(&ct, operand)?;
+        out[2] = Some(gather_back(prim, &prod, indices, u.shape(), params)?);
+    }
+    Ok(out)
+}
+
+/// `x` gathered where a scatter of updates of `updates_shape` went (the inverse gather of
+/// JAX's scatter transposes, `fill_value=0` in FILL_OR_DROP mode).
+fn gather_back(
+    prim: &'static Primitive,
+    x: &Array,
+    indices: &Array,
+    updates_shape: &[usize],
+    params: &Params,
+) -> Result<Array, Error> {
+    let d = Dnums::of(prim, params)?;
+    let wins = window_sizes(x.ndim(), updates_shape, &d);
+    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+    let fill = match Mode::of(prim, params)? {
+        Mode::FillOrDrop => Param::Int(0),
+        _ => Param::None,
+    };
+    let p = Params::new()
+        .with(
+            "dimension_numbers",
+            Param::GatherDimensionNumbers {
+                offset_dims: d.update_window_dims.clone(),
+                collapsed_slice_dims: d.inserted_window_dims.clone(),
+                start_index_map: d.scatter_dims_to_operand_dims.clone(),
+                operand_batching_dims: d.operand_batching_dims.clone(),
+                start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
+            },
+        )
+        .with("fill_value", fill)
+        .with("indices_are_sorted", get("indices_are_sorted"))
+        .with("mode", get("mode"))
+        .with(
+            "slice_sizes",
+            Param::Ints(wins.iter().map(|&w| w as i64).collect()),
+        )
+        .with("unique_indices", get("unique_indices"));
+    super::bind1(&super::GATHER, &[x, indices], &p)
+}
+
 /// `scatter-add` transposed (JAX's `_scatter_add_transpose_rule`): the operand's cotangent is
 /// the output's; the updates' is the output's gathered where they went.
 fn add_transpose(
@@ -573,35 +817,15 @@ fn add_transpose(
     let Lin::Known(indices) = &ins[1] else {
         return Err(crate::core::nonlinear());
     };
-    let d = Dnums::of(prim, params)?;
     let operand_t = ins[0].is_linear().then(|| ct.clone());
     let updates_t = if ins[2].is_linear() {
-        let us = ins[2].aval().shape().to_vec();
-        let wins = window_sizes(ct.ndim(), &us, &d);
-        let gd = Param::GatherDimensionNumbers {
-            offset_dims: d.update_window_dims.clone(),
-            collapsed_slice_dims: d.inserted_window_dims.clone(),
-            start_index_map: d.scatter_dims_to_operand_dims.clone(),
-            operand_batching_dims: d.operand_batching_dims.clone(),
-            start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-        };
-        let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
-        // JAX gathers with `fill_value=0`, which its `gather` keeps only for FILL_OR_DROP.
-        let fill = match Mode::of(prim, params)? {
-            Mode::FillOrDrop => Param::Int(0),
-            _ => Param::None,
-        };
-        let p = Params::new()
-            .with("dimension_numbers", gd)
-            .with("fill_value", fill)
-            .with("indices_are_sorted", get("indices_are_sorted"))
-            .with("mode", get("mode"))
-            .with(
-                "slice_sizes",
-                Param::Ints(wins.iter().map(|&w| w as i64).collect()),
-            )
-            .with("unique_indices", get("unique_indices"));
-        Some(super::bind1(&super::GATHER, &[&ct, indices], &p)?)
+        Some(gather_back(
+            prim,
+            &ct,
+            indices,
+            ins[2].aval().shape(),
+            params,
+        )?)
     } else {
         None
     };
