@@ -237,6 +237,18 @@ def _(u, x, i):
     return jnp.sum(jnp.sin(x.at[i].multiply(u, unique_indices=True)))
 
 
+ties = np.array([[0.5, 1.0, -2.0, 0.0], [3.0, 3.0, 3.0, 3.0], [0.5, 2.0, -2.0, 1.0],
+                 [1.0, 1.0, 1.0, 1.0], [0.5, 1.0, -3.0, 0.0]], np.float32)
+for op in ["max", "min"]:
+    @case(f"grad_at_{op}_updates", ties, x64, np.array([1, 3, 1, 9, 1], np.int32))
+    def _(u, x, i, op=op):
+        return jnp.sum(jnp.sin(getattr(x.at[i], op)(u)) * jnp.arange(1.0, 5.0))
+
+    @case(f"grad_at_{op}_operand", x64, ties, np.array([1, 3, 1, 9, 1], np.int32))
+    def _(x, u, i, op=op):
+        return jnp.sum(jnp.sin(getattr(x.at[i], op)(u, mode="clip")) * jnp.arange(1.0, 5.0))
+
+
 def record(name, f, args, x64):
     jax.config.update("jax_enable_x64", x64)
     args = [jnp.asarray(a) for a in args]

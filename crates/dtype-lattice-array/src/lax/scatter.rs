@@ -12,7 +12,9 @@
 //!
 //! Rules: JAX's shape rule and messages, the dtype rule, the implementation, the batching
 //! rule; `scatter-add` is linear (its JVP and transpose, the transpose of `gather`'s); `scatter`'s
-//! JVP is JAX's (ids scattered and gathered back to find the updates that won).
+//! JVP is JAX's (ids scattered and gathered back to find the updates that won), as are
+//! `scatter-mul`'s JVP and transpose and `scatter-min`'s and `scatter-max`'s JVP (ties share
+//! the tangent).
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
@@ -41,11 +43,13 @@ pub static SCATTER_MUL: Primitive = Primitive::new("scatter-mul", Some(3), shape
     .transpose(mul_transpose)
     .batch(batch);
 /// `scatter-min`.
-pub static SCATTER_MIN: Primitive =
-    Primitive::new("scatter-min", Some(3), shape_rule, impl_rule).batch(batch);
+pub static SCATTER_MIN: Primitive = Primitive::new("scatter-min", Some(3), shape_rule, impl_rule)
+    .jvp(extremal_jvp)
+    .batch(batch);
 /// `scatter-max`.
-pub static SCATTER_MAX: Primitive =
-    Primitive::new("scatter-max", Some(3), shape_rule, impl_rule).batch(batch);
+pub static SCATTER_MAX: Primitive = Primitive::new("scatter-max", Some(3), shape_rule, impl_rule)
+    .jvp(extremal_jvp)
+    .batch(batch);
 
 /// `scatter`'s dimension numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -801,6 +805,91 @@ fn gather_back(
         )
         .with("unique_indices", get("unique_indices"));
     super::bind1(&super::GATHER, &[x, indices], &p)
+}
+
+/// `scatter-min`'s and `scatter-max`'s JVP (JAX's `_scatter_extremal_jvp`): where several
+/// values tie for an element (the operand's and updates'), the tangent is their mean; each
+/// update's and each operand element's share is found by gathering back counts of the
+/// updates that won and of all updates.
+fn extremal_jvp(
+    prim: &'static Primitive,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    use super::ops::{add, div, eq, konst, mul, select_n, zeros_like};
+    let [operand, indices, updates] = primals else {
+        return type_error(format!(
+            "{} takes an operand, indices and updates",
+            prim.name
+        ));
+    };
+    let out = super::ad::primal_out(prim, primals, params)?;
+    if tangents[0].is_none() && tangents.get(2).is_none_or(Option::is_none) {
+        return Ok((out, vec![None]));
+    }
+    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
+        Some(t) => Ok(t),
+        None => zeros_like(&primals[k]),
+    };
+    let (g_operand, g_updates) = (tangent(0)?, tangent(2)?);
+    let val = &out[0];
+    let d = Dnums::of(prim, params)?;
+    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+    // JAX's `gather(…)` and `scatter_add(…)` with their default modes.
+    let mut promise = params.clone();
+    promise = promise.set("mode", Mode::PromiseInBounds.param());
+    let back = |x: &Array| gather_back(prim, x, indices, updates.shape(), &promise);
+    let fill = add_params(
+        operand.dtype(),
+        &d,
+        Mode::FillOrDrop.param(),
+        Param::Bool(false),
+        Param::Bool(false),
+    );
+    let count = |x: &Array| {
+        let zeros = zeros_like(operand)?;
+        back(&super::bind1(&SCATTER_ADD, &[&zeros, indices, x], &fill)?)
+    };
+    let initial = back(operand)?;
+    let target = back(val)?;
+    let successful = eq(updates, &target)?;
+    let retained = eq(&initial, &target)?;
+    let (zeros_u, ones_u) = (zeros_like(updates)?, {
+        let one = konst(updates, 1.0)?;
+        super::ops::broadcast_to(&one, updates.shape())?
+    });
+    let num_updates = count(&select_n(&successful, &[&zeros_u, &ones_u])?)?;
+    let num_refs = count(&ones_u)?;
+    let one = konst(updates, 1.0)?;
+    let inv = |x: &Array| div(&one, x);
+    let updates_normalizer = select_n(
+        &retained,
+        &[&inv(&num_updates)?, &inv(&add(&num_updates, &one)?)?],
+    )?;
+    let updates_coef = select_n(&successful, &[&zeros_like(updates)?, &updates_normalizer])?;
+    let operand_normalizer = select_n(
+        &retained,
+        &[&zeros_like(&num_updates)?, &inv(&add(&num_updates, &one)?)?],
+    )?;
+    let operand_coef = div(
+        &add(&konst(updates, -1.0)?, &operand_normalizer)?,
+        &num_refs,
+    )?;
+    let target_tangents = back(&g_operand)?;
+    let tangent_updates = add(
+        &mul(&target_tangents, &operand_coef)?,
+        &mul(&g_updates, &updates_coef)?,
+    )?;
+    let ap = add_params(
+        operand.dtype(),
+        &d,
+        get("mode"),
+        get("indices_are_sorted"),
+        get("unique_indices"),
+    );
+    let t = super::bind1(&SCATTER_ADD, &[&g_operand, indices, &tangent_updates], &ap)?;
+    Ok((out, vec![Some(t)]))
 }
 
 /// `scatter-add` transposed (JAX's `_scatter_add_transpose_rule`): the operand's cotangent is

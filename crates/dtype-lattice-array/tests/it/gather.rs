@@ -30,8 +30,7 @@ fn arrays(v: &Value) -> Vec<Array> {
 }
 
 /// `got`'s outputs are JAX's: dtype, shape and bits (float results of programs that compute
-/// more than moves and combinations, `grad_…`: within [`ULPS`] units in the last place,
-/// XLA's fusions ordering their sums otherwise than op-by-op evaluation).
+/// more than moves and combinations, `grad_…`: within [`ULPS`], see [`close`]).
 fn differs(
     what: &str,
     got: Result<Vec<Array>, dtype_lattice::Error>,
@@ -54,10 +53,12 @@ fn differs(
     })
 }
 
-/// Units in the last place a float result of a `grad_…` program may differ by.
-const ULPS: u64 = 4;
+/// Units in the last place, of an output's largest magnitude, a float result of a `grad_…`
+/// program may differ by (the corpus's rule: cancellation near zero judged at the array's
+/// scale, XLA's fusions contracting and ordering otherwise than op-by-op evaluation).
+const ULPS: f64 = 16.0;
 
-/// Float arrays within [`ULPS`] of each other, NaNs where the other has them.
+/// Float arrays within [`ULPS`], NaN where the other has NaN, infinities exact.
 fn close(a: &Array, b: &Array) -> bool {
     let (Ok(x), Ok(y)) = (
         a.astype(DType::Float64).and_then(|x| x.to_vec::<f64>()),
@@ -65,16 +66,25 @@ fn close(a: &Array, b: &Array) -> bool {
     ) else {
         return false;
     };
-    let ulp = if a.dtype() == DType::Float32 {
+    let eps = if a.dtype() == DType::Float32 {
         f64::from(f32::EPSILON)
     } else {
         f64::EPSILON
     };
+    let scale = y
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0f64, |m, v| m.max(v.abs()));
+    let tol = ULPS * eps * scale.max(f64::MIN_POSITIVE);
     x.len() == y.len()
         && x.iter().zip(&y).all(|(&p, &q)| {
-            (p.is_nan() && q.is_nan())
-                || p == q
-                || (p - q).abs() <= ULPS as f64 * ulp * p.abs().max(q.abs())
+            if q.is_nan() {
+                p.is_nan()
+            } else if q.is_infinite() {
+                p == q
+            } else {
+                (p - q).abs() <= tol
+            }
         })
 }
 
@@ -82,7 +92,7 @@ fn close(a: &Array, b: &Array) -> bool {
 fn gathers_compute_what_jax_computes() {
     let mut failures = Vec::new();
     let all = cases();
-    assert!(all.len() >= 60, "{} cases", all.len());
+    assert!(all.len() >= 64, "{} cases", all.len());
     for case in &all {
         let name = case["name"].as_str().unwrap();
         let rules = Rules::jax().x64(case["x64"].as_bool().unwrap());
