@@ -482,6 +482,20 @@ def _(a, b, c, d):
     return outer.T - (a / (e * e + 1.0)) * (2.0 * e)
 
 
+# Indexing: an embedding lookup (gather; its gradient a scatter-add) and updates through
+# `.at[]` (scatter, scatter-add, scatter-max), with duplicate, negative and out-of-range
+# indices.
+@case("embedding_lookup", ("float32", [6, 4]), ("int32", [5], 9))
+def _(table, ids):
+    return jnp.sum(jnp.tanh(table[ids - 4]) ** 2)
+
+
+@case("at_updates", ("float32", [6, 3]), ("float32", [4, 3]), ("int32", [4], 7))
+def _(x, u, i):
+    y = x.at[i].set(u * 2.0).at[i - 3].add(u).at[i].max(u + 1.0, mode="clip")
+    return jnp.sum(jnp.sin(y))
+
+
 @case("cond_scalar_grad", ("float32", []))
 def _(x):
     return jax.lax.cond(x > 0, jnp.sin, lambda v: v * v * v, x)

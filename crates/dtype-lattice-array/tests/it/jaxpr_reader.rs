@@ -324,6 +324,7 @@ const SAME_GRAD_TEXT: &[&str] = &[
     "mlp_layer",
     "mlp_x64",
     "scalar_sin_square",
+    "embedding_lookup",
     "fori_static_grad",
 ];
 
