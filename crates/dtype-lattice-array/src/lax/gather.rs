@@ -483,8 +483,6 @@ fn impl_rule(
     let mode = Mode::of(prim, params)?;
     let (os, is) = (operand.shape(), indices.shape());
     let rank = os.len();
-    let ivd = is.len().saturating_sub(1);
-    let k = is.get(ivd).copied().unwrap_or(0);
     let eb = element_bytes(operand.dtype());
     let n = out.size();
     let mut bytes = vec![0u8; n.checked_mul(eb).ok_or_else(too_large)?];
@@ -502,42 +500,16 @@ fn impl_rule(
     // JAX's FILL_OR_DROP index type: int32 where every dimension fits, else int64.
     let narrow = os.iter().all(|&s| s <= i32::MAX as usize);
     let ost = strides(os);
-    let out_shape = out.shape();
-    // For each result dimension: an offset dimension (the operand dimension it runs along)
-    // or a batch dimension (the indices dimension it runs along).
-    let window: Vec<usize> = (0..rank)
-        .filter(|&i| {
-            let i = i as i64;
-            !d.collapsed_slice_dims.contains(&i) && !d.operand_batching_dims.contains(&i)
-        })
-        .collect();
-    enum Dim {
-        Offset(usize),
-        Batch(usize),
-    }
-    let (mut next_w, mut next_b) = (window.iter(), 0usize);
-    let dims: Vec<Dim> = (0..out_shape.len())
-        .map(|i| {
-            if d.offset_dims.contains(&(i as i64)) {
-                Dim::Offset(next_w.next().copied().unwrap_or(0))
-            } else {
-                next_b += 1;
-                Dim::Batch(next_b - 1)
-            }
-        })
-        .collect();
-    let ist = strides(&is[..ivd]);
-    let mut at = vec![0usize; out_shape.len()];
-    let mut batch = vec![0usize; ivd];
+    let mut walk = Walk::new(
+        out.shape(),
+        &d.offset_dims,
+        rank,
+        &[&d.collapsed_slice_dims, &d.operand_batching_dims],
+        is,
+    );
     let mut start = vec![0i128; rank];
     for e in 0..n {
-        // The result's index `at`: its batch part and the slice's start.
-        for (dim, &a) in dims.iter().zip(&at) {
-            if let Dim::Batch(b) = dim {
-                batch[*b] = a;
-            }
-        }
-        let row: usize = batch.iter().zip(&ist).map(|(a, s)| a * s).sum::<usize>() * k;
+        let row = walk.row();
         start.iter_mut().for_each(|s| *s = 0);
         let mut inside = true;
         for (c, &dim) in d.start_index_map.iter().enumerate() {
@@ -559,35 +531,116 @@ fn impl_rule(
             .iter()
             .zip(&d.start_indices_batching_dims)
         {
-            start[ob as usize] = batch[ib as usize] as i128;
+            start[ob as usize] = walk.batch(ib as usize) as i128;
         }
         let dst = &mut bytes[e * eb..(e + 1) * eb];
         match (&fill, inside) {
             (Some(f), false) => dst.copy_from_slice(&f[..eb]),
             _ => {
                 let mut pos = start.clone();
-                for (dim, &a) in dims.iter().zip(&at) {
-                    if let Dim::Offset(w) = dim {
-                        pos[*w] += a as i128;
-                    }
-                }
+                walk.offset(&mut pos);
                 let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
                 let from = src.get(flat * eb..(flat + 1) * eb).ok_or_else(too_large)?;
                 dst.copy_from_slice(from);
             }
         }
-        // The next result index.
-        for i in (0..at.len()).rev() {
-            at[i] += 1;
-            if at[i] < out_shape[i] {
-                break;
-            }
-            at[i] = 0;
-        }
+        walk.advance();
     }
     Ok(smallvec::smallvec![
         Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
     ])
+}
+
+/// How a gather's result, or a scatter's updates, index the operand: each of its dimensions
+/// a window dimension (the operand dimension it runs along, `window_dims` naming them) or a
+/// batch dimension (the indices' dimension it runs along, in order), walked in row-major
+/// order.
+pub(super) struct Walk {
+    dims: Vec<Option<usize>>,
+    shape: Vec<usize>,
+    /// Strides of the indices' batch dimensions, and the index vectors' length.
+    ist: Vec<usize>,
+    k: usize,
+    at: Vec<usize>,
+    batch: Vec<usize>,
+}
+
+impl Walk {
+    /// A walk over `shape`, its `window_dims` running along the operand's dimensions that
+    /// are not in `dropped` (of `rank`), over indices of `indices` (the last their vectors).
+    pub(super) fn new(
+        shape: &[usize],
+        window_dims: &[i64],
+        rank: usize,
+        dropped: &[&[i64]],
+        indices: &[usize],
+    ) -> Walk {
+        let mut free = (0..rank).filter(|&i| !dropped.iter().any(|d| d.contains(&(i as i64))));
+        let dims = (0..shape.len())
+            .map(|i| {
+                if window_dims.contains(&(i as i64)) {
+                    Some(free.next().unwrap_or(0))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let ivd = indices.len().saturating_sub(1);
+        Walk {
+            dims,
+            shape: shape.to_vec(),
+            ist: strides(indices.get(..ivd).unwrap_or_default()),
+            k: indices.get(ivd).copied().unwrap_or(0),
+            at: vec![0; shape.len()],
+            batch: vec![0; ivd],
+        }
+    }
+
+    /// The offset, in the indices' values, of the current element's index vector.
+    pub(super) fn row(&mut self) -> usize {
+        let mut b = 0;
+        for (dim, &a) in self.dims.iter().zip(&self.at) {
+            if dim.is_none() {
+                if let Some(slot) = self.batch.get_mut(b) {
+                    *slot = a;
+                }
+                b += 1;
+            }
+        }
+        self.batch
+            .iter()
+            .zip(&self.ist)
+            .map(|(a, s)| a * s)
+            .sum::<usize>()
+            * self.k
+    }
+
+    /// The current element's position along the indices' batch dimension `i`.
+    pub(super) fn batch(&self, i: usize) -> usize {
+        self.batch.get(i).copied().unwrap_or(0)
+    }
+
+    /// `start` moved by the current element's place in its window.
+    pub(super) fn offset(&self, start: &mut [i128]) {
+        for (dim, &a) in self.dims.iter().zip(&self.at) {
+            if let Some(w) = dim
+                && let Some(s) = start.get_mut(*w)
+            {
+                *s += a as i128;
+            }
+        }
+    }
+
+    /// On to the next element.
+    pub(super) fn advance(&mut self) {
+        for i in (0..self.at.len()).rev() {
+            self.at[i] += 1;
+            if self.at[i] < self.shape[i] {
+                break;
+            }
+            self.at[i] = 0;
+        }
+    }
 }
 
 pub(super) fn too_large() -> Error {

@@ -20,7 +20,7 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
 
 use super::gather::{
-    Mode, disjoint, in_range, index_values, is_index, is_sorted, no_duplicates, shown,
+    Mode, Walk, disjoint, in_range, index_values, is_index, is_sorted, no_duplicates, shown,
     sorted_in_range, strides, tuple, type_error,
 };
 use super::{Avals, Outputs, Param, Params, Primitive, bind};
@@ -399,49 +399,23 @@ fn impl_rule(
     let combine = combine_of(prim);
     let (os, is, us) = (operand.shape(), indices.shape(), updates.shape());
     let rank = os.len();
-    let ivd = is.len().saturating_sub(1);
-    let k = is.get(ivd).copied().unwrap_or(0);
     let eb = element_bytes(operand.dtype());
     let mut bytes = operand.as_bytes().to_vec();
     let ub = updates.as_bytes();
     let idx = index_values(indices)?;
     let wins = window_sizes(rank, us, &d);
     let ost = strides(os);
-    let ist = strides(&is[..ivd]);
-    // For each updates dimension: a window dimension (the operand dimension it runs along)
-    // or a scatter dimension (the indices dimension it runs along).
-    let free: Vec<usize> = (0..rank)
-        .filter(|&i| {
-            let i = i as i64;
-            !d.inserted_window_dims.contains(&i) && !d.operand_batching_dims.contains(&i)
-        })
-        .collect();
-    enum Dim {
-        Window(usize),
-        Scatter(usize),
-    }
-    let (mut next_w, mut next_s) = (free.iter(), 0usize);
-    let dims: Vec<Dim> = (0..us.len())
-        .map(|i| {
-            if d.update_window_dims.contains(&(i as i64)) {
-                Dim::Window(next_w.next().copied().unwrap_or(0))
-            } else {
-                next_s += 1;
-                Dim::Scatter(next_s - 1)
-            }
-        })
-        .collect();
+    let mut walk = Walk::new(
+        us,
+        &d.update_window_dims,
+        rank,
+        &[&d.inserted_window_dims, &d.operand_batching_dims],
+        is,
+    );
     let n = updates.size();
-    let mut at = vec![0usize; us.len()];
-    let mut batch = vec![0usize; ivd];
     let mut start = vec![0i128; rank];
     for e in 0..n {
-        for (dim, &a) in dims.iter().zip(&at) {
-            if let Dim::Scatter(b) = dim {
-                batch[*b] = a;
-            }
-        }
-        let row: usize = batch.iter().zip(&ist).map(|(a, s)| a * s).sum::<usize>() * k;
+        let row = walk.row();
         start.iter_mut().for_each(|s| *s = 0);
         for (c, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
             let dim = dim as usize;
@@ -458,7 +432,7 @@ fn impl_rule(
             .iter()
             .zip(&d.scatter_indices_batching_dims)
         {
-            start[ob as usize] = batch[ib as usize] as i128;
+            start[ob as usize] = walk.batch(ib as usize) as i128;
         }
         // A window not wholly in the operand is skipped.
         let inside = start
@@ -468,11 +442,7 @@ fn impl_rule(
             .all(|((&s, &w), &n)| s >= 0 && s + w as i128 <= n as i128);
         if inside {
             let mut pos = start.clone();
-            for (dim, &a) in dims.iter().zip(&at) {
-                if let Dim::Window(w) = dim {
-                    pos[*w] += a as i128;
-                }
-            }
+            walk.offset(&mut pos);
             let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
             let new = ub
                 .get(e * eb..(e + 1) * eb)
@@ -488,13 +458,7 @@ fn impl_rule(
                 }
             }
         }
-        for i in (0..at.len()).rev() {
-            at[i] += 1;
-            if at[i] < us[i] {
-                break;
-            }
-            at[i] = 0;
-        }
+        walk.advance();
     }
     Ok(smallvec::smallvec![
         Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
@@ -639,28 +603,9 @@ fn scatter_jvp(
     let zero_ids = ops::zeros(&ShapedArray::new(operand.shape(), id_dtype, false))?;
     let scattered = bind(prim, &[&zero_ids, indices, &ids], params)?.remove(0);
     // b) The ids gathered back from where they went.
-    let wins = window_sizes(operand.ndim(), us, &d);
     let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
-    let gp = Params::new()
-        .with(
-            "dimension_numbers",
-            Param::GatherDimensionNumbers {
-                offset_dims: d.update_window_dims.clone(),
-                collapsed_slice_dims: d.inserted_window_dims.clone(),
-                start_index_map: d.scatter_dims_to_operand_dims.clone(),
-                operand_batching_dims: d.operand_batching_dims.clone(),
-                start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-            },
-        )
-        .with("fill_value", Param::None)
-        .with("indices_are_sorted", get("indices_are_sorted"))
-        .with("mode", Mode::PromiseInBounds.param())
-        .with(
-            "slice_sizes",
-            Param::Ints(wins.iter().map(|&w| w as i64).collect()),
-        )
-        .with("unique_indices", get("unique_indices"));
-    let gathered = super::bind1(&super::GATHER, &[&scattered, indices], &gp)?;
+    let promise = params.clone().set("mode", Mode::PromiseInBounds.param());
+    let gathered = gather_back(prim, &scattered, indices, us, &promise)?;
     // c) Masks: operand elements no update reached, updates that won.
     let untouched = ops::eq(&scattered, &ops::zeros_like(&scattered)?)?;
     let won = ops::eq(&ids, &gathered)?;
