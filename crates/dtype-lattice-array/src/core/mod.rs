@@ -41,9 +41,9 @@ pub(crate) use custom::{Custom, CustomJvpRule, CustomVjpRule};
 pub use custom::{RuleRef, VjpRef};
 pub use jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 pub use primitive::{
-    Avals, BatchDims, BatchRule, Call, Float0, Float0Refusal, ImplRule, JvpRule, Lin, Outputs,
-    Param, Params, PartialEval, PartialEvalRule, Primitive, PyNumber, ShapeRule, TransposeRule,
-    bind,
+    Avals, BatchDims, BatchRule, Call, Float0, Float0Refusal, GatherDimensionNumbers, ImplRule,
+    JvpRule, Lin, Outputs, Param, Params, PartialEval, PartialEvalRule, Primitive, PyNumber,
+    ScatterDimensionNumbers, ShapeRule, TransposeRule, bind,
 };
 pub(crate) use primitive::{
     Hidden, Operand, Prepared, PreparedKernel, bad_param, bind1, float0_refusal_named, implement,

@@ -59,37 +59,10 @@ pub enum Param {
         /// The batch dimensions of the right operand.
         rhs_batch: Vec<i64>,
     },
-    /// `gather`'s `dimension_numbers`, printed as JAX prints them:
-    /// `GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
-    /// operand_batching_dims=(), start_indices_batching_dims=())`.
-    GatherDimensionNumbers {
-        /// The result's dimensions that index into a slice.
-        offset_dims: Vec<i64>,
-        /// The operand's dimensions a slice of size 1 drops.
-        collapsed_slice_dims: Vec<i64>,
-        /// The operand dimension each component of an index vector starts.
-        start_index_map: Vec<i64>,
-        /// The operand's batching dimensions.
-        operand_batching_dims: Vec<i64>,
-        /// The indices' batching dimensions, one for each of the operand's.
-        start_indices_batching_dims: Vec<i64>,
-    },
-    /// `scatter`'s `dimension_numbers`, printed as JAX prints them:
-    /// `ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
-    /// scatter_dims_to_operand_dims=(0,), operand_batching_dims=(),
-    /// scatter_indices_batching_dims=())`.
-    ScatterDimensionNumbers {
-        /// The updates' dimensions that index into a window.
-        update_window_dims: Vec<i64>,
-        /// The operand's dimensions a window of size 1 leaves out of the updates.
-        inserted_window_dims: Vec<i64>,
-        /// The operand dimension each component of an index vector starts.
-        scatter_dims_to_operand_dims: Vec<i64>,
-        /// The operand's batching dimensions.
-        operand_batching_dims: Vec<i64>,
-        /// The indices' batching dimensions, one for each of the operand's.
-        scatter_indices_batching_dims: Vec<i64>,
-    },
+    /// `gather`'s `dimension_numbers`.
+    GatherDimensionNumbers(GatherDimensionNumbers),
+    /// `scatter`'s (and `scatter-add`'s …) `dimension_numbers`.
+    ScatterDimensionNumbers(ScatterDimensionNumbers),
     /// A Python number (`fill_value=nan`, `fill_value=-2147483648`), printed as Python prints
     /// it.
     Number(PyNumber),
@@ -114,6 +87,117 @@ pub enum Param {
         /// Its text as JAX printed it.
         text: std::sync::Arc<str>,
     },
+}
+
+/// `gather`'s dimension numbers (JAX's `GatherDimensionNumbers`), printed as JAX prints them:
+/// `GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
+/// operand_batching_dims=(), start_indices_batching_dims=())`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GatherDimensionNumbers {
+    /// The result's dimensions that index into a slice.
+    pub offset_dims: Vec<i64>,
+    /// The operand's dimensions a slice of size 1 drops.
+    pub collapsed_slice_dims: Vec<i64>,
+    /// The operand dimension each component of an index vector starts.
+    pub start_index_map: Vec<i64>,
+    /// The operand's batching dimensions.
+    pub operand_batching_dims: Vec<i64>,
+    /// The indices' batching dimensions, one for each of the operand's.
+    pub start_indices_batching_dims: Vec<i64>,
+}
+
+/// `scatter`'s dimension numbers (JAX's `ScatterDimensionNumbers`), printed as JAX prints
+/// them: `ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+/// scatter_dims_to_operand_dims=(0,), operand_batching_dims=(),
+/// scatter_indices_batching_dims=())`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScatterDimensionNumbers {
+    /// The updates' dimensions that index into a window.
+    pub update_window_dims: Vec<i64>,
+    /// The operand's dimensions a window of size 1 leaves out of the updates.
+    pub inserted_window_dims: Vec<i64>,
+    /// The operand dimension each component of an index vector starts.
+    pub scatter_dims_to_operand_dims: Vec<i64>,
+    /// The operand's batching dimensions.
+    pub operand_batching_dims: Vec<i64>,
+    /// The indices' batching dimensions, one for each of the operand's.
+    pub scatter_indices_batching_dims: Vec<i64>,
+}
+
+/// `NAME(a=(…), b=(…), …)`: dimension numbers as Python prints its named tuples.
+fn named_tuple(f: &mut fmt::Formatter<'_>, name: &str, fields: &[(&str, &[i64])]) -> fmt::Result {
+    let items: Vec<String> = fields
+        .iter()
+        .map(|(n, v)| format!("{n}={}", Param::Ints(v.to_vec())))
+        .collect();
+    write!(f, "{name}({})", items.join(", "))
+}
+
+impl fmt::Display for GatherDimensionNumbers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        named_tuple(
+            f,
+            "GatherDimensionNumbers",
+            &[
+                ("offset_dims", &self.offset_dims),
+                ("collapsed_slice_dims", &self.collapsed_slice_dims),
+                ("start_index_map", &self.start_index_map),
+                ("operand_batching_dims", &self.operand_batching_dims),
+                (
+                    "start_indices_batching_dims",
+                    &self.start_indices_batching_dims,
+                ),
+            ],
+        )
+    }
+}
+
+impl fmt::Display for ScatterDimensionNumbers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        named_tuple(
+            f,
+            "ScatterDimensionNumbers",
+            &[
+                ("update_window_dims", &self.update_window_dims),
+                ("inserted_window_dims", &self.inserted_window_dims),
+                (
+                    "scatter_dims_to_operand_dims",
+                    &self.scatter_dims_to_operand_dims,
+                ),
+                ("operand_batching_dims", &self.operand_batching_dims),
+                (
+                    "scatter_indices_batching_dims",
+                    &self.scatter_indices_batching_dims,
+                ),
+            ],
+        )
+    }
+}
+
+impl GatherDimensionNumbers {
+    /// The scatter that writes where this gather reads (JAX's transposes pair them).
+    pub fn scatter(&self) -> ScatterDimensionNumbers {
+        ScatterDimensionNumbers {
+            update_window_dims: self.offset_dims.clone(),
+            inserted_window_dims: self.collapsed_slice_dims.clone(),
+            scatter_dims_to_operand_dims: self.start_index_map.clone(),
+            operand_batching_dims: self.operand_batching_dims.clone(),
+            scatter_indices_batching_dims: self.start_indices_batching_dims.clone(),
+        }
+    }
+}
+
+impl ScatterDimensionNumbers {
+    /// The gather that reads where this scatter writes.
+    pub fn gather(&self) -> GatherDimensionNumbers {
+        GatherDimensionNumbers {
+            offset_dims: self.update_window_dims.clone(),
+            collapsed_slice_dims: self.inserted_window_dims.clone(),
+            start_index_map: self.scatter_dims_to_operand_dims.clone(),
+            operand_batching_dims: self.operand_batching_dims.clone(),
+            start_indices_batching_dims: self.scatter_indices_batching_dims.clone(),
+        }
+    }
 }
 
 /// A Python number as a parameter holds it.
@@ -193,46 +277,8 @@ impl fmt::Display for Param {
                     _ => write!(f, "({})", items.join(", ")),
                 }
             }
-            Param::GatherDimensionNumbers {
-                offset_dims,
-                collapsed_slice_dims,
-                start_index_map,
-                operand_batching_dims,
-                start_indices_batching_dims,
-            } => {
-                let t = |v: &[i64]| Param::Ints(v.to_vec()).to_string();
-                write!(
-                    f,
-                    "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, \
-                     start_index_map={}, operand_batching_dims={}, \
-                     start_indices_batching_dims={})",
-                    t(offset_dims),
-                    t(collapsed_slice_dims),
-                    t(start_index_map),
-                    t(operand_batching_dims),
-                    t(start_indices_batching_dims)
-                )
-            }
-            Param::ScatterDimensionNumbers {
-                update_window_dims,
-                inserted_window_dims,
-                scatter_dims_to_operand_dims,
-                operand_batching_dims,
-                scatter_indices_batching_dims,
-            } => {
-                let t = |v: &[i64]| Param::Ints(v.to_vec()).to_string();
-                write!(
-                    f,
-                    "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
-                     scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
-                     scatter_indices_batching_dims={})",
-                    t(update_window_dims),
-                    t(inserted_window_dims),
-                    t(scatter_dims_to_operand_dims),
-                    t(operand_batching_dims),
-                    t(scatter_indices_batching_dims)
-                )
-            }
+            Param::GatherDimensionNumbers(d) => write!(f, "{d}"),
+            Param::ScatterDimensionNumbers(d) => write!(f, "{d}"),
             Param::Number(PyNumber::Int(i)) => write!(f, "{i}"),
             Param::Number(PyNumber::UInt(u)) => write!(f, "{u}"),
             Param::Number(PyNumber::Float(x)) => f.write_str(&super::jaxpr::print::literal_text(

@@ -624,6 +624,44 @@ mod tests {
         (exe, at)
     }
 
+    /// The loop at step `at` of `exe`, a scan whose body runs on buffers: its body's calls as
+    /// `Tight` lists them, and the scan on `ins` by the plan's own run and on buffers.
+    fn scan_both_ways(
+        exe: &Executable,
+        at: usize,
+        ins: &[&Array],
+    ) -> (String, Vec<Array>, Vec<Array>) {
+        let super::super::plan::Step::Loop(call, plan) = &exe.steps[at].0 else {
+            unreachable!()
+        };
+        let LoopPlan::Scan {
+            body,
+            tight: Some(t),
+            length,
+            num_consts,
+            num_carry,
+            reverse,
+        } = &**plan
+        else {
+            panic!("a scan on buffers: {plan:?}")
+        };
+        let plain = scan(
+            body,
+            *length,
+            *num_consts,
+            *num_carry,
+            *reverse,
+            ins,
+            &call.avals,
+        )
+        .unwrap();
+        let tight = plan
+            .run_on_buffers(ins, &call.avals)
+            .unwrap()
+            .expect("the operands fit");
+        (format!("{t:?}"), plain, tight)
+    }
+
     /// A scan body with a prepared product (float32 `dot_general`), elementwise kernels (a
     /// literal operand among them), prepared reductions (`reduce_max`), a call only the
     /// implementation runs (`cumsum`), reshapes that run nothing (of an operand, and of a
@@ -675,40 +713,12 @@ mod tests {
             let args = (w.clone(), h0.clone(), xs.clone());
             let j = crate::make_jaxpr(f, &args).unwrap();
             let (exe, at) = loop_of(&j);
-            let super::super::plan::Step::Loop(call, plan) = &exe.steps[at].0 else {
-                unreachable!()
-            };
-            let LoopPlan::Scan {
-                body,
-                tight: Some(t),
-                length,
-                num_consts,
-                num_carry,
-                reverse,
-            } = &**plan
-            else {
-                panic!("a scan on buffers: {plan:?}")
-            };
-            let kinds = format!("{t:?}");
+            let ins = [&w, &h0, &Array::scalar(0f32), &Array::scalar(1f32), &xs];
+            let (kinds, plain, tight) = scan_both_ways(&exe, at, &ins);
             for k in ["prepared", "kernel", "impl", "loop"] {
                 assert!(kinds.contains(k), "{kinds}");
             }
             assert!(!kinds.contains("reshape"), "{kinds}");
-            let ins = [&w, &h0, &Array::scalar(0f32), &Array::scalar(1f32), &xs];
-            let plain = scan(
-                body,
-                *length,
-                *num_consts,
-                *num_carry,
-                *reverse,
-                &ins,
-                &call.avals,
-            )
-            .unwrap();
-            let tight = plan
-                .run_on_buffers(&ins, &call.avals)
-                .unwrap()
-                .expect("the operands fit");
             assert_eq!(bits(&plain), bits(&tight));
             for (p, q) in plain.iter().zip(&tight) {
                 assert_eq!(p.aval(), q.aval());
@@ -803,42 +813,14 @@ mod tests {
             let args = (v0.clone(), d0.clone(), xs.clone());
             let j = crate::config::with_rules(traced, || crate::make_jaxpr(f, &args)).unwrap();
             let (exe, at) = loop_of(&j);
-            let super::super::plan::Step::Loop(call, plan) = &exe.steps[at].0 else {
-                unreachable!()
-            };
-            let LoopPlan::Scan {
-                body,
-                tight: Some(t),
-                length,
-                num_consts,
-                num_carry,
-                reverse,
-            } = &**plan
-            else {
-                panic!("a scan on buffers: {plan:?}")
-            };
-            let kinds = format!("{t:?}");
-            assert!(kinds.matches("block of").count() >= 2, "{kinds}");
             let consts: Vec<Array> = j.consts.clone();
             let carry = [&v0, &Array::scalar(0.75f32), &Array::scalar(3i32), &d0];
             let mut ins: Vec<&Array> = consts.iter().collect();
             ins.extend(carry);
             ins.push(&xs);
             crate::config::with_rules(rules, || {
-                let plain = scan(
-                    body,
-                    *length,
-                    *num_consts,
-                    *num_carry,
-                    *reverse,
-                    &ins,
-                    &call.avals,
-                )
-                .unwrap();
-                let tight = plan
-                    .run_on_buffers(&ins, &call.avals)
-                    .unwrap()
-                    .expect("the operands fit");
+                let (kinds, plain, tight) = scan_both_ways(&exe, at, &ins);
+                assert!(kinds.matches("block of").count() >= 2, "{kinds}");
                 assert_eq!(bits(&plain), bits(&tight), "{rules:?}");
             });
         }

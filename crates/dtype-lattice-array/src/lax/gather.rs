@@ -21,6 +21,7 @@ use dtype_lattice::{DType, Error, Kind};
 
 use super::{Avals, Outputs, Param, Params, Primitive, bind};
 use crate::array::{Array, ShapedArray, element_bytes};
+use crate::core::GatherDimensionNumbers;
 
 /// The `gather` primitive.
 pub static GATHER: Primitive = Primitive::new("gather", Some(2), shape_rule, impl_rule)
@@ -32,38 +33,15 @@ pub(super) fn type_error<T>(msg: String) -> Result<T, Error> {
     Err(Error::refused(Exception::TypeError, msg))
 }
 
-/// `gather`'s dimension numbers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Dnums {
-    pub(crate) offset_dims: Vec<i64>,
-    pub(crate) collapsed_slice_dims: Vec<i64>,
-    pub(crate) start_index_map: Vec<i64>,
-    pub(crate) operand_batching_dims: Vec<i64>,
-    pub(crate) start_indices_batching_dims: Vec<i64>,
-}
-
-impl Dnums {
-    fn of(prim: &Primitive, params: &Params) -> Result<Dnums, Error> {
-        match params.require(prim.name, "dimension_numbers")? {
-            Param::GatherDimensionNumbers {
-                offset_dims,
-                collapsed_slice_dims,
-                start_index_map,
-                operand_batching_dims,
-                start_indices_batching_dims,
-            } => Ok(Dnums {
-                offset_dims: offset_dims.clone(),
-                collapsed_slice_dims: collapsed_slice_dims.clone(),
-                start_index_map: start_index_map.clone(),
-                operand_batching_dims: operand_batching_dims.clone(),
-                start_indices_batching_dims: start_indices_batching_dims.clone(),
-            }),
-            _ => Err(super::bad_param(
-                prim.name,
-                "dimension_numbers",
-                "not GatherDimensionNumbers",
-            )),
-        }
+/// `gather`'s dimension numbers, from its parameters.
+fn dnums<'p>(prim: &Primitive, params: &'p Params) -> Result<&'p GatherDimensionNumbers, Error> {
+    match params.require(prim.name, "dimension_numbers")? {
+        Param::GatherDimensionNumbers(d) => Ok(d),
+        _ => Err(super::bad_param(
+            prim.name,
+            "dimension_numbers",
+            "not GatherDimensionNumbers",
+        )),
     }
 }
 
@@ -88,18 +66,16 @@ impl Mode {
         )
     }
 
+    /// The mode of `params` (`mode=GatherScatterMode.CLIP`, as JAX prints it).
     pub(super) fn of(prim: &Primitive, params: &Params) -> Result<Mode, Error> {
         let text = match params.require(prim.name, "mode")? {
             Param::Name(n) => n.as_str(),
-            Param::Int(1) => return Ok(Mode::Clip),
-            Param::Int(0) => return Ok(Mode::FillOrDrop),
-            Param::Int(2) => return Ok(Mode::PromiseInBounds),
             _ => "",
         };
-        match text.strip_prefix("GatherScatterMode.").unwrap_or(text) {
-            "CLIP" | "clip" => Ok(Mode::Clip),
-            "FILL_OR_DROP" | "fill" | "drop" => Ok(Mode::FillOrDrop),
-            "PROMISE_IN_BOUNDS" | "promise_in_bounds" => Ok(Mode::PromiseInBounds),
+        match text {
+            "GatherScatterMode.CLIP" => Ok(Mode::Clip),
+            "GatherScatterMode.FILL_OR_DROP" => Ok(Mode::FillOrDrop),
+            "GatherScatterMode.PROMISE_IN_BOUNDS" => Ok(Mode::PromiseInBounds),
             _ => Err(super::bad_param(
                 prim.name,
                 "mode",
@@ -114,16 +90,11 @@ pub(super) fn tuple(v: &[i64]) -> String {
     Param::Ints(v.to_vec()).to_string()
 }
 
-/// Python's list text of dimensions (`[0, 1]`), as JAX's messages show a list.
-pub(super) fn shown(v: &[i64]) -> String {
-    tuple(v)
-}
-
 pub(super) fn is_sorted(op: &str, dims: &[i64], name: &str) -> Result<(), Error> {
     if dims.windows(2).any(|w| w[1] < w[0]) {
         return type_error(format!(
             "{name} in {op} op must be sorted; got {}",
-            shown(dims)
+            tuple(dims)
         ));
     }
     Ok(())
@@ -134,7 +105,7 @@ pub(super) fn no_duplicates(op: &str, dims: &[i64], name: &str) -> Result<(), Er
     if !dims.iter().all(|d| seen.insert(*d)) {
         return type_error(format!(
             "{name} in {op} op must not repeat; got: {}.",
-            shown(dims)
+            tuple(dims)
         ));
     }
     Ok(())
@@ -178,8 +149,8 @@ pub(super) fn disjoint(op: &str, a: &[i64], b: &[i64], na: &str, nb: &str) -> Re
     if a.iter().any(|x| b.contains(x)) {
         return type_error(format!(
             "{na} and {nb} in {op} op must be disjoint; got: {} and {}.",
-            shown(a),
-            shown(b)
+            tuple(a),
+            tuple(b)
         ));
     }
     Ok(())
@@ -189,7 +160,7 @@ pub(super) fn disjoint(op: &str, a: &[i64], b: &[i64], na: &str, nb: &str) -> Re
 fn result_shape(
     operand: &[usize],
     indices: &[usize],
-    d: &Dnums,
+    d: &GatherDimensionNumbers,
     slice_sizes: &[i64],
 ) -> Result<Vec<usize>, Error> {
     let Some(ivd) = indices.len().checked_sub(1) else {
@@ -271,15 +242,15 @@ fn result_shape(
     if d.start_indices_batching_dims.contains(&(ivd as i64)) {
         return type_error(format!(
             "Gather op cannot have the index vector dimension as a batching dimension; got {}.",
-            shown(&d.start_indices_batching_dims)
+            tuple(&d.start_indices_batching_dims)
         ));
     }
     if d.operand_batching_dims.len() != d.start_indices_batching_dims.len() {
         return type_error(format!(
             "Gather op requires equal numbers of operand_batching_dims and \
              start_indices_batching_dims, got {} and{}.",
-            shown(&d.operand_batching_dims),
-            shown(&d.start_indices_batching_dims)
+            tuple(&d.operand_batching_dims),
+            tuple(&d.start_indices_batching_dims)
         ));
     }
     // Every dimension below was checked in range above.
@@ -317,9 +288,9 @@ fn result_shape(
              dimension or explicitly collapsed/batching; got len(slice_sizes)={}, \
              output_slice_sizes={}, collapsed_slice_dims={}, operand_batching_dims={}.",
             slice_sizes.len(),
-            shown(&d.offset_dims),
-            shown(&d.collapsed_slice_dims),
-            shown(&d.operand_batching_dims)
+            tuple(&d.offset_dims),
+            tuple(&d.collapsed_slice_dims),
+            tuple(&d.operand_batching_dims)
         ));
     }
     let empty = indices.contains(&0);
@@ -399,10 +370,10 @@ fn shape_rule(
             inputs.len()
         ));
     };
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     let sizes = slice_sizes(prim, params)?;
     Mode::of(prim, params)?;
-    let shape = result_shape(operand.shape(), indices.shape(), &d, &sizes)?;
+    let shape = result_shape(operand.shape(), indices.shape(), d, &sizes)?;
     if !is_index(indices.dtype()) {
         return Err(Error::refused(
             Exception::ValueError,
@@ -478,7 +449,7 @@ fn impl_rule(
         return type_error("gather takes an operand and indices".into());
     };
     let out = &avals[0];
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     let sizes = slice_sizes(prim, params)?;
     let mode = Mode::of(prim, params)?;
     let (os, is) = (operand.shape(), indices.shape());
@@ -657,8 +628,7 @@ fn jvp(
     tangents: &[Option<Array>],
     params: &Params,
 ) -> Result<(Outputs, Vec<Option<Array>>), Error> {
-    let refs: Vec<&Array> = primals.iter().collect();
-    let out = bind(prim, &refs, params)?;
+    let out = super::ad::primal_out(prim, primals, params)?;
     let t = match tangents.first().cloned().flatten() {
         None => None,
         Some(t) => {
@@ -667,19 +637,8 @@ fn jvp(
             } else {
                 Param::None
             };
-            let mut p = Params::new();
-            for (name, v) in params.iter() {
-                p = p.with_named(
-                    name.to_string(),
-                    if name == "fill_value" {
-                        fill.clone()
-                    } else {
-                        v.clone()
-                    },
-                );
-            }
-            let ins = [&t, &primals[1]];
-            Some(bind(prim, &ins, &p)?[0].clone())
+            let p = params.clone().set("fill_value", fill);
+            Some(super::bind1(prim, &[&t, &primals[1]], &p)?)
         }
     };
     Ok((out, vec![t]))
@@ -699,14 +658,14 @@ fn batch(
     let [operand, indices] = args else {
         return type_error("gather takes an operand and indices".into());
     };
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     let sizes = slice_sizes(prim, params)?;
     let up = |v: &[i64]| v.iter().map(|x| x + 1).collect::<Vec<i64>>();
     let front = |x: &Array, b: Option<usize>| b.map_or(Ok(x.clone()), |b| moveaxis(x, b, 0));
     let (o, i) = (front(operand, dims[0])?, front(indices, dims[1])?);
     let (dn, sizes) = match (dims[0], dims[1]) {
         (Some(_), None) => (
-            Dnums {
+            GatherDimensionNumbers {
                 offset_dims: std::iter::once(0).chain(up(&d.offset_dims)).collect(),
                 collapsed_slice_dims: up(&d.collapsed_slice_dims),
                 start_index_map: up(&d.start_index_map),
@@ -718,7 +677,7 @@ fn batch(
                 .collect::<Vec<_>>(),
         ),
         (None, Some(_)) => (
-            Dnums {
+            GatherDimensionNumbers {
                 offset_dims: up(&d.offset_dims),
                 start_indices_batching_dims: up(&d.start_indices_batching_dims),
                 ..d.clone()
@@ -726,7 +685,7 @@ fn batch(
             sizes,
         ),
         (Some(_), Some(_)) => (
-            Dnums {
+            GatherDimensionNumbers {
                 offset_dims: up(&d.offset_dims),
                 collapsed_slice_dims: up(&d.collapsed_slice_dims),
                 start_index_map: up(&d.start_index_map),
@@ -741,21 +700,10 @@ fn batch(
         ),
         (None, None) => return Ok((bind(prim, &[operand, indices], params)?, vec![None])),
     };
-    let mut p = Params::new();
-    for (name, v) in params.iter() {
-        let v = match name {
-            "dimension_numbers" => Param::GatherDimensionNumbers {
-                offset_dims: dn.offset_dims.clone(),
-                collapsed_slice_dims: dn.collapsed_slice_dims.clone(),
-                start_index_map: dn.start_index_map.clone(),
-                operand_batching_dims: dn.operand_batching_dims.clone(),
-                start_indices_batching_dims: dn.start_indices_batching_dims.clone(),
-            },
-            "slice_sizes" => Param::Ints(sizes.clone()),
-            _ => v.clone(),
-        };
-        p = p.with_named(name.to_string(), v);
-    }
+    let p = params
+        .clone()
+        .set("dimension_numbers", Param::GatherDimensionNumbers(dn))
+        .set("slice_sizes", Param::Ints(sizes));
     Ok((bind(prim, &[&o, &i], &p)?, vec![Some(0)]))
 }
 
@@ -774,23 +722,8 @@ fn transpose(
     let Lin::Known(indices) = &ins[1] else {
         return Err(crate::core::nonlinear());
     };
-    let d = Dnums::of(prim, params)?;
-    let sd = super::scatter::Dnums {
-        update_window_dims: d.offset_dims,
-        inserted_window_dims: d.collapsed_slice_dims,
-        scatter_dims_to_operand_dims: d.start_index_map,
-        operand_batching_dims: d.operand_batching_dims,
-        scatter_indices_batching_dims: d.start_indices_batching_dims,
-    };
-    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
     let zeros = super::ops::zeros(&ShapedArray::new(ins[0].aval().shape(), ct.dtype(), false))?;
-    let p = super::scatter::add_params(
-        ct.dtype(),
-        &sd,
-        get("mode"),
-        get("indices_are_sorted"),
-        get("unique_indices"),
-    );
+    let p = super::scatter::add_params(ct.dtype(), dnums(prim, params)?.scatter(), params);
     let out = super::bind1(&super::SCATTER_ADD, &[&zeros, indices, &ct], &p)?;
     Ok(vec![Some(out), None])
 }

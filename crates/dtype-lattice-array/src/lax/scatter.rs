@@ -20,13 +20,13 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
 
 use super::gather::{
-    Mode, Walk, disjoint, in_range, index_values, is_index, is_sorted, no_duplicates, shown,
+    Mode, Walk, disjoint, in_range, index_values, is_index, is_sorted, no_duplicates,
     sorted_in_range, strides, tuple, type_error,
 };
 use super::{Avals, Outputs, Param, Params, Primitive, bind};
 use crate::array::{Array, ShapedArray, element_bytes};
-use crate::core::Lin;
 use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
+use crate::core::{Lin, ScatterDimensionNumbers};
 
 /// The `scatter` primitive (the updates replace the operand's elements).
 pub static SCATTER: Primitive = Primitive::new("scatter", Some(3), shape_rule, impl_rule)
@@ -51,54 +51,21 @@ pub static SCATTER_MAX: Primitive = Primitive::new("scatter-max", Some(3), shape
     .jvp(extremal_jvp)
     .batch(batch);
 
-/// `scatter`'s dimension numbers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Dnums {
-    pub(crate) update_window_dims: Vec<i64>,
-    pub(crate) inserted_window_dims: Vec<i64>,
-    pub(crate) scatter_dims_to_operand_dims: Vec<i64>,
-    pub(crate) operand_batching_dims: Vec<i64>,
-    pub(crate) scatter_indices_batching_dims: Vec<i64>,
-}
-
-impl Dnums {
-    fn of(prim: &Primitive, params: &Params) -> Result<Dnums, Error> {
-        match params.require(prim.name, "dimension_numbers")? {
-            Param::ScatterDimensionNumbers {
-                update_window_dims,
-                inserted_window_dims,
-                scatter_dims_to_operand_dims,
-                operand_batching_dims,
-                scatter_indices_batching_dims,
-            } => Ok(Dnums {
-                update_window_dims: update_window_dims.clone(),
-                inserted_window_dims: inserted_window_dims.clone(),
-                scatter_dims_to_operand_dims: scatter_dims_to_operand_dims.clone(),
-                operand_batching_dims: operand_batching_dims.clone(),
-                scatter_indices_batching_dims: scatter_indices_batching_dims.clone(),
-            }),
-            _ => Err(super::bad_param(
-                prim.name,
-                "dimension_numbers",
-                "not ScatterDimensionNumbers",
-            )),
-        }
-    }
-
-    pub(crate) fn param(&self) -> Param {
-        Param::ScatterDimensionNumbers {
-            update_window_dims: self.update_window_dims.clone(),
-            inserted_window_dims: self.inserted_window_dims.clone(),
-            scatter_dims_to_operand_dims: self.scatter_dims_to_operand_dims.clone(),
-            operand_batching_dims: self.operand_batching_dims.clone(),
-            scatter_indices_batching_dims: self.scatter_indices_batching_dims.clone(),
-        }
+/// `scatter`'s dimension numbers, from its parameters.
+fn dnums<'p>(prim: &Primitive, params: &'p Params) -> Result<&'p ScatterDimensionNumbers, Error> {
+    match params.require(prim.name, "dimension_numbers")? {
+        Param::ScatterDimensionNumbers(d) => Ok(d),
+        _ => Err(super::bad_param(
+            prim.name,
+            "dimension_numbers",
+            "not ScatterDimensionNumbers",
+        )),
     }
 }
 
 /// Each operand dimension's window size: the updates' window bound, or 1 (inserted and
 /// batching dimensions).
-fn window_sizes(rank: usize, updates: &[usize], d: &Dnums) -> Vec<usize> {
+fn window_sizes(rank: usize, updates: &[usize], d: &ScatterDimensionNumbers) -> Vec<usize> {
     let mut w = d.update_window_dims.iter();
     (0..rank as i64)
         .map(|i| {
@@ -115,7 +82,12 @@ fn window_sizes(rank: usize, updates: &[usize], d: &Dnums) -> Vec<usize> {
 }
 
 /// JAX's checks (`_scatter_shape_rule`).
-fn check(op: &[usize], indices: &[usize], updates: &[usize], d: &Dnums) -> Result<(), Error> {
+fn check(
+    op: &[usize],
+    indices: &[usize],
+    updates: &[usize],
+    d: &ScatterDimensionNumbers,
+) -> Result<(), Error> {
     let s = "scatter";
     let Some(ivd) = indices.len().checked_sub(1) else {
         return type_error(
@@ -174,15 +146,15 @@ fn check(op: &[usize], indices: &[usize], updates: &[usize], d: &Dnums) -> Resul
     if d.scatter_indices_batching_dims.contains(&(ivd as i64)) {
         return type_error(format!(
             "Scatter op cannot have the index vector dimension as a batching dimension; got {}.",
-            shown(&d.scatter_indices_batching_dims)
+            tuple(&d.scatter_indices_batching_dims)
         ));
     }
     if d.operand_batching_dims.len() != d.scatter_indices_batching_dims.len() {
         return type_error(format!(
             "Scatter op requires equal numbers of operand_batching_dims and \
              scatter_indices_batching_dims, got {} and {}.",
-            shown(&d.operand_batching_dims),
-            shown(&d.scatter_indices_batching_dims)
+            tuple(&d.operand_batching_dims),
+            tuple(&d.scatter_indices_batching_dims)
         ));
     }
     let t = |v: &[usize]| tuple(&v.iter().map(|&x| x as i64).collect::<Vec<_>>());
@@ -292,9 +264,9 @@ fn shape_rule(
             inputs.len()
         ));
     };
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     Mode::of(prim, params)?;
-    check(operand.shape(), indices.shape(), updates.shape(), &d)?;
+    check(operand.shape(), indices.shape(), updates.shape(), d)?;
     if !is_index(indices.dtype()) {
         return Err(Error::refused(
             Exception::ValueError,
@@ -352,7 +324,7 @@ fn combined(
     let word4 = |b: &[u8]| b.try_into().ok().map(u32::from_le_bytes);
     let word8 = |b: &[u8]| b.try_into().ok().map(u64::from_le_bytes);
     macro_rules! fast {
-        ($f:ident, $w:ident, $a:expr, $b:expr, $op:expr) => {
+        ($f:ident, $a:expr, $b:expr, $op:expr) => {
             match $op {
                 BinOp::ADD => $f::<{ BinOp::ADD }>($a, $b),
                 BinOp::MUL => $f::<{ BinOp::MUL }>($a, $b),
@@ -364,12 +336,12 @@ fn combined(
     match (dtype, op) {
         (DType::Float32, Some(op)) => {
             if let (Some(a), Some(b)) = (word4(old), word4(new)) {
-                return Ok(fast!(f32_op, u32, a, b, op).to_le_bytes().to_vec());
+                return Ok(fast!(f32_op, a, b, op).to_le_bytes().to_vec());
             }
         }
         (DType::Float64, Some(op)) if crate::lax::on_xla() => {
             if let (Some(a), Some(b)) = (word8(old), word8(new)) {
-                return Ok(fast!(f64_op, u64, a, b, op).to_le_bytes().to_vec());
+                return Ok(fast!(f64_op, a, b, op).to_le_bytes().to_vec());
             }
         }
         _ => {}
@@ -394,7 +366,7 @@ fn impl_rule(
         ));
     };
     let out = &avals[0];
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     let mode = Mode::of(prim, params)?;
     let combine = combine_of(prim);
     let (os, is, us) = (operand.shape(), indices.shape(), updates.shape());
@@ -403,7 +375,7 @@ fn impl_rule(
     let mut bytes = operand.as_bytes().to_vec();
     let ub = updates.as_bytes();
     let idx = index_values(indices)?;
-    let wins = window_sizes(rank, us, &d);
+    let wins = window_sizes(rank, us, d);
     let ost = strides(os);
     let mut walk = Walk::new(
         us,
@@ -490,24 +462,40 @@ pub(crate) fn add_jaxpr(dtype: DType) -> ClosedJaxpr {
     }
 }
 
-/// `scatter-add`'s parameters as JAX binds them.
-pub(crate) fn add_params(
-    dtype: DType,
-    d: &Dnums,
-    mode: Param,
-    sorted: Param,
-    unique: Param,
-) -> Params {
+/// `scatter-add`'s parameters as JAX binds them: dimension numbers `d`, the mode and the
+/// index promises of `like` (where it has none, JAX's defaults: FILL_OR_DROP, False).
+pub(crate) fn add_params(dtype: DType, d: ScatterDimensionNumbers, like: &Params) -> Params {
+    let get = |n: &str| like.get(n).cloned().unwrap_or(Param::Bool(false));
     Params::new()
-        .with("dimension_numbers", d.param())
-        .with("indices_are_sorted", sorted)
-        .with("mode", mode)
-        .with("unique_indices", unique)
+        .with("dimension_numbers", Param::ScatterDimensionNumbers(d))
+        .with("indices_are_sorted", get("indices_are_sorted"))
+        .with(
+            "mode",
+            like.get("mode")
+                .cloned()
+                .unwrap_or_else(|| Mode::FillOrDrop.param()),
+        )
+        .with("unique_indices", get("unique_indices"))
         .with("update_consts", Param::Ints(Vec::new()))
         .with(
             "update_jaxpr",
             Param::Jaxpr(std::sync::Arc::new(add_jaxpr(dtype))),
         )
+}
+
+/// The tangents of the operand and the updates, a zero one instantiated (`None`: both zero).
+fn both_tangents(
+    primals: &[Array],
+    tangents: &[Option<Array>],
+) -> Result<Option<(Array, Array)>, Error> {
+    if tangents.first().is_none_or(Option::is_none) && tangents.get(2).is_none_or(Option::is_none) {
+        return Ok(None);
+    }
+    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
+        Some(t) => Ok(t),
+        None => super::ops::zeros_like(&primals[k]),
+    };
+    Ok(Some((tangent(0)?, tangent(2)?)))
 }
 
 /// `scatter-add`'s JVP: linear in the operand and the updates jointly (a zero tangent
@@ -518,16 +506,11 @@ fn add_jvp(
     tangents: &[Option<Array>],
     params: &Params,
 ) -> Result<(Outputs, Vec<Option<Array>>), Error> {
-    if tangents[0].is_none() && tangents.get(2).is_none_or(Option::is_none) {
-        return Ok((super::ad::primal_out(prim, primals, params)?, vec![None]));
-    }
     let out = super::ad::primal_out(prim, primals, params)?;
-    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
-        Some(t) => Ok(t),
-        None => super::ops::zeros_like(&primals[k]),
+    let Some((a, b)) = both_tangents(primals, tangents)? else {
+        return Ok((out, vec![None]));
     };
-    let (a, b) = (tangent(0)?, tangent(2)?);
-    let t = bind(prim, &[&a, &primals[1], &b], params)?[0].clone();
+    let t = super::bind1(prim, &[&a, &primals[1], &b], params)?;
     Ok((out, vec![Some(t)]))
 }
 
@@ -546,20 +529,15 @@ fn scatter_jvp(
     let [operand, indices, updates] = primals else {
         return type_error("scatter takes an operand, indices and updates".into());
     };
-    if tangents[0].is_none() && tangents.get(2).is_none_or(Option::is_none) {
+    let Some((g_operand, g_updates)) = both_tangents(primals, tangents)? else {
         return Ok((super::ad::primal_out(prim, primals, params)?, vec![None]));
-    }
-    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
-        Some(t) => Ok(t),
-        None => ops::zeros_like(&primals[k]),
     };
-    let (g_operand, g_updates) = (tangent(0)?, tangent(2)?);
     if params.get("unique_indices") == Some(&Param::Bool(true)) {
         let out = bind(prim, &[operand, indices, updates], params)?;
         let t = bind(prim, &[&g_operand, indices, &g_updates], params)?[0].clone();
         return Ok((out, vec![Some(t)]));
     }
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     let us = updates.shape();
     // a) An id for each update (a window shares one), scattered.
     let mut ids_shape = us.to_vec();
@@ -587,23 +565,11 @@ fn scatter_jvp(
     let ids = super::ad::reshape(&iota, &ids_shape)?;
     let one = crate::array::scalar(1.0, id_dtype)?;
     let ids = ops::add(&ids, &ops::broadcast_to(&one, &ids_shape)?)?;
-    let ids = if ids_shape == us {
-        ids
-    } else {
-        let dims: Vec<i64> = (0..us.len() as i64).collect();
-        super::bind1(
-            &super::BROADCAST_IN_DIM,
-            &[&ids],
-            &Params::new()
-                .with("shape", Param::Ints(us.iter().map(|&x| x as i64).collect()))
-                .with("broadcast_dimensions", Param::Ints(dims))
-                .with("sharding", Param::None),
-        )?
-    };
+    // The ids of a window spread over it.
+    let ids = ops::broadcast_to(&ids, us)?;
     let zero_ids = ops::zeros(&ShapedArray::new(operand.shape(), id_dtype, false))?;
     let scattered = bind(prim, &[&zero_ids, indices, &ids], params)?.remove(0);
     // b) The ids gathered back from where they went.
-    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
     let promise = params.clone().set("mode", Mode::PromiseInBounds.param());
     let gathered = gather_back(prim, &scattered, indices, us, &promise)?;
     // c) Masks: operand elements no update reached, updates that won.
@@ -611,13 +577,7 @@ fn scatter_jvp(
     let won = ops::eq(&ids, &gathered)?;
     let mask = |which: &Array, x: &Array| ops::select_n(which, &[&ops::zeros_like(x)?, x]);
     // d) Scatter-adds of the masked values and tangents.
-    let ap = add_params(
-        operand.dtype(),
-        &d,
-        get("mode"),
-        get("indices_are_sorted"),
-        get("unique_indices"),
-    );
+    let ap = add_params(operand.dtype(), d.clone(), params);
     let out = bind(
         &SCATTER_ADD,
         &[&mask(&untouched, operand)?, indices, &mask(&won, updates)?],
@@ -661,14 +621,7 @@ fn mul_jvp(
                     "scatter_mul gradients are only implemented if `unique_indices=True`",
                 ));
             }
-            let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
-            let ap = add_params(
-                operand.dtype(),
-                &Dnums::of(prim, params)?,
-                get("mode"),
-                get("indices_are_sorted"),
-                get("unique_indices"),
-            );
+            let ap = add_params(operand.dtype(), dnums(prim, params)?.clone(), params);
             let zeros = super::ops::zeros_like(operand)?;
             let added = super::bind1(&SCATTER_ADD, &[&zeros, indices, &g], &ap)?;
             Some(super::ops::mul(operand, &added)?)
@@ -723,23 +676,17 @@ fn gather_back(
     updates_shape: &[usize],
     params: &Params,
 ) -> Result<Array, Error> {
-    let d = Dnums::of(prim, params)?;
-    let wins = window_sizes(x.ndim(), updates_shape, &d);
-    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+    let d = dnums(prim, params)?;
+    let wins = window_sizes(x.ndim(), updates_shape, d);
     let fill = match Mode::of(prim, params)? {
         Mode::FillOrDrop => Param::Int(0),
         _ => Param::None,
     };
+    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
     let p = Params::new()
         .with(
             "dimension_numbers",
-            Param::GatherDimensionNumbers {
-                offset_dims: d.update_window_dims.clone(),
-                collapsed_slice_dims: d.inserted_window_dims.clone(),
-                start_index_map: d.scatter_dims_to_operand_dims.clone(),
-                operand_batching_dims: d.operand_batching_dims.clone(),
-                start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-            },
+            Param::GatherDimensionNumbers(d.gather()),
         )
         .with("fill_value", fill)
         .with("indices_are_sorted", get("indices_are_sorted"))
@@ -770,28 +717,15 @@ fn extremal_jvp(
         ));
     };
     let out = super::ad::primal_out(prim, primals, params)?;
-    if tangents[0].is_none() && tangents.get(2).is_none_or(Option::is_none) {
+    let Some((g_operand, g_updates)) = both_tangents(primals, tangents)? else {
         return Ok((out, vec![None]));
-    }
-    let tangent = |k: usize| match tangents.get(k).cloned().flatten() {
-        Some(t) => Ok(t),
-        None => zeros_like(&primals[k]),
     };
-    let (g_operand, g_updates) = (tangent(0)?, tangent(2)?);
     let val = &out[0];
-    let d = Dnums::of(prim, params)?;
-    let get = |n: &str| params.get(n).cloned().unwrap_or(Param::Bool(false));
+    let d = dnums(prim, params)?;
     // JAX's `gather(…)` and `scatter_add(…)` with their default modes.
-    let mut promise = params.clone();
-    promise = promise.set("mode", Mode::PromiseInBounds.param());
+    let promise = params.clone().set("mode", Mode::PromiseInBounds.param());
     let back = |x: &Array| gather_back(prim, x, indices, updates.shape(), &promise);
-    let fill = add_params(
-        operand.dtype(),
-        &d,
-        Mode::FillOrDrop.param(),
-        Param::Bool(false),
-        Param::Bool(false),
-    );
+    let fill = add_params(operand.dtype(), d.clone(), &Params::new());
     let count = |x: &Array| {
         let zeros = zeros_like(operand)?;
         back(&super::bind1(&SCATTER_ADD, &[&zeros, indices, x], &fill)?)
@@ -826,13 +760,7 @@ fn extremal_jvp(
         &mul(&target_tangents, &operand_coef)?,
         &mul(&g_updates, &updates_coef)?,
     )?;
-    let ap = add_params(
-        operand.dtype(),
-        &d,
-        get("mode"),
-        get("indices_are_sorted"),
-        get("unique_indices"),
-    );
+    let ap = add_params(operand.dtype(), d.clone(), params);
     let t = super::bind1(&SCATTER_ADD, &[&g_operand, indices, &tangent_updates], &ap)?;
     Ok((out, vec![Some(t)]))
 }
@@ -889,12 +817,12 @@ fn batch(
             vec![None],
         ));
     }
-    let d = Dnums::of(prim, params)?;
+    let d = dnums(prim, params)?;
     let o = bdim_at_front(operand, dims[0], size)?;
     let u = bdim_at_front(updates, dims[2], size)?;
     let i = bdim_at_front(indices, dims[1], size)?;
     let up = |v: &[i64]| v.iter().map(|x| x + 1).collect::<Vec<i64>>();
-    let dn = Dnums {
+    let dn = ScatterDimensionNumbers {
         update_window_dims: up(&d.update_window_dims),
         inserted_window_dims: up(&d.inserted_window_dims),
         scatter_dims_to_operand_dims: up(&d.scatter_dims_to_operand_dims),
@@ -905,14 +833,8 @@ fn batch(
             .chain(up(&d.scatter_indices_batching_dims))
             .collect(),
     };
-    let mut p = Params::new();
-    for (name, v) in params.iter() {
-        let v = if name == "dimension_numbers" {
-            dn.param()
-        } else {
-            v.clone()
-        };
-        p = p.with_named(name.to_string(), v);
-    }
+    let p = params
+        .clone()
+        .set("dimension_numbers", Param::ScatterDimensionNumbers(dn));
     Ok((bind(prim, &[&o, &i, &u], &p)?, vec![Some(0)]))
 }

@@ -268,52 +268,29 @@ fn typed_one(
                 format!("dot_general's dimension_numbers must be ((lc, rc), (lb, rb)), not {text}")
             })?
         }
-        ("dimension_numbers", Printed::Call("GatherDimensionNumbers", v))
+        ("dimension_numbers", Printed::Call(name @ "GatherDimensionNumbers", v))
             if prim.name == "gather" =>
         {
-            match v.iter().map(Printed::ints).collect::<Option<Vec<_>>>() {
-                Some(d) if d.len() == 5 => {
-                    let mut d = d.into_iter();
-                    let mut next = || d.next().unwrap_or_default();
-                    Param::GatherDimensionNumbers {
-                        offset_dims: next(),
-                        collapsed_slice_dims: next(),
-                        start_index_map: next(),
-                        operand_batching_dims: next(),
-                        start_indices_batching_dims: next(),
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "gather's dimension_numbers must be GatherDimensionNumbers of five \
-                         tuples, not {text}"
-                    ));
-                }
-            }
+            let [a, b, c, d, e] = five_tuples(&v).ok_or_else(|| not_five(prim, name, text))?;
+            Param::GatherDimensionNumbers(crate::core::GatherDimensionNumbers {
+                offset_dims: a,
+                collapsed_slice_dims: b,
+                start_index_map: c,
+                operand_batching_dims: d,
+                start_indices_batching_dims: e,
+            })
         }
-        ("dimension_numbers", Printed::Call("ScatterDimensionNumbers", v))
+        ("dimension_numbers", Printed::Call(name @ "ScatterDimensionNumbers", v))
             if prim.name.starts_with("scatter") =>
         {
-            match v.iter().map(Printed::ints).collect::<Option<Vec<_>>>() {
-                Some(d) if d.len() == 5 => {
-                    let mut d = d.into_iter();
-                    let mut next = || d.next().unwrap_or_default();
-                    Param::ScatterDimensionNumbers {
-                        update_window_dims: next(),
-                        inserted_window_dims: next(),
-                        scatter_dims_to_operand_dims: next(),
-                        operand_batching_dims: next(),
-                        scatter_indices_batching_dims: next(),
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "{}'s dimension_numbers must be ScatterDimensionNumbers of five \
-                         tuples, not {text}",
-                        prim.name
-                    ));
-                }
-            }
+            let [a, b, c, d, e] = five_tuples(&v).ok_or_else(|| not_five(prim, name, text))?;
+            Param::ScatterDimensionNumbers(crate::core::ScatterDimensionNumbers {
+                update_window_dims: a,
+                inserted_window_dims: b,
+                scatter_dims_to_operand_dims: c,
+                operand_batching_dims: d,
+                scatter_indices_batching_dims: e,
+            })
         }
         // A Python number (int, float, bool).
         ("fill_value", v @ (Printed::Int(_) | Printed::Float | Printed::Word(_)))
@@ -373,6 +350,22 @@ fn typed_one(
         },
         _ => opaque(),
     })
+}
+
+/// The five tuples of integers of a `GatherDimensionNumbers(…)` or `ScatterDimensionNumbers(…)`.
+fn five_tuples(v: &[Printed<'_>]) -> Option<[Vec<i64>; 5]> {
+    v.iter()
+        .map(Printed::ints)
+        .collect::<Option<Vec<_>>>()?
+        .try_into()
+        .ok()
+}
+
+fn not_five(prim: &Primitive, name: &str, text: &str) -> String {
+    format!(
+        "{}'s dimension_numbers must be {name} of five tuples, not {text}",
+        prim.name
+    )
 }
 
 fn dot_dimension_numbers(v: &[Printed<'_>]) -> Option<Param> {

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::common::fixture_path;
 use crate::fixture_arrays::array;
+use crate::jaxpr_reader::{arrays, close};
 
 fn cases() -> Vec<Value> {
     let text = std::fs::read_to_string(fixture_path("indexing/gather.json")).unwrap();
@@ -25,12 +26,8 @@ fn cases() -> Vec<Value> {
     doc["cases"].as_array().unwrap().clone()
 }
 
-fn arrays(v: &Value) -> Vec<Array> {
-    v.as_array().unwrap().iter().map(array).collect()
-}
-
 /// `got`'s outputs are JAX's: dtype, shape and bits (float results of programs that compute
-/// more than moves and combinations, `grad_…`: within [`ULPS`], see [`close`]).
+/// more than moves and combinations, `grad_…`: within the corpus's rule, [`close`]).
 fn differs(
     what: &str,
     got: Result<Vec<Array>, dtype_lattice::Error>,
@@ -51,41 +48,6 @@ fn differs(
             && (g.as_bytes() == w.as_bytes() || (what.starts_with("grad_") && close(g, &w)));
         (!same).then(|| format!("{what} output {i}: {g}, JAX {w}"))
     })
-}
-
-/// Units in the last place, of an output's largest magnitude, a float result of a `grad_…`
-/// program may differ by (the corpus's rule: cancellation near zero judged at the array's
-/// scale, XLA's fusions contracting and ordering otherwise than op-by-op evaluation).
-const ULPS: f64 = 16.0;
-
-/// Float arrays within [`ULPS`], NaN where the other has NaN, infinities exact.
-fn close(a: &Array, b: &Array) -> bool {
-    let (Ok(x), Ok(y)) = (
-        a.astype(DType::Float64).and_then(|x| x.to_vec::<f64>()),
-        b.astype(DType::Float64).and_then(|x| x.to_vec::<f64>()),
-    ) else {
-        return false;
-    };
-    let eps = if a.dtype() == DType::Float32 {
-        f64::from(f32::EPSILON)
-    } else {
-        f64::EPSILON
-    };
-    let scale = y
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0f64, |m, v| m.max(v.abs()));
-    let tol = ULPS * eps * scale.max(f64::MIN_POSITIVE);
-    x.len() == y.len()
-        && x.iter().zip(&y).all(|(&p, &q)| {
-            if q.is_nan() {
-                p.is_nan()
-            } else if q.is_infinite() {
-                p == q
-            } else {
-                (p - q).abs() <= tol
-            }
-        })
 }
 
 #[test]

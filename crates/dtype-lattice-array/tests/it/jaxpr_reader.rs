@@ -18,7 +18,7 @@ fn corpus() -> Vec<Value> {
     doc["cases"].as_array().unwrap().clone()
 }
 
-fn arrays(v: &Value) -> Vec<Array> {
+pub(crate) fn arrays(v: &Value) -> Vec<Array> {
     v.as_array().unwrap().iter().map(array).collect()
 }
 
@@ -72,7 +72,7 @@ fn compare(
 /// accumulation, a fused transcendental): within [`ULPS`] units in the last place of the
 /// output's largest magnitude (so that cancellation near zero is judged at the array's
 /// scale), NaN where JAX has NaN, infinities exact. Integers, bools and keys: every bit.
-fn close(got: &Array, want: &Array) -> bool {
+pub(crate) fn close(got: &Array, want: &Array) -> bool {
     use dtype_lattice_array::repr::Scalar;
     let Some(format) = got.dtype().float_format() else {
         return false;
