@@ -31,6 +31,8 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::SCATTER_MUL,
     &lax::SCATTER_MIN,
     &lax::SCATTER_MAX,
+    &lax::SORT,
+    &lax::TOP_K,
     &lax::ADD,
     &lax::ADD_ANY,
     &lax::SUB,
@@ -132,6 +134,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::CUMPROD,
     &lax::CUMMAX,
     &lax::CUMMIN,
+    &lax::CUMLOGSUMEXP,
     &lax::DOT_GENERAL,
 ];
 

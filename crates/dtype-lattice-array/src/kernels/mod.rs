@@ -29,6 +29,7 @@ pub(crate) mod glibc;
 pub(crate) mod math;
 pub(crate) mod simd;
 pub(crate) mod simd8;
+pub(crate) mod sort;
 pub(crate) mod threefry;
 pub(crate) mod threefry_simd;
 pub(crate) mod vmath;

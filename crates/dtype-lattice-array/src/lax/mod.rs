@@ -12,7 +12,9 @@
 //! | `structural` | `broadcast_in_dim`, `reshape`, `transpose`, `squeeze`, `rev`, `stop_gradient` |
 //! | `slicing` | `slice`, `dynamic_slice`, `dynamic_update_slice`, `concatenate`, `pad` |
 //! | `iota` | `iota` |
-//! | `reduce` | `reduce_*`, `argmax`, `argmin`, `cumsum`, `cumprod`, `cummax`, `cummin` |
+//! | `reduce` | `reduce_*`, `argmax`, `argmin`, `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp` (and `associative_scan`) |
+//! | `gather`, `scatter` | `gather`; `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max` |
+//! | `sort` | `sort`, `top_k` |
 //! | `dot` | `dot_general` |
 //! | `random` | `random_seed`, `random_split`, `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap` |
 //!
@@ -32,6 +34,7 @@
 
 mod accumulate;
 pub(crate) mod ad;
+pub(crate) mod associative;
 pub(crate) mod batching;
 mod convert;
 mod dot;
@@ -45,8 +48,10 @@ mod reduce;
 pub(crate) mod scatter;
 pub(crate) mod select;
 mod slicing;
+pub(crate) mod sort;
 pub(crate) mod structural;
 
+pub use associative::associative_scan;
 pub use convert::CONVERT_ELEMENT_TYPE;
 pub use dot::DOT_GENERAL;
 #[cfg(test)]
@@ -64,14 +69,15 @@ pub use random::{
     RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
 };
 pub use reduce::{
-    ARGMAX, ARGMIN, CUMMAX, CUMMIN, CUMPROD, CUMSUM, REDUCE_AND, REDUCE_MAX, REDUCE_MIN, REDUCE_OR,
-    REDUCE_PROD, REDUCE_SUM,
+    ARGMAX, ARGMIN, CUMLOGSUMEXP, CUMMAX, CUMMIN, CUMPROD, CUMSUM, REDUCE_AND, REDUCE_MAX,
+    REDUCE_MIN, REDUCE_OR, REDUCE_PROD, REDUCE_SUM,
 };
 pub use scatter::{SCATTER, SCATTER_ADD, SCATTER_MAX, SCATTER_MIN, SCATTER_MUL};
 pub use select::{BITCAST_CONVERT_TYPE, CLAMP, SELECT_N};
 pub use slicing::{
     CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, SLICE, SPLIT, STACK, UNSTACK,
 };
+pub use sort::{SORT, TOP_K};
 pub use structural::expand_dims;
 pub use structural::{BROADCAST_IN_DIM, COPY, RESHAPE, REV, SQUEEZE, STOP_GRADIENT, TRANSPOSE};
 

@@ -154,7 +154,13 @@ macro_rules! float_reducible {
             #[inline(always)] fn daz(self) -> $t { $flush(self) }
             #[inline(always)] fn step_xla(op: Red, a: $t, b: $t) -> $t {
                 let (a, b) = ($flush(a), $flush(b));
+                let sign = (-0.0 as $t).to_bits();
                 $flush(match op {
+                    // XLA's `maximum`/`minimum` with a NaN: the left NaN as it is, else the
+                    // right one with the sign of both signs' `and` (max) or `or` (min).
+                    Red::Max | Red::Min if a.is_nan() => a,
+                    Red::Max if b.is_nan() => <$t>::from_bits(b.to_bits() & (a.to_bits() | !sign)),
+                    Red::Min if b.is_nan() => <$t>::from_bits(b.to_bits() | (a.to_bits() & sign)),
                     // LLVM's `maximum`/`minimum`: +0 above -0.
                     Red::Max if a == b => if a.is_sign_negative() { b } else { a },
                     Red::Min if a == b => if a.is_sign_negative() { a } else { b },
@@ -981,23 +987,36 @@ fn cum_shape_rule(
 const SCAN_BASE: usize = 16;
 
 /// `init ⊕ xs[lo] ⊕ … ⊕ xs[hi - 1]` over the part of `lo..hi` inside `xs`, in order.
-fn window<T: Copy, F: Fn(T, T) -> T>(op: &F, xs: &[T], lo: isize, hi: isize, init: T) -> T {
+fn window<T: Clone, E, F: Fn(&T, &T) -> Result<T, E>>(
+    op: &F,
+    xs: &[T],
+    lo: isize,
+    hi: isize,
+    init: &T,
+) -> Result<T, E> {
     let lo = lo.max(0) as usize;
     let hi = (hi.max(0) as usize).min(xs.len());
     xs.get(lo..hi)
         .unwrap_or(&[])
         .iter()
-        .fold(init, |acc, &v| op(acc, v))
+        .try_fold(init.clone(), |acc, v| op(&acc, v))
 }
 
 /// An inclusive scan in XLA's CPU order. Up to 16 elements, each output is its own window
 /// summed forward from `init` (`x[0] ⊕ … ⊕ x[i]`, reversed: `x[i] ⊕ … ⊕ x[n-1]`). Longer:
 /// padded with `init` to blocks of 16, each block scanned so, the blocks' totals scanned
-/// (recursively, exclusive) and added to each block's elements.
-fn scan<T: Copy, F: Fn(T, T) -> T>(op: &F, x: &[T], reverse: bool, init: T) -> Vec<T> {
+/// (recursively, exclusive) and added to each block's elements. Generic over the values (a
+/// number, or an array of every lane's element at one position, [`cumlogsumexp_impl`]) and
+/// the operation's errors.
+fn scan<T: Clone, E, F: Fn(&T, &T) -> Result<T, E>>(
+    op: &F,
+    x: &[T],
+    reverse: bool,
+    init: &T,
+) -> Result<Vec<T>, E> {
     const B: usize = SCAN_BASE;
     let n = x.len();
-    let direct = |xs: &[T], i: usize| -> T {
+    let direct = |xs: &[T], i: usize| -> Result<T, E> {
         let (i, n) = (i as isize, xs.len() as isize);
         if reverse {
             window(op, xs, i, n, init)
@@ -1010,14 +1029,20 @@ fn scan<T: Copy, F: Fn(T, T) -> T>(op: &F, x: &[T], reverse: bool, init: T) -> V
     }
     let m = n.div_ceil(B);
     let mut padded = x.to_vec();
-    padded.resize(m * B, init);
+    padded.resize(m * B, init.clone());
     let blocks: Vec<Vec<T>> = padded
         .chunks(B)
         .map(|b| (0..B).map(|i| direct(b, i)).collect())
-        .collect();
+        .collect::<Result<_, E>>()?;
     let totals: Vec<T> = blocks
         .iter()
-        .map(|b| if reverse { b[0] } else { b[B - 1] })
+        .map(|b| {
+            if reverse {
+                b[0].clone()
+            } else {
+                b[B - 1].clone()
+            }
+        })
         .collect();
     // The exclusive scan of the totals, m + 1 long.
     let excl: Vec<T> = if m <= B {
@@ -1030,23 +1055,27 @@ fn scan<T: Copy, F: Fn(T, T) -> T>(op: &F, x: &[T], reverse: bool, init: T) -> V
                     window(op, &totals, k - mi, k, init)
                 }
             })
-            .collect()
+            .collect::<Result<_, E>>()?
     } else if reverse {
         let mut t = totals;
-        t.push(init);
-        scan(op, &t, true, init)
+        t.push(init.clone());
+        scan(op, &t, true, init)?
     } else {
-        let mut s = vec![init];
-        s.extend(scan(op, &totals, false, init));
+        let mut s = vec![init.clone()];
+        s.extend(scan(op, &totals, false, init)?);
         s
     };
     let offsets = if reverse { &excl[1..] } else { &excl[..m] };
-    blocks
-        .iter()
-        .zip(offsets)
-        .flat_map(|(b, &o)| b.iter().map(move |&v| op(v, o)))
-        .take(n)
-        .collect()
+    let mut out = Vec::with_capacity(n);
+    for (b, o) in blocks.iter().zip(offsets) {
+        for v in b {
+            if out.len() == n {
+                break;
+            }
+            out.push(op(v, o)?);
+        }
+    }
+    Ok(out)
 }
 
 /// The scans of every lane along `axis`.
@@ -1071,7 +1100,9 @@ fn cum_lanes<T: Copy, F: Fn(T, T) -> T>(
             let at = |t: usize| (o * n + t) * inner + i;
             lane.clear();
             lane.extend((0..n).map(|t| xs[at(t)]));
-            for (t, v) in scan(f, &lane, reverse, init).into_iter().enumerate() {
+            let op = |a: &T, b: &T| Ok::<T, std::convert::Infallible>(f(*a, *b));
+            let Ok(scanned) = scan(&op, &lane, reverse, &init);
+            for (t, v) in scanned.into_iter().enumerate() {
                 out[at(t)] = v;
             }
         }
@@ -1164,10 +1195,91 @@ macro_rules! cumulative {
 
 cumulative! {
     CUMSUM = "cumsum", Sum => { .jvp(ad::linear_jvp).transpose(cumsum_transpose) };
-    // Not differentiable here.
-    CUMPROD = "cumprod", Prod;
-    CUMMAX = "cummax", Max;
-    CUMMIN = "cummin", Min;
+    CUMPROD = "cumprod", Prod => { .jvp(cumprod_jvp) };
+    CUMMAX = "cummax", Max => { .jvp(cummax_jvp) };
+    CUMMIN = "cummin", Min => { .jvp(cummin_jvp) };
+}
+
+/// The `cumlogsumexp` primitive: the scan of `lax.logaddexp` in XLA's order (the same windows
+/// and blocks as the other cumulative reductions), each step computed by the elementwise
+/// primitives on every lane at once.
+pub static CUMLOGSUMEXP: Primitive =
+    Primitive::new("cumlogsumexp", Some(1), cum_shape_rule, cumlogsumexp_impl)
+        .jvp(cumlogsumexp_jvp)
+        .batch(batching::scan)
+        .refuses_float0(float0_refusal::<{ Red::Sum as u8 }>);
+
+fn cumlogsumexp_impl(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    _out: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let x = inputs[0];
+    if x.dtype().kind() != Kind::Float {
+        return value_error(format!(
+            "logaddexp requires floating-point inputs; got {}",
+            x.dtype().numpy_name()
+        ));
+    }
+    let axis = param_int(params, prim.name, "axis")? as usize;
+    let reverse = matches!(params.get("reverse"), Some(Param::Bool(true)));
+    let n = x.shape()[axis];
+    let widened = matches!(x.dtype(), DType::Float16 | DType::BFloat16);
+    if x.size() == 0 || (n == 1 && super::on_xla() && !widened) {
+        return Ok(smallvec::smallvec![x.clone()]);
+    }
+    // Each position along the axis as an array of every lane's element there.
+    let cols: Vec<Array> = (0..n)
+        .map(|t| batching::index_in_dim(x, t, axis))
+        .collect::<Result<_, _>>()?;
+    let init = ops::broadcast_to(&ops::konst(x, f64::NEG_INFINITY)?, cols[0].shape())?;
+    let scanned = scan(&super::associative::logaddexp, &cols, reverse, &init)?;
+    let p = Params::new().with("dimension", Param::Int(axis as i64));
+    let parts: Vec<Array> = scanned
+        .iter()
+        .map(|c| super::expand_dims(c, &[axis as i64]))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<&Array> = parts.iter().collect();
+    Ok(smallvec::smallvec![bind1(&super::CONCATENATE, &refs, &p)?])
+}
+
+/// `cumprod`'s, `cummax`'s, `cummin`'s and `cumlogsumexp`'s JVPs: JAX's, the JVP of
+/// `associative_scan` with the combining function ([`super::associative`]).
+fn cumprod_jvp(
+    p: &'static Primitive,
+    x: &[Array],
+    t: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    super::associative::cumulative_jvp(p, Some(&super::MUL), x, t, params)
+}
+
+fn cummax_jvp(
+    p: &'static Primitive,
+    x: &[Array],
+    t: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    super::associative::cumulative_jvp(p, Some(&super::MAX), x, t, params)
+}
+
+fn cummin_jvp(
+    p: &'static Primitive,
+    x: &[Array],
+    t: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    super::associative::cumulative_jvp(p, Some(&super::MIN), x, t, params)
+}
+
+fn cumlogsumexp_jvp(
+    p: &'static Primitive,
+    x: &[Array],
+    t: &[Option<Array>],
+    params: &Params,
+) -> Result<(Outputs, Vec<Option<Array>>), Error> {
+    super::associative::cumulative_jvp(p, None, x, t, params)
 }
 
 // ---- JVP and transpose rules
