@@ -256,6 +256,11 @@ def record(name, f, args, x64):
     return {"name": name, "x64": x64, "text": str(closed),
             "consts": [enc(c) for c in closed.consts], "args": [enc(a) for a in args],
             "jit": attempt(lambda: leaves(jax.jit(f)(*args))),
+            # The printed jaxpr evaluated equation by equation (`jax.core.eval_jaxpr`: each
+            # primitive compiled alone), which differs from jit where XLA rewrites a whole
+            # program (a division by a constant becomes a multiplication by its reciprocal).
+            "eager": attempt(lambda: leaves(
+                jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args))),
             **({"grad": attempt(lambda: leaves(jax.jit(jax.grad(f))(*args))),
                 "grad_text": str(jax.make_jaxpr(jax.grad(f))(*args))}
                if name.startswith("grad_") else {})}

@@ -47,6 +47,9 @@ pub enum Param {
     /// `pad`'s `padding_config`: `(low, high, interior)` per dimension, printed as the tuple
     /// of tuples it is (`((1, 2, 0), (-1, 0, 1))`).
     Padding(Vec<(i64, i64, i64)>),
+    /// `(low, high)` per dimension: the windowed primitives' and convolutions' `padding`,
+    /// printed as the tuple of pairs it is (`((0, 0), (1, 1))`).
+    Pairs(Vec<(i64, i64)>),
     /// `dot_general`'s `dimension_numbers`, `((lhs_contracting, rhs_contracting), (lhs_batch,
     /// rhs_batch))`, printed as jaxprs print it: `(([2], [1]), ([0], [0]))`.
     DotDimensionNumbers {
@@ -256,6 +259,13 @@ impl fmt::Display for Param {
                     .iter()
                     .map(|(l, h, i)| format!("({l}, {h}, {i})"))
                     .collect();
+                match items.as_slice() {
+                    [one] => write!(f, "({one},)"),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
+            Param::Pairs(v) => {
+                let items: Vec<String> = v.iter().map(|(l, h)| format!("({l}, {h})")).collect();
                 match items.as_slice() {
                     [one] => write!(f, "({one},)"),
                     _ => write!(f, "({})", items.join(", ")),

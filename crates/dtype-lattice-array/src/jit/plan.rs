@@ -657,8 +657,9 @@ impl Lowering {
             for (v, &s) in eqn.outputs.iter().zip(&outs) {
                 env.insert(v.id, Src::Slot(s));
             }
+            let (prim, inputs) = by_reciprocal(eqn.prim, inputs);
             self.calls.push(Call {
-                prim: eqn.prim,
+                prim,
                 params: eqn.params.clone(),
                 inputs,
                 outs,
@@ -666,6 +667,49 @@ impl Lowering {
             });
         }
         jx.outvars.iter().map(|a| read(a, &env)).collect()
+    }
+}
+
+/// A division by a float constant as XLA's algebraic simplifier rewrites it: a
+/// multiplication by the constant's reciprocal, computed once in the constant's dtype (with
+/// denormals off, so a reciprocal below the normal range is 0). `x / 9.0` under `jax.jit` is
+/// `x * (1/9)`, which differs from the quotient in the last bit for some `x` (float32 and
+/// float64, checked against JAX; float16 and bfloat16, which XLA computes behind
+/// conversions, keep the division). Under NumPy's rules, and for integers and complex
+/// numbers, the division stays.
+fn by_reciprocal(
+    prim: &'static Primitive,
+    inputs: SmallVec<[Src; 4]>,
+) -> (&'static Primitive, SmallVec<[Src; 4]>) {
+    if !std::ptr::eq(prim, &crate::lax::DIV) || !crate::config::on_xla() {
+        return (prim, inputs);
+    }
+    let [x @ Src::Slot(_), Src::Const(c)] = inputs.as_slice() else {
+        return (prim, inputs);
+    };
+    if !matches!(
+        c.dtype(),
+        dtype_lattice::DType::Float32 | dtype_lattice::DType::Float64
+    ) {
+        return (prim, inputs);
+    }
+    let one = crate::array::scalar(1.0, c.dtype()).and_then(|one| {
+        crate::lax::implement(
+            &crate::lax::DIV,
+            &[&one, c],
+            &Params::new(),
+            &[c.aval().clone()],
+        )
+    });
+    match one {
+        Ok(mut r) => {
+            let r = r.remove(0);
+            (
+                &crate::lax::MUL,
+                smallvec::smallvec![x.clone(), Src::Const(r)],
+            )
+        }
+        Err(_) => (prim, inputs),
     }
 }
 

@@ -15,6 +15,7 @@
 //! | `reduce` | `reduce_*`, `argmax`, `argmin`, `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp` (and `associative_scan`) |
 //! | `gather`, `scatter` | `gather`; `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max` |
 //! | `sort` | `sort`, `top_k` |
+//! | `windowed` | `reduce_window`, `reduce_window_sum`, `reduce_window_max`, `reduce_window_min`, `select_and_gather_add`, `select_and_scatter_add` |
 //! | `dot` | `dot_general` |
 //! | `random` | `random_seed`, `random_split`, `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap` |
 //!
@@ -50,6 +51,7 @@ pub(crate) mod select;
 mod slicing;
 pub(crate) mod sort;
 pub(crate) mod structural;
+pub(crate) mod windowed;
 
 pub use associative::associative_scan;
 pub use convert::CONVERT_ELEMENT_TYPE;
@@ -80,6 +82,10 @@ pub use slicing::{
 pub use sort::{SORT, TOP_K};
 pub use structural::expand_dims;
 pub use structural::{BROADCAST_IN_DIM, COPY, RESHAPE, REV, SQUEEZE, STOP_GRADIENT, TRANSPOSE};
+pub use windowed::{
+    REDUCE_WINDOW, REDUCE_WINDOW_MAX, REDUCE_WINDOW_MIN, REDUCE_WINDOW_SUM, SELECT_AND_GATHER_ADD,
+    SELECT_AND_SCATTER_ADD,
+};
 
 use dtype_lattice::Error;
 

@@ -63,7 +63,7 @@ pub(crate) enum Red {
 }
 
 impl Red {
-    const fn of(code: u8) -> Red {
+    pub(super) const fn of(code: u8) -> Red {
         const ALL: [Red; 6] = [Red::Sum, Red::Prod, Red::Max, Red::Min, Red::And, Red::Or];
         ALL[code as usize]
     }
@@ -244,14 +244,14 @@ macro_rules! complex_reducible {
 complex_reducible!(f32, flush32, f64, flush64);
 
 /// The typed elements of an array (empty if `T` is not its element type).
-fn elems<T: Element>(x: &Array) -> impl Iterator<Item = T> + '_ {
+pub(super) fn elems<T: Element>(x: &Array) -> impl Iterator<Item = T> + '_ {
     T::Word::view(x.storage())
         .unwrap_or(&[])
         .iter()
         .map(|&w| T::from_word(w))
 }
 
-fn storage_of<T: Element>(v: impl Iterator<Item = T>) -> Storage {
+pub(super) fn storage_of<T: Element>(v: impl Iterator<Item = T>) -> Storage {
     T::Word::into_storage(v.map(T::to_word).collect())
 }
 
@@ -265,7 +265,7 @@ fn is_minifloat(d: DType) -> bool {
 /// same modulo their width), float32 for the small floats when `op` only compares (`max`,
 /// `min`, `argmax`…: the result is one of the inputs). `None`: none (their sums and products
 /// go through `minifloat_kernel`).
-fn stand_in(dtype: DType, compares: bool) -> Option<DType> {
+pub(super) fn stand_in(dtype: DType, compares: bool) -> Option<DType> {
     match dtype.kind() {
         Kind::SignedInt if dtype.bits() < 8 => Some(DType::Int8),
         Kind::UnsignedInt if dtype.bits() < 8 => Some(DType::UInt8),

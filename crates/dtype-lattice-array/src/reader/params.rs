@@ -325,6 +325,20 @@ fn typed_one(
                     )
                 })?,
         ),
+        // The windowed primitives' and convolutions' `padding`: `(low, high)` per dimension.
+        ("padding", Printed::Tuple(v))
+            if v.iter()
+                .all(|d| matches!(d.ints().as_deref(), Some([_, _]))) =>
+        {
+            Param::Pairs(
+                v.iter()
+                    .filter_map(|d| match d.ints().as_deref() {
+                        Some(&[lo, hi]) => Some((lo, hi)),
+                        _ => None,
+                    })
+                    .collect(),
+            )
+        }
         ("impl", Printed::Word(tag)) => {
             match format!("key<{tag}>")
                 .parse::<DType>()

@@ -18,15 +18,7 @@ use crate::registry::{PRIMITIVES, by_name};
 /// Primitives JAX prints that this crate does not implement yet, by family.
 const LATER: &[(&str, &[&str])] = &[(
     "a convolution or windowed reduction",
-    &[
-        "conv_general_dilated",
-        "reduce_window",
-        "reduce_window_sum",
-        "reduce_window_max",
-        "reduce_window_min",
-        "select_and_scatter_add",
-        "select_and_gather_add",
-    ],
+    &["conv_general_dilated"],
 )];
 
 /// The primitive a jaxpr names.

@@ -26,11 +26,22 @@ fn cases_of(file: &str) -> Vec<Value> {
     doc["cases"].as_array().unwrap().clone()
 }
 
-/// Programs whose last bits XLA's own transcendental functions decide: gradients through
-/// more than moves and combinations, and `cumlogsumexp` (XLA's `exp` and `log1p` inside its
-/// window loop differ from its elementwise ones by an ulp at times).
+/// Programs whose last bits XLA decides in ways not reproduced: gradients through more than
+/// moves and combinations, `cumlogsumexp` (XLA's `exp` and `log1p` inside its window loop
+/// differ from its elementwise ones by an ulp at times), a product over padded windows
+/// (XLA's loop order over a padded window is not row-major), and the evaluation of a
+/// division by a literal (JAX's dispatch compiles the literal in, and XLA multiplies by its
+/// reciprocal, which only the plan of `jit` reproduces here).
 fn approximate(what: &str) -> bool {
-    what.starts_with("grad_") || what.starts_with("cumlogsumexp")
+    [
+        "grad_",
+        "cumlogsumexp",
+        "product_pool",
+        "avg_pool_VALID eval",
+        "avg_pool_SAME eval",
+    ]
+    .iter()
+    .any(|p| what.starts_with(p))
 }
 
 /// `got`'s outputs are JAX's: dtype, shape and bits (float results of [`approximate`]
@@ -84,6 +95,11 @@ fn sorts_compute_what_jax_computes() {
     programs_compute_what_jax_computes("indexing/sort.json", 93, false);
 }
 
+#[test]
+fn windows_compute_what_jax_computes() {
+    programs_compute_what_jax_computes("indexing/window.json", 39, false);
+}
+
 /// Every program of a fixture file (at least `min` of them) evaluated, jitted and (`grad_…`)
 /// differentiated agrees with JAX; with `linear`, the JVP of each float program is the
 /// program on the tangent where it does not fill.
@@ -101,7 +117,9 @@ fn programs_compute_what_jax_computes(file: &str, min: usize, linear: bool) {
             let f = f.with_consts(arrays(&case["consts"])).unwrap();
             let args = arrays(&case["args"]);
             let want = &case["jit"];
-            failures.extend(differs(&format!("{name} eval"), f.call(&args), want));
+            // Evaluated equation by equation: JAX's eager outputs where recorded.
+            let eager = case.get("eager").unwrap_or(want);
+            failures.extend(differs(&format!("{name} eval"), f.call(&args), eager));
             failures.extend(differs(
                 &format!("{name} jit"),
                 jit(|a: Vec<Array>| f.call(&a)).call(&args),
@@ -236,6 +254,11 @@ fn vmap_of_gathers_is_stacking_the_examples() {
 #[test]
 fn vmap_of_sorts_is_stacking_the_examples() {
     vmap_is_stacking("indexing/sort.json", 190);
+}
+
+#[test]
+fn vmap_of_windows_is_stacking_the_examples() {
+    vmap_is_stacking("indexing/window.json", 60);
 }
 
 /// `vmap` of every program of a fixture file is its examples stacked (at least `min` checks).

@@ -1286,8 +1286,24 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
             for (v, &s) in eqn.outputs().iter().zip(&outs) {
                 env.push((v.clone(), Src::Slot(s)));
             }
+            // XLA's simplifier: a float32/float64 division by a constant is a multiplication
+            // by the constant's reciprocal (`jax.jit(lambda x: x / 9.0)` is `x * (1/9)`).
+            let (prim, inputs) = match (eqn.primitive().name, inputs.as_slice()) {
+                ("div", [x @ Src::Slot(_), Src::Const(c)])
+                    if matches!(c.dtype(), DType::Float32 | DType::Float64) =>
+                {
+                    let one = if c.dtype() == DType::Float32 {
+                        Array::scalar(1.0f32)
+                    } else {
+                        Array::scalar(1.0f64)
+                    };
+                    let r = core::bind(&lax::DIV, &[&one, c], &Params::new())?.remove(0);
+                    (&lax::MUL, vec![x.clone(), Src::Const(r)])
+                }
+                _ => (eqn.primitive(), inputs),
+            };
             calls.push(Call {
-                prim: eqn.primitive(),
+                prim,
                 params: eqn.params().clone(),
                 inputs,
                 outs,
