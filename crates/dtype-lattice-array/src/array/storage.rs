@@ -74,7 +74,7 @@ pub(crate) mod pool {
     /// How many large buffers of one word width are kept.
     pub(crate) const POOL_BUFFERS: usize = 8;
     /// The most bytes of large buffers of one word width kept.
-    pub(crate) const POOL_MAX_BYTES: usize = 1 << 28;
+    pub(crate) const POOL_MAX_BYTES: usize = 1 << 30;
     /// The largest medium buffer kept.
     pub(crate) const MEDIUM_BYTES: usize = 1 << 19;
     /// How many medium buffers of one word width a thread keeps.
@@ -436,6 +436,21 @@ impl Storage {
         }) {
             Ok(a) => W::into_shared_storage(a),
             Err(never) => match never {},
+        }
+    }
+
+    /// Storage of `len` bytes as `width`-byte words, every byte written by `fill` (the buffer
+    /// may be a recycled one: `fill` must write it all).
+    pub(crate) fn with_bytes(width: usize, len: usize, fill: impl FnOnce(&mut [u8])) -> Storage {
+        fn go<W: Word + pool::Pooled>(len: usize, fill: impl FnOnce(&mut [u8])) -> Storage {
+            Storage::words::<W>(len / size_of::<W>(), |w| fill(bytemuck::cast_slice_mut(w)))
+        }
+        match width {
+            1 => go::<u8>(len, fill),
+            2 => go::<u16>(len, fill),
+            4 => go::<u32>(len, fill),
+            8 => go::<u64>(len, fill),
+            _ => go::<u128>(len, fill),
         }
     }
 

@@ -389,6 +389,20 @@ fn shape_rule(
 
 /// The index vectors' components as exact integers (unsigned ones beyond `i64` kept).
 pub(super) fn index_values(indices: &Array) -> Result<Vec<i128>, Error> {
+    // JAX's usual index types read directly.
+    match indices.dtype() {
+        DType::Int32 => {
+            return Ok(super::reduce::elems::<i32>(indices)
+                .map(i128::from)
+                .collect());
+        }
+        DType::Int64 => {
+            return Ok(super::reduce::elems::<i64>(indices)
+                .map(i128::from)
+                .collect());
+        }
+        _ => {}
+    }
     Ok(match indices.dtype().kind() {
         Kind::UnsignedInt => indices
             .astype(DType::UInt64)?
@@ -456,10 +470,10 @@ fn impl_rule(
     let rank = os.len();
     let eb = element_bytes(operand.dtype());
     let n = out.size();
-    let mut bytes = vec![0u8; n.checked_mul(eb).ok_or_else(too_large)?];
+    let total = n.checked_mul(eb).ok_or_else(too_large)?;
     if n == 0 {
         return Ok(smallvec::smallvec![
-            Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
+            Array::from_bytes(out.dtype(), out.shape(), &[])?.with_weak_type(out.weak_type())
         ]);
     }
     let idx = index_values(indices)?;
@@ -479,47 +493,65 @@ fn impl_rule(
         is,
     );
     let mut start = vec![0i128; rank];
-    for e in 0..n {
-        let row = walk.row();
-        start.iter_mut().for_each(|s| *s = 0);
-        let mut inside = true;
-        for (c, &dim) in d.start_index_map.iter().enumerate() {
-            let mut v = idx.get(row + c).copied().unwrap_or(0);
-            let dim = dim as usize;
-            let hi = os[dim] as i128 - i128::from(sizes[dim]);
-            if fill.is_some() {
-                v = if narrow {
-                    i128::from(v as i32)
-                } else {
-                    i128::from(v as i64)
-                };
-                inside &= v >= 0 && v <= hi;
+    let mut pos = vec![0i128; rank];
+    // A block of trailing result dimensions contiguous in the operand is copied at once.
+    let (t, run) = walk.contiguous_block(os);
+    let mut failed = false;
+    let width = crate::array::layout(out.dtype()).0;
+    let data = crate::array::Storage::with_bytes(width, total, |bytes| {
+        for e in (0..n).step_by(run.max(1)) {
+            let row = walk.row();
+            start.iter_mut().for_each(|s| *s = 0);
+            let mut inside = true;
+            for (c, &dim) in d.start_index_map.iter().enumerate() {
+                let mut v = idx.get(row + c).copied().unwrap_or(0);
+                let dim = dim as usize;
+                let hi = os[dim] as i128 - i128::from(sizes[dim]);
+                if fill.is_some() {
+                    v = if narrow {
+                        i128::from(v as i32)
+                    } else {
+                        i128::from(v as i64)
+                    };
+                    inside &= v >= 0 && v <= hi;
+                }
+                start[dim] = v.clamp(0, hi.max(0));
             }
-            start[dim] = v.clamp(0, hi.max(0));
-        }
-        for (&ob, &ib) in d
-            .operand_batching_dims
-            .iter()
-            .zip(&d.start_indices_batching_dims)
-        {
-            start[ob as usize] = walk.batch(ib as usize) as i128;
-        }
-        let dst = &mut bytes[e * eb..(e + 1) * eb];
-        match (&fill, inside) {
-            (Some(f), false) => dst.copy_from_slice(&f[..eb]),
-            _ => {
-                let mut pos = start.clone();
-                walk.offset(&mut pos);
-                let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
-                let from = src.get(flat * eb..(flat + 1) * eb).ok_or_else(too_large)?;
-                dst.copy_from_slice(from);
+            for (&ob, &ib) in d
+                .operand_batching_dims
+                .iter()
+                .zip(&d.start_indices_batching_dims)
+            {
+                start[ob as usize] = walk.batch(ib as usize) as i128;
             }
+            let len = run.min(n - e) * eb;
+            let dst = &mut bytes[e * eb..e * eb + len];
+            match (&fill, inside) {
+                (Some(f), false) => {
+                    for d in dst.chunks_exact_mut(eb) {
+                        d.copy_from_slice(&f[..eb]);
+                    }
+                }
+                _ => {
+                    pos.copy_from_slice(&start);
+                    walk.offset(&mut pos);
+                    let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
+                    match src.get(flat * eb..flat * eb + len) {
+                        Some(from) => dst.copy_from_slice(from),
+                        None => {
+                            failed = true;
+                            return;
+                        }
+                    }
+                }
+            }
+            walk.advance_block(t);
         }
-        walk.advance();
+    });
+    if failed {
+        return Err(too_large());
     }
-    Ok(smallvec::smallvec![
-        Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
-    ])
+    Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)])
 }
 
 /// How a gather's result, or a scatter's updates, index the operand: each of its dimensions
@@ -602,9 +634,32 @@ impl Walk {
         }
     }
 
-    /// On to the next element.
-    pub(super) fn advance(&mut self) {
-        for i in (0..self.at.len()).rev() {
+    /// The trailing dimensions whose elements lie contiguously in an operand of shape `os`
+    /// (row-major): window dimensions running along the operand's last dimensions in order,
+    /// each but the outermost spanning its operand dimension whole. Returns how many
+    /// dimensions and how many elements such a block holds (`(0, 1)`: none).
+    pub(super) fn contiguous_block(&self, os: &[usize]) -> (usize, usize) {
+        let (mut t, mut run) = (0, 1usize);
+        let rank = os.len();
+        for j in (0..self.dims.len()).rev() {
+            match self.dims[j] {
+                Some(w) if t < rank && w == rank - 1 - t => {
+                    run = run.saturating_mul(self.shape[j]);
+                    t += 1;
+                    if self.shape[j] != os[w] {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        (t, run)
+    }
+
+    /// On past a block of the last `t` dimensions (from its first element, where they are
+    /// all 0).
+    pub(super) fn advance_block(&mut self, t: usize) {
+        for i in (0..self.at.len().saturating_sub(t)).rev() {
             self.at[i] += 1;
             if self.at[i] < self.shape[i] {
                 break;

@@ -307,6 +307,98 @@ fn combine_of(prim: &Primitive) -> Combine {
 
 /// `old ∘ new` on one element's bytes, as the primitive computes it on 0-d arrays (float32
 /// and, under JAX's rules, float64 by the kernels' own element functions).
+/// Each element of `slot` combined with the same element of `new`, in place (float32 and
+/// float64 by the fast kernels' element functions, in one loop; others one by one).
+fn combine_run(
+    with: &'static Primitive,
+    dtype: DType,
+    eb: usize,
+    slot: &mut [u8],
+    new: &[u8],
+) -> Result<(), Error> {
+    use crate::kernels::fast::{BinOp, f32_op, f64_op};
+    fn run<W: Copy, const N: usize>(
+        slot: &mut [u8],
+        new: &[u8],
+        from: fn([u8; N]) -> W,
+        to: fn(W) -> [u8; N],
+        f: impl Fn(W, W) -> W,
+    ) {
+        for (o, n) in slot.chunks_exact_mut(N).zip(new.chunks_exact(N)) {
+            let a = from(o.try_into().unwrap_or([0; N]));
+            let b = from(n.try_into().unwrap_or([0; N]));
+            o.copy_from_slice(&to(f(a, b)));
+        }
+    }
+    macro_rules! each {
+        ($w:ty, $f:ident, $op:expr) => {{
+            let (from, to) = (<$w>::from_le_bytes, <$w>::to_le_bytes);
+            match $op {
+                "add" => run(slot, new, from, to, $f::<{ BinOp::ADD }>),
+                "mul" => run(slot, new, from, to, $f::<{ BinOp::MUL }>),
+                "min" => run(slot, new, from, to, $f::<{ BinOp::MIN }>),
+                _ => run(slot, new, from, to, $f::<{ BinOp::MAX }>),
+            }
+            return Ok(());
+        }};
+    }
+    let known = matches!(with.name, "add" | "mul" | "min" | "max");
+    let bin = match with.name {
+        "add" => BinOp::Add,
+        "mul" => BinOp::Mul,
+        "min" => BinOp::Min,
+        _ => BinOp::Max,
+    };
+    // Runs of aligned float32/float64 words: one loop over typed words (which LLVM
+    // vectorises: the element functions are branch-free selects).
+    if known {
+        macro_rules! typed {
+            ($w:ty, $f:ident) => {
+                if let (Ok(o), Ok(n)) = (
+                    bytemuck::try_cast_slice_mut::<u8, $w>(slot),
+                    bytemuck::try_cast_slice::<u8, $w>(new),
+                ) {
+                    // Compiled for AVX2 where the CPU has it, so that the loop vectorises.
+                    crate::kernels::simd::fused(|| match bin {
+                        BinOp::Add => o
+                            .iter_mut()
+                            .zip(n)
+                            .for_each(|(a, &b)| *a = $f::<{ BinOp::ADD }>(*a, b)),
+                        BinOp::Mul => o
+                            .iter_mut()
+                            .zip(n)
+                            .for_each(|(a, &b)| *a = $f::<{ BinOp::MUL }>(*a, b)),
+                        BinOp::Min => o
+                            .iter_mut()
+                            .zip(n)
+                            .for_each(|(a, &b)| *a = $f::<{ BinOp::MIN }>(*a, b)),
+                        _ => o
+                            .iter_mut()
+                            .zip(n)
+                            .for_each(|(a, &b)| *a = $f::<{ BinOp::MAX }>(*a, b)),
+                    });
+                    return Ok(());
+                }
+            };
+        }
+        match dtype {
+            DType::Float32 => typed!(u32, f32_op),
+            DType::Float64 if crate::lax::on_xla() => typed!(u64, f64_op),
+            _ => {}
+        }
+    }
+    match dtype {
+        DType::Float32 if known => each!(u32, f32_op, with.name),
+        DType::Float64 if known && crate::lax::on_xla() => each!(u64, f64_op, with.name),
+        _ => {}
+    }
+    for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
+        let c = combined(with, dtype, o, n)?;
+        o.copy_from_slice(&c);
+    }
+    Ok(())
+}
+
 fn combined(
     with: &'static Primitive,
     dtype: DType,
@@ -372,7 +464,6 @@ fn impl_rule(
     let (os, is, us) = (operand.shape(), indices.shape(), updates.shape());
     let rank = os.len();
     let eb = element_bytes(operand.dtype());
-    let mut bytes = operand.as_bytes().to_vec();
     let ub = updates.as_bytes();
     let idx = index_values(indices)?;
     let wins = window_sizes(rank, us, d);
@@ -386,55 +477,64 @@ fn impl_rule(
     );
     let n = updates.size();
     let mut start = vec![0i128; rank];
-    for e in 0..n {
-        let row = walk.row();
-        start.iter_mut().for_each(|s| *s = 0);
-        for (c, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
-            let dim = dim as usize;
-            let v = idx.get(row + c).copied().unwrap_or(0);
-            let hi = os[dim] as i128 - wins[dim] as i128;
-            start[dim] = if mode == Mode::Clip {
-                v.clamp(0, hi.max(0))
-            } else {
-                v
-            };
-        }
-        for (&ob, &ib) in d
-            .operand_batching_dims
-            .iter()
-            .zip(&d.scatter_indices_batching_dims)
-        {
-            start[ob as usize] = walk.batch(ib as usize) as i128;
-        }
-        // A window not wholly in the operand is skipped.
-        let inside = start
-            .iter()
-            .zip(&wins)
-            .zip(os)
-            .all(|((&s, &w), &n)| s >= 0 && s + w as i128 <= n as i128);
-        if inside {
-            let mut pos = start.clone();
-            walk.offset(&mut pos);
-            let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
-            let new = ub
-                .get(e * eb..(e + 1) * eb)
-                .ok_or_else(super::gather::too_large)?;
-            let slot = bytes
-                .get_mut(flat * eb..(flat + 1) * eb)
-                .ok_or_else(super::gather::too_large)?;
-            match combine {
-                Combine::Replace => slot.copy_from_slice(new),
-                Combine::With(p) => {
-                    let c = combined(p, operand.dtype(), slot, new)?;
-                    slot.copy_from_slice(&c);
+    // A block of trailing update dimensions contiguous in the operand is combined at once.
+    let (t, run) = walk.contiguous_block(os);
+    let mut pos = vec![0i128; rank];
+    // The result starts as the operand, in a pooled buffer (already mapped, aligned).
+    let width = crate::array::layout(out.dtype()).0;
+    let mut result = Ok(());
+    let data = crate::array::Storage::with_bytes(width, operand.as_bytes().len(), |bytes| {
+        bytes.copy_from_slice(operand.as_bytes());
+        result = (|| -> Result<(), Error> {
+            for e in (0..n).step_by(run.max(1)) {
+                let row = walk.row();
+                start.iter_mut().for_each(|s| *s = 0);
+                for (c, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
+                    let dim = dim as usize;
+                    let v = idx.get(row + c).copied().unwrap_or(0);
+                    let hi = os[dim] as i128 - wins[dim] as i128;
+                    start[dim] = if mode == Mode::Clip {
+                        v.clamp(0, hi.max(0))
+                    } else {
+                        v
+                    };
                 }
+                for (&ob, &ib) in d
+                    .operand_batching_dims
+                    .iter()
+                    .zip(&d.scatter_indices_batching_dims)
+                {
+                    start[ob as usize] = walk.batch(ib as usize) as i128;
+                }
+                // A window not wholly in the operand is skipped.
+                let inside = start
+                    .iter()
+                    .zip(&wins)
+                    .zip(os)
+                    .all(|((&s, &w), &n)| s >= 0 && s + w as i128 <= n as i128);
+                if inside {
+                    pos.copy_from_slice(&start);
+                    walk.offset(&mut pos);
+                    let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
+                    let len = run.min(n - e) * eb;
+                    let new = ub
+                        .get(e * eb..e * eb + len)
+                        .ok_or_else(super::gather::too_large)?;
+                    let slot = bytes
+                        .get_mut(flat * eb..flat * eb + len)
+                        .ok_or_else(super::gather::too_large)?;
+                    match combine {
+                        Combine::Replace => slot.copy_from_slice(new),
+                        Combine::With(p) => combine_run(p, operand.dtype(), eb, slot, new)?,
+                    }
+                }
+                walk.advance_block(t);
             }
-        }
-        walk.advance();
-    }
-    Ok(smallvec::smallvec![
-        Array::from_bytes(out.dtype(), out.shape(), &bytes)?.with_weak_type(out.weak_type())
-    ])
+            Ok(())
+        })();
+    });
+    result?;
+    Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)])
 }
 
 /// The `update_jaxpr` JAX gives `scatter-add` on `dtype`: `{ lambda ; a b. let c = add a b in
