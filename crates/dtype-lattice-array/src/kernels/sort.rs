@@ -87,7 +87,7 @@ pub(crate) fn sorting_permutation(keys: &[u64], bits: u32, perm: &mut Vec<u32>) 
             .map(|(i, &k)| (k << 32) | i as u64)
             .collect();
         let mut scratch = Vec::new();
-        radix_sort_by_key(&mut packed, &mut scratch, bits + 32, |p| p >> 32);
+        radix_sort_by_key(&mut packed, &mut scratch, bits, |p| p >> 32);
         perm.extend(packed.iter().map(|&p| p as u32));
     } else {
         perm.extend(0..keys.len() as u32);

@@ -251,9 +251,22 @@ fn permuted(
             perm_of(&at, &mut perm);
             for ((out, x), &w) in outs.iter_mut().zip(inputs).zip(&widths) {
                 let src = x.as_bytes();
-                for (t, &p) in perm.iter().enumerate() {
-                    let (to, from) = (at(t) * w, at(p as usize) * w);
-                    out[to..to + w].copy_from_slice(&src[from..from + w]);
+                match (w, inner) {
+                    // A contiguous lane of 4-byte elements: whole words moved.
+                    (4, 1) => {
+                        let lane = &mut out[o * n * 4..(o + 1) * n * 4];
+                        let from = &src[o * n * 4..(o + 1) * n * 4];
+                        for (d, &p) in lane.chunks_exact_mut(4).zip(perm.iter()) {
+                            let k = p as usize * 4;
+                            d.copy_from_slice(&from[k..k + 4]);
+                        }
+                    }
+                    _ => {
+                        for (t, &p) in perm.iter().enumerate() {
+                            let (to, from) = (at(t) * w, at(p as usize) * w);
+                            out[to..to + w].copy_from_slice(&src[from..from + w]);
+                        }
+                    }
                 }
             }
         }

@@ -270,6 +270,42 @@ fn for_each_window(
     if total == 0 {
         return;
     }
+    // No padding and no dilation: every window lies inside, at a fixed pattern of offsets
+    // from its first element.
+    if g.padding.iter().all(|&p| p == (0, 0))
+        && g.base.iter().all(|&b| b == 1)
+        && g.wdil.iter().all(|&w| w == 1)
+    {
+        let mut deltas = Vec::with_capacity(wsize);
+        let mut kc = vec![0usize; nd];
+        for _ in 0..wsize {
+            deltas.push(kc.iter().zip(&in_strides).map(|(k, s)| k * s).sum::<usize>());
+            odometer(&mut kc, &dims);
+        }
+        let steps: Vec<usize> = (0..nd)
+            .map(|d| g.strides[d] as usize * in_strides[d])
+            .collect();
+        let mut oc = vec![0usize; nd];
+        let mut base = 0usize;
+        let mut window = vec![0usize; wsize];
+        for o in 0..total {
+            for (w, &dl) in window.iter_mut().zip(&deltas) {
+                *w = base + dl;
+            }
+            f(o, &window);
+            // Advance the result's multi-index and the window's first element with it.
+            for d in (0..nd).rev() {
+                oc[d] += 1;
+                base += steps[d];
+                if oc[d] < out_shape[d] {
+                    break;
+                }
+                base -= steps[d] * oc[d];
+                oc[d] = 0;
+            }
+        }
+        return;
+    }
     let mut oc = vec![0usize; nd];
     let mut kc = vec![0usize; nd];
     let mut window = Vec::with_capacity(wsize);
@@ -625,7 +661,12 @@ fn scatter_kernel<T: Reducible>(
         .map(|d| (shape[d] as i64 + g.padding[d].0 + g.padding[d].1).max(0) as usize)
         .collect();
     let ptotal: usize = pshape.iter().product();
-    let mut padded = vec![fill; ptotal];
+    let unpadded = g.padding.iter().all(|&p| p == (0, 0));
+    let mut padded = if unpadded {
+        xs.clone()
+    } else {
+        vec![fill; ptotal]
+    };
     let mut c = vec![0usize; nd];
     let inside = |c: &[usize]| -> Option<usize> {
         let mut flat = 0usize;
@@ -638,7 +679,7 @@ fn scatter_kernel<T: Reducible>(
         }
         Some(flat)
     };
-    for p in padded.iter_mut() {
+    for p in padded.iter_mut().filter(|_| !unpadded) {
         if let Some(i) = inside(&c) {
             *p = xs[i];
         }
@@ -668,6 +709,9 @@ fn scatter_kernel<T: Reducible>(
         };
     });
     // The operand's part of the padded result.
+    if unpadded {
+        return storage_of(acc.into_iter());
+    }
     let mut res = vec![zero; xs.len()];
     let mut c = vec![0usize; nd];
     for r in res.iter_mut() {
