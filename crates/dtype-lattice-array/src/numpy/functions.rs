@@ -687,7 +687,7 @@ pub fn mean<'a>(x: impl Into<ArrayLike<'a>>, axes: Axes, keepdims: bool) -> Resu
 }
 
 /// The flattened array (`jnp.ravel`).
-fn ravel(x: &Array) -> Result<Array, Error> {
+pub(super) fn ravel(x: &Array) -> Result<Array, Error> {
     if x.ndim() == 1 {
         return Ok(x.clone());
     }

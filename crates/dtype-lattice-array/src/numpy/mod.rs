@@ -27,6 +27,7 @@ mod npmath;
 mod ops;
 mod shape;
 mod simplify;
+mod sorting;
 mod ufuncs;
 
 use dtype_lattice::error::Exception;
@@ -43,6 +44,7 @@ pub use creation::*;
 pub use dispatch::JitDispatch;
 pub use functions::*;
 pub use shape::*;
+pub use sorting::{argsort, sort};
 pub use ufuncs::*;
 
 /// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:

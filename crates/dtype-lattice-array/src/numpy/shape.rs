@@ -14,7 +14,7 @@ fn ints(v: &[usize]) -> Param {
 }
 
 /// A positive axis for an array of rank `ndim` (negative counts from the end).
-fn axis(a: isize, ndim: usize) -> Result<usize, Error> {
+pub(super) fn axis(a: isize, ndim: usize) -> Result<usize, Error> {
     let n = ndim as isize;
     if a < -n || a >= n {
         return Err(Error::refused(

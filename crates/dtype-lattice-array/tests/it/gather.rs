@@ -364,3 +364,44 @@ fn bad_sorts_raise_jax_errors() {
         "{e}"
     );
 }
+
+/// `jnp.sort` and `jnp.argsort` (the library functions) give JAX's outputs on the fixture
+/// programs that call them (the same inputs; axis, stability and direction from the name).
+#[test]
+fn jnp_sort_and_argsort_are_jaxs() {
+    let mut checked = 0;
+    for case in &cases_of("indexing/sort.json") {
+        let name = case["name"].as_str().unwrap();
+        let is_argsort = name.starts_with("argsort_");
+        if !(is_argsort || name.starts_with("sort_"))
+            || ["pairs", "two_keys"].iter().any(|s| name.contains(s))
+        {
+            continue;
+        }
+        let axis = if name.contains("axis0") {
+            Some(0)
+        } else if name.contains("axis1") {
+            Some(1)
+        } else {
+            Some(-1)
+        };
+        let stable = !name.contains("unstable");
+        let descending = name.contains("descending");
+        let rules = Rules::jax().x64(case["x64"].as_bool().unwrap());
+        with_rules(rules, || {
+            let x = &arrays(&case["args"])[0];
+            let got = if is_argsort {
+                jnp::argsort(x, axis, stable, descending)
+            } else {
+                jnp::sort(x, axis, stable, descending)
+            };
+            let want = array(&case["jit"][0]);
+            let got = got.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(got.dtype(), want.dtype(), "{name}");
+            assert_eq!(got.shape(), want.shape(), "{name}");
+            assert_eq!(got.as_bytes(), want.as_bytes(), "{name}");
+            checked += 1;
+        });
+    }
+    assert!(checked >= 30, "{checked}");
+}
