@@ -142,6 +142,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::CUMMIN,
     &lax::CUMLOGSUMEXP,
     &lax::DOT_GENERAL,
+    &lax::CONV_GENERAL_DILATED,
 ];
 
 /// The primitive of a name.

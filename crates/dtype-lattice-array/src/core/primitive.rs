@@ -66,6 +66,18 @@ pub enum Param {
     GatherDimensionNumbers(GatherDimensionNumbers),
     /// `scatter`'s (and `scatter-add`'s …) `dimension_numbers`.
     ScatterDimensionNumbers(ScatterDimensionNumbers),
+    /// `conv_general_dilated`'s `dimension_numbers` (JAX's `ConvDimensionNumbers`): each spec
+    /// the batch (or output feature) dimension, the feature (or input feature) dimension, then
+    /// the spatial dimensions; printed as JAX prints it:
+    /// `ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))`.
+    ConvDimensionNumbers {
+        /// The left operand's batch, feature and spatial dimensions.
+        lhs_spec: Vec<i64>,
+        /// The kernel's output feature, input feature and spatial dimensions.
+        rhs_spec: Vec<i64>,
+        /// The result's batch, feature and spatial dimensions.
+        out_spec: Vec<i64>,
+    },
     /// A Python number (`fill_value=nan`, `fill_value=-2147483648`), printed as Python prints
     /// it.
     Number(PyNumber),
@@ -289,6 +301,19 @@ impl fmt::Display for Param {
             }
             Param::GatherDimensionNumbers(d) => write!(f, "{d}"),
             Param::ScatterDimensionNumbers(d) => write!(f, "{d}"),
+            Param::ConvDimensionNumbers {
+                lhs_spec,
+                rhs_spec,
+                out_spec,
+            } => named_tuple(
+                f,
+                "ConvDimensionNumbers",
+                &[
+                    ("lhs_spec", lhs_spec),
+                    ("rhs_spec", rhs_spec),
+                    ("out_spec", out_spec),
+                ],
+            ),
             Param::Number(PyNumber::Int(i)) => write!(f, "{i}"),
             Param::Number(PyNumber::UInt(u)) => write!(f, "{u}"),
             Param::Number(PyNumber::Float(x)) => f.write_str(&super::jaxpr::print::literal_text(

@@ -19,6 +19,7 @@
 //! | [`gemm`] | float32/float64 matrix products (XLA's order for small ones, the `gemm` crate for large) |
 //! | [`threefry`], [`threefry_simd`] | Threefry-2x32, scalar and in AVX-512/AVX2 |
 
+pub(crate) mod conv;
 pub(crate) mod encode;
 pub(crate) mod encode_simd;
 pub(crate) mod erfinv;

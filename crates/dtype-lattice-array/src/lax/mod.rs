@@ -17,6 +17,7 @@
 //! | `sort` | `sort`, `top_k` |
 //! | `windowed` | `reduce_window`, `reduce_window_sum`, `reduce_window_max`, `reduce_window_min`, `select_and_gather_add`, `select_and_scatter_add` |
 //! | `dot` | `dot_general` |
+//! | `conv` | `conv_general_dilated` |
 //! | `random` | `random_seed`, `random_split`, `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap` |
 //!
 //! `ad` and `batching` hold the rule helpers the families share (JAX's `ad.deflinear`,
@@ -37,6 +38,7 @@ mod accumulate;
 pub(crate) mod ad;
 pub(crate) mod associative;
 pub(crate) mod batching;
+pub(crate) mod conv;
 mod convert;
 mod dot;
 pub(crate) mod elementwise;
@@ -54,6 +56,7 @@ pub(crate) mod structural;
 pub(crate) mod windowed;
 
 pub use associative::associative_scan;
+pub use conv::CONV_GENERAL_DILATED;
 pub use convert::CONVERT_ELEMENT_TYPE;
 pub use dot::DOT_GENERAL;
 #[cfg(test)]

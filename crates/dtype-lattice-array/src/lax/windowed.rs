@@ -279,7 +279,12 @@ fn for_each_window(
         let mut deltas = Vec::with_capacity(wsize);
         let mut kc = vec![0usize; nd];
         for _ in 0..wsize {
-            deltas.push(kc.iter().zip(&in_strides).map(|(k, s)| k * s).sum::<usize>());
+            deltas.push(
+                kc.iter()
+                    .zip(&in_strides)
+                    .map(|(k, s)| k * s)
+                    .sum::<usize>(),
+            );
             odometer(&mut kc, &dims);
         }
         let steps: Vec<usize> = (0..nd)

@@ -268,6 +268,26 @@ fn typed_one(
                 format!("dot_general's dimension_numbers must be ((lc, rc), (lb, rb)), not {text}")
             })?
         }
+        ("dimension_numbers", Printed::Call("ConvDimensionNumbers", v))
+            if prim.name == "conv_general_dilated" =>
+        {
+            let specs: Option<[Vec<i64>; 3]> = v
+                .iter()
+                .map(Printed::ints)
+                .collect::<Option<Vec<_>>>()
+                .and_then(|v| v.try_into().ok());
+            let [lhs_spec, rhs_spec, out_spec] = specs.ok_or_else(|| {
+                format!(
+                    "conv_general_dilated's dimension_numbers must be ConvDimensionNumbers of \
+                     three tuples, not {text}"
+                )
+            })?;
+            Param::ConvDimensionNumbers {
+                lhs_spec,
+                rhs_spec,
+                out_spec,
+            }
+        }
         ("dimension_numbers", Printed::Call(name @ "GatherDimensionNumbers", v))
             if prim.name == "gather" =>
         {

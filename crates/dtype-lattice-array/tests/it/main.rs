@@ -6,6 +6,7 @@ mod buffer_reuse;
 #[path = "../../../../tests/common/mod.rs"]
 mod common;
 mod compositions;
+mod conv;
 mod convert_conformance;
 mod convert_laws;
 #[path = "../../../../tests/common/arrays.rs"]
