@@ -5,6 +5,8 @@
     scatter_add_rows_f32_1m   zeros((65536, 64)).at[idx].add(updates)  (its transpose)
     sort_f32_2e20             jnp.sort of 2^20 float32      (NumPy: np.sort)
     argsort_f32_2e20          jnp.argsort of 2^20 float32   (NumPy: np.argsort, stable)
+    conv2d_nhwc_3x3           3×3 SAME conv, (32, 32, 32, 64) NHWC by (3, 3, 64, 64) HWIO
+    conv2d_nhwc_3x3_grad_*    the gradient of its sum in the input / in the kernel
     max_pool_2x2_grad         grad of sum(max_pool 2×2 stride 2) of (32, 32, 32, 64) float32
 
 Inputs as benches/indexing.rs: h(k) = (k * 2654435761 mod 2^32) / 2^32 - 0.5 as float32 over
@@ -55,6 +57,11 @@ def max_pool(x):
     return lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
 
 
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
@@ -65,12 +72,18 @@ def main():
     x_np = floats((1 << 20,))
     x = jnp.asarray(x_np)
     act = jnp.asarray(floats((32, 32, 32, 64)))
+    kernel = jnp.asarray(floats((3, 3, 64, 64)))
     progs = {
         "gather_rows_f32_1m": (jax.jit(lambda t, i: t[i]), (table, idx)),
         "scatter_add_rows_f32_1m": (
             jax.jit(lambda u, i: jnp.zeros((65536, 64), jnp.float32).at[i].add(u)), (upd, idx)),
         "sort_f32_2e20": (jax.jit(jnp.sort), (x,)),
         "argsort_f32_2e20": (jax.jit(jnp.argsort), (x,)),
+        "conv2d_nhwc_3x3": (jax.jit(conv), (act, kernel)),
+        "conv2d_nhwc_3x3_grad_input": (
+            jax.jit(jax.grad(lambda x, w: jnp.sum(conv(x, w)), argnums=0)), (act, kernel)),
+        "conv2d_nhwc_3x3_grad_kernel": (
+            jax.jit(jax.grad(lambda x, w: jnp.sum(conv(x, w)), argnums=1)), (act, kernel)),
         "max_pool_2x2_grad": (jax.jit(jax.grad(lambda a: jnp.sum(max_pool(a)))), (act,)),
     }
     ms, checks = {}, {}

@@ -9,6 +9,10 @@
 //!   least JAX's speed);
 //! - `sort_f32_2e20`, `argsort_f32_2e20`: `jnp.sort`, `jnp.argsort` of 2^20 float32
 //!   (targets: at least NumPy's `np.sort`/`np.argsort`);
+//! - `conv2d_nhwc_3x3`, `conv2d_nhwc_3x3_grad_input`, `conv2d_nhwc_3x3_grad_kernel`: a
+//!   3×3 SAME convolution of (32, 32, 32, 64) NHWC float32 activations with a 3×3×64×64
+//!   HWIO kernel, and the gradients of its sum in the input and in the kernel (target:
+//!   within 1.5× of JAX's time);
 //! - `max_pool_2x2_grad`: the gradient of a 2×2, stride-2 max pool of (32, 32, 32, 64)
 //!   float32 activations (target: at least JAX's speed).
 //!
@@ -96,6 +100,80 @@ const MAX_POOL_GRAD: &str = "{ lambda ; a:f32[32,32,32,64]. let
     ] c a
   in (d,) }";
 
+const CONV: &str = "{ lambda ; a:f32[32,32,32,64] b:f32[3,3,64,64]. let
+    c:f32[32,32,32,64] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+      feature_group_count=1
+      lhs_dilation=(1, 1)
+      out_sharding=None
+      padding=((1, 1), (1, 1))
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(1, 1)
+      window_strides=(1, 1)
+    ] a b
+  in (c,) }";
+
+const CONV_GRAD_INPUT: &str = "{ lambda ; a:f32[32,32,32,64] b:f32[3,3,64,64]. let
+    c:f32[32,32,32,64] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+      feature_group_count=1
+      lhs_dilation=(1, 1)
+      out_sharding=None
+      padding=((1, 1), (1, 1))
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(1, 1)
+      window_strides=(1, 1)
+    ] a b
+    _:f32[] = reduce_sum[axes=(0, 1, 2, 3) out_sharding=None] c
+    d:f32[32,32,32,64] = broadcast_in_dim 1.0:f32[]
+    e:f32[3,3,64,64] = rev[dimensions=(0, 1)] b
+    f:f32[32,32,32,64] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(2, 3, 0, 1), out_spec=(0, 3, 1, 2))
+      feature_group_count=1
+      lhs_dilation=(1, 1)
+      out_sharding=None
+      padding=((1, 1), (1, 1))
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(1, 1)
+      window_strides=(1, 1)
+    ] d e
+  in (f,) }";
+
+const CONV_GRAD_KERNEL: &str = "{ lambda ; a:f32[32,32,32,64] b:f32[3,3,64,64]. let
+    c:f32[32,32,32,64] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+      feature_group_count=1
+      lhs_dilation=(1, 1)
+      out_sharding=None
+      padding=((1, 1), (1, 1))
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(1, 1)
+      window_strides=(1, 1)
+    ] a b
+    _:f32[] = reduce_sum[axes=(0, 1, 2, 3) out_sharding=None] c
+    d:f32[32,32,32,64] = broadcast_in_dim 1.0:f32[]
+    e:f32[3,3,64,64] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(3, 0, 1, 2), rhs_spec=(3, 0, 1, 2), out_spec=(2, 3, 0, 1))
+      feature_group_count=1
+      lhs_dilation=(1, 1)
+      out_sharding=None
+      padding=((1, 1), (1, 1))
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(1, 1)
+      window_strides=(1, 1)
+    ] a d
+  in (e,) }";
+
 /// Benchmarks `text` jitted on `args`, printing the sum of the first output as a check.
 fn program(c: &mut Criterion, name: &str, text: &str, args: Vec<Array>) {
     let f: ClosedJaxpr = text.parse().unwrap();
@@ -128,6 +206,25 @@ fn indexing(c: &mut Criterion) {
     );
     program(c, "sort_f32_2e20", SORT, vec![floats(&[1 << 20])]);
     program(c, "argsort_f32_2e20", ARGSORT, vec![floats(&[1 << 20])]);
+    let (act, kernel) = (floats(&[32, 32, 32, 64]), floats(&[3, 3, 64, 64]));
+    program(
+        c,
+        "conv2d_nhwc_3x3",
+        CONV,
+        vec![act.clone(), kernel.clone()],
+    );
+    program(
+        c,
+        "conv2d_nhwc_3x3_grad_input",
+        CONV_GRAD_INPUT,
+        vec![act.clone(), kernel.clone()],
+    );
+    program(
+        c,
+        "conv2d_nhwc_3x3_grad_kernel",
+        CONV_GRAD_KERNEL,
+        vec![act, kernel],
+    );
     program(
         c,
         "max_pool_2x2_grad",

@@ -101,7 +101,10 @@ pub fn argsort<'a>(
         &Params::new()
             .with("dimension", Param::Int(dim as i64))
             .with("dtype", Param::DType(idx_dtype))
-            .with("shape", Param::Ints(x.shape().iter().map(|&d| d as i64).collect()))
+            .with(
+                "shape",
+                Param::Ints(x.shape().iter().map(|&d| d as i64).collect()),
+            )
             .with("sharding", Param::None),
     )?
     .remove(0);
