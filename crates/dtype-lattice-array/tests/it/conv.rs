@@ -18,7 +18,6 @@ use dtype_lattice_array::{Array, grad, jit, jvp, lax, vmap};
 use serde_json::Value;
 
 use crate::common::fixture_path;
-use crate::fixture_arrays::array;
 use crate::jaxpr_reader::{arrays, close};
 
 const FIXTURES: &str = "indexing/conv.json";
@@ -40,39 +39,13 @@ fn same(got: &Array, want: &Array) -> bool {
         && (got.as_bytes() == want.as_bytes() || (is_inexact(got.dtype()) && close(got, want)))
 }
 
-/// `got`'s outputs against JAX's leaves.
+/// `got`'s outputs against JAX's leaves (floats within [`close`]).
 fn differs(
     what: &str,
     got: Result<Vec<Array>, dtype_lattice::Error>,
     want: &Value,
 ) -> Option<String> {
-    let got = match got {
-        Ok(g) => g,
-        Err(e) => return Some(format!("{what}: {e}")),
-    };
-    let want = want.as_array()?;
-    if got.len() != want.len() {
-        return Some(format!("{what}: {} outputs, JAX {}", got.len(), want.len()));
-    }
-    got.iter().zip(want).enumerate().find_map(|(i, (g, w))| {
-        let w = array(w);
-        (!same(g, &w)).then(|| {
-            // The first element that differs, by its bits.
-            let width = g.as_bytes().len().checked_div(g.size()).unwrap_or(1).max(1);
-            let at = g
-                .as_bytes()
-                .chunks(width)
-                .zip(w.as_bytes().chunks(width))
-                .position(|(a, b)| a != b);
-            format!(
-                "{what} output {i}: {} {:?}, JAX {} {:?} (first difference at element {at:?})",
-                g.dtype(),
-                g.shape(),
-                w.dtype(),
-                w.shape()
-            )
-        })
-    })
+    crate::gather::differs_unless(what, got, want, |g, w| is_inexact(g.dtype()) && close(g, w))
 }
 
 #[test]

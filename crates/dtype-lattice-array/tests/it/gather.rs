@@ -51,6 +51,17 @@ fn differs(
     got: Result<Vec<Array>, dtype_lattice::Error>,
     want: &Value,
 ) -> Option<String> {
+    differs_unless(what, got, want, |g, w| approximate(what) && close(g, w))
+}
+
+/// `got`'s outputs against JAX's leaves: dtype, shape and bits, or `near(got, jax)`; the
+/// message names the first element that differs and both its bits.
+pub(crate) fn differs_unless(
+    what: &str,
+    got: Result<Vec<Array>, dtype_lattice::Error>,
+    want: &Value,
+    near: impl Fn(&Array, &Array) -> bool,
+) -> Option<String> {
     let got = match got {
         Ok(g) => g,
         Err(e) => return Some(format!("{what}: {e}")),
@@ -63,7 +74,7 @@ fn differs(
         let w = array(w);
         let same = g.dtype() == w.dtype()
             && g.shape() == w.shape()
-            && (g.as_bytes() == w.as_bytes() || (approximate(what) && close(g, &w)));
+            && (g.as_bytes() == w.as_bytes() || near(g, &w));
         (!same).then(|| {
             // The first element that differs, by its bits.
             let width = g.as_bytes().len().checked_div(g.size()).unwrap_or(1).max(1);
