@@ -410,6 +410,24 @@ fn reshape_shape_rule(
 ) -> Result<Avals, Error> {
     let x = inputs[0];
     let new_sizes = params.usizes(prim.name, "new_sizes")?;
+    if let Some(Param::Ints(d)) = params.get("dimensions") {
+        let mut seen = vec![false; x.ndim()];
+        let ok = d.len() == x.ndim()
+            && d.iter().all(|&p| {
+                usize::try_from(p)
+                    .ok()
+                    .and_then(|p| seen.get_mut(p))
+                    .is_some_and(|s| !std::mem::replace(s, true))
+            });
+        if !ok {
+            return type_error(format!(
+                "reshape dimensions must be a permutation of operand dimensions, got \
+                 dimensions {} for shape {}.",
+                py_ints(d),
+                py_shape(x.shape())
+            ));
+        }
+    }
     if crate::array::checked_size(&new_sizes) != Some(x.size()) {
         return Err(Error::refused(
             Exception::TypeError,
@@ -430,16 +448,35 @@ fn reshape_shape_rule(
     )])
 }
 
+/// `reshape`'s `dimensions` (JAX: the operand is transposed by them first), if they are not
+/// `None` and not the identity.
+fn reshape_permutation(params: &Params) -> Option<Vec<usize>> {
+    match params.get("dimensions") {
+        Some(Param::Ints(d)) if d.iter().enumerate().any(|(i, &p)| p != i as i64) => {
+            Some(d.iter().map(|&p| p as usize).collect())
+        }
+        _ => None,
+    }
+}
+
 fn reshape_impl(
-    _: &'static Primitive,
+    prim: &'static Primitive,
     inputs: &[&Array],
-    _: &Params,
+    params: &Params,
     out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
+    // (`squeeze`, which shares this implementation, names the dimensions it drops.)
+    let perm = (prim.name == "reshape")
+        .then(|| reshape_permutation(params))
+        .flatten();
+    let x = match perm {
+        Some(perm) => ad::transpose(inputs[0], &perm)?,
+        None => inputs[0].clone(),
+    };
     // Row-major elements stay in order: the words are shared.
     Ok(smallvec::smallvec![Array::from_parts(
         out[0].clone(),
-        inputs[0].storage().clone(),
+        x.storage().clone(),
     )])
 }
 
@@ -752,14 +789,29 @@ fn broadcast_in_dim_transpose(
     })
 }
 
-/// `reshape` and `squeeze` transposed: the cotangent reshaped back.
+/// `reshape` and `squeeze` transposed: the cotangent reshaped back (and, for a `reshape`
+/// with `dimensions`, to the transposed operand's shape, then transposed back).
 fn reshape_transpose(
-    _: &'static Primitive,
+    prim: &'static Primitive,
     cts: &[Option<Array>],
     ins: &[Lin],
-    _: &Params,
+    params: &Params,
 ) -> Result<Vec<Option<Array>>, Error> {
-    ad::transpose_first(cts, ins, |ct, a0| ad::reshape(&ct, a0.shape()))
+    // (`squeeze`'s `dimensions` are the dimensions it drops.)
+    let perm = (prim.name == "reshape")
+        .then(|| reshape_permutation(params))
+        .flatten();
+    ad::transpose_first(cts, ins, |ct, a0| match &perm {
+        Some(perm) => {
+            let shape: Vec<usize> = perm.iter().map(|&p| a0.shape()[p]).collect();
+            let mut inv = vec![0; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inv[p] = i;
+            }
+            ad::transpose(&ad::reshape(&ct, &shape)?, &inv)
+        }
+        None => ad::reshape(&ct, a0.shape()),
+    })
 }
 
 /// `transpose` transposed: the inverse permutation.
@@ -826,7 +878,12 @@ fn reshape_batch(
         .clone()
         .set("new_sizes", super::ints(std::iter::once(size).chain(sizes)));
     if params.get("dimensions").is_some() {
-        params = params.set("dimensions", Param::None);
+        // JAX's rule: the batch first, the operand's dimensions after it.
+        let dims = match reshape_permutation(&params) {
+            Some(perm) => super::ints(std::iter::once(0).chain(perm.iter().map(|p| p + 1))),
+            None => Param::None,
+        };
+        params = params.set("dimensions", dims);
     }
     Ok((bind(prim, &[&x], &params)?, vec![Some(0)]))
 }
@@ -914,6 +971,22 @@ mod tests {
         let p = Params::new().with("new_sizes", Param::Ints(vec![4]));
         let e = bind1(&RESHAPE, &[&x], &p).unwrap_err();
         assert_eq!(e.exception(), Some(Exception::TypeError));
+    }
+
+    /// `dimensions` transpose the operand first (`lax.reshape(x, (6,), dimensions=(1, 0))`
+    /// of `[[1, 2, 3], [4, 5, 6]]` is `[1, 4, 2, 5, 3, 6]`); a non-permutation is JAX's
+    /// `TypeError`.
+    #[test]
+    fn reshape_with_dimensions_transposes_first() {
+        let x = Array::from_shape_vec(&[2, 3], vec![1u8, 2, 3, 4, 5, 6]).unwrap();
+        let p = Params::new()
+            .with("new_sizes", Param::Ints(vec![6]))
+            .with("dimensions", Param::Ints(vec![1, 0]));
+        let y = bind1(&RESHAPE, &[&x], &p).unwrap();
+        assert_eq!(y.to_vec::<u8>().unwrap(), [1, 4, 2, 5, 3, 6]);
+        let bad = p.set("dimensions", Param::Ints(vec![1, 1]));
+        let e = bind1(&RESHAPE, &[&x], &bad).unwrap_err();
+        assert!(e.to_string().contains("must be a permutation"), "{e}");
     }
 
     fn keys(shape: &[usize]) -> Array {
