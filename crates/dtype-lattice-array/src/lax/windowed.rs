@@ -67,7 +67,7 @@ pub static SELECT_AND_SCATTER_ADD: Primitive = Primitive::new(
     scatter_shape_rule,
     scatter_impl,
 )
-.jvp(scatter_jvp)
+.jvp(selecting_jvp)
 .transpose(scatter_transpose)
 .batch(selecting_batch);
 
@@ -78,7 +78,7 @@ pub static SELECT_AND_GATHER_ADD: Primitive = Primitive::new(
     gather_shape_rule,
     gather_impl,
 )
-.jvp(gather_jvp)
+.jvp(selecting_jvp)
 .transpose(gather_transpose)
 .batch(selecting_batch);
 
@@ -540,6 +540,20 @@ fn select_is_ge(prim: &Primitive, params: &Params) -> Result<bool, Error> {
     }
 }
 
+/// The selecting primitives' refusal of a first operand (`what`) of another dtype than the
+/// operand's.
+fn one_dtype(prim: &Primitive, what: &str, a: &Array, x: &Array) -> Result<(), Error> {
+    if a.dtype() == x.dtype() {
+        return Ok(());
+    }
+    type_error(format!(
+        "{} takes {what} and operand of one dtype, got {} and {}",
+        prim.name,
+        a.dtype(),
+        x.dtype()
+    ))
+}
+
 /// `ge(a, b)` (`le`) as XLA's CPU code compares: denormals off, false with a NaN.
 #[inline]
 fn selects<T: Reducible>(ge: bool, a: T, b: T, xla: bool) -> bool {
@@ -606,14 +620,7 @@ fn gather_impl(
     out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
     let (t, x) = (inputs[0], inputs[1]);
-    if t.dtype() != x.dtype() {
-        return type_error(format!(
-            "{} takes tangents and operand of one dtype, got {} and {}",
-            prim.name,
-            t.dtype(),
-            x.dtype()
-        ));
-    }
+    one_dtype(prim, "tangents", t, x)?;
     let ge = select_is_ge(prim, params)?;
     let g = Geometry::of(prim, params, true)?;
     let shape = out[0].shape();
@@ -745,14 +752,7 @@ fn scatter_impl(
     out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
     let (s, x) = (inputs[0], inputs[1]);
-    if s.dtype() != x.dtype() {
-        return type_error(format!(
-            "{} takes source and operand of one dtype, got {} and {}",
-            prim.name,
-            s.dtype(),
-            x.dtype()
-        ));
-    }
+    one_dtype(prim, "source", s, x)?;
     let ge = select_is_ge(prim, params)?;
     let g = Geometry::of(prim, params, false)?;
     let data = with_element!(x.dtype(), T => scatter_kernel::<T>(ge, s, x, &g), {
@@ -775,24 +775,6 @@ fn selecting_jvp(
         None => None,
     };
     Ok((out, vec![t]))
-}
-
-fn scatter_jvp(
-    prim: &'static Primitive,
-    primals: &[Array],
-    tangents: &[Option<Array>],
-    params: &Params,
-) -> Result<(Outputs, Vec<Option<Array>>), Error> {
-    selecting_jvp(prim, primals, tangents, params)
-}
-
-fn gather_jvp(
-    prim: &'static Primitive,
-    primals: &[Array],
-    tangents: &[Option<Array>],
-    params: &Params,
-) -> Result<(Outputs, Vec<Option<Array>>), Error> {
-    selecting_jvp(prim, primals, tangents, params)
 }
 
 /// The operand of a selecting primitive's transpose (known), or JAX's error.

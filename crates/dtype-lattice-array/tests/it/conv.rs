@@ -158,15 +158,6 @@ fn jvps_are_the_convolution_of_the_tangent() {
     assert!(checked >= 60, "{checked}");
 }
 
-/// `x`'s elements rotated by one (another example of the same type and values).
-fn rotated(x: &Array) -> Array {
-    let b = x.as_bytes();
-    let w = b.len().checked_div(x.size()).unwrap_or(0);
-    let mut r = b.get(w..).unwrap_or_default().to_vec();
-    r.extend_from_slice(&b[..w.min(b.len())]);
-    Array::from_bytes(x.dtype(), x.shape(), &r).unwrap()
-}
-
 /// `vmap` of every program is its examples stacked (integers bit for bit, floats within
 /// [`close`]: the batched convolution folds the batch into the operand's batch, features or
 /// groups, which may change the order of a sum): batched in the input only, in the kernel
@@ -181,7 +172,7 @@ fn vmap_of_convolutions_is_stacking_the_examples() {
             let f: ClosedJaxpr = case["text"].as_str().unwrap().parse().unwrap();
             let f = f.with_consts(arrays(&case["consts"])).unwrap();
             let args = arrays(&case["args"]);
-            let other: Vec<Array> = args.iter().map(rotated).collect();
+            let other: Vec<Array> = args.iter().map(crate::gather::rotated).collect();
             let call = |a: &[Array]| f.call(a).unwrap().remove(0);
             for (which, axis) in [(vec![0], 0), (vec![1], 0), (vec![0, 1], 0), (vec![0, 1], 1)] {
                 if which.iter().any(|&k| args[k].ndim() < axis) {

@@ -247,7 +247,7 @@ fn bad_gathers_raise_jax_errors() {
 }
 
 /// `x`'s elements rotated by one (another example of the same type and values).
-fn rotated(x: &Array) -> Array {
+pub(crate) fn rotated(x: &Array) -> Array {
     let b = x.as_bytes();
     let w = b.len().checked_div(x.size()).unwrap_or(0);
     let mut r = b.get(w..).unwrap_or_default().to_vec();
