@@ -657,7 +657,7 @@ impl Lowering {
             for (v, &s) in eqn.outputs.iter().zip(&outs) {
                 env.insert(v.id, Src::Slot(s));
             }
-            let (prim, inputs) = by_reciprocal(eqn.prim, inputs);
+            let (prim, inputs) = by_reciprocal(eqn.prim, inputs, avals[0].weak_type());
             self.calls.push(Call {
                 prim,
                 params: eqn.params.clone(),
@@ -680,6 +680,7 @@ impl Lowering {
 fn by_reciprocal(
     prim: &'static Primitive,
     inputs: SmallVec<[Src; 4]>,
+    weak: bool,
 ) -> (&'static Primitive, SmallVec<[Src; 4]>) {
     if !std::ptr::eq(prim, &crate::lax::DIV) || !crate::config::on_xla() {
         return (prim, inputs);
@@ -703,7 +704,9 @@ fn by_reciprocal(
     });
     match one {
         Ok(mut r) => {
-            let r = r.remove(0);
+            // Weak as the quotient is, so that the product's type is the quotient's (the
+            // dividend is weak only when the quotient is).
+            let r = r.remove(0).with_weak_type(weak);
             (
                 &crate::lax::MUL,
                 smallvec::smallvec![x.clone(), Src::Const(r)],

@@ -1297,7 +1297,9 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
                     } else {
                         Array::scalar(1.0f64)
                     };
-                    let r = core::bind(&lax::DIV, &[&one, c], &Params::new())?.remove(0);
+                    let r = core::bind(&lax::DIV, &[&one, c], &Params::new())?
+                        .remove(0)
+                        .with_weak_type(avals[0].weak_type());
                     (&lax::MUL, vec![x.clone(), Src::Const(r)])
                 }
                 _ => (eqn.primitive(), inputs),
