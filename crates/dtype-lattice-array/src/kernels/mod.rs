@@ -17,6 +17,7 @@
 //! | [`math`], [`vmath`], [`xla_math`], [`glibc`], [`erfinv`] | transcendental functions: XLA's, glibc's under DAZ/FTZ, libm's for NumPy's loops; vectorised float32 forms |
 //! | [`fma`] | the fused multiply-add loops of jit's contraction |
 //! | [`gemm`] | float32/float64 matrix products (XLA's order for small ones, the `gemm` crate for large) |
+//! | [`rows`] | the row moves of gather and scatter (offsets computed above; prefetching ahead, split over threads) |
 //! | [`threefry`], [`threefry_simd`] | Threefry-2x32, scalar and in AVX-512/AVX2 |
 
 pub(crate) mod conv;
@@ -28,6 +29,7 @@ pub(crate) mod flush;
 pub(crate) mod gemm;
 pub(crate) mod glibc;
 pub(crate) mod math;
+pub(crate) mod rows;
 pub(crate) mod simd;
 pub(crate) mod simd8;
 pub(crate) mod sort;

@@ -22,6 +22,7 @@ use dtype_lattice::{DType, Error, Kind};
 use super::{Avals, Outputs, Param, Params, Primitive, bind};
 use crate::array::{Array, ShapedArray, element_bytes};
 use crate::core::GatherDimensionNumbers;
+use crate::kernels::rows;
 
 /// The `gather` primitive.
 pub static GATHER: Primitive = Primitive::new("gather", Some(2), shape_rule, impl_rule)
@@ -419,6 +420,17 @@ pub(super) fn index_values(indices: &Array) -> Result<Vec<i128>, Error> {
     })
 }
 
+/// `f` of each of the indices' values in order, as exact integers (int32 and int64 read in
+/// place, without a copy).
+pub(super) fn each_index(indices: &Array, mut f: impl FnMut(i128)) -> Result<(), Error> {
+    match indices.dtype() {
+        DType::Int32 => super::reduce::elems::<i32>(indices).for_each(|v| f(v.into())),
+        DType::Int64 => super::reduce::elems::<i64>(indices).for_each(|v| f(v.into())),
+        _ => index_values(indices)?.into_iter().for_each(f),
+    }
+    Ok(())
+}
+
 /// The fill of a `FILL_OR_DROP` gather: `fill_value` as the operand's dtype (`None`: JAX's
 /// default, NaN, the least signed or greatest unsigned integer, or True).
 fn fill_bytes(dtype: DType, params: &Params) -> Result<Vec<u8>, Error> {
@@ -476,7 +488,6 @@ fn impl_rule(
             Array::from_bytes(out.dtype(), out.shape(), &[])?.with_weak_type(out.weak_type())
         ]);
     }
-    let idx = index_values(indices)?;
     let src = operand.as_bytes();
     let fill = match mode {
         Mode::FillOrDrop => Some(fill_bytes(operand.dtype(), params)?),
@@ -492,31 +503,61 @@ fn impl_rule(
         &[&d.collapsed_slice_dims, &d.operand_batching_dims],
         is,
     );
-    let mut start = vec![0i128; rank];
-    let mut pos = vec![0i128; rank];
-    // A block of trailing result dimensions contiguous in the operand is copied at once.
+    // A block of trailing result dimensions contiguous in the operand is copied at once:
+    // each block's offset in the operand first, then the copies (`kernels::rows`).
     let (t, run) = walk.contiguous_block(os);
-    let mut failed = false;
-    let width = crate::array::layout(out.dtype()).0;
-    let data = crate::array::Storage::with_bytes(width, total, |bytes| {
-        for e in (0..n).step_by(run.max(1)) {
-            let row = walk.row();
-            start.iter_mut().for_each(|s| *s = 0);
-            let mut inside = true;
-            for (c, &dim) in d.start_index_map.iter().enumerate() {
-                let mut v = idx.get(row + c).copied().unwrap_or(0);
-                let dim = dim as usize;
-                let hi = os[dim] as i128 - i128::from(sizes[dim]);
-                if fill.is_some() {
-                    v = if narrow {
-                        i128::from(v as i32)
-                    } else {
-                        i128::from(v as i64)
-                    };
-                    inside &= v >= 0 && v <= hi;
-                }
-                start[dim] = v.clamp(0, hi.max(0));
+    let run = run.max(1);
+    // The start of the window an index vector names,
+    // clamped as XLA clamps it; whether it lies wholly inside (`FILL_OR_DROP`).
+    let index_start = |vector: &[i128], start: &mut [i128]| {
+        let mut inside = true;
+        for (c, &dim) in d.start_index_map.iter().enumerate() {
+            let mut v = vector.get(c).copied().unwrap_or(0);
+            let dim = dim as usize;
+            let hi = os[dim] as i128 - i128::from(sizes[dim]);
+            if fill.is_some() {
+                v = if narrow {
+                    i128::from(v as i32)
+                } else {
+                    i128::from(v as i64)
+                };
+                inside &= v >= 0 && v <= hi;
             }
+            start[dim] = v.clamp(0, hi.max(0));
+        }
+        inside
+    };
+    let flat =
+        |pos: &[i128]| -> usize { pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum() };
+    let blocks = n / run;
+    let mut offsets = Vec::with_capacity(blocks);
+    let mut start = vec![0i128; rank];
+    if d.operand_batching_dims.is_empty() && walk.outer_dims_are_batch(t) {
+        // Block `b` is the `b`-th index vector's window from its start: no walk.
+        let k = walk.vector_len();
+        let mut one = |vector: &[i128]| {
+            let inside = index_start(vector, &mut start);
+            offsets.push(if inside {
+                flat(&start) * eb
+            } else {
+                rows::SKIP
+            });
+        };
+        if k == 1 {
+            each_index(indices, |v| one(&[v]))?;
+        } else {
+            let idx = index_values(indices)?;
+            (0..blocks).for_each(|b| one(idx.get(b * k..b * k + k).unwrap_or_default()));
+        }
+    } else {
+        let idx = index_values(indices)?;
+        let k = walk.vector_len();
+        let mut pos = vec![0i128; rank];
+        for _ in 0..blocks {
+            let row = walk.row();
+            let vector = idx.get(row..row + k).unwrap_or_default();
+            start.iter_mut().for_each(|s| *s = 0);
+            let inside = index_start(vector, &mut start);
             for (&ob, &ib) in d
                 .operand_batching_dims
                 .iter()
@@ -524,31 +565,26 @@ fn impl_rule(
             {
                 start[ob as usize] = walk.batch(ib as usize) as i128;
             }
-            let len = run.min(n - e) * eb;
-            let dst = &mut bytes[e * eb..e * eb + len];
-            match (&fill, inside) {
-                (Some(f), false) => {
-                    for d in dst.chunks_exact_mut(eb) {
-                        d.copy_from_slice(&f[..eb]);
-                    }
-                }
-                _ => {
-                    pos.copy_from_slice(&start);
-                    walk.offset(&mut pos);
-                    let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
-                    match src.get(flat * eb..flat * eb + len) {
-                        Some(from) => dst.copy_from_slice(from),
-                        None => {
-                            failed = true;
-                            return;
-                        }
-                    }
-                }
-            }
+            offsets.push(if inside {
+                pos.copy_from_slice(&start);
+                walk.offset(&mut pos);
+                flat(&pos) * eb
+            } else {
+                rows::SKIP
+            });
             walk.advance_block(t);
         }
+    }
+    let fill_run = match &fill {
+        Some(f) => f[..eb].repeat(run),
+        None => Vec::new(),
+    };
+    let mut copied = true;
+    let width = crate::array::layout(out.dtype()).0;
+    let data = crate::array::Storage::with_bytes(width, total, |bytes| {
+        copied = rows::gather(src, &offsets, run * eb, &fill_run, bytes);
     });
-    if failed {
+    if !copied {
         return Err(too_large());
     }
     Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)])
@@ -654,6 +690,20 @@ impl Walk {
             }
         }
         (t, run)
+    }
+
+    /// Whether every dimension before the last `t` runs along the indices (none is a window
+    /// dimension): then the blocks of the last `t` dimensions follow the index vectors in
+    /// order.
+    pub(super) fn outer_dims_are_batch(&self, t: usize) -> bool {
+        self.dims[..self.dims.len().saturating_sub(t)]
+            .iter()
+            .all(Option::is_none)
+    }
+
+    /// The length of the index vectors.
+    pub(super) fn vector_len(&self) -> usize {
+        self.k
     }
 
     /// On past a block of the last `t` dimensions (from its first element, where they are

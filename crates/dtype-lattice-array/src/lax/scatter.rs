@@ -20,13 +20,14 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
 
 use super::gather::{
-    Mode, Walk, disjoint, in_range, index_values, is_index, is_sorted, no_duplicates,
+    Mode, Walk, disjoint, each_index, in_range, index_values, is_index, is_sorted, no_duplicates,
     sorted_in_range, strides, tuple, type_error,
 };
 use super::{Avals, Outputs, Param, Params, Primitive, bind};
 use crate::array::{Array, ShapedArray, element_bytes};
 use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 use crate::core::{Lin, ScatterDimensionNumbers};
+use crate::kernels::rows;
 
 /// The `scatter` primitive (the updates replace the operand's elements).
 pub static SCATTER: Primitive = Primitive::new("scatter", Some(3), shape_rule, impl_rule)
@@ -305,98 +306,89 @@ fn combine_of(prim: &Primitive) -> Combine {
     }
 }
 
-/// `old ∘ new` on one element's bytes, as the primitive computes it on 0-d arrays (float32
-/// and, under JAX's rules, float64 by the kernels' own element functions).
-/// Each element of `slot` combined with the same element of `new`, in place (float32 and
-/// float64 by the fast kernels' element functions, in one loop; others one by one).
-fn combine_run(
-    with: &'static Primitive,
-    dtype: DType,
-    eb: usize,
-    slot: &mut [u8],
-    new: &[u8],
-) -> Result<(), Error> {
-    use crate::kernels::fast::{BinOp, f32_op, f64_op};
-    fn run<W: Copy, const N: usize>(
-        slot: &mut [u8],
-        new: &[u8],
-        from: fn([u8; N]) -> W,
-        to: fn(W) -> [u8; N],
-        f: impl Fn(W, W) -> W,
-    ) {
-        for (o, n) in slot.chunks_exact_mut(N).zip(new.chunks_exact(N)) {
-            let a = from(o.try_into().unwrap_or([0; N]));
-            let b = from(n.try_into().unwrap_or([0; N]));
-            o.copy_from_slice(&to(f(a, b)));
-        }
-    }
-    macro_rules! each {
-        ($w:ty, $f:ident, $op:expr) => {{
-            let (from, to) = (<$w>::from_le_bytes, <$w>::to_le_bytes);
-            match $op {
-                "add" => run(slot, new, from, to, $f::<{ BinOp::ADD }>),
-                "mul" => run(slot, new, from, to, $f::<{ BinOp::MUL }>),
-                "min" => run(slot, new, from, to, $f::<{ BinOp::MIN }>),
-                _ => run(slot, new, from, to, $f::<{ BinOp::MAX }>),
+/// How a run of updates combines with the run of the operand it lands on, resolved once per
+/// scatter.
+#[derive(Clone, Copy)]
+enum RunCombine {
+    /// The update replaces the run.
+    Replace,
+    /// A typed loop: float32 and (under XLA) float64 `add`/`mul`/`min`/`max` by the fast
+    /// kernels' element functions, which LLVM vectorises (branch-free selects).
+    Typed(fn(&mut [u8], &[u8])),
+    /// Element by element, as the primitive computes on 0-d arrays ([`combined`]).
+    Elementwise(&'static Primitive),
+}
+
+macro_rules! typed_runs {
+    ($($name:ident: $w:ty, $f:ident;)*) => {$(
+        /// A run of `slot` combined in place with the same run of `new` by `OP`.
+        fn $name<const OP: u8>(slot: &mut [u8], new: &[u8]) {
+            use crate::kernels::fast::$f;
+            const N: usize = size_of::<$w>();
+            match (
+                bytemuck::try_cast_slice_mut::<u8, $w>(slot),
+                bytemuck::try_cast_slice::<u8, $w>(new),
+            ) {
+                // Compiled for AVX2 where the CPU has it: the loop is bound by its
+                // arithmetic (the flushes), which then takes a vector of 8 at once.
+                (Ok(o), Ok(n)) => crate::kernels::simd::fused(|| {
+                    o.iter_mut().zip(n).for_each(|(a, &b)| *a = $f::<OP>(*a, b))
+                }),
+                // Unaligned runs (an operand's bytes need not be aligned to the word).
+                _ => {
+                    for (o, n) in slot.chunks_exact_mut(N).zip(new.chunks_exact(N)) {
+                        let a = <$w>::from_le_bytes(o.try_into().unwrap_or([0; N]));
+                        let b = <$w>::from_le_bytes(n.try_into().unwrap_or([0; N]));
+                        o.copy_from_slice(&$f::<OP>(a, b).to_le_bytes());
+                    }
+                }
             }
-            return Ok(());
-        }};
-    }
-    let known = matches!(with.name, "add" | "mul" | "min" | "max");
-    let bin = match with.name {
-        "add" => BinOp::Add,
-        "mul" => BinOp::Mul,
-        "min" => BinOp::Min,
-        _ => BinOp::Max,
-    };
-    // Runs of aligned float32/float64 words: one loop over typed words (which LLVM
-    // vectorises: the element functions are branch-free selects).
-    if known {
-        macro_rules! typed {
-            ($w:ty, $f:ident) => {
-                if let (Ok(o), Ok(n)) = (
-                    bytemuck::try_cast_slice_mut::<u8, $w>(slot),
-                    bytemuck::try_cast_slice::<u8, $w>(new),
-                ) {
-                    // Compiled for AVX2 where the CPU has it, so that the loop vectorises.
-                    crate::kernels::simd::fused(|| match bin {
-                        BinOp::Add => o
-                            .iter_mut()
-                            .zip(n)
-                            .for_each(|(a, &b)| *a = $f::<{ BinOp::ADD }>(*a, b)),
-                        BinOp::Mul => o
-                            .iter_mut()
-                            .zip(n)
-                            .for_each(|(a, &b)| *a = $f::<{ BinOp::MUL }>(*a, b)),
-                        BinOp::Min => o
-                            .iter_mut()
-                            .zip(n)
-                            .for_each(|(a, &b)| *a = $f::<{ BinOp::MIN }>(*a, b)),
-                        _ => o
-                            .iter_mut()
-                            .zip(n)
-                            .for_each(|(a, &b)| *a = $f::<{ BinOp::MAX }>(*a, b)),
-                    });
-                    return Ok(());
+        }
+    )*};
+}
+typed_runs! {
+    f32_runs: u32, f32_op;
+    f64_runs: u64, f64_op;
+}
+
+impl RunCombine {
+    fn of(combine: Combine, dtype: DType) -> RunCombine {
+        use crate::kernels::fast::BinOp;
+        let Combine::With(with) = combine else {
+            return RunCombine::Replace;
+        };
+        macro_rules! pick {
+            ($runs:ident) => {
+                match with.name {
+                    "add" => RunCombine::Typed($runs::<{ BinOp::ADD }>),
+                    "mul" => RunCombine::Typed($runs::<{ BinOp::MUL }>),
+                    "min" => RunCombine::Typed($runs::<{ BinOp::MIN }>),
+                    "max" => RunCombine::Typed($runs::<{ BinOp::MAX }>),
+                    _ => RunCombine::Elementwise(with),
                 }
             };
         }
         match dtype {
-            DType::Float32 => typed!(u32, f32_op),
-            DType::Float64 if crate::lax::on_xla() => typed!(u64, f64_op),
-            _ => {}
+            DType::Float32 => pick!(f32_runs),
+            DType::Float64 if crate::lax::on_xla() => pick!(f64_runs),
+            _ => RunCombine::Elementwise(with),
         }
     }
-    match dtype {
-        DType::Float32 if known => each!(u32, f32_op, with.name),
-        DType::Float64 if known && crate::lax::on_xla() => each!(u64, f64_op, with.name),
-        _ => {}
+
+    /// Combines `new` into `slot` (runs of `eb`-byte elements of `dtype`).
+    fn apply(self, dtype: DType, eb: usize, slot: &mut [u8], new: &[u8]) -> Result<(), Error> {
+        match self {
+            RunCombine::Replace => slot.copy_from_slice(new),
+            RunCombine::Typed(f) => f(slot, new),
+            RunCombine::Elementwise(with) => {
+                for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
+                    let c = combined(with, dtype, o, n)?;
+                    o.copy_from_slice(&c);
+                }
+            }
+        }
+        Ok(())
     }
-    for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
-        let c = combined(with, dtype, o, n)?;
-        o.copy_from_slice(&c);
-    }
-    Ok(())
 }
 
 fn combined(
@@ -465,7 +457,6 @@ fn impl_rule(
     let rank = os.len();
     let eb = element_bytes(operand.dtype());
     let ub = updates.as_bytes();
-    let idx = index_values(indices)?;
     let wins = window_sizes(rank, us, d);
     let ost = strides(os);
     let mut walk = Walk::new(
@@ -476,64 +467,97 @@ fn impl_rule(
         is,
     );
     let n = updates.size();
-    let mut start = vec![0i128; rank];
-    // A block of trailing update dimensions contiguous in the operand is combined at once.
+    // A block of trailing update dimensions contiguous in the operand is combined at once:
+    // each block's offset in the operand first, then the combining (`kernels::rows`).
     let (t, run) = walk.contiguous_block(os);
-    let mut pos = vec![0i128; rank];
+    let run = run.max(1);
+    // The start of the window an index vector names
+    // (clamped under `CLIP`).
+    let index_start = |vector: &[i128], start: &mut [i128]| {
+        for (c, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
+            let dim = dim as usize;
+            let v = vector.get(c).copied().unwrap_or(0);
+            let hi = os[dim] as i128 - wins[dim] as i128;
+            start[dim] = if mode == Mode::Clip {
+                v.clamp(0, hi.max(0))
+            } else {
+                v
+            };
+        }
+    };
+    // A window not wholly in the operand is skipped.
+    let inside = |start: &[i128]| {
+        start
+            .iter()
+            .zip(&wins)
+            .zip(os)
+            .all(|((&s, &w), &n)| s >= 0 && s + w as i128 <= n as i128)
+    };
+    let flat =
+        |pos: &[i128]| -> usize { pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum() };
+    let blocks = n / run;
+    let mut offsets = Vec::with_capacity(blocks);
+    let mut start = vec![0i128; rank];
+    if d.operand_batching_dims.is_empty() && walk.outer_dims_are_batch(t) {
+        // Block `b` is the `b`-th index vector's window from its start: no walk.
+        let k = walk.vector_len();
+        let mut one = |vector: &[i128]| {
+            index_start(vector, &mut start);
+            offsets.push(if inside(&start) {
+                flat(&start) * eb
+            } else {
+                rows::SKIP
+            });
+        };
+        if k == 1 {
+            each_index(indices, |v| one(&[v]))?;
+        } else {
+            let idx = index_values(indices)?;
+            (0..blocks).for_each(|b| one(idx.get(b * k..b * k + k).unwrap_or_default()));
+        }
+    } else {
+        let idx = index_values(indices)?;
+        let k = walk.vector_len();
+        let mut pos = vec![0i128; rank];
+        for _ in 0..blocks {
+            let row = walk.row();
+            let vector = idx.get(row..row + k).unwrap_or_default();
+            start.iter_mut().for_each(|s| *s = 0);
+            index_start(vector, &mut start);
+            for (&ob, &ib) in d
+                .operand_batching_dims
+                .iter()
+                .zip(&d.scatter_indices_batching_dims)
+            {
+                start[ob as usize] = walk.batch(ib as usize) as i128;
+            }
+            offsets.push(if inside(&start) {
+                pos.copy_from_slice(&start);
+                walk.offset(&mut pos);
+                flat(&pos) * eb
+            } else {
+                rows::SKIP
+            });
+            walk.advance_block(t);
+        }
+    }
+    let dtype = operand.dtype();
+    let how = RunCombine::of(combine, dtype);
+    // Copies and the typed loops are worth splitting over threads; the element-by-element
+    // combination (a primitive bound per element) is not.
+    let parallel = !matches!(how, RunCombine::Elementwise(_));
     // The result starts as the operand, in a pooled buffer (already mapped, aligned).
     let width = crate::array::layout(out.dtype()).0;
-    let mut result = Ok(());
+    let mut result = Ok(true);
     let data = crate::array::Storage::with_bytes(width, operand.as_bytes().len(), |bytes| {
         bytes.copy_from_slice(operand.as_bytes());
-        result = (|| -> Result<(), Error> {
-            for e in (0..n).step_by(run.max(1)) {
-                let row = walk.row();
-                start.iter_mut().for_each(|s| *s = 0);
-                for (c, &dim) in d.scatter_dims_to_operand_dims.iter().enumerate() {
-                    let dim = dim as usize;
-                    let v = idx.get(row + c).copied().unwrap_or(0);
-                    let hi = os[dim] as i128 - wins[dim] as i128;
-                    start[dim] = if mode == Mode::Clip {
-                        v.clamp(0, hi.max(0))
-                    } else {
-                        v
-                    };
-                }
-                for (&ob, &ib) in d
-                    .operand_batching_dims
-                    .iter()
-                    .zip(&d.scatter_indices_batching_dims)
-                {
-                    start[ob as usize] = walk.batch(ib as usize) as i128;
-                }
-                // A window not wholly in the operand is skipped.
-                let inside = start
-                    .iter()
-                    .zip(&wins)
-                    .zip(os)
-                    .all(|((&s, &w), &n)| s >= 0 && s + w as i128 <= n as i128);
-                if inside {
-                    pos.copy_from_slice(&start);
-                    walk.offset(&mut pos);
-                    let flat: usize = pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum();
-                    let len = run.min(n - e) * eb;
-                    let new = ub
-                        .get(e * eb..e * eb + len)
-                        .ok_or_else(super::gather::too_large)?;
-                    let slot = bytes
-                        .get_mut(flat * eb..flat * eb + len)
-                        .ok_or_else(super::gather::too_large)?;
-                    match combine {
-                        Combine::Replace => slot.copy_from_slice(new),
-                        Combine::With(p) => combine_run(p, operand.dtype(), eb, slot, new)?,
-                    }
-                }
-                walk.advance_block(t);
-            }
-            Ok(())
-        })();
+        result = rows::scatter(bytes, &offsets, run * eb, ub, parallel, |slot, new| {
+            how.apply(dtype, eb, slot, new)
+        });
     });
-    result?;
+    if !result? {
+        return Err(super::gather::too_large());
+    }
     Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)])
 }
 
