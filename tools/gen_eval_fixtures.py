@@ -44,7 +44,11 @@ UNARY = ["negative", "positive", "abs", "sign", "floor", "ceil", "round", "trunc
          "logical_not", "invert"]
 REDUCE = ["sum", "prod", "max", "min", "mean", "argmax", "argmin", "all", "any", "cumsum"]
 OTHER = ["where", "matmul", "astype"]
-GROUPS = {"binary": BINARY, "unary": UNARY, "reduce": REDUCE, "other": OTHER}
+# Functions with keyword arguments (`sort:axis=0,descending=True`); last, so that adding it
+# left the other groups' random streams (and files) as they were.
+INDEXING = ["sort", "argsort", "cumsum", "take"]
+GROUPS = {"binary": BINARY, "unary": UNARY, "reduce": REDUCE, "other": OTHER,
+          "indexing": INDEXING}
 
 # Functions whose float results are compared within 2 ULP (XLA's approximations), the rest
 # bit for bit (tests/it/eval_conformance.rs reads this list from the fixture header).
@@ -77,12 +81,12 @@ CASES_PER = {"jax_x32": 5, "jax_x64": 3, "numpy": 3}
 # Parent process
 # ---------------------------------------------------------------------------
 
-def run_modes(out_dir, seed):
+def run_modes(out_dir, seed, only=None):
     children = []
     for mode in MODES:
         env = jax_child_env(mode == "jax_x64")
         cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--out-dir", out_dir,
-               "--seed", str(seed)]
+               "--seed", str(seed)] + [a for g in (only or []) for a in ("--only", g)]
         children.append((mode, cmd, env))
     run_children(children, 1)
 
@@ -235,6 +239,14 @@ class Child:
     # -- functions ----------------------------------------------------------
 
     def function(self, name):
+        if ":" in name and not name.startswith("astype:"):
+            base, kw = name.split(":", 1)
+            f = self.function(base)
+            kwargs = {}
+            for pair in kw.split(","):
+                key, value = pair.split("=", 1)
+                kwargs[key] = self.keyword_value(key, value)
+            return lambda *a: f(*a, **kwargs)
         if self.mode.startswith("jax"):
             m = self.jnp
             if name.startswith("astype:"):
@@ -246,6 +258,59 @@ class Child:
             dt = self.npdtype(name.split(":", 1)[1])
             return lambda x: np.asarray(x).astype(dt)
         return getattr(np, name)
+
+    def keyword_value(self, key, value):
+        """A keyword argument written as eval reads it: a Python literal, a dtype name or a
+        bare string."""
+        if key == "dtype" and value != "None":
+            return self.npdtype(value)
+        try:
+            return parse_value(value)
+        except (ValueError, SyntaxError):
+            return value
+
+    def indexing_line(self, fname, dt):
+        """One line of the keyword group: ties, NaNs and signed zeros come from value()."""
+        rng = self.rng
+        numpy = self.mode == "numpy"
+        shape = rng.choice([(5,), (2, 3), (3, 2), (0,), (2, 2, 2), (1,), ()])
+        x = self.array_text(dt, shape)
+        if numpy and fname in ("sort", "argsort") and dt not in STANDARD and dt in FLOATS:
+            # ml_dtypes' comparison holds NaN equal to every number (no strict weak order),
+            # so NumPy's stable sort leaves an order that depends on its merge steps: the
+            # NumPy lines sort numbers only (e8m0fnu has no negative ones).
+            pos = dt == "float8_e8m0fnu"
+            x = self.array_text(dt, shape, lambda: float_literal(
+                abs(self.finite_float()) if pos else self.finite_float()))
+        axis = rng.choices([None, "absent", -1, 0, 1, 3], [2, 3, 2, 2, 2, 1])[0]
+        kw = [] if axis == "absent" else [f"axis={axis}"]
+        if fname in ("sort", "argsort"):
+            # NumPy's default kind is an unstable introsort: its lines ask for stable.
+            stable = "True" if numpy else rng.choice(["absent", "True", "False"])
+            if stable != "absent":
+                kw.append(f"stable={stable}")
+            if rng.random() < (0.1 if numpy else 0.4):
+                kw.append("descending=True")
+        elif fname == "cumsum":
+            if rng.random() < 0.3:
+                kw.append(f"dtype={rng.choice(['int8', 'int32', 'float32', 'bool', 'uint16'])}")
+        elif fname == "take":
+            modes = ["raise", "wrap", "clip"] if numpy else ["fill", "clip", "wrap", "fill",
+                                                            "clip", "wrap", "drop"]
+            if rng.random() < 0.8:
+                kw.append(f"mode={rng.choice(modes)}")
+            n = max(1, max(shape, default=1))
+            ishape = rng.choice([(3,), (2, 2), (), (0,)])
+            values = lambda: str(rng.choice([0, 1, -1, n - 1, n, -n, -n - 1, 2 * n]))
+            idt = rng.choice(["int32", "int64", "uint8", "int8"]) if rng.random() < 0.9 \
+                else "float32"
+            if idt.startswith("u"):
+                values = lambda: str(rng.choice([0, 1, n - 1, n, 2 * n]))
+            if idt == "float32":
+                values = lambda: "1.0"
+            x = f"{x} {self.array_text(idt, ishape, values)}"
+        name = fname + (":" + ",".join(kw) if kw else "")
+        return f"{name} {x}"
 
     def evaluate(self, line):
         parts = split_line(line)
@@ -304,6 +369,8 @@ class Child:
 
     def line(self, fname, dt, other=None):
         rng = self.rng
+        if fname in INDEXING and self.group == "indexing":
+            return self.indexing_line(fname, dt)
         shape = rng.choice(SHAPES)
         if fname in BINARY:
             s2 = rng.choice([shape, shape[-1:], (), (2, 1) if shape == (1, 3) else shape])
@@ -387,15 +454,19 @@ def split_line(line):
     return parts
 
 
-def child_main(mode, out_dir, seed):
+def child_main(mode, out_dir, seed, only=None):
     warnings.simplefilter("ignore")
     c = Child(mode, seed)
     n = CASES_PER[mode]
     for group, fnames in GROUPS.items():
+        c.group = group
         cases = []
         for fname in fnames:
             for line in c.lines_for(fname, n):
-                cases.append(c.evaluate(line))
+                if not only or group in only:
+                    cases.append(c.evaluate(line))
+        if only and group not in only:
+            continue
         header = {
             "generator": GENERATOR,
             "versions": c.versions(),
@@ -418,13 +489,16 @@ def main():
     ap = argparse.ArgumentParser(description="Generate eval's conformance fixtures.")
     ap.add_argument("--out-dir", default=os.path.join(REPO_ROOT, "tests", "fixtures"))
     ap.add_argument("--seed", type=int, default=10)
+    ap.add_argument("--only", action="append", choices=list(GROUPS),
+                    help="write only these groups (the others' lines are still drawn, so "
+                         "that every group's random stream is as in a full run)")
     ap.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = ap.parse_args()
     out_dir = os.path.abspath(args.out_dir)
     if args.child:
-        child_main(args.child, out_dir, args.seed)
+        child_main(args.child, out_dir, args.seed, args.only)
     else:
-        run_modes(out_dir, args.seed)
+        run_modes(out_dir, args.seed, args.only)
 
 
 if __name__ == "__main__":

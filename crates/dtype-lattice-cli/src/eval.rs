@@ -45,7 +45,8 @@ pub(crate) struct EvalArgs {
     /// Read lines `FUNCTION OPERAND...` from stdin; write one JSON object per line, in order.
     #[arg(long, conflicts_with = "function")]
     batch: bool,
-    /// A jax.numpy function name (add, sin, sum, where, matmul, astype:DTYPE, ...).
+    /// A jax.numpy function name (add, sin, sum, where, matmul, astype:DTYPE, ...), keyword
+    /// arguments after a colon: sort:axis=0,descending=True, cumsum:axis=1, take:mode=clip.
     #[arg(value_name = "FUNCTION", allow_hyphen_values = true)]
     function: Option<String>,
     /// The operands.
@@ -220,8 +221,13 @@ fn evaluate(
             )),
         };
     }
-    let f = jnp::function(function).ok_or_else(|| jnp::unknown_function(function))?;
-    dispatch.call(&f, args)
+    // `NAME:KEY=VALUE,...`: keyword arguments after the name.
+    let (name, keywords) = match function.split_once(':') {
+        Some((name, kw)) => (name, kw.parse::<jnp::Keywords>()?),
+        None => (function, jnp::Keywords::new()),
+    };
+    let f = jnp::function(name).ok_or_else(|| jnp::unknown_function(name))?;
+    dispatch.call_with(&f, args, &keywords)
 }
 
 /// The most elements one literal array may have (a line holds at most 1 MiB anyway).

@@ -80,6 +80,9 @@ exceptions! {
     KeyError,
     /// Python's `IndexError` (JAX's indexing of a 0-dimensional array).
     IndexError,
+    /// NumPy's `numpy.exceptions.AxisError` (a `ValueError` and an `IndexError`): an axis out
+    /// of range (JAX raises a plain `ValueError`).
+    AxisError,
     /// Python's `RuntimeError` (PyTorch's c10 errors).
     RuntimeError,
     /// Python's `AttributeError`.
@@ -94,6 +97,9 @@ exceptions! {
     ConcretizationTypeError,
     /// JAX's `jax.errors.UnexpectedTracerError`: a tracer used after its transformation ended.
     UnexpectedTracerError,
+    /// JAX's `jax.errors.NonConcreteBooleanIndexError` (an `IndexError`): a boolean mask
+    /// index that is traced (under `jit` or `make_jaxpr`), whose result shape is unknown.
+    NonConcreteBooleanIndexError,
     /// JAX's `jax.errors.JaxRuntimeError`: XLA failed to compile or run a computation (its CPU
     /// backend has no `dot` or multi-operand `reduce` on int2/uint2).
     JaxRuntimeError,

@@ -32,6 +32,7 @@ use crate::kernels::rows;
 /// The `scatter` primitive (the updates replace the operand's elements).
 pub static SCATTER: Primitive = Primitive::new("scatter", Some(3), shape_rule, impl_rule)
     .jvp(scatter_jvp)
+    .transpose(scatter_transpose)
     .batch(batch);
 /// `scatter-add`.
 pub static SCATTER_ADD: Primitive = Primitive::new("scatter-add", Some(3), shape_rule, impl_rule)
@@ -912,6 +913,43 @@ fn add_transpose(
             ins[2].aval().shape(),
             params,
         )?)
+    } else {
+        None
+    };
+    Ok(vec![operand_t, None, updates_t])
+}
+
+/// `scatter`'s transpose (JAX's `_scatter_transpose_rule`), for unique indices only (JAX's
+/// `NotImplementedError` otherwise): the operand's cotangent is the cotangent with the
+/// overwritten slots zeroed (zeros scattered into it), the updates' the cotangent gathered
+/// back.
+fn scatter_transpose(
+    prim: &'static Primitive,
+    cts: &[Option<Array>],
+    ins: &[Lin],
+    params: &Params,
+) -> Result<Vec<Option<Array>>, Error> {
+    if params.get("unique_indices") != Some(&Param::Bool(true)) {
+        return Err(Error::refused(
+            Exception::NotImplementedError,
+            "scatter transpose is only implemented where unique_indices=True",
+        ));
+    }
+    let Some(ct) = cts.first().cloned().flatten() else {
+        return Ok(vec![None; ins.len()]);
+    };
+    let Lin::Known(indices) = &ins[1] else {
+        return Err(crate::core::nonlinear());
+    };
+    let updates_shape = ins[2].aval().shape();
+    let operand_t = if ins[0].is_linear() {
+        let zeros = super::ops::zeros(&ShapedArray::new(updates_shape, ct.dtype(), false))?;
+        Some(super::bind1(prim, &[&ct, indices, &zeros], params)?)
+    } else {
+        None
+    };
+    let updates_t = if ins[2].is_linear() {
+        Some(gather_back(prim, &ct, indices, updates_shape, params)?)
     } else {
         None
     };

@@ -4,7 +4,8 @@
 //! `sort`'s order is JAX's comparator (`_sort_lt_comparator`): floats compare after JAX's
 //! canonicalisation, so `-0.0` and `+0.0` tie, every NaN ties with every other and sorts
 //! after `+inf`, and (as XLA's CPU code compares with denormals off) a subnormal ties with
-//! zero; complex numbers compare by real part, then imaginary part; integers and booleans by
+//! zero (the NaN of the `…fnuz` float8 formats, the bits of `-0`, sorts before every number
+//! there); complex numbers compare by real part, then imaginary part; integers and booleans by
 //! value. Ties keep their operands' order (a stable sort); with `is_stable=False` they come
 //! in the order XLA's unstable sort leaves them (libstdc++'s introsort, step for step). `top_k` orders by the total order of the bits
 //! (`-NaN < -inf < … < -0 < +0 < … < +inf < NaN`), largest first, ties lower index first, as
@@ -109,9 +110,22 @@ fn sort_columns(x: &Array, daz: bool) -> Result<Vec<Column>, Error> {
             }
             w => {
                 let v = w.to_vec::<f32>()?;
+                // The formats whose one NaN is the bits of -0 (`…fnuz`): XLA's comparison
+                // orders that NaN before every number.
+                let nan_first = daz
+                    && matches!(
+                        d,
+                        DType::Float8E4M3Fnuz | DType::Float8E5M2Fnuz | DType::Float8E4M3B11Fnuz
+                    );
                 vec![col(
                     v.iter()
-                        .map(|f| f32_sort_key(f.to_bits(), daz) as u64)
+                        .map(|f| {
+                            if nan_first && f.is_nan() {
+                                0
+                            } else {
+                                f32_sort_key(f.to_bits(), daz) as u64
+                            }
+                        })
                         .collect(),
                     32,
                 )]
@@ -288,6 +302,15 @@ fn sort_impl(
         return Err(crate::array::invalid(
             "sort",
             "a dimension longer than 2^32",
+        ));
+    }
+    // XLA's CPU backend (not NumPy, under its rules) cannot compile a sort of 2-bit integers
+    // beside operands of another width (`jnp.argsort` of int2: its iota is int32).
+    let two_bit = |a: &&Array| matches!(a.dtype(), DType::Int2 | DType::UInt2);
+    if daz && x.shape()[dim] >= 2 && inputs.iter().any(two_bit) && !inputs.iter().all(two_bit) {
+        return Err(Error::refused(
+            dtype_lattice::error::Exception::JaxRuntimeError,
+            "INTERNAL: Inputs must have the same shape",
         ));
     }
     let stable = !matches!(params.get("is_stable"), Some(Param::Bool(false)));

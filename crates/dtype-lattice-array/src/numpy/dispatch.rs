@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use dtype_lattice::{Error, Value};
 
-use super::{ArrayLike, Function, is_numpy, rules};
+use super::{ArrayLike, Function, Keywords, is_numpy, rules};
 use crate::array::Array;
 
 /// The functions whose computation drops an operand that is not a float (an integer or
@@ -58,13 +58,28 @@ impl JitDispatch {
     ///
     /// As [`Function::call`].
     pub fn call(&mut self, f: &Function, args: Vec<ArrayLike<'_>>) -> Result<Array, Error> {
+        self.call_with(f, args, &Keywords::new())
+    }
+
+    /// [`JitDispatch::call`] with keyword arguments (static arguments of the jitted function:
+    /// part of its signature).
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::call_with`].
+    pub fn call_with(
+        &mut self,
+        f: &Function,
+        args: Vec<ArrayLike<'_>>,
+        keywords: &Keywords,
+    ) -> Result<Array, Error> {
         let r = rules();
         if is_numpy(&r) {
-            return f.call(args);
+            return f.call_with(args, keywords);
         }
         let key = (
             f.name,
-            format!("{:?}", r.options()),
+            format!("{:?} {keywords}", r.options()),
             args.iter().map(signature).collect::<Vec<_>>(),
         );
         match self.first_calls.get(&key) {
@@ -78,11 +93,11 @@ impl JitDispatch {
                         other => other,
                     })
                     .collect();
-                f.call(args)
+                f.call_with(args, keywords)
             }
-            Some(_) => f.call(args),
+            Some(_) => f.call_with(args, keywords),
             None => {
-                let out = f.call(args);
+                let out = f.call_with(args, keywords);
                 self.first_calls.insert(key, out.is_ok());
                 out
             }

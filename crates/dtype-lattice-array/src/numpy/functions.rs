@@ -5,6 +5,7 @@
 use dtype_lattice::error::{Exception, Reason};
 use dtype_lattice::{DType, Error, Kind, Op, Value};
 
+use super::keywords::Keywords;
 use super::ufuncs::Ufunc;
 use super::{
     ArrayLike, Family, broadcast_shapes, broadcast_to, default_int, is_numpy, ml, promote_family,
@@ -918,6 +919,12 @@ enum Call {
     Binary(for<'a> fn(ArrayLike<'a>, ArrayLike<'a>) -> Result<Array, Error>),
     Ternary(for<'a> fn(ArrayLike<'a>, ArrayLike<'a>, ArrayLike<'a>) -> Result<Array, Error>),
     Reduce(for<'a> fn(ArrayLike<'a>, Axes, bool) -> Result<Array, Error>),
+    /// A function of `arity` operands and keyword arguments (Python's `TypeError` for a
+    /// keyword it does not take).
+    Keyed(
+        usize,
+        for<'a> fn(Vec<ArrayLike<'a>>, &Keywords) -> Result<Array, Error>,
+    ),
 }
 
 /// One `jax.numpy` function the registry knows: its name and how many operands it takes.
@@ -942,6 +949,7 @@ impl Function {
             Call::Unary(_) | Call::Reduce(_) => 1,
             Call::Ternary(_) => 3,
             Call::Binary(_) => 2,
+            Call::Keyed(n, _) => n,
         }
     }
 
@@ -952,6 +960,28 @@ impl Function {
     /// `TypeError` for the wrong number of operands (Python's message), and the function's
     /// own refusals.
     pub fn call(&self, args: Vec<ArrayLike<'_>>) -> Result<Array, Error> {
+        self.call_with(args, &Keywords::new())
+    }
+
+    /// Calls it with keyword arguments (`sort` with `axis=0, descending=True`, ...).
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, numpy::function};
+    /// let sort = function("sort").unwrap();
+    /// let x = Array::from_vec(vec![2i32, 3, 1]);
+    /// let y = sort.call_with(vec![(&x).into()], &"descending=True".parse()?)?;
+    /// assert_eq!(y.to_vec::<i32>()?, [3, 2, 1]);
+    /// assert!(sort.call_with(vec![(&x).into()], &"reverse=True".parse()?).is_err());
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::call`]; Python's `TypeError` for a keyword the function does not take.
+    pub fn call_with(&self, args: Vec<ArrayLike<'_>>, keywords: &Keywords) -> Result<Array, Error> {
+        if !matches!(self.call, Call::Keyed(..)) {
+            keywords.allow(self.name, &[])?;
+        }
         if args.len() != self.arity() {
             return Err(Error::refused(
                 Exception::TypeError,
@@ -978,16 +1008,17 @@ impl Function {
                 f(a, b, c)
             }
             Call::Reduce(f) => f(next(), Axes::All, false),
+            Call::Keyed(_, f) => f(it.collect(), keywords),
         }
     }
 }
 
 macro_rules! registry {
-    ($($name:literal => $kind:ident($f:expr),)*) => {
+    ($($name:literal => $kind:ident($($f:expr),+),)*) => {
         /// The functions `eval` knows beside the elementwise ones ([`super::UFUNCS`]), by
         /// `jax.numpy` name (`astype:DTYPE` is handled by the caller through [`astype`]).
         pub static FUNCTIONS: &[Function] = &[
-            $(Function { name: $name, call: Call::$kind($f) },)*
+            $(Function { name: $name, call: Call::$kind($($f),+) },)*
         ];
     };
 }
@@ -1005,6 +1036,128 @@ registry! {
     "cumsum" => Unary(|x| cumsum(x)),
     "where" => Ternary(|c, x, y| r#where(c, x, y)),
     "matmul" => Binary(|x, y| matmul(x, y)),
+    "sort" => Keyed(1, |args, kw| sort_call("sort", args, kw)),
+    "argsort" => Keyed(1, |args, kw| sort_call("argsort", args, kw)),
+    "take" => Keyed(2, take_call),
+}
+
+/// `jnp.take(a, indices, axis=None, mode=None, fill_value=None)` by keywords; NumPy's
+/// `np.take(a, indices, axis=None, mode='raise')`.
+fn take_call(args: Vec<ArrayLike<'_>>, kw: &Keywords) -> Result<Array, Error> {
+    let mut args = args.into_iter();
+    let (a, indices) = match (args.next(), args.next()) {
+        (Some(a), Some(i)) => (arraylike(a)?, arraylike(i)?),
+        _ => unreachable!("arity checked"),
+    };
+    let axis = kw.int_or_none("take", "axis", None)?;
+    if !is_numpy(&rules()) {
+        kw.allow(
+            "take",
+            &[
+                "axis",
+                "mode",
+                "fill_value",
+                "unique_indices",
+                "indices_are_sorted",
+            ],
+        )?;
+        let mode = kw.string("mode").map(|m| m.parse()).transpose()?;
+        return super::indexing::take(&a, &indices, axis, mode, kw.value("fill_value")?);
+    }
+    kw.allow("take", &["axis", "mode"])?;
+    numpy_take(
+        &a,
+        &indices,
+        axis,
+        kw.string("mode").as_deref().unwrap_or("raise"),
+    )
+}
+
+/// NumPy's `np.take`: the indices cast to `intp` ('safe': bool and integers but uint64),
+/// then `raise` (out of `[-n, n)`: `IndexError`), `wrap` (modulo `n`) or `clip` (into
+/// `[0, n)`, negative ones too) before the take.
+fn numpy_take(a: &Array, indices: &Array, axis: Option<isize>, mode: &str) -> Result<Array, Error> {
+    if !matches!(mode, "raise" | "wrap" | "clip") {
+        return Err(Error::refused(
+            Exception::ValueError,
+            "clipmode must be one of 'clip', 'raise', or 'wrap'",
+        ));
+    }
+    let (a, axis) = match axis {
+        None => (ravel(a)?, 0),
+        Some(ax) => (a.clone(), super::shape::axis(ax, a.ndim())?),
+    };
+    if !is_integral_or_bool(indices.dtype()) || indices.dtype() == DType::UInt64 {
+        return Err(Error::refused(
+            Exception::TypeError,
+            format!(
+                "Cannot cast {} from dtype('{}') to dtype('int64') according to the rule 'safe'",
+                if indices.ndim() == 0 {
+                    "scalar"
+                } else {
+                    "array data"
+                },
+                indices.dtype()
+            ),
+        ));
+    }
+    let n = a.shape()[axis] as i64;
+    let raw = indices.astype(DType::Int64)?.to_vec::<i64>()?;
+    if n == 0 && !raw.is_empty() {
+        return Err(Error::refused(
+            Exception::IndexError,
+            "cannot do a non-empty take from an empty axes.",
+        ));
+    }
+    let normalised = raw
+        .iter()
+        .map(|&i| match mode {
+            "wrap" => Ok(i.rem_euclid(n.max(1))),
+            "clip" => Ok(i.clamp(0, (n - 1).max(0))),
+            _ if i < -n || i >= n => Err(Error::refused(
+                Exception::IndexError,
+                format!("index {i} is out of bounds for axis {axis} with size {n}"),
+            )),
+            _ => Ok(if i < 0 { i + n } else { i }),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let idx = Array::from_shape_vec(indices.shape(), normalised)?;
+    super::indexing::take(
+        &a,
+        &idx,
+        Some(axis as isize),
+        // In bounds by now: `clip` changes nothing.
+        Some(super::IndexMode::Clip),
+        None,
+    )
+}
+
+/// `jnp.sort(a, axis=-1, stable=True, descending=False)` and `jnp.argsort` by keywords;
+/// NumPy's `np.sort(a, axis=-1, stable=None)` (no `descending`; a stable sort, which is
+/// NumPy's `kind='stable'`).
+fn sort_call(name: &str, args: Vec<ArrayLike<'_>>, kw: &Keywords) -> Result<Array, Error> {
+    let numpy = is_numpy(&rules());
+    kw.allow(
+        name,
+        if numpy {
+            &["axis", "kind", "stable"]
+        } else {
+            &["axis", "kind", "stable", "descending"]
+        },
+    )?;
+    let axis = kw.int_or_none(name, "axis", Some(-1))?;
+    let stable = kw.bool(name, "stable", true)?;
+    let descending = kw.bool(name, "descending", false)?;
+    let mut x = arraylike(args.into_iter().next().expect("arity checked"))?;
+    if numpy && name == "argsort" && x.ndim() == 0 {
+        // NumPy's `argsort` of a 0-d array sorts it as one of shape (1,).
+        x = ravel(&x)?;
+    }
+    if name == "sort" {
+        super::sorting::sort(x, axis, stable, descending)
+    } else {
+        super::sorting::argsort(x, axis, stable, descending)
+    }
 }
 
 /// The function of a `jax.numpy` name.

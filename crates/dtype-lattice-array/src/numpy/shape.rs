@@ -1,5 +1,6 @@
 //! `jax.numpy`'s shape functions and friends: `reshape`, `transpose`, `concatenate`,
-//! `stack`, indexing by slices, `clip`, `dot`, each binding the `lax` primitives JAX binds.
+//! `stack`, `clip`, `dot`, each binding the `lax` primitives JAX binds (indexing is in
+//! `indexing.rs`).
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
@@ -17,8 +18,14 @@ fn ints(v: &[usize]) -> Param {
 pub(super) fn axis(a: isize, ndim: usize) -> Result<usize, Error> {
     let n = ndim as isize;
     if a < -n || a >= n {
+        // NumPy's `AxisError` (a `ValueError` subclass); JAX's plain `ValueError`.
+        let class = if super::is_numpy(&super::rules()) {
+            Exception::AxisError
+        } else {
+            Exception::ValueError
+        };
         return Err(Error::refused(
-            Exception::ValueError,
+            class,
             format!("axis {a} is out of bounds for array of dimension {ndim}"),
         ));
     }
@@ -216,164 +223,6 @@ pub fn stack(arrays: &[ArrayLike<'_>], axis_: isize) -> Result<Array, Error> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     concatenate(&expanded, d as isize)
-}
-
-/// One index of [`index`]: an integer (the axis goes away), a slice `start:stop:step`, or
-/// `None` (`jnp.newaxis`: a new axis of size 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Index {
-    /// `x[i]` (negative counts from the end).
-    At(isize),
-    /// `x[start:stop:step]` (Python's slice semantics; `None` is the default).
-    Slice(Option<isize>, Option<isize>, isize),
-    /// `x[None]`, `x[:, jnp.newaxis]`: a new axis of size 1 at this place of the result.
-    NewAxis,
-}
-
-impl Index {
-    /// `:`, the whole axis.
-    pub const ALL: Index = Index::Slice(None, None, 1);
-}
-
-/// `x[indices]` with integers, slices and new axes (static indexing, as `jnp` stages it with
-/// `slice`, `rev`, `squeeze` and, for new axes, `broadcast_in_dim`); axes not indexed are
-/// kept whole.
-///
-/// ```
-/// use dtype_lattice_array::{numpy as jnp, numpy::Index, Array};
-/// let m = Array::from_shape_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6])?;
-/// let v = jnp::index(&m, &[Index::At(1), Index::Slice(None, None, -1)])?;
-/// assert_eq!(v.to_vec::<i32>()?, [6, 5, 4]);
-/// let c = jnp::index(&v, &[Index::ALL, Index::NewAxis])?; // v[:, None]
-/// assert_eq!(c.shape(), &[3, 1]);
-/// # Ok::<(), dtype_lattice::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// NumPy's `IndexError`-like `ValueError` for an integer out of range or too many indices, a
-/// zero step.
-pub fn index(x: &Array, indices: &[Index]) -> Result<Array, Error> {
-    // New axes consume no axis of `x`: they are inserted into the result at the end, at
-    // their place among the indices that keep an axis.
-    let mut new_axes = Vec::new();
-    let mut kept = 0i64;
-    for ix in indices {
-        match ix {
-            Index::NewAxis => {
-                new_axes.push(kept);
-                kept += 1;
-            }
-            Index::Slice(..) => kept += 1,
-            Index::At(_) => {}
-        }
-    }
-    if !new_axes.is_empty() {
-        let axes: Vec<Index> = indices
-            .iter()
-            .copied()
-            .filter(|ix| *ix != Index::NewAxis)
-            .collect();
-        let out = index(x, &axes)?;
-        return crate::lax::expand_dims(&out, &new_axes);
-    }
-    if indices.len() > x.ndim() {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!(
-                "Too many indices: {}-dimensional array indexed with {} regular indices.",
-                x.ndim(),
-                indices.len()
-            ),
-        ));
-    }
-    let nd = x.ndim();
-    let (mut start, mut limit, mut reversed, mut squeezed) =
-        (vec![0usize; nd], x.shape().to_vec(), Vec::new(), Vec::new());
-    let mut strides = vec![1usize; nd];
-    for (d, ix) in indices.iter().enumerate() {
-        let n = x.shape()[d] as isize;
-        match *ix {
-            Index::At(i) => {
-                let j = if i < 0 { i + n } else { i };
-                if j < 0 || j >= n {
-                    return Err(Error::refused(
-                        Exception::ValueError,
-                        format!("index {i} is out of bounds for axis {d} with size {n}"),
-                    ));
-                }
-                (start[d], limit[d]) = (j as usize, j as usize + 1);
-                squeezed.push(d);
-            }
-            // Taken out above.
-            Index::NewAxis => {}
-            Index::Slice(a, b, step) => {
-                if step == 0 {
-                    return Err(Error::refused(
-                        Exception::ValueError,
-                        "slice step cannot be zero",
-                    ));
-                }
-                // Python's slice.indices(n).
-                let clamp = |v: Option<isize>, default: isize, lo: isize, hi: isize| match v {
-                    None => default,
-                    Some(v) if v < 0 => (v + n).max(lo),
-                    Some(v) => v.min(hi),
-                };
-                let (first, count) = if step > 0 {
-                    let s = clamp(a, 0, 0, n);
-                    let e = clamp(b, n, 0, n);
-                    (s, if e > s { (e - s + step - 1) / step } else { 0 })
-                } else {
-                    let s = clamp(a, n - 1, -1, n - 1);
-                    let e = clamp(b, -1, -1, n - 1);
-                    (s, if s > e { (s - e - step - 1) / -step } else { 0 })
-                };
-                let step_abs = step.unsigned_abs();
-                if count == 0 {
-                    (start[d], limit[d]) = (0, 0);
-                } else if step > 0 {
-                    start[d] = first as usize;
-                    limit[d] = first as usize + (count as usize - 1) * step_abs + 1;
-                    strides[d] = step_abs;
-                } else {
-                    let last = first - (count - 1) * step.abs();
-                    start[d] = last as usize;
-                    limit[d] = first as usize + 1;
-                    strides[d] = step_abs;
-                    reversed.push(d);
-                }
-            }
-        }
-    }
-    let mut out = x.clone();
-    if start.iter().any(|&s| s != 0) || limit.as_slice() != x.shape() {
-        let strided = strides.iter().any(|&s| s != 1);
-        let params = Params::new()
-            .with("limit_indices", ints(&limit))
-            .with("start_indices", ints(&start))
-            .with(
-                "strides",
-                if strided { ints(&strides) } else { Param::None },
-            );
-        out = lax(&crate::lax::SLICE, &[&out], params)?;
-    }
-    if !reversed.is_empty() {
-        out = lax(
-            &crate::lax::REV,
-            &[&out],
-            Params::new().with("dimensions", ints(&reversed)),
-        )?;
-    }
-    if !squeezed.is_empty() {
-        out = lax(
-            &crate::lax::SQUEEZE,
-            &[&out],
-            Params::new().with("dimensions", ints(&squeezed)),
-        )?;
-    }
-    Ok(out)
 }
 
 /// `jnp.clip(x, min, max)`: `minimum(max, maximum(min, x))`, each bound optional.

@@ -14,6 +14,7 @@ mod fixture_arrays;
 mod float0;
 mod gather;
 mod jaxpr_reader;
+mod jnp_indexing;
 mod lax_elementwise;
 mod lax_elementwise_laws;
 mod lax_structural_conformance;
