@@ -1,7 +1,7 @@
 """jax.numpy's indexing layer against JAX 0.10.2: `x[idx]` with every kind of index (integers,
 slices, None, Ellipsis, integer arrays adjacent and separated, broadcasting, negative and
 out-of-range indices, boolean masks, 0-d masks, empty results), `x.at[idx]`'s `get`, `set`,
-`add`, `multiply`, `divide`, `power`, `min`, `max`, `apply` in each mode with duplicate and
+`add`, `subtract`, `multiply`, `divide`, `power`, `min`, `max`, `apply` in each mode with duplicate and
 out-of-range indices, `jnp.take` and `jnp.take_along_axis` in each mode, over int, uint8,
 bool, float16, bfloat16 and float32 arrays, weak scalar updates, x64 on and off; and JAX's
 errors for bad indices (class and message).
@@ -9,7 +9,7 @@ errors for bad indices (class and message).
 Each case is a described call that `crates/dtype-lattice-array/tests/it/jnp_indexing.rs`
 parses and makes through `dtype_lattice_array::numpy`:
 
-    {"name", "fn": "index" | "get" | "set" | "add" | "multiply" | "divide" | "power" | "min" |
+    {"name", "fn": "index" | "get" | "set" | "add" | "subtract" | "multiply" | "divide" | "power" | "min" |
      "max" | "apply_sin" | "take" | "take_along_axis",
      "index": [item...],   # int, "None", "...", {"slice": [start, stop, step]},
                            # {"arg": k} (a traced argument), {"const": k} (closed over)
@@ -303,11 +303,12 @@ case("get_mask_fill", "get", [x2, np.array([True, False, False, True, True])],
 
 # --- .at[idx] updates -----------------------------------------------------------------------
 upd_rows = arr((6, 4), np.float32, 9)
-OPS = ["set", "add", "multiply", "divide", "power", "min", "max"]
+OPS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max"]
 for op in OPS:
     for mode in [None, "clip", "drop", "fill", "promise_in_bounds"]:
         case(f"at_{op}_{mode}", op, [x2, dup, upd_rows], index=[{"arg": 1}],
-             value={"arg": 2}, mode=mode, grad=op in {"set", "add"} and mode in {None, "clip"})
+             value={"arg": 2}, mode=mode,
+             grad=op in {"set", "add", "subtract"} and mode in {None, "clip"})
     case(f"at_{op}_scalar_float", op, [x2, dup], index=[{"arg": 1}, 2], value={"float": 1.5})
     case(f"at_{op}_static", op, [x3, arr((5, 2), np.float32, 10)],
          index=[1, {"slice": [None, None, -1]}, {"slice": [1, 5, 2]}], value={"arg": 1},
@@ -321,6 +322,8 @@ case("at_apply_sin_static", "apply_sin", [x3], index=[{"slice": [None, 2]}, 1])
 ints = arr((5, 4), np.int32, 12)
 case("at_add_int_dup", "add", [ints, dup, arr((6, 4), np.int32, 13)], index=[{"arg": 1}],
      value={"arg": 2})
+case("at_subtract_int_dup", "subtract", [ints, dup, arr((6, 4), np.int32, 13)],
+     index=[{"arg": 1}], value={"arg": 2})
 case("at_set_int_scalar", "set", [ints, dup], index=[{"arg": 1}], value={"int": -3})
 case("at_add_int_weak_float", "add", [ints, dup], index=[{"arg": 1}], value={"float": 1.7})
 case("at_multiply_int_weak_float", "multiply", [ints, dup], index=[{"arg": 1}],

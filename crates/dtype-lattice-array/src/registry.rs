@@ -28,6 +28,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::GATHER,
     &lax::SCATTER,
     &lax::SCATTER_ADD,
+    &lax::SCATTER_SUB,
     &lax::SCATTER_MUL,
     &lax::SCATTER_MIN,
     &lax::SCATTER_MAX,

@@ -39,6 +39,11 @@ pub static SCATTER_ADD: Primitive = Primitive::new("scatter-add", Some(3), shape
     .jvp(add_jvp)
     .transpose(add_transpose)
     .batch(batch);
+/// `scatter-sub` (`.at[].subtract`): each update subtracted from the element it lands on.
+pub static SCATTER_SUB: Primitive = Primitive::new("scatter-sub", Some(3), shape_rule, impl_rule)
+    .jvp(add_jvp)
+    .transpose(add_transpose)
+    .batch(batch);
 /// `scatter-mul`.
 pub static SCATTER_MUL: Primitive = Primitive::new("scatter-mul", Some(3), shape_rule, impl_rule)
     .jvp(mul_jvp)
@@ -300,6 +305,7 @@ enum Combine {
 fn combine_of(prim: &Primitive) -> Combine {
     match prim.name {
         "scatter-add" => Combine::With(&super::ADD),
+        "scatter-sub" => Combine::With(&super::SUB),
         "scatter-mul" => Combine::With(&super::MUL),
         "scatter-min" => Combine::With(&super::MIN),
         "scatter-max" => Combine::With(&super::MAX),
@@ -362,6 +368,7 @@ impl RunCombine {
             ($runs:ident) => {
                 match with.name {
                     "add" => RunCombine::Typed($runs::<{ BinOp::ADD }>),
+                    "sub" => RunCombine::Typed($runs::<{ BinOp::SUB }>),
                     "mul" => RunCombine::Typed($runs::<{ BinOp::MUL }>),
                     "min" => RunCombine::Typed($runs::<{ BinOp::MIN }>),
                     "max" => RunCombine::Typed($runs::<{ BinOp::MAX }>),
@@ -401,6 +408,7 @@ fn combined(
     use crate::kernels::fast::{BinOp, f32_op, f64_op};
     let op = match with.name {
         "add" => Some(BinOp::ADD),
+        "sub" => Some(BinOp::SUB),
         "mul" => Some(BinOp::MUL),
         "min" => Some(BinOp::MIN),
         "max" => Some(BinOp::MAX),
@@ -412,6 +420,7 @@ fn combined(
         ($f:ident, $a:expr, $b:expr, $op:expr) => {
             match $op {
                 BinOp::ADD => $f::<{ BinOp::ADD }>($a, $b),
+                BinOp::SUB => $f::<{ BinOp::SUB }>($a, $b),
                 BinOp::MUL => $f::<{ BinOp::MUL }>($a, $b),
                 BinOp::MIN => $f::<{ BinOp::MIN }>($a, $b),
                 _ => $f::<{ BinOp::MAX }>($a, $b),
@@ -890,8 +899,9 @@ fn extremal_jvp(
     Ok((out, vec![Some(t)]))
 }
 
-/// `scatter-add` transposed (JAX's `_scatter_add_transpose_rule`): the operand's cotangent is
-/// the output's; the updates' is the output's gathered where they went.
+/// `scatter-add` and `scatter-sub` transposed (JAX's `_scatter_addsub_transpose_rule`): the
+/// operand's cotangent is the output's; the updates' is the output's gathered where they went
+/// (negated for `scatter-sub`).
 fn add_transpose(
     prim: &'static Primitive,
     cts: &[Option<Array>],
@@ -906,13 +916,13 @@ fn add_transpose(
     };
     let operand_t = ins[0].is_linear().then(|| ct.clone());
     let updates_t = if ins[2].is_linear() {
-        Some(gather_back(
-            prim,
-            &ct,
-            indices,
-            ins[2].aval().shape(),
-            params,
-        )?)
+        let g = gather_back(prim, &ct, indices, ins[2].aval().shape(), params)?;
+        // `scatter-sub`'s updates count negatively.
+        Some(if prim.name == "scatter-sub" {
+            super::bind1(&super::NEG, &[&g], &Params::new())?
+        } else {
+            g
+        })
     } else {
         None
     };

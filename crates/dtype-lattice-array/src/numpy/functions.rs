@@ -1061,7 +1061,17 @@ fn take_call(args: Vec<ArrayLike<'_>>, kw: &Keywords) -> Result<Array, Error> {
                 "indices_are_sorted",
             ],
         )?;
-        let mode = kw.string("mode").map(|m| m.parse()).transpose()?;
+        let mode = kw
+            .string("mode")
+            .map(|m| {
+                m.parse().map_err(|_| {
+                    Error::refused(
+                        Exception::ValueError,
+                        format!("Invalid mode '{m}' for np.take"),
+                    )
+                })
+            })
+            .transpose()?;
         return super::indexing::take(&a, &indices, axis, mode, kw.value("fill_value")?);
     }
     kw.allow("take", &["axis", "mode"])?;

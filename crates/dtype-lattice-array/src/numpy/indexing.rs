@@ -1243,6 +1243,7 @@ pub struct IndexUpdate<'x> {
 enum Op {
     Set,
     Add,
+    Sub,
     Mul,
     Min,
     Max,
@@ -1312,6 +1313,29 @@ impl IndexUpdate<'_> {
         mode: Option<IndexMode>,
     ) -> Result<Array, Error> {
         scatter_update(self.array, &self.indices, values.into(), Op::Add, mode)
+    }
+
+    /// `x.at[idx].subtract(values)`: `x[idx] -= values` (`scatter-sub`; duplicates subtract
+    /// in turn).
+    ///
+    /// ```
+    /// use dtype_lattice_array::{numpy::{At, Index}, Array};
+    /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0]);
+    /// let i = Index::Array(Array::from_vec(vec![2i32, 2]));
+    /// let y = x.at(&[i]).subtract(Array::from_vec(vec![5.0f32, 6.0]), None)?;
+    /// assert_eq!(y.to_vec::<f32>()?, [1.0, 2.0, -8.0]);
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`IndexUpdate::set`]; lax's `TypeError` for booleans.
+    pub fn subtract<'v>(
+        &self,
+        values: impl Into<ArrayLike<'v>>,
+        mode: Option<IndexMode>,
+    ) -> Result<Array, Error> {
+        scatter_update(self.array, &self.indices, values.into(), Op::Sub, mode)
     }
 
     /// `x.at[idx].multiply(values)`: `x[idx] *= values`.
@@ -1537,6 +1561,7 @@ fn update_jaxpr(op: Op, dtype: DType) -> Result<Param, Error> {
     let prim: &'static crate::core::Primitive = match op {
         Op::Set => return Ok(Param::None),
         Op::Add => &lax::ADD,
+        Op::Sub => &lax::SUB,
         Op::Mul => &lax::MUL,
         Op::Min => &lax::MIN,
         Op::Max => &lax::MAX,
@@ -1580,6 +1605,7 @@ fn scatter_update(
     let prim = match op {
         Op::Set => &lax::SCATTER,
         Op::Add => &lax::SCATTER_ADD,
+        Op::Sub => &lax::SCATTER_SUB,
         Op::Mul => &lax::SCATTER_MUL,
         Op::Min => &lax::SCATTER_MIN,
         Op::Max => &lax::SCATTER_MAX,

@@ -1,6 +1,6 @@
 //! `jax.numpy`'s indexing layer against JAX 0.10.2 (tests/fixtures/indexing/jnp_indexing.json,
 //! from tools/gen_jnp_indexing_fixtures.py): each case is a described call — `x[idx]`,
-//! `x.at[idx].get/set/add/multiply/divide/power/min/max/apply`, `jnp.take`,
+//! `x.at[idx].get/set/add/subtract/multiply/divide/power/min/max/apply`, `jnp.take`,
 //! `jnp.take_along_axis` — made through `dtype_lattice_array::numpy` outside any
 //! transformation, under `jit` and under `make_jaxpr`, each compared with what JAX gave
 //! (dtype, shape and bits, or the exception class and message); the printed jaxpr with JAX's
@@ -87,6 +87,7 @@ fn call(case: &Json, args: &[Array], consts: &[Array]) -> Result<Array, Error> {
         "get" => at.get(mode, fill),
         "set" => at.set(value(), mode),
         "add" => at.add(value(), mode),
+        "subtract" => at.subtract(value(), mode),
         "multiply" => at.multiply(value(), mode),
         "divide" => at.divide(value(), mode),
         "power" => at.power(value(), mode),
