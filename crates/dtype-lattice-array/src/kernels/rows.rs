@@ -16,7 +16,7 @@ use super::simd;
 
 /// An offset standing for no source run: the run is the fill (gather), or is skipped
 /// (scatter).
-pub(crate) const SKIP: usize = usize::MAX;
+pub(crate) const SKIP: u64 = u64::MAX;
 
 /// How many runs ahead the loops ask for their next run's cache lines.
 const AHEAD: usize = 8;
@@ -33,16 +33,21 @@ fn threads(bytes: usize) -> usize {
 }
 
 /// Whether every offset but [`SKIP`] starts a run of `run` bytes inside `len` bytes.
-fn inside(offsets: &[usize], run: usize, len: usize) -> bool {
-    offsets
-        .iter()
-        .all(|&o| o == SKIP || o.checked_add(run).is_some_and(|end| end <= len))
+fn inside(offsets: &[u64], run: usize, len: usize) -> bool {
+    offsets.iter().all(|&o| {
+        o == SKIP
+            || usize::try_from(o)
+                .ok()
+                .and_then(|o| o.checked_add(run))
+                .is_some_and(|end| end <= len)
+    })
 }
 
 /// Asks for the cache lines of the run at `offset` of `v`.
 #[inline(always)]
-fn prefetch_run(v: &[u8], offset: usize, run: usize) {
+fn prefetch_run(v: &[u8], offset: u64, run: usize) {
     if offset != SKIP {
+        let offset = offset as usize;
         let mut b = 0;
         while b < run {
             simd::prefetch(v, offset + b);
@@ -54,13 +59,7 @@ fn prefetch_run(v: &[u8], offset: usize, run: usize) {
 /// `dst`'s `i`-th run of `run` bytes is `src[offsets[i]..][..run]`, or `fill` (`run` bytes)
 /// where the offset is [`SKIP`]. `dst` holds `offsets.len()` runs. Returns `false`, writing
 /// nothing, if an offset is outside `src` or the lengths disagree.
-pub(crate) fn gather(
-    src: &[u8],
-    offsets: &[usize],
-    run: usize,
-    fill: &[u8],
-    dst: &mut [u8],
-) -> bool {
+pub(crate) fn gather(src: &[u8], offsets: &[u64], run: usize, fill: &[u8], dst: &mut [u8]) -> bool {
     if run == 0 {
         return true;
     }
@@ -70,7 +69,7 @@ pub(crate) fn gather(
     {
         return false;
     }
-    let part = |offsets: &[usize], dst: &mut [u8]| {
+    let part = |offsets: &[u64], dst: &mut [u8]| {
         for (i, (&o, d)) in offsets.iter().zip(dst.chunks_exact_mut(run)).enumerate() {
             if let Some(&next) = offsets.get(i + AHEAD) {
                 prefetch_run(src, next, run);
@@ -78,6 +77,8 @@ pub(crate) fn gather(
             if o == SKIP {
                 d.copy_from_slice(fill);
             } else {
+                // Inside `src` (checked above), so `o` fits a usize.
+                let o = o as usize;
                 d.copy_from_slice(&src[o..o + run]);
             }
         }
@@ -103,7 +104,7 @@ pub(crate) fn gather(
 /// `combine` otherwise.
 pub(crate) fn scatter<E: Send>(
     dst: &mut [u8],
-    offsets: &[usize],
+    offsets: &[u64],
     run: usize,
     updates: &[u8],
     parallel: bool,
@@ -118,26 +119,28 @@ pub(crate) fn scatter<E: Send>(
     // Runs whose offsets fall in `lo..lo + part.len()`, combined into `part`.
     let part = |lo: usize, part: &mut [u8], split: bool| -> Result<(), E> {
         let hi = lo + part.len();
-        let mine = |o: usize| o != SKIP && o >= lo && o < hi;
+        // Inside `dst` (checked above), so every offset but SKIP fits a usize.
+        let mine = |o: u64| o != SKIP && (o as usize) >= lo && (o as usize) < hi;
         for (i, (&o, u)) in offsets.iter().zip(updates.chunks_exact(run)).enumerate() {
             if let Some(&next) = offsets.get(i + AHEAD)
                 && mine(next)
             {
-                prefetch_run(part, next - lo, run);
+                prefetch_run(part, next - lo as u64, run);
                 // A thread reads the updates of its runs only, no longer in a stream the
                 // hardware prefetcher follows.
                 if split {
-                    prefetch_run(updates, (i + AHEAD) * run, run);
+                    prefetch_run(updates, ((i + AHEAD) * run) as u64, run);
                 }
             }
             if mine(o) {
-                combine(&mut part[o - lo..o - lo + run], u)?;
+                let o = o as usize - lo;
+                combine(&mut part[o..o + run], u)?;
             }
         }
         Ok(())
     };
     let t = threads(updates.len());
-    let aligned = || offsets.iter().all(|&o| o == SKIP || o % run == 0);
+    let aligned = || offsets.iter().all(|&o| o == SKIP || o % run as u64 == 0);
     if !parallel || t < 2 || dst.len() < 2 * run || !aligned() {
         part(0, dst, false)?;
         return Ok(true);
@@ -155,11 +158,15 @@ mod tests {
     use super::*;
 
     /// Offsets of random rows (some skipped) of a table of `rows` runs.
-    fn offsets(n: usize, rows: usize, run: usize, skip: bool) -> Vec<usize> {
+    fn offsets(n: usize, rows: usize, run: usize, skip: bool) -> Vec<u64> {
         (0..n)
             .map(|i| {
                 let r = (i * 2_654_435_761) % rows;
-                if skip && i % 7 == 3 { SKIP } else { r * run }
+                if skip && i % 7 == 3 {
+                    SKIP
+                } else {
+                    (r * run) as u64
+                }
             })
             .collect()
     }
@@ -177,7 +184,7 @@ mod tests {
                 let want = if o == SKIP {
                     &fill[..]
                 } else {
-                    &src[o..o + run]
+                    &src[o as usize..o as usize + run]
                 };
                 assert_eq!(&dst[i * run..(i + 1) * run], want, "run {i} of {n}");
             }
@@ -195,9 +202,10 @@ mod tests {
     }
 
     /// The sequential reference: each update added in order.
-    fn reference(dst: &mut [u8], offs: &[usize], run: usize, upd: &[u8]) {
+    fn reference(dst: &mut [u8], offs: &[u64], run: usize, upd: &[u8]) {
         for (i, &o) in offs.iter().enumerate() {
             if o != SKIP {
+                let o = o as usize;
                 for k in 0..run {
                     dst[o + k] = dst[o + k].wrapping_mul(3).wrapping_add(upd[i * run + k]);
                 }

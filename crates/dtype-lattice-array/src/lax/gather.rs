@@ -530,7 +530,9 @@ fn impl_rule(
     let flat =
         |pos: &[i128]| -> usize { pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum() };
     let blocks = n / run;
-    let mut offsets = Vec::with_capacity(blocks);
+    // A pooled buffer (already mapped: a fresh one of 2^20 offsets costs its page faults).
+    let mut offsets = crate::array::storage::pool::reused::<u64>(blocks);
+    offsets.clear();
     let mut start = vec![0i128; rank];
     if d.operand_batching_dims.is_empty() && walk.outer_dims_are_batch(t) {
         // Block `b` is the `b`-th index vector's window from its start: no walk.
@@ -538,12 +540,31 @@ fn impl_rule(
         let mut one = |vector: &[i128]| {
             let inside = index_start(vector, &mut start);
             offsets.push(if inside {
-                flat(&start) * eb
+                (flat(&start) * eb) as u64
             } else {
                 rows::SKIP
             });
         };
-        if k == 1 {
+        if k == 1 && d.start_index_map.len() == 1 {
+            // One component: its window's offset is the clamped start times a stride.
+            let dim = d.start_index_map[0] as usize;
+            let hi = os[dim] as i128 - i128::from(sizes[dim]);
+            let stride = (ost[dim] * eb) as u64;
+            let checked = fill.is_some();
+            drop(one);
+            each_index(indices, |v| {
+                let v = match (checked, narrow) {
+                    (false, _) => v,
+                    (true, true) => i128::from(v as i32),
+                    (true, false) => i128::from(v as i64),
+                };
+                offsets.push(if checked && (v < 0 || v > hi) {
+                    rows::SKIP
+                } else {
+                    v.clamp(0, hi.max(0)) as u64 * stride
+                });
+            })?;
+        } else if k == 1 {
             each_index(indices, |v| one(&[v]))?;
         } else {
             let idx = index_values(indices)?;
@@ -568,7 +589,7 @@ fn impl_rule(
             offsets.push(if inside {
                 pos.copy_from_slice(&start);
                 walk.offset(&mut pos);
-                flat(&pos) * eb
+                (flat(&pos) * eb) as u64
             } else {
                 rows::SKIP
             });
@@ -584,6 +605,7 @@ fn impl_rule(
     let data = crate::array::Storage::with_bytes(width, total, |bytes| {
         copied = rows::gather(src, &offsets, run * eb, &fill_run, bytes);
     });
+    crate::array::storage::pool::recycle(offsets);
     if !copied {
         return Err(too_large());
     }

@@ -506,7 +506,9 @@ fn impl_rule(
     let flat =
         |pos: &[i128]| -> usize { pos.iter().zip(&ost).map(|(&p, &s)| p as usize * s).sum() };
     let blocks = n / run;
-    let mut offsets = Vec::with_capacity(blocks);
+    // A pooled buffer (already mapped: a fresh one of 2^20 offsets costs its page faults).
+    let mut offsets = crate::array::storage::pool::reused::<u64>(blocks);
+    offsets.clear();
     let mut start = vec![0i128; rank];
     if d.operand_batching_dims.is_empty() && walk.outer_dims_are_batch(t) {
         // Block `b` is the `b`-th index vector's window from its start: no walk.
@@ -514,12 +516,29 @@ fn impl_rule(
         let mut one = |vector: &[i128]| {
             index_start(vector, &mut start);
             offsets.push(if inside(&start) {
-                flat(&start) * eb
+                (flat(&start) * eb) as u64
             } else {
                 rows::SKIP
             });
         };
-        if k == 1 {
+        if k == 1 && d.scatter_dims_to_operand_dims.len() == 1 {
+            // One component: its window's offset is the start times a stride, the window
+            // inside where the start is (the other dimensions' windows start at 0).
+            let dim = d.scatter_dims_to_operand_dims[0] as usize;
+            let hi = os[dim] as i128 - wins[dim] as i128;
+            let stride = (ost[dim] * eb) as u64;
+            let others_fit = wins.iter().zip(os).all(|(&w, &n)| w <= n);
+            let clip = mode == Mode::Clip;
+            drop(one);
+            each_index(indices, |v| {
+                let v = if clip { v.clamp(0, hi.max(0)) } else { v };
+                offsets.push(if others_fit && v >= 0 && v <= hi {
+                    v as u64 * stride
+                } else {
+                    rows::SKIP
+                });
+            })?;
+        } else if k == 1 {
             each_index(indices, |v| one(&[v]))?;
         } else {
             let idx = index_values(indices)?;
@@ -544,7 +563,7 @@ fn impl_rule(
             offsets.push(if inside(&start) {
                 pos.copy_from_slice(&start);
                 walk.offset(&mut pos);
-                flat(&pos) * eb
+                (flat(&pos) * eb) as u64
             } else {
                 rows::SKIP
             });
@@ -565,6 +584,7 @@ fn impl_rule(
             how.apply(dtype, eb, slot, new)
         });
     });
+    crate::array::storage::pool::recycle(offsets);
     if !result? {
         return Err(super::gather::too_large());
     }
