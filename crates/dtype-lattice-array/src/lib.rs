@@ -31,6 +31,7 @@ pub mod jit;
 #[allow(unsafe_code)]
 mod kernels;
 pub mod lax;
+pub mod nn;
 pub mod npy;
 pub mod numpy;
 pub mod ode;

@@ -56,7 +56,7 @@ use super::structural::{py_ints, type_error, value_error};
 use super::{Avals, Outputs, Param, Params, Primitive, ad, bind1};
 use crate::array::{Array, ShapedArray, Storage, element_bytes, py_shape};
 use crate::core::{BatchDims, Lin};
-use crate::kernels::conv::{Geometry, Layout, conv, matmul_wrapping};
+use crate::kernels::conv::{Geometry, Layout, conv as conv_kernel, matmul_wrapping};
 
 /// The `conv_general_dilated` primitive.
 pub static CONV_GENERAL_DILATED: Primitive =
@@ -739,7 +739,7 @@ fn real(lhs: &Array, rhs: &Array, c: &Conv) -> Result<Array, Error> {
         };
         Storage::overwritten(size_of::<T>(), size, |bytes| {
             let out: &mut [T] = bytemuck::cast_slice_mut(bytes);
-            if conv(g, a, b, out, &mm, |x, y| x + y) {
+            if conv_kernel(g, a, b, out, &mm, |x, y| x + y) {
                 Ok(())
             } else {
                 Err(sizes_differ())
@@ -814,7 +814,7 @@ fn integral(lhs: &Array, rhs: &Array, c: &Conv, dt: DType) -> Result<Array, Erro
     let (a, b) = (ints_of(&l)?, ints_of(&r)?);
     let size = crate::array::checked_size(&shape).ok_or_else(sizes_differ)?;
     let mut out = vec![0i64; size];
-    if !conv(&g, &a, &b, &mut out, &matmul_wrapping, i64::wrapping_add) {
+    if !conv_kernel(&g, &a, &b, &mut out, &matmul_wrapping, i64::wrapping_add) {
         return Err(sizes_differ());
     }
     placed(ints_to(out, &shape, dt)?, c, g.layout)
@@ -1203,4 +1203,832 @@ mod tests {
         let p = Params::new().with("dimension_numbers", Param::Name(text));
         assert_eq!(dnums(&p).unwrap(), dn);
     }
+}
+
+// ---- the library functions (`jax.lax.conv_general_dilated`, `conv`,
+// `conv_with_general_padding`, `conv_transpose`, `padtype_to_pads`)
+
+/// A padding as JAX's convolution and windowed-reduction functions take it: one of the
+/// strings `'SAME'`, `'SAME_LOWER'`, `'VALID'` (each resolved to `(low, high)` pairs by
+/// [`padtype_to_pads`]), or explicit pairs, one per spatial dimension.
+///
+/// Parsing a string never fails: `"SAME"`, `"SAME_LOWER"` and `"VALID"` are the named kinds,
+/// and any other string (`"same"`, `"FULL"`) is kept as [`Padding::Text`], resolved where
+/// JAX resolves it (case-insensitively, or JAX's `RuntimeError`). `conv_transpose` treats only
+/// the exact strings `'SAME'` and `'VALID'` as the forward convolution's padding, as JAX does.
+///
+/// ```
+/// use dtype_lattice_array::lax::Padding;
+/// assert_eq!("SAME".parse::<Padding>()?, Padding::Same);
+/// assert_eq!("same".parse::<Padding>()?, Padding::Text("same".into()));
+/// assert_eq!(Padding::from([(1, 0), (0, 2)]), Padding::Explicit(vec![(1, 0), (0, 2)]));
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Padding {
+    /// `'SAME'`: the output size is the input size over the stride, rounded up; an odd total
+    /// padding puts the extra element at the end.
+    Same,
+    /// `'SAME_LOWER'`: as `'SAME'`, the extra element at the start.
+    SameLower,
+    /// `'VALID'`: no padding.
+    Valid,
+    /// Another string, as given (resolved case-insensitively where JAX resolves it).
+    Text(String),
+    /// `(low, high)` per spatial dimension (negative pads crop).
+    Explicit(Vec<(i64, i64)>),
+}
+
+impl std::str::FromStr for Padding {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Padding, Error> {
+        Ok(match s {
+            "SAME" => Padding::Same,
+            "SAME_LOWER" => Padding::SameLower,
+            "VALID" => Padding::Valid,
+            other => Padding::Text(other.to_string()),
+        })
+    }
+}
+
+impl From<&str> for Padding {
+    fn from(s: &str) -> Padding {
+        match s.parse() {
+            Ok(p) => p,
+            Err(_) => Padding::Text(s.to_string()),
+        }
+    }
+}
+
+impl From<Vec<(i64, i64)>> for Padding {
+    fn from(p: Vec<(i64, i64)>) -> Padding {
+        Padding::Explicit(p)
+    }
+}
+
+impl From<&[(i64, i64)]> for Padding {
+    fn from(p: &[(i64, i64)]) -> Padding {
+        Padding::Explicit(p.to_vec())
+    }
+}
+
+impl<const N: usize> From<[(i64, i64); N]> for Padding {
+    fn from(p: [(i64, i64); N]) -> Padding {
+        Padding::Explicit(p.to_vec())
+    }
+}
+
+impl Padding {
+    /// Whether JAX sees a string here (`isinstance(padding, str)`).
+    fn is_string(&self) -> bool {
+        !matches!(self, Padding::Explicit(_))
+    }
+
+    /// The named kind of a string padding, as `PaddingType[padding.upper()]` finds it.
+    fn kind(&self) -> Result<Option<Padding>, Error> {
+        let text = match self {
+            Padding::Explicit(_) => return Ok(None),
+            Padding::Same => "SAME".to_string(),
+            Padding::SameLower => "SAME_LOWER".to_string(),
+            Padding::Valid => "VALID".to_string(),
+            Padding::Text(t) => t.to_uppercase(),
+        };
+        match text.as_str() {
+            "SAME" => Ok(Some(Padding::Same)),
+            "SAME_LOWER" => Ok(Some(Padding::SameLower)),
+            "VALID" => Ok(Some(Padding::Valid)),
+            _ => Err(Error::refused(
+                dtype_lattice::error::Exception::RuntimeError,
+                format!(
+                    "Unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER', got \
+                     {}.",
+                    self.text()
+                ),
+            )),
+        }
+    }
+
+    /// The string as given (Python's `str(padding)` of a string).
+    fn text(&self) -> String {
+        match self {
+            Padding::Same => "SAME".into(),
+            Padding::SameLower => "SAME_LOWER".into(),
+            Padding::Valid => "VALID".into(),
+            Padding::Text(t) => t.clone(),
+            Padding::Explicit(p) => Param::Pairs(p.clone()).to_string(),
+        }
+    }
+}
+
+/// `jax.lax.padtype_to_pads(in_shape, window_shape, window_strides, padding)`: the `(low,
+/// high)` pairs of a padding over inputs of `in_shape` and windows of `window_shape` (already
+/// dilated) spaced by `window_strides`. `'SAME'` pads so that the output size is
+/// `ceil(in / stride)`, the odd element at the end (`'SAME_LOWER'`: at the start); `'VALID'`
+/// pads nothing; explicit pairs are returned as they are.
+///
+/// ```
+/// use dtype_lattice_array::lax::{Padding, padtype_to_pads};
+/// assert_eq!(padtype_to_pads(&[7, 6], &[3, 2], &[1, 2], &Padding::Same)?, [(1, 1), (0, 0)]);
+/// assert_eq!(padtype_to_pads(&[5], &[4], &[1], &Padding::SameLower)?, [(2, 1)]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `RuntimeError` for a string other than `'SAME'`, `'SAME_LOWER'` and `'VALID'` (in
+/// any case).
+pub fn padtype_to_pads(
+    in_shape: &[usize],
+    window_shape: &[usize],
+    window_strides: &[i64],
+    padding: &Padding,
+) -> Result<Vec<(i64, i64)>, Error> {
+    let kind = match padding.kind()? {
+        None => {
+            let Padding::Explicit(p) = padding else {
+                return Ok(Vec::new());
+            };
+            return Ok(p.clone());
+        }
+        Some(k) => k,
+    };
+    if kind == Padding::Valid {
+        return Ok(vec![(0, 0); in_shape.len()]);
+    }
+    Ok(in_shape
+        .iter()
+        .zip(window_shape)
+        .zip(window_strides)
+        .map(|((&d, &w), &s)| {
+            let (d, w) = (d as i64, w as i64);
+            // `-np.floor_divide(-in, stride)` (NumPy's division by zero: 0).
+            let out = if s == 0 {
+                0
+            } else {
+                -((-d).div_euclid(s) - i64::from(s < 0 && (-d).rem_euclid(s) != 0))
+            };
+            let pad = ((out - 1) * s + w - d).max(0);
+            if kind == Padding::Same {
+                (pad / 2, pad - pad / 2)
+            } else {
+                (pad - pad / 2, pad / 2)
+            }
+        })
+        .collect())
+}
+
+/// `jax.lax.Precision`: the precision asked of a convolution's operands (XLA's CPU backend
+/// computes at full precision whatever it asks: the parameter is carried and printed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// `Precision.DEFAULT` (`'default'`, `'fastest'`, `'bfloat16'`).
+    Default,
+    /// `Precision.HIGH` (`'high'`, `'tensorfloat32'`).
+    High,
+    /// `Precision.HIGHEST` (`'highest'`, `'float32'`).
+    Highest,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Precision, Error> {
+        match s.to_lowercase().as_str() {
+            "default" | "fastest" | "bfloat16" => Ok(Precision::Default),
+            "high" | "tensorfloat32" => Ok(Precision::High),
+            "highest" | "float32" => Ok(Precision::Highest),
+            _ => Err(Error::refused(
+                dtype_lattice::error::Exception::ValueError,
+                format!("'{s}' is not a valid Precision"),
+            )),
+        }
+    }
+}
+
+impl Precision {
+    fn name(self) -> &'static str {
+        match self {
+            Precision::Default => "Precision.DEFAULT",
+            Precision::High => "Precision.HIGH",
+            Precision::Highest => "Precision.HIGHEST",
+        }
+    }
+}
+
+/// `lax.canonicalize_precision`: the parameter of a precision for both operands.
+fn precision_param(p: Option<(Precision, Precision)>) -> Param {
+    match p {
+        None => Param::None,
+        Some((a, b)) => Param::Name(format!("({}, {})", a.name(), b.name())),
+    }
+}
+
+/// A convolution's `dimension_numbers` as `lax.conv_general_dilated` takes them: `None` (every
+/// operand `(batch, feature, spatial…)` in order: NCHW, OIHW, NCHW), three strings such as
+/// `("NHWC", "HWIO", "NHWC")` (`N` batch, `C` feature, `I`/`O` the kernel's input and output
+/// features, spatial dimensions any other letters, matched by letter; window strides follow
+/// the kernel's order of spatial letters), or `ConvDimensionNumbers` itself (each spec the
+/// positions of batch, feature, then spatial dimensions).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DimensionNumbers {
+    /// `None`: the default layout.
+    #[default]
+    Default,
+    /// Three strings: the input's, the kernel's and the output's layout.
+    Strings(String, String, String),
+    /// `ConvDimensionNumbers(lhs_spec, rhs_spec, out_spec)`.
+    Specs {
+        /// The input's batch, feature and spatial dimensions.
+        lhs: Vec<usize>,
+        /// The kernel's output feature, input feature and spatial dimensions.
+        rhs: Vec<usize>,
+        /// The output's batch, feature and spatial dimensions.
+        out: Vec<usize>,
+    },
+}
+
+impl From<(&str, &str, &str)> for DimensionNumbers {
+    fn from((l, r, o): (&str, &str, &str)) -> DimensionNumbers {
+        DimensionNumbers::Strings(l.into(), r.into(), o.into())
+    }
+}
+
+impl From<[&str; 3]> for DimensionNumbers {
+    fn from([l, r, o]: [&str; 3]) -> DimensionNumbers {
+        DimensionNumbers::Strings(l.into(), r.into(), o.into())
+    }
+}
+
+/// A Python tuple of strings as JAX prints one (`('NHWC', 'HWIO', 'NHXC')`).
+fn py_strs(v: &[&str]) -> String {
+    let items: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
+    format!("({})", items.join(", "))
+}
+
+/// `conv_general_permutations`: the specs of three layout strings (JAX's `TypeError`s).
+fn permutations(specs: [&str; 3]) -> Result<Dn, Error> {
+    let pairs = [('N', 'C'), ('O', 'I'), ('N', 'C')];
+    for (i, (spec, (a, b))) in specs.iter().zip(pairs).enumerate() {
+        if spec.matches(a).count() != 1 || spec.matches(b).count() != 1 {
+            return type_error(format!(
+                "convolution dimension_numbers[{i}] must contain the characters '{a}' and '{b}' \
+                 exactly once, got {spec}."
+            ));
+        }
+        let mut chars: Vec<char> = spec.chars().collect();
+        chars.sort_unstable();
+        chars.dedup();
+        if chars.len() != spec.chars().count() {
+            return type_error(format!(
+                "convolution dimension_numbers[{i}] cannot have duplicate characters, got {spec}."
+            ));
+        }
+    }
+    let spatial = |spec: &str, (a, b): (char, char)| -> std::collections::BTreeSet<char> {
+        spec.chars().filter(|&c| c != a && c != b).collect()
+    };
+    let sets: Vec<_> = specs
+        .iter()
+        .zip(pairs)
+        .map(|(s, p)| spatial(s, p))
+        .collect();
+    if sets[0] != sets[1] || sets[1] != sets[2] {
+        return type_error(format!(
+            "convolution dimension_numbers elements must each have the same set of spatial \
+             characters, got {}.",
+            py_strs(&specs)
+        ));
+    }
+    let rhs: Vec<char> = specs[1].chars().collect();
+    let perm = |k: usize| -> Vec<usize> {
+        let chars: Vec<char> = specs[k].chars().collect();
+        let (a, b) = pairs[k];
+        let pos = |c: char| chars.iter().position(|&x| x == c).unwrap_or(0);
+        let mut spatial: Vec<usize> = (0..chars.len())
+            .filter(|&i| chars[i] != a && chars[i] != b)
+            .collect();
+        if k != 1 {
+            spatial.sort_by_key(|&i| rhs.iter().position(|&c| c == chars[i]));
+        }
+        let mut out = vec![pos(a), pos(b)];
+        out.extend(spatial);
+        out
+    };
+    Ok(Dn {
+        lhs: perm(0),
+        rhs: perm(1),
+        out: perm(2),
+    })
+}
+
+/// `conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)`.
+fn conv_dimension_numbers(
+    lhs: &[usize],
+    rhs: &[usize],
+    dn: &DimensionNumbers,
+) -> Result<Dn, Error> {
+    if let DimensionNumbers::Specs { lhs, rhs, out } = dn {
+        return Ok(Dn {
+            lhs: lhs.clone(),
+            rhs: rhs.clone(),
+            out: out.clone(),
+        });
+    }
+    if lhs.len() != rhs.len() {
+        return type_error(format!(
+            "convolution requires lhs and rhs ndim to be equal, got {} and {}.",
+            lhs.len(),
+            rhs.len()
+        ));
+    }
+    match dn {
+        DimensionNumbers::Strings(l, r, o) => {
+            for (i, s) in [l, r, o].iter().enumerate() {
+                if s.chars().count() != lhs.len() {
+                    return type_error(format!(
+                        "convolution dimension_numbers[{i}] must have len equal to the ndim of \
+                         lhs and rhs, got {} for lhs and rhs shapes {} and {}.",
+                        s.chars().count(),
+                        py_shape(lhs),
+                        py_shape(rhs)
+                    ));
+                }
+            }
+            permutations([l, r, o])
+        }
+        _ => {
+            let iota: Vec<usize> = (0..lhs.len()).collect();
+            Ok(Dn {
+                lhs: iota.clone(),
+                rhs: iota.clone(),
+                out: iota,
+            })
+        }
+    }
+}
+
+/// `jax.lax.conv_general_dilated`'s keyword arguments, a builder; [`ConvGeneralDilated::apply`]
+/// convolves (`lax.conv_general_dilated(lhs, rhs, window_strides, padding, ...)`).
+///
+/// ```
+/// use dtype_lattice_array::{Array, lax::ConvGeneralDilated};
+/// // NHWC input, HWIO kernel: a 3×3 box filter over a 4×4 image of ones.
+/// let x = Array::from_shape_vec(&[1, 4, 4, 1], vec![1.0f32; 16])?;
+/// let w = Array::from_shape_vec(&[3, 3, 1, 1], vec![1.0f32; 9])?;
+/// let y = ConvGeneralDilated::new(&[1, 1], "SAME")
+///     .dimension_numbers(("NHWC", "HWIO", "NHWC"))
+///     .apply(&x, &w)?;
+/// assert_eq!(y.shape(), &[1, 4, 4, 1]);
+/// assert_eq!(y.to_vec::<f32>()?[..4], [4.0, 6.0, 6.0, 4.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ConvGeneralDilated {
+    window_strides: Vec<i64>,
+    padding: Padding,
+    lhs_dilation: Option<Vec<i64>>,
+    rhs_dilation: Option<Vec<i64>>,
+    dimension_numbers: DimensionNumbers,
+    feature_group_count: i64,
+    batch_group_count: i64,
+    precision: Option<(Precision, Precision)>,
+    preferred_element_type: Option<DType>,
+}
+
+impl ConvGeneralDilated {
+    /// A convolution with these window strides and padding; no dilation, the default layout,
+    /// one group, no precision, no preferred element type.
+    pub fn new(window_strides: &[i64], padding: impl Into<Padding>) -> ConvGeneralDilated {
+        ConvGeneralDilated {
+            window_strides: window_strides.to_vec(),
+            padding: padding.into(),
+            lhs_dilation: None,
+            rhs_dilation: None,
+            dimension_numbers: DimensionNumbers::Default,
+            feature_group_count: 1,
+            batch_group_count: 1,
+            precision: None,
+            preferred_element_type: None,
+        }
+    }
+
+    /// `lhs_dilation` (transposed convolutions): holes between the input's elements.
+    #[must_use]
+    pub fn lhs_dilation(mut self, d: &[i64]) -> ConvGeneralDilated {
+        self.lhs_dilation = Some(d.to_vec());
+        self
+    }
+
+    /// `rhs_dilation` (atrous convolutions): holes between the kernel's taps.
+    #[must_use]
+    pub fn rhs_dilation(mut self, d: &[i64]) -> ConvGeneralDilated {
+        self.rhs_dilation = Some(d.to_vec());
+        self
+    }
+
+    /// `dimension_numbers`: three layout strings or the specs ([`DimensionNumbers`]).
+    #[must_use]
+    pub fn dimension_numbers(mut self, dn: impl Into<DimensionNumbers>) -> ConvGeneralDilated {
+        self.dimension_numbers = dn.into();
+        self
+    }
+
+    /// `feature_group_count` (grouped and depthwise convolutions).
+    #[must_use]
+    pub fn feature_group_count(mut self, n: i64) -> ConvGeneralDilated {
+        self.feature_group_count = n;
+        self
+    }
+
+    /// `batch_group_count`.
+    #[must_use]
+    pub fn batch_group_count(mut self, n: i64) -> ConvGeneralDilated {
+        self.batch_group_count = n;
+        self
+    }
+
+    /// `precision` for both operands (JAX's `canonicalize_precision` of one value).
+    #[must_use]
+    pub fn precision(mut self, p: Precision) -> ConvGeneralDilated {
+        self.precision = Some((p, p));
+        self
+    }
+
+    /// `precision` per operand.
+    #[must_use]
+    pub fn precisions(mut self, lhs: Precision, rhs: Precision) -> ConvGeneralDilated {
+        self.precision = Some((lhs, rhs));
+        self
+    }
+
+    /// `preferred_element_type`: the result's dtype (canonicalised: 64-bit types are 32-bit
+    /// with x64 off).
+    #[must_use]
+    pub fn preferred_element_type(mut self, dtype: DType) -> ConvGeneralDilated {
+        self.preferred_element_type = Some(dtype);
+        self
+    }
+
+    /// `lax.conv_general_dilated(lhs, rhs, ...)`: the dimension numbers resolved, a string
+    /// padding resolved by [`padtype_to_pads`] over the input's spatial sizes and the dilated
+    /// kernel's, then one `conv_general_dilated` equation.
+    ///
+    /// # Errors
+    ///
+    /// JAX's: `TypeError`s for dimension numbers that are not layouts of the operands' rank;
+    /// `ValueError` for a string padding with an `lhs_dilation` other than ones; the
+    /// `RuntimeError` of an unknown padding string; then the primitive's shape and dtype
+    /// rules' refusals (groups, dtypes, dilations, negative padding larger than the input).
+    pub fn apply(&self, lhs: &Array, rhs: &Array) -> Result<Array, Error> {
+        let dn = conv_dimension_numbers(lhs.shape(), rhs.shape(), &self.dimension_numbers)?;
+        let lhs_dilation = match &self.lhs_dilation {
+            None => vec![1; lhs.ndim().saturating_sub(2)],
+            Some(d) if self.padding.is_string() && d.iter().any(|&v| v != 1) => {
+                return value_error(
+                    "String padding is not implemented for transposed convolution using this \
+                     op. Please either exactly specify the required padding or use \
+                     conv_transpose."
+                        .into(),
+                );
+            }
+            Some(d) => d.clone(),
+        };
+        let rhs_dilation = self
+            .rhs_dilation
+            .clone()
+            .unwrap_or_else(|| vec![1; rhs.ndim().saturating_sub(2)]);
+        let padding = if self.padding.is_string() {
+            let spatial = |shape: &[usize], spec: &[usize]| -> Vec<usize> {
+                Dn::sdims(spec)
+                    .iter()
+                    .map(|&i| shape.get(i).copied().unwrap_or(0))
+                    .collect()
+            };
+            let window: Vec<usize> = spatial(rhs.shape(), &dn.rhs)
+                .iter()
+                .zip(rhs_dilation.iter().chain(std::iter::repeat(&1)))
+                .map(|(&k, &r)| dilate_dim(k as i128, i128::from(r)).max(0) as usize)
+                .collect();
+            padtype_to_pads(
+                &spatial(lhs.shape(), &dn.lhs),
+                &window,
+                &self.window_strides,
+                &self.padding,
+            )?
+        } else {
+            match &self.padding {
+                Padding::Explicit(p) => p.clone(),
+                _ => Vec::new(),
+            }
+        };
+        let preferred = self
+            .preferred_element_type
+            .map(|d| d.canonicalize(crate::config::rules().options().x64));
+        Conv {
+            dn,
+            strides: self.window_strides.clone(),
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            feature_groups: self.feature_group_count,
+            batch_groups: self.batch_group_count,
+            precision: precision_param(self.precision),
+            preferred: preferred.map_or(Param::None, Param::DType),
+        }
+        .bind(lhs, rhs)
+    }
+}
+
+/// `jax.lax.conv_general_dilated(lhs, rhs, window_strides, padding)` with the default keyword
+/// arguments ([`ConvGeneralDilated`] for the others).
+///
+/// ```
+/// use dtype_lattice_array::{Array, lax};
+/// let x = Array::from_shape_vec(&[1, 1, 5], vec![1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+/// let w = Array::from_shape_vec(&[1, 1, 2], vec![1.0f32, -1.0])?;
+/// let y = lax::conv_general_dilated(&x, &w, &[1], "VALID")?;
+/// assert_eq!(y.to_vec::<f32>()?, [-1.0, -1.0, -1.0, -1.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`ConvGeneralDilated::apply`].
+pub fn conv_general_dilated(
+    lhs: &Array,
+    rhs: &Array,
+    window_strides: &[i64],
+    padding: impl Into<Padding>,
+) -> Result<Array, Error> {
+    ConvGeneralDilated::new(window_strides, padding).apply(lhs, rhs)
+}
+
+/// `jax.lax.conv(lhs, rhs, window_strides, padding, precision, preferred_element_type)`: NCHW
+/// input, OIHW kernel.
+///
+/// ```
+/// use dtype_lattice_array::{Array, lax};
+/// let x = Array::from_shape_vec(&[1, 1, 3, 3], vec![1.0f32; 9])?;
+/// let w = Array::from_shape_vec(&[1, 1, 2, 2], vec![1.0f32; 4])?;
+/// assert_eq!(lax::conv(&x, &w, &[1, 1], "SAME", None, None)?.shape(), &[1, 1, 3, 3]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`ConvGeneralDilated::apply`].
+pub fn conv(
+    lhs: &Array,
+    rhs: &Array,
+    window_strides: &[i64],
+    padding: impl Into<Padding>,
+    precision: Option<Precision>,
+    preferred_element_type: Option<DType>,
+) -> Result<Array, Error> {
+    let mut c = ConvGeneralDilated::new(window_strides, padding);
+    c.precision = precision.map(|p| (p, p));
+    c.preferred_element_type = preferred_element_type;
+    c.apply(lhs, rhs)
+}
+
+/// `jax.lax.conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation,
+/// rhs_dilation, precision, preferred_element_type)`: NCHW input, OIHW kernel, dilations.
+///
+/// ```
+/// use dtype_lattice_array::{Array, lax};
+/// let x = Array::from_shape_vec(&[1, 1, 3], vec![1.0f32, 2.0, 3.0])?;
+/// let w = Array::from_shape_vec(&[1, 1, 1], vec![2.0f32])?;
+/// let y = lax::conv_with_general_padding(&x, &w, &[1], [(0, 0)], Some(&[2]), None, None, None)?;
+/// assert_eq!(y.to_vec::<f32>()?, [2.0, 0.0, 4.0, 0.0, 6.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`ConvGeneralDilated::apply`].
+#[allow(clippy::too_many_arguments)]
+pub fn conv_with_general_padding(
+    lhs: &Array,
+    rhs: &Array,
+    window_strides: &[i64],
+    padding: impl Into<Padding>,
+    lhs_dilation: Option<&[i64]>,
+    rhs_dilation: Option<&[i64]>,
+    precision: Option<Precision>,
+    preferred_element_type: Option<DType>,
+) -> Result<Array, Error> {
+    let mut c = ConvGeneralDilated::new(window_strides, padding);
+    c.lhs_dilation = lhs_dilation.map(<[i64]>::to_vec);
+    c.rhs_dilation = rhs_dilation.map(<[i64]>::to_vec);
+    c.precision = precision.map(|p| (p, p));
+    c.preferred_element_type = preferred_element_type;
+    c.apply(lhs, rhs)
+}
+
+/// `_conv_transpose_padding(k, s, padding)`: the transposed convolution's pads of one
+/// dimension (kernel size `k`, dilated; stride `s`) for the forward convolution's `'SAME'`
+/// (`same`) or `'VALID'`.
+fn transpose_padding(k: i64, s: i64, same: bool) -> (i64, i64) {
+    let (pad_a, pad_len) = if same {
+        let len = k + s - 2;
+        // `int(np.ceil(pad_len / 2))`
+        let a = if s > k - 1 {
+            k - 1
+        } else {
+            len.div_euclid(2) + len.rem_euclid(2)
+        };
+        (a, len)
+    } else {
+        (k - 1, k + s - 2 + (k - s).max(0))
+    };
+    (pad_a, pad_len - pad_a)
+}
+
+/// `jax.lax.conv_transpose`'s keyword arguments, a builder: the convolution "transpose"
+/// computed directly as a fractionally strided convolution (the input dilated by the
+/// strides); [`ConvTranspose::apply`] convolves.
+///
+/// Padding: `'SAME'` and `'VALID'` are the forward convolution's (JAX's
+/// `_conv_transpose_padding` of the dilated kernel size and the stride); explicit pairs are
+/// the transposed convolution's own; any other string goes to
+/// [`ConvGeneralDilated::apply`] as it is (which refuses it with strides other than one).
+/// Layouts default to TensorFlow's: `NC`/`IO`, `NHC`/`HIO`, `NHWC`/`HWIO`, `NHWDC`/`HWDIO`.
+/// With `transpose_kernel`, the kernel's spatial axes are reversed and its input and output
+/// features exchanged (Keras' `Conv2DTranspose`).
+///
+/// ```
+/// use dtype_lattice_array::{Array, lax::ConvTranspose};
+/// let x = Array::from_shape_vec(&[1, 2, 2, 1], vec![1.0f32, 2.0, 3.0, 4.0])?;
+/// let w = Array::from_shape_vec(&[2, 2, 1, 1], vec![1.0f32; 4])?;
+/// let y = ConvTranspose::new(&[2, 2], "SAME").apply(&x, &w)?;
+/// assert_eq!(y.shape(), &[1, 4, 4, 1]);
+/// assert_eq!(y.to_vec::<f32>()?[..4], [1.0, 1.0, 2.0, 2.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ConvTranspose {
+    strides: Vec<i64>,
+    padding: Padding,
+    rhs_dilation: Option<Vec<i64>>,
+    dimension_numbers: Option<DimensionNumbers>,
+    transpose_kernel: bool,
+    precision: Option<(Precision, Precision)>,
+    preferred_element_type: Option<DType>,
+}
+
+impl ConvTranspose {
+    /// A transposed convolution with these strides and padding.
+    pub fn new(strides: &[i64], padding: impl Into<Padding>) -> ConvTranspose {
+        ConvTranspose {
+            strides: strides.to_vec(),
+            padding: padding.into(),
+            rhs_dilation: None,
+            dimension_numbers: None,
+            transpose_kernel: false,
+            precision: None,
+            preferred_element_type: None,
+        }
+    }
+
+    /// `rhs_dilation`.
+    #[must_use]
+    pub fn rhs_dilation(mut self, d: &[i64]) -> ConvTranspose {
+        self.rhs_dilation = Some(d.to_vec());
+        self
+    }
+
+    /// `dimension_numbers` (default: TensorFlow's layouts for the rank).
+    #[must_use]
+    pub fn dimension_numbers(mut self, dn: impl Into<DimensionNumbers>) -> ConvTranspose {
+        self.dimension_numbers = Some(dn.into());
+        self
+    }
+
+    /// `transpose_kernel`: reverse the kernel's spatial axes and exchange its features.
+    #[must_use]
+    pub fn transpose_kernel(mut self, on: bool) -> ConvTranspose {
+        self.transpose_kernel = on;
+        self
+    }
+
+    /// `precision` for both operands.
+    #[must_use]
+    pub fn precision(mut self, p: Precision) -> ConvTranspose {
+        self.precision = Some((p, p));
+        self
+    }
+
+    /// `preferred_element_type`.
+    #[must_use]
+    pub fn preferred_element_type(mut self, dtype: DType) -> ConvTranspose {
+        self.preferred_element_type = Some(dtype);
+        self
+    }
+
+    /// `lax.conv_transpose(lhs, rhs, strides, padding, ...)`.
+    ///
+    /// # Errors
+    ///
+    /// JAX's: `ValueError` for operands of rank other than 2 to 5 without dimension numbers
+    /// (`No 4+ dimensional dimension_number defaults.`), and for operands of different ranks
+    /// or of rank below 2 (JAX asserts: `AssertionError`, which this crate's exceptions do
+    /// not have); then [`ConvGeneralDilated::apply`]'s.
+    pub fn apply(&self, lhs: &Array, rhs: &Array) -> Result<Array, Error> {
+        if lhs.ndim() != rhs.ndim() || lhs.ndim() < 2 {
+            return value_error(format!(
+                "conv_transpose needs operands of one rank of at least 2, got {} and {}",
+                py_shape(lhs.shape()),
+                py_shape(rhs.shape())
+            ));
+        }
+        let dn = match &self.dimension_numbers {
+            Some(dn) => dn.clone(),
+            None => match lhs.ndim() {
+                2 => ("NC", "IO", "NC").into(),
+                3 => ("NHC", "HIO", "NHC").into(),
+                4 => ("NHWC", "HWIO", "NHWC").into(),
+                5 => ("NHWDC", "HWDIO", "NHWDC").into(),
+                _ => {
+                    return value_error("No 4+ dimensional dimension_number defaults.".into());
+                }
+            },
+        };
+        let d = conv_dimension_numbers(lhs.shape(), rhs.shape(), &dn)?;
+        let k_sdims: Vec<i64> = Dn::sdims(&d.rhs)
+            .iter()
+            .map(|&i| rhs.shape().get(i).copied().unwrap_or(0) as i64)
+            .collect();
+        let rhs_dilation = self
+            .rhs_dilation
+            .clone()
+            .unwrap_or_else(|| vec![1; rhs.ndim() - 2]);
+        let pads: Padding = match &self.padding {
+            p @ (Padding::Same | Padding::Valid) => Padding::Explicit(
+                k_sdims
+                    .iter()
+                    .zip(&rhs_dilation)
+                    .zip(&self.strides)
+                    .map(|((&k, &r), &s)| {
+                        let k = dilate_dim(i128::from(k), i128::from(r)) as i64;
+                        transpose_padding(k, s, *p == Padding::Same)
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        let mut rhs = rhs.clone();
+        if self.transpose_kernel {
+            for &axis in Dn::sdims(&d.rhs) {
+                rhs = bind1(
+                    &super::REV,
+                    &[&rhs],
+                    &Params::new().with("dimensions", Param::Ints(vec![axis as i64])),
+                )?;
+            }
+            let mut perm: Vec<i64> = (0..rhs.ndim() as i64).collect();
+            perm.swap(d.rhs[0], d.rhs[1]);
+            rhs = bind1(
+                &super::TRANSPOSE,
+                &[&rhs],
+                &Params::new().with("permutation", Param::Ints(perm)),
+            )?;
+        }
+        let one = vec![1; lhs.ndim() - 2];
+        let mut c = ConvGeneralDilated::new(&one, pads)
+            .lhs_dilation(&self.strides)
+            .rhs_dilation(&rhs_dilation)
+            .dimension_numbers(DimensionNumbers::Specs {
+                lhs: d.lhs,
+                rhs: d.rhs,
+                out: d.out,
+            });
+        c.precision = self.precision;
+        c.preferred_element_type = self.preferred_element_type;
+        c.apply(lhs, &rhs)
+    }
+}
+
+/// `jax.lax.conv_transpose(lhs, rhs, strides, padding)` with the default keyword arguments
+/// ([`ConvTranspose`] for the others).
+///
+/// ```
+/// use dtype_lattice_array::{Array, lax};
+/// let x = Array::from_shape_vec(&[1, 3, 1], vec![1.0f32, 2.0, 3.0])?;
+/// let w = Array::from_shape_vec(&[1, 1, 1], vec![1.0f32])?;
+/// let y = lax::conv_transpose(&x, &w, &[2], "VALID")?;
+/// assert_eq!(y.to_vec::<f32>()?, [1.0, 0.0, 2.0, 0.0, 3.0, 0.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`ConvTranspose::apply`].
+pub fn conv_transpose(
+    lhs: &Array,
+    rhs: &Array,
+    strides: &[i64],
+    padding: impl Into<Padding>,
+) -> Result<Array, Error> {
+    ConvTranspose::new(strides, padding).apply(lhs, rhs)
 }

@@ -57,6 +57,10 @@ pub(crate) mod windowed;
 
 pub use associative::associative_scan;
 pub use conv::CONV_GENERAL_DILATED;
+pub use conv::{
+    ConvGeneralDilated, ConvTranspose, DimensionNumbers, Padding, Precision, conv,
+    conv_general_dilated, conv_transpose, conv_with_general_padding, padtype_to_pads,
+};
 pub use convert::CONVERT_ELEMENT_TYPE;
 pub use dot::DOT_GENERAL;
 #[cfg(test)]

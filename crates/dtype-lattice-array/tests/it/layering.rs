@@ -36,6 +36,8 @@ const LAYERS: Layers = Layers {
         // jax.numpy, then jax.random (which indexes with numpy's Index).
         &["numpy"],
         &["random"],
+        // jax.nn and flax's pooling, on jax.numpy, jit and the custom rules.
+        &["nn"],
         // jax.experimental.ode on control flow, custom_vjp and jax.numpy.
         &["ode"],
     ],
