@@ -346,7 +346,7 @@ fn axes_param(axes: &[usize]) -> Param {
 
 /// `jnp`'s `_promote_integer_dtype`: booleans and narrow integers sum as the default
 /// integer (unsigned: the default unsigned).
-fn promote_integer(d: DType) -> Result<DType, Error> {
+pub(super) fn promote_integer(d: DType) -> Result<DType, Error> {
     if matches!(d.kind(), Kind::SignedInt | Kind::UnsignedInt) && d.bits() < 8 {
         // np.iinfo does not know ml_dtypes' narrow integers.
         return Err(Error::refused(
@@ -1033,12 +1033,60 @@ registry! {
     "argmin" => Unary(|x| argmin(x)),
     "all" => Reduce(|x, a, k| all(x, a, k)),
     "any" => Reduce(|x, a, k| any(x, a, k)),
-    "cumsum" => Unary(|x| cumsum(x)),
+    "cumsum" => Keyed(1, cumsum_call),
     "where" => Ternary(|c, x, y| r#where(c, x, y)),
     "matmul" => Binary(|x, y| matmul(x, y)),
     "sort" => Keyed(1, |args, kw| sort_call("sort", args, kw)),
     "argsort" => Keyed(1, |args, kw| sort_call("argsort", args, kw)),
     "take" => Keyed(2, take_call),
+}
+
+/// `jnp.cumsum(a, axis=None, dtype=None)` (and NumPy's) by keywords.
+fn cumsum_call(args: Vec<ArrayLike<'_>>, kw: &Keywords) -> Result<Array, Error> {
+    kw.allow("cumsum", &["axis", "dtype"])?;
+    let x = args.into_iter().next().expect("arity checked");
+    if kw.is_empty() {
+        return cumsum(x);
+    }
+    let mut x = arraylike(x)?;
+    if is_numpy(&rules()) && x.ndim() == 0 {
+        // NumPy accumulates a 0-d array as one of shape (1,).
+        x = ravel(&x)?;
+    }
+    let mut dtype = kw.dtype("dtype")?;
+    if is_numpy(&rules())
+        && dtype.is_none()
+        && (x.dtype() == DType::Bool || (is_integral_or_bool(x.dtype()) && !ml::is_ml(x.dtype())))
+    {
+        // NumPy's `add.accumulate` widens booleans and narrower integers to the default
+        // (unsigned) integer, along an axis as over the flattened array.
+        dtype = Some(promote_integer(x.dtype())?);
+    }
+    let axis = kw.int_or_none("cumsum", "axis", None)?;
+    let r = super::cumulative::cumsum_axis(&x, axis, dtype)?;
+    if !is_numpy(&rules()) || !matches!(r.dtype().kind(), Kind::Float | Kind::Complex) {
+        return Ok(r);
+    }
+    // NumPy's `add.accumulate` starts from the first element itself, not `0 + x[0]` (which
+    // turns a `-0.0` into `+0.0`): the first slice along the axis is the operand's.
+    let (x, ax) = match axis {
+        None => (ravel(&x)?, 0),
+        Some(a) => (x.clone(), super::shape::axis(a, x.ndim())?),
+    };
+    let iota = lax(
+        &lax::IOTA,
+        &[],
+        Params::new()
+            .with("dimension", Param::Int(ax as i64))
+            .with("dtype", Param::DType(DType::Int32))
+            .with(
+                "shape",
+                Param::Ints(x.shape().iter().map(|&d| d as i64).collect()),
+            )
+            .with("sharding", Param::None),
+    )?;
+    let first = super::ufuncs::equal(&iota, 0)?;
+    r#where(&first, &x.astype(r.dtype())?, &r)
 }
 
 /// `jnp.take(a, indices, axis=None, mode=None, fill_value=None)` by keywords; NumPy's
@@ -1094,6 +1142,8 @@ fn numpy_take(a: &Array, indices: &Array, axis: Option<isize>, mode: &str) -> Re
         ));
     }
     let (a, axis) = match axis {
+        // A 0-d array is taken from as one of shape (1,).
+        _ if a.ndim() == 0 => (ravel(a)?, super::shape::axis(axis.unwrap_or(0), 1)?),
         None => (ravel(a)?, 0),
         Some(ax) => (a.clone(), super::shape::axis(ax, a.ndim())?),
     };

@@ -20,6 +20,7 @@
 
 mod compositions;
 mod creation;
+mod cumulative;
 mod dispatch;
 mod functions;
 mod indexing;
@@ -49,6 +50,8 @@ pub use functions::*;
 pub use indexing::{At, Index, IndexMode, IndexUpdate, index, take, take_along_axis};
 pub use shape::*;
 pub use sorting::{argsort, sort};
+pub use sorting::{NonzeroFill, SearchMethod, Side, Unique, UniqueOptions, argpartition, argwhere, flatnonzero, lexsort, nonzero, partition, searchsorted, unique};
+pub use cumulative::*;
 pub use ufuncs::*;
 
 /// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:

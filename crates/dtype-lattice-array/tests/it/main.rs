@@ -15,6 +15,7 @@ mod float0;
 mod gather;
 mod jaxpr_reader;
 mod jnp_indexing;
+mod jnp_sorting;
 mod nn;
 mod lax_elementwise;
 mod lax_elementwise_laws;
