@@ -5,15 +5,15 @@
 //! primitive one definition with its shape/dtype rule, CPU implementation, JVP, transpose and
 //! batching rules, applied through [`core::bind`]), JAX's transformations as interpreters of
 //! them ([`interpreters`]: [`jvp`], [`grad`], [`vjp`], [`vmap`], [`make_jaxpr`]; [`jit()`]),
-//! `jax.numpy` ([`numpy`]) and `jax.random` on typed keys ([`random`]), bit for bit with JAX
-//! 0.10.2 on CPU. [`ode`] integrates ODEs as `jax.experimental.ode.odeint` does, on all of
+//! `jax.numpy` ([`numpy`]), `jax.random` on typed keys ([`random`]) and `jax.nn` ([`nn`]), bit
+//! for bit with JAX 0.10.2 on CPU. [`ode`] integrates ODEs as `jax.experimental.ode.odeint` does, on all of
 //! these. The dtypes and their promotion live in the core crate, [`dtype_lattice`].
 //!
 //! The modules are layers, each using only those before it (ARCHITECTURE.md draws them; a
 //! test keeps them): `kernels` (functions over slices: every `unsafe`), [`convert`] (element
 //! codecs), [`config`] (the rules in force), [`array`](mod@array), `prng` (the PRNG on plain keys),
 //! [`core`], [`lax`], [`interpreters`], [`jit`](mod@jit), [`registry`], [`reader`], then [`numpy`],
-//! [`random`], [`repr`] and [`npy`], and last [`ode`].
+//! [`random`], [`nn`], [`repr`] and [`npy`], and last [`ode`].
 // `unsafe` is denied everywhere but in `kernels`, the layer of functions over slices (calls
 // of `#[target_feature]` functions behind run-time CPU detection, vector loads and stores, the
 // `gemm` crate's raw-pointer entry point); each use documents why and is tested against the

@@ -551,7 +551,6 @@ fn impl_rule(
             let hi = os[dim] as i128 - i128::from(sizes[dim]);
             let stride = (ost[dim] * eb) as u64;
             let checked = fill.is_some();
-            drop(one);
             each_index(indices, |v| {
                 let v = match (checked, narrow) {
                     (false, _) => v,

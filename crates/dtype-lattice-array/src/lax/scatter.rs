@@ -529,7 +529,6 @@ fn impl_rule(
             let stride = (ost[dim] * eb) as u64;
             let others_fit = wins.iter().zip(os).all(|(&w, &n)| w <= n);
             let clip = mode == Mode::Clip;
-            drop(one);
             each_index(indices, |v| {
                 let v = if clip { v.clamp(0, hi.max(0)) } else { v };
                 offsets.push(if others_fit && v >= 0 && v <= hi {
