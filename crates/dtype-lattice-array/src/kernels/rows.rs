@@ -18,8 +18,10 @@ use super::simd;
 /// (scatter).
 pub(crate) const SKIP: u64 = u64::MAX;
 
-/// How many runs ahead the loops ask for their next run's cache lines.
-const AHEAD: usize = 8;
+/// How many runs ahead the loops ask for their next run's cache lines (for the scatter of
+/// 2^20 rows of 256 bytes on this machine, in one run: 4 ahead 51 ms, 8 ahead 47 ms, 16
+/// ahead 45 ms, 24 to 48 ahead the same within the noise).
+const AHEAD: usize = 16;
 
 /// The fewest bytes moved worth splitting over threads.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
