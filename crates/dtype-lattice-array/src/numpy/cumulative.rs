@@ -41,7 +41,6 @@ fn canonical(dtype: DType) -> DType {
     }
 }
 
-
 /// What `_cumulative_reduction` is asked for beyond the operand.
 #[derive(Clone, Copy)]
 struct Cumulative {

@@ -44,14 +44,17 @@ pub(crate) use crate::array::{encode_value, python_scalar_array, scalar_array};
 pub(crate) use crate::config::{default_int, is_numpy};
 pub use crate::config::{rules, semantics, set_rules, with_rules};
 pub use creation::*;
+pub use cumulative::*;
 pub use dispatch::JitDispatch;
-pub use keywords::Keywords;
 pub use functions::*;
 pub use indexing::{At, Index, IndexMode, IndexUpdate, index, take, take_along_axis};
+pub use keywords::Keywords;
 pub use shape::*;
+pub use sorting::{
+    NonzeroFill, SearchMethod, Side, Unique, UniqueOptions, argpartition, argwhere, flatnonzero,
+    lexsort, nonzero, partition, searchsorted, unique,
+};
 pub use sorting::{argsort, sort};
-pub use sorting::{NonzeroFill, SearchMethod, Side, Unique, UniqueOptions, argpartition, argwhere, flatnonzero, lexsort, nonzero, partition, searchsorted, unique};
-pub use cumulative::*;
 pub use ufuncs::*;
 
 /// An operand of a `jax.numpy` function: an array, or a Python scalar (a Rust number or bool:
