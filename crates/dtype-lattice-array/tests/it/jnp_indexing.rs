@@ -243,13 +243,17 @@ fn jax_texts_read_back_and_compute_the_same() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// A second example of the same type: floats scaled, integer arrays reversed (as flattened),
-/// booleans (masks, which must stay concrete) and 0-d arrays unchanged.
-fn other_example(a: &Array) -> Array {
-    match a.dtype() {
-        DType::Bool => a.clone(),
+/// A second example of the same type: floats and complex numbers scaled by -2, integer arrays
+/// reversed (as flattened), 0-d arrays unchanged, booleans negated with `negate_bools`, else
+/// (masks, which must stay concrete) unchanged.
+pub(crate) fn other_example(a: &Array, negate_bools: bool) -> Array {
+    match a.dtype().kind() {
+        dtype_lattice::Kind::Bool if negate_bools => jnp::logical_not(a).unwrap(),
+        dtype_lattice::Kind::Bool => a.clone(),
+        dtype_lattice::Kind::Float | dtype_lattice::Kind::Complex => {
+            jnp::multiply(a, -2.0).unwrap()
+        }
         _ if a.ndim() == 0 => a.clone(),
-        d if d.kind() == dtype_lattice::Kind::Float => jnp::multiply(a, -2.0).unwrap(),
         _ => {
             let flat = jnp::reshape(a, &[-1]).unwrap();
             let rev = jnp::index(&flat, &[Index::Slice(None, None, -1)]).unwrap();
@@ -274,7 +278,7 @@ fn vmap_of_indexing_is_stacking() {
         with_rules(Rules::jax().x64(case["x64"].as_bool().unwrap()), || {
             let args = arrays(&case["args"]);
             let consts = args.clone();
-            let others: Vec<Array> = args.iter().map(other_example).collect();
+            let others: Vec<Array> = args.iter().map(|a| other_example(a, false)).collect();
             let stacked = |a: &Array, b: &Array| jnp::stack(&[a.into(), b.into()], 0).unwrap();
             let same = |got: Array, want: Array, how: &str| {
                 assert_eq!(

@@ -10,6 +10,7 @@
 //! back and computing what JAX's `jit` computed; `vmap` of `searchsorted` and of the
 //! cumulative functions along an axis is stacking.
 
+use crate::jnp_indexing::other_example;
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Rules, Value};
 use dtype_lattice_array::config::with_rules;
@@ -292,24 +293,6 @@ fn jax_texts_read_back_and_compute_the_same() {
     assert!(read >= 280, "{read}");
 }
 
-/// A second example of the same type: floats scaled by -2, integers reversed (as
-/// flattened), booleans negated.
-fn other_example(a: &Array) -> Array {
-    match a.dtype().kind() {
-        dtype_lattice::Kind::Bool => jnp::logical_not(a).unwrap(),
-        dtype_lattice::Kind::Float | dtype_lattice::Kind::Complex => {
-            jnp::multiply(a, -2.0).unwrap()
-        }
-        _ if a.ndim() == 0 => a.clone(),
-        _ => {
-            let flat = jnp::reshape(a, &[-1]).unwrap();
-            let rev = jnp::index(&flat, &[jnp::Index::Slice(None, None, -1)]).unwrap();
-            let shape: Vec<isize> = a.shape().iter().map(|&d| d as isize).collect();
-            jnp::reshape(&rev, &shape).unwrap()
-        }
-    }
-}
-
 /// `vmap` over a batch of two examples is the stack of the calls on each: `searchsorted`
 /// with the queries batched, the sorted array batched, and both (the sorter shared); the
 /// cumulative functions along an axis, `lexsort`, `partition`, `argpartition` and the
@@ -331,7 +314,7 @@ fn vmap_is_stacking() {
         }
         with_rules(Rules::jax().x64(case["x64"].as_bool().unwrap()), || {
             let args = arrays(&case["args"]);
-            let others: Vec<Array> = args.iter().map(other_example).collect();
+            let others: Vec<Array> = args.iter().map(|a| other_example(a, true)).collect();
             let stacked = |a: &Array, b: &Array| jnp::stack(&[a.into(), b.into()], 0).unwrap();
             let same = |got: Vec<Array>, want: Vec<Array>, how: &str| {
                 assert_eq!(got.len(), want.len(), "{name} ({how})");
