@@ -570,30 +570,24 @@ fn impl_rule(
             (0..blocks).for_each(|b| one(idx.get(b * k..b * k + k).unwrap_or_default()));
         }
     } else {
-        let idx = index_values(indices)?;
-        let k = walk.vector_len();
-        let mut pos = vec![0i128; rank];
-        for _ in 0..blocks {
-            let row = walk.row();
-            let vector = idx.get(row..row + k).unwrap_or_default();
-            start.iter_mut().for_each(|s| *s = 0);
-            let inside = index_start(vector, &mut start);
-            for (&ob, &ib) in d
-                .operand_batching_dims
-                .iter()
-                .zip(&d.start_indices_batching_dims)
-            {
-                start[ob as usize] = walk.batch(ib as usize) as i128;
-            }
-            offsets.push(if inside {
-                pos.copy_from_slice(&start);
-                walk.offset(&mut pos);
-                (flat(&pos) * eb) as u64
-            } else {
-                rows::SKIP
-            });
-            walk.advance_block(t);
-        }
+        let batching = (
+            &d.operand_batching_dims[..],
+            &d.start_indices_batching_dims[..],
+        );
+        let walked = Walked {
+            t,
+            ost: &ost,
+            eb,
+            batching,
+        };
+        walked.offsets(
+            &mut walk,
+            &index_values(indices)?,
+            blocks,
+            &mut offsets,
+            index_start,
+            |_| true,
+        );
     }
     let fill_run = match &fill {
         Some(f) => f[..eb].repeat(run),
@@ -736,6 +730,58 @@ impl Walk {
                 break;
             }
             self.at[i] = 0;
+        }
+    }
+}
+
+/// The walk over blocks in general: `t` trailing dimensions a block, the operand's strides
+/// `ost`, `eb` bytes an element, the (operand, indices) batching dimensions.
+pub(super) struct Walked<'a> {
+    pub(super) t: usize,
+    pub(super) ost: &'a [usize],
+    pub(super) eb: usize,
+    pub(super) batching: (&'a [i64], &'a [i64]),
+}
+
+impl Walked<'_> {
+    /// Each of `blocks` blocks' operand byte offset in walk order, pushed to `offsets`: the
+    /// window start `set` from the index vector (returning whether it may be inside), the
+    /// batching dimensions' starts from the walk, then [`rows::SKIP`] unless `inside` the
+    /// whole start, else the start moved by the block's place in its window.
+    pub(super) fn offsets(
+        &self,
+        walk: &mut Walk,
+        idx: &[i128],
+        blocks: usize,
+        offsets: &mut Vec<u64>,
+        mut set: impl FnMut(&[i128], &mut [i128]) -> bool,
+        inside: impl Fn(&[i128]) -> bool,
+    ) {
+        let k = walk.vector_len();
+        let mut start = vec![0i128; self.ost.len()];
+        let mut pos = start.clone();
+        for _ in 0..blocks {
+            let row = walk.row();
+            let vector = idx.get(row..row + k).unwrap_or_default();
+            start.iter_mut().for_each(|s| *s = 0);
+            let mut ok = set(vector, &mut start);
+            for (&ob, &ib) in self.batching.0.iter().zip(self.batching.1) {
+                start[ob as usize] = walk.batch(ib as usize) as i128;
+            }
+            ok &= inside(&start);
+            offsets.push(if ok {
+                pos.copy_from_slice(&start);
+                walk.offset(&mut pos);
+                let flat: usize = pos
+                    .iter()
+                    .zip(self.ost)
+                    .map(|(&p, &s)| p as usize * s)
+                    .sum();
+                (flat * self.eb) as u64
+            } else {
+                rows::SKIP
+            });
+            walk.advance_block(self.t);
         }
     }
 }

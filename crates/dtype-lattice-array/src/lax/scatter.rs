@@ -20,8 +20,8 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error};
 
 use super::gather::{
-    Mode, Walk, disjoint, each_index, in_range, index_values, is_index, is_sorted, no_duplicates,
-    sorted_in_range, strides, tuple, type_error,
+    Mode, Walk, Walked, disjoint, each_index, in_range, index_values, is_index, is_sorted,
+    no_duplicates, sorted_in_range, strides, tuple, type_error,
 };
 use super::{Avals, Outputs, Param, Params, Primitive, bind};
 use crate::array::{Array, ShapedArray, element_bytes};
@@ -544,30 +544,28 @@ fn impl_rule(
             (0..blocks).for_each(|b| one(idx.get(b * k..b * k + k).unwrap_or_default()));
         }
     } else {
-        let idx = index_values(indices)?;
-        let k = walk.vector_len();
-        let mut pos = vec![0i128; rank];
-        for _ in 0..blocks {
-            let row = walk.row();
-            let vector = idx.get(row..row + k).unwrap_or_default();
-            start.iter_mut().for_each(|s| *s = 0);
-            index_start(vector, &mut start);
-            for (&ob, &ib) in d
-                .operand_batching_dims
-                .iter()
-                .zip(&d.scatter_indices_batching_dims)
-            {
-                start[ob as usize] = walk.batch(ib as usize) as i128;
-            }
-            offsets.push(if inside(&start) {
-                pos.copy_from_slice(&start);
-                walk.offset(&mut pos);
-                (flat(&pos) * eb) as u64
-            } else {
-                rows::SKIP
-            });
-            walk.advance_block(t);
-        }
+        let batching = (
+            &d.operand_batching_dims[..],
+            &d.scatter_indices_batching_dims[..],
+        );
+        let walked = Walked {
+            t,
+            ost: &ost,
+            eb,
+            batching,
+        };
+        let set = |vector: &[i128], start: &mut [i128]| {
+            index_start(vector, start);
+            true
+        };
+        walked.offsets(
+            &mut walk,
+            &index_values(indices)?,
+            blocks,
+            &mut offsets,
+            set,
+            inside,
+        );
     }
     let dtype = operand.dtype();
     let how = RunCombine::of(combine, dtype);
