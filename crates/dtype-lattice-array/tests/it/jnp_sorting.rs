@@ -10,11 +10,10 @@
 //! back and computing what JAX's `jit` computed; `vmap` of `searchsorted` and of the
 //! cumulative functions along an axis is stacking.
 
-use crate::jnp_indexing::other_example;
+use crate::jnp_indexing::{other_example, read_back};
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Rules, Value};
 use dtype_lattice_array::config::with_rules;
-use dtype_lattice_array::core::ClosedJaxpr;
 use dtype_lattice_array::numpy::{
     self as jnp, ArrayLike, Axes, NonzeroFill, SearchMethod, Side, UniqueOptions,
 };
@@ -265,24 +264,8 @@ fn jax_texts_read_back_and_compute_the_same() {
         if unreadable(text).is_some() {
             continue;
         }
-        with_rules(Rules::jax().x64(case["x64"].as_bool().unwrap()), || {
-            let f: ClosedJaxpr = match text.parse() {
-                Ok(f) => f,
-                Err(e) => return failures.push(format!("{name}: {e}")),
-            };
-            if prints_back(text) && f.to_string() != text {
-                failures.push(format!("{name} prints back:\n{f}\nJAX:\n{text}"));
-            }
-            let f = f.with_consts(arrays(&case["consts"])).unwrap();
-            let got = f.call(&arrays(&case["args"]));
-            failures.extend(differs_unless(
-                &format!("{name} read"),
-                got,
-                &case["jit"],
-                |_, _| false,
-            ));
-            read += 1;
-        });
+        failures.extend(read_back(&case, name, text, prints_back(text)));
+        read += 1;
     }
     assert!(
         failures.is_empty(),
