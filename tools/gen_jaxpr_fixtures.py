@@ -64,15 +64,17 @@ def leaves(out):
     return [enc(x) for x in jax.tree_util.tree_leaves(out)]
 
 
-def err(e):
-    return {"error": {"kind": type(e).__name__, "message": str(e).split("\n")[0]}}
+def err(e, whole=False):
+    """The exception as a fixture: its class and its message (the first line, or `whole`)."""
+    message = str(e) if whole else str(e).split("\n")[0]
+    return {"error": {"kind": type(e).__name__, "message": message}}
 
 
-def attempt(fn):
+def attempt(fn, whole=False):
     try:
         return fn()
     except Exception as e:  # noqa: BLE001 - the class and message are the fixture
-        return err(e)
+        return err(e, whole)
 
 
 CASES = []

@@ -38,24 +38,14 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-from gen_jaxpr_fixtures import enc
+from gen_jaxpr_fixtures import attempt as attempt_first_line, enc, leaves
 
 CASES = []
 
 
-def err(e):
-    return {"error": {"kind": type(e).__name__, "message": str(e)}}
-
-
 def attempt(fn):
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 - the class and message are the fixture
-        return err(e)
-
-
-def leaves(out):
-    return [enc(x) for x in jax.tree_util.tree_leaves(out)]
+    """`gen_jaxpr_fixtures.attempt` keeping the whole message."""
+    return attempt_first_line(fn, whole=True)
 
 
 def case(name, fn, args, index=None, value=None, mode=None, fill_value=None, axis=None,

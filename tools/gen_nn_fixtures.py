@@ -55,7 +55,7 @@ import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
-from gen_jaxpr_fixtures import enc  # noqa: E402
+from gen_jaxpr_fixtures import attempt, enc, leaves  # noqa: E402
 
 warnings.simplefilter("ignore")
 
@@ -65,21 +65,6 @@ rng = np.random.default_rng(20260)
 
 def case(name, fn, args, x64=False, grad=None, **kw):
     CASES.append(dict(name=name, fn=fn, kw=kw, args=args, x64=x64, grad=grad))
-
-
-def err(e):
-    return {"error": {"kind": type(e).__name__, "message": str(e).split("\n")[0]}}
-
-
-def attempt(fn):
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 - the class and message are the fixture
-        return err(e)
-
-
-def leaves(out):
-    return [enc(x) for x in jax.tree_util.tree_leaves(out)]
 
 
 # ---- flax.linen's pooling (flax/linen/pooling.py), written out: flax is not installed.
