@@ -181,7 +181,8 @@ pub struct DTypeInfo {
 }
 
 macro_rules! dtypes {
-    ($( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr $(, x32 $x32:ident)?; )*) => {
+    (slots { $( $slot:ident ),* $(,)? }
+     $( $variant:ident = $name:literal, $code:expr, $kind:ident, $bits:literal, $repr:expr $(, x32 $x32:ident)?; )*) => {
         /// A dtype: every dtype of JAX 0.10 plus `complex32` and `bcomplex32`, JAX's
         /// extended PRNG key dtypes (`key<fry>`, …; [`Kind::Extended`]) and JAX's `float0`
         /// (the dtype of the tangents of integers; [`Kind::Void`]).
@@ -205,7 +206,16 @@ macro_rules! dtypes {
                 #[doc = concat!("`", $name, "`")]
                 $variant,
             )*
+            $(
+                /// A slot for a key implementation registered at run time
+                /// ([`key::register`](crate::key::register)): its name is `key<TAG>`.
+                #[doc(hidden)]
+                $slot,
+            )*
         }
+
+        /// The slots of registered key dtypes, in the order they are handed out.
+        pub(crate) const SLOTS: &[DType] = &[ $( DType::$slot, )* ];
 
         const INFO: &[DTypeInfo] = &[
             $( DTypeInfo {
@@ -268,6 +278,12 @@ const IEEE_SINGLE: Repr = float(23, 8, -126, 3.4028234663852886e38, true, true);
 const IEEE_DOUBLE: Repr = float(52, 11, -1022, f64::MAX, true, true);
 
 dtypes! {
+    slots {
+        KeyRegistered0, KeyRegistered1, KeyRegistered2, KeyRegistered3,
+        KeyRegistered4, KeyRegistered5, KeyRegistered6, KeyRegistered7,
+        KeyRegistered8, KeyRegistered9, KeyRegistered10, KeyRegistered11,
+        KeyRegistered12, KeyRegistered13, KeyRegistered14, KeyRegistered15,
+    }
     Bool = "bool", Some("b1"), Bool, 8, Repr::Bool;
     UInt1 = "uint1", None, UnsignedInt, 1, uint(1);
     UInt2 = "uint2", None, UnsignedInt, 2, uint(2);
@@ -324,6 +340,19 @@ impl DType {
         .0
         .split_at(DType::KeyThreefry2x32 as usize)
         .1;
+
+    /// The key dtypes now: [`DType::EXTENDED`], then those registered at run time
+    /// ([`key::register`](crate::key::register)) in the order of registration.
+    ///
+    /// ```
+    /// use dtype_lattice::DType;
+    /// assert_eq!(&DType::extended()[..6], DType::EXTENDED);
+    /// ```
+    pub fn extended() -> Vec<DType> {
+        let mut all = DType::EXTENDED.to_vec();
+        all.extend(key::registered());
+        all
+    }
 }
 
 /// Extra spellings accepted by [`DType::from_str`] besides names and codes.
@@ -363,7 +392,10 @@ impl DType {
     /// ```
     #[inline]
     pub fn info(self) -> &'static DTypeInfo {
-        &INFO[self as usize]
+        match INFO.get(self as usize) {
+            Some(info) => info,
+            None => key::registered_info(self),
+        }
     }
 
     /// `jax.dtypes.canonicalize_dtype`: with x64 off (`jax_enable_x64=False`), 64-bit dtypes
@@ -377,10 +409,11 @@ impl DType {
     /// ```
     #[must_use]
     pub fn canonicalize(self, x64: bool) -> DType {
-        if x64 { self } else { INFO[self as usize].x32 }
+        if x64 { self } else { self.info().x32 }
     }
 
-    /// A dense index in `0..DType::COUNT`, the position in [`DType::ALL`].
+    /// A dense index in `0..DType::COUNT`, the position in [`DType::ALL`] (for the dtypes of
+    /// `ALL`; a registered key dtype's index is `COUNT` or more: it is in no table).
     ///
     /// ```
     /// use dtype_lattice::DType;
@@ -472,8 +505,10 @@ impl DType {
     /// ```
     #[inline]
     pub const fn is_extended(self) -> bool {
-        // The extended dtypes are the variants before `float0`, the last (checked in the tests).
-        self as u8 >= DType::KeyThreefry2x32 as u8 && (self as u8) < DType::Float0 as u8
+        // The extended dtypes are the variants before `float0` (checked in the tests), and the
+        // slots of registered key dtypes after it.
+        (self as u8 >= DType::KeyThreefry2x32 as u8 && (self as u8) < DType::Float0 as u8)
+            || self as u8 > DType::Float0 as u8
     }
 
     /// Whether this is JAX's `float0` (`jax.dtypes.float0`, NumPy's `[('float0', 'V')]`):
@@ -631,6 +666,9 @@ impl FromStr for DType {
         }
         if let Some((_, d)) = ALIASES.iter().find(|(a, _)| *a == s) {
             return Ok(*d);
+        }
+        if let Some(d) = key::registered().into_iter().find(|d| d.name() == s) {
+            return Ok(d);
         }
         if let Some((code, numpy, [name, short])) = BIT_WIDTH_CODES.iter().find(|(c, ..)| *c == s) {
             return Err(Reason::InvalidArgument {
