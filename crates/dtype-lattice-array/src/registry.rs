@@ -65,6 +65,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::RANDOM_BITS,
     &lax::RANDOM_WRAP,
     &lax::RANDOM_UNWRAP,
+    &lax::RNG_BIT_GENERATOR,
     &lax::DIV,
     &lax::REM,
     &lax::POW,

@@ -8,8 +8,10 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use dtype_lattice::error::Reason;
+use dtype_lattice::key::{Algorithm, KeyImpl};
 use dtype_lattice::{DType, Error};
-use dtype_lattice_array::random::{Key, KeyArray, Random, Sample, Values};
+use dtype_lattice_array::random::{self as jr, Key, KeyArray, Random, Sample, Values};
+use dtype_lattice_array::{Array, config};
 use serde::Serialize;
 
 use crate::{render, unprotect};
@@ -49,9 +51,14 @@ pub(crate) struct RandomArgs {
         conflicts_with = "key"
     )]
     seed: Option<String>,
-    /// The key as its key data, two uint32: K0,K1.
-    #[arg(long, value_name = "K0,K1")]
+    /// The key as its key data, the implementation's number of uint32 words: K0,K1 (four
+    /// for rbg and unsafe_rbg).
+    #[arg(long, value_name = "K0,K1,...")]
     key: Option<String>,
+    /// The PRNG implementation: threefry2x32 (default), rbg, unsafe_rbg, threefry4x32,
+    /// philox2x32, philox4x32.
+    #[arg(long = "impl", value_name = "NAME")]
+    impl_name: Option<String>,
     /// Number of keys or values (a shape of one dimension).
     #[arg(
         long,
@@ -200,15 +207,24 @@ fn key(args: &RandomArgs, rng: &Random) -> Result<Key, Error> {
     }
 }
 
-fn key_array(k: &str) -> Result<KeyArray, Error> {
-    let data = components(k, "key")?
+fn key_words(k: &str) -> Result<Vec<u32>, Error> {
+    components(k, "key")?
         .into_iter()
         .map(|w| {
             w.parse::<u32>()
                 .map_err(|_| invalid("key", format!("{w:?} is not a uint32")))
         })
-        .collect::<Result<Vec<u32>, Error>>()?;
+        .collect()
+}
+
+fn key_array(k: &str) -> Result<KeyArray, Error> {
+    let data = key_words(k)?;
     KeyArray::wrap_key_data(DType::KeyThreefry2x32, &[data.len()], data)
+}
+
+/// `--key`'s words as a `uint32` vector.
+fn key_data(k: &str) -> Result<Array, Error> {
+    Ok(Array::from_vec(key_words(k)?))
 }
 
 fn dtype(args: &RandomArgs, default: DType) -> Result<DType, Error> {
@@ -224,7 +240,101 @@ enum Output {
     Values(Sample),
 }
 
+/// The implementation `--impl` names, if it is not threefry2x32 (whose operations run on the
+/// struct API's kernels).
+fn other_impl(args: &RandomArgs) -> Result<Option<&'static KeyImpl>, Error> {
+    let Some(name) = text(&args.impl_name) else {
+        return Ok(None);
+    };
+    let k = jr::resolve_impl(&name)?;
+    Ok((k.algorithm != Algorithm::Threefry2x32).then_some(k))
+}
+
+/// The key of `--seed` or `--key` as a key array of implementation `k`.
+fn key_of(args: &RandomArgs, k: &KeyImpl) -> Result<Array, Error> {
+    match (text(&args.seed), text(&args.key)) {
+        (Some(s), _) => jr::key_with(int("seed", &s)?, k.name),
+        (None, Some(data)) => jr::wrap_key_data(&key_data(&data)?, k.dtype()),
+        (None, None) => Err(invalid(
+            "key",
+            "give the key with --seed S or --key K0,K1,...",
+        )),
+    }
+}
+
+/// An operation on keys of another implementation than threefry2x32, through `random`'s
+/// array API (the rules in force set to JAX's with `--x64` or not).
+fn compute_with(args: &RandomArgs, k: &'static KeyImpl) -> Result<Output, Error> {
+    let rules = dtype_lattice::Rules::jax().x64(args.x64);
+    config::with_rules(rules, || {
+        let rng = Random::new().x64(args.x64);
+        let keys = |a: Array| -> Result<Output, Error> {
+            let data = jr::key_data(&a)?;
+            Ok(Output::Keys(KeyArray::wrap_key_data(
+                a.dtype(),
+                data.shape(),
+                data.to_vec::<u32>()?,
+            )?))
+        };
+        let values = |a: Array| Ok(Output::Values(Sample::from_array(&a)?));
+        let key = || key_of(args, k);
+        match args.op {
+            RandomOp::Key => keys(key()?),
+            RandomOp::Split => keys(jr::split_shape(&key()?, &shape(args, &[2])?)?),
+            RandomOp::FoldIn => {
+                let d =
+                    text(&args.data).ok_or_else(|| invalid("data", "fold-in needs --data D"))?;
+                keys(jr::fold_in(&key()?, int("data", &d)?)?)
+            }
+            RandomOp::Bits => {
+                let w = width(args, &rng)?;
+                let t = match w {
+                    8 => DType::UInt8,
+                    16 => DType::UInt16,
+                    32 => DType::UInt32,
+                    _ => DType::UInt64,
+                };
+                values(jr::bits_dtype(&key()?, &shape(args, &[])?, t)?)
+            }
+            RandomOp::Uniform => {
+                let lo = text(&args.minval).map_or(Ok(0.0), |s| float("minval", &s))?;
+                let hi = text(&args.maxval).map_or(Ok(1.0), |s| float("maxval", &s))?;
+                let t = dtype(args, rng.default_float())?;
+                values(jr::uniform(&key()?, &shape(args, &[])?, t, lo, hi)?)
+            }
+            RandomOp::Normal => {
+                let t = dtype(args, rng.default_float())?;
+                values(jr::normal(&key()?, &shape(args, &[])?, t)?)
+            }
+            RandomOp::Randint => {
+                let (lo, hi) = randint_bounds(args)?;
+                let t = dtype(args, rng.default_int())?;
+                values(jr::randint(&key()?, &shape(args, &[])?, lo, hi, t)?)
+            }
+            RandomOp::Bernoulli => {
+                let p = text(&args.p).map_or(Ok(0.5), |s| float("p", &s))?;
+                values(jr::bernoulli(&key()?, p, &shape(args, &[])?)?)
+            }
+        }
+    })
+}
+
+fn randint_bounds(args: &RandomArgs) -> Result<(i128, i128), Error> {
+    let bound = |v: &Option<String>, name: &str| {
+        text(v)
+            .ok_or_else(|| invalid(name, format!("randint needs --{name}")))
+            .and_then(|s| int(name, &s))
+    };
+    Ok((
+        bound(&args.minval, "minval")?,
+        bound(&args.maxval, "maxval")?,
+    ))
+}
+
 fn compute(args: &RandomArgs, rng: &Random) -> Result<Output, Error> {
+    if let Some(k) = other_impl(args)? {
+        return compute_with(args, k);
+    }
     let rng = *rng;
     Ok(match args.op {
         RandomOp::Key => match (text(&args.seed), text(&args.key)) {
@@ -251,15 +361,7 @@ fn compute(args: &RandomArgs, rng: &Random) -> Result<Output, Error> {
             Output::Values(rng.normal(&key(args, &rng)?, &shape(args, &[])?, t)?)
         }
         RandomOp::Randint => {
-            let bound = |v: &Option<String>, name: &str| {
-                text(v)
-                    .ok_or_else(|| invalid(name, format!("randint needs --{name}")))
-                    .and_then(|s| int(name, &s))
-            };
-            let (lo, hi) = (
-                bound(&args.minval, "minval")?,
-                bound(&args.maxval, "maxval")?,
-            );
+            let (lo, hi) = randint_bounds(args)?;
             let t = dtype(args, rng.default_int())?;
             Output::Values(rng.randint(&key(args, &rng)?, &shape(args, &[])?, lo, hi, t)?)
         }
@@ -410,7 +512,7 @@ fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result
     let t = Instant::now();
     let io_err = |e: io::Error| Failure::Io(format!("cannot write {}: {e}", path.display()));
     // bits: streamed, never held in memory.
-    if args.op == RandomOp::Bits {
+    if args.op == RandomOp::Bits && other_impl(args)?.is_none() {
         let prepared = width(args, rng).and_then(|w| {
             let k = key(args, rng)?;
             rng.bits_writer(&k, &shape(args, &[])?, w)

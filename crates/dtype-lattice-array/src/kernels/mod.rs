@@ -19,6 +19,8 @@
 //! | [`gemm`] | float32/float64 matrix products (XLA's order for small ones, the `gemm` crate for large) |
 //! | [`rows`] | the row moves of gather and scatter (offsets computed above; prefetching ahead, split over threads) |
 //! | [`threefry`], [`threefry_simd`] | Threefry-2x32, scalar and in AVX-512/AVX2 |
+//! | [`philox`], [`threefry4x32`] | Philox-4x32/2x32 and Threefry-4x32 (JAX's other key implementations) |
+//! | [`rng_bit`] | XLA's `RngBitGenerator` as its CPU backend expands it (Philox, ThreeFry layouts and state updates) |
 
 pub(crate) mod conv;
 pub(crate) mod encode;
@@ -29,11 +31,14 @@ pub(crate) mod flush;
 pub(crate) mod gemm;
 pub(crate) mod glibc;
 pub(crate) mod math;
+pub(crate) mod philox;
+pub(crate) mod rng_bit;
 pub(crate) mod rows;
 pub(crate) mod simd;
 pub(crate) mod simd8;
 pub(crate) mod sort;
 pub(crate) mod threefry;
 pub(crate) mod threefry_simd;
+pub(crate) mod threefry4x32;
 pub(crate) mod vmath;
 pub(crate) mod xla_math;

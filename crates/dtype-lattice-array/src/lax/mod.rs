@@ -19,6 +19,7 @@
 //! | `dot` | `dot_general` |
 //! | `conv` | `conv_general_dilated` |
 //! | `random` | `random_seed`, `random_split`, `random_fold_in`, `random_bits`, `random_wrap`, `random_unwrap` |
+//! | `rng` | `rng_bit_generator` (XLA's `RngBitGenerator`: Philox on CPU); `key_impls`: the rbg, unsafe_rbg, threefry4x32, philox4x32 and philox2x32 key implementations' functions |
 //!
 //! `ad` and `batching` hold the rule helpers the families share (JAX's `ad.deflinear`,
 //! `batching.broadcast_batcher` and the like); `ops` the one-primitive functions rules bind
@@ -46,8 +47,11 @@ pub(crate) mod gather;
 mod iota;
 mod moves;
 pub(crate) mod ops;
+pub(crate) mod prng_impl;
 pub(crate) mod random;
 mod reduce;
+mod rng;
+pub(crate) mod key_impls;
 pub(crate) mod scatter;
 pub(crate) mod select;
 mod slicing;
@@ -77,6 +81,9 @@ pub use iota::IOTA;
 pub use random::{
     RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
 };
+pub use rng::{RNG_BIT_GENERATOR, RandomAlgorithm, rng_bit_generator};
+#[doc(hidden)]
+pub use key_impls::test_hook as key_impls_hook;
 pub use reduce::{
     ARGMAX, ARGMIN, CUMLOGSUMEXP, CUMMAX, CUMMIN, CUMPROD, CUMSUM, REDUCE_AND, REDUCE_MAX,
     REDUCE_MIN, REDUCE_OR, REDUCE_PROD, REDUCE_SUM,

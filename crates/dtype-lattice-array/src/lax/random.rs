@@ -53,7 +53,7 @@ use super::{Param, Params, Primitive};
 use crate::array::storage::Word64;
 use crate::array::storage::sealed::Words;
 use crate::array::{Array, ShapedArray, Storage, py_shape};
-use crate::prng::{Random, batch, implemented, output_size};
+use crate::prng::{Random, batch, output_size};
 
 /// The implementation of a key operand, or JAX's `TypeError` for a non-key operand.
 fn key_operand(prim: &str, x: &ShapedArray) -> Result<&'static KeyImpl, Error> {
@@ -126,7 +126,23 @@ fn seed_impl(
             ),
         ));
     }
-    implemented(k.dtype())?;
+    if let Some(f) = super::prng_impl::functions(k)? {
+        // One seed at a time, as JAX maps the implementation's `seed` over the seeds.
+        let eb = crate::array::element_bytes(dtype);
+        let mut words: Vec<u8> = Vec::new();
+        for one in seeds.as_bytes().chunks_exact(eb.max(1)) {
+            let seed = Array::from_bytes(dtype, &[], one)?;
+            let data = super::prng_impl::call(k, "seed", &[k.key_words], &[DType::UInt32], || {
+                f.seed(&seed)
+            })?;
+            words.extend_from_slice(data.as_bytes());
+        }
+        return Ok(smallvec::smallvec![Array::from_bytes(
+            out[0].dtype(),
+            out[0].shape(),
+            &words
+        )?]);
+    }
     // threefry_seed: the high word is the seed shifted right by 32 (logically: nothing is left
     // of a narrower seed), the low word the seed's (sign-extended) low 32 bits.
     let values: Vec<u64> = if dtype == DType::UInt64 {
@@ -180,8 +196,26 @@ fn split_impl(
     out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
     let keys = inputs[0];
-    implemented(keys.dtype())?;
     let shape = params.usizes(prim.name, "shape")?;
+    let k = key_operand(prim.name, keys.aval())?;
+    if let Some(f) = super::prng_impl::functions(k)? {
+        output_size(out[0].shape())?;
+        let data = key_data(keys, k)?;
+        let want: Vec<usize> = out[0]
+            .shape()
+            .iter()
+            .copied()
+            .chain([k.key_words])
+            .collect();
+        let split = super::prng_impl::call(k, "split", &want, &[DType::UInt32], || {
+            f.split_batched(&data, &shape)
+        })?;
+        return Ok(smallvec::smallvec![Array::from_bytes(
+            out[0].dtype(),
+            out[0].shape(),
+            split.as_bytes()
+        )?]);
+    }
     // Each key's split alone must be a valid one (JAX's 2^64 refusal, the memory limit).
     let per_key = output_size(&shape)?;
     let total = output_keys(out[0].shape())?;
@@ -189,6 +223,12 @@ fn split_impl(
     reserve::<u32>(2 * total, "keys")?;
     let data = Storage::words::<u32>(2 * total, |data| batch::split(words, per_key, data));
     Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
+}
+
+/// A key array's data as a `uint32[*shape, key_words]` array (the same words).
+fn key_data(keys: &Array, k: &KeyImpl) -> Result<Array, Error> {
+    let shape: Vec<usize> = keys.shape().iter().copied().chain([k.key_words]).collect();
+    Array::from_bytes(DType::UInt32, &shape, keys.as_bytes())
 }
 
 /// JAX's failure to allocate, as an error rather than an abort: `n` words of `W` are tried
@@ -229,7 +269,11 @@ fn fold_in_shape_rule(
 /// `lax.broadcasting_shape_rule` for two operands: a 0-d operand broadcasts to any shape (the
 /// rule leaves scalars out, so `vmap` of `fold_in(key, i)` folds one message into a batch of
 /// keys); otherwise equal ranks, each dimension equal or 1.
-fn broadcasting_shape(name: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>, Error> {
+pub(crate) fn broadcasting_shape(
+    name: &str,
+    a: &[usize],
+    b: &[usize],
+) -> Result<Vec<usize>, Error> {
     if a.is_empty() || b.is_empty() {
         return Ok(if a.is_empty() { b } else { a }.to_vec());
     }
@@ -259,7 +303,7 @@ fn broadcasting_shape(name: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>
 }
 
 /// The flat input index of each output index, for an operand broadcast to `out` (same rank).
-fn broadcast_index(shape: &[usize], out: &[usize]) -> impl Fn(usize) -> usize {
+pub(crate) fn broadcast_index(shape: &[usize], out: &[usize]) -> impl Fn(usize) -> usize {
     let out_strides = strides(out);
     let in_strides = strides(shape);
     let step: Vec<usize> = shape
@@ -284,7 +328,7 @@ fn fold_in_impl(
     out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
     let (keys, msgs) = (inputs[0], inputs[1]);
-    implemented(keys.dtype())?;
+    let k = key_operand("random_fold_in", keys.aval())?;
     // threefry_fold_in: jnp.asarray(data, dtype='uint32'), then Threefry at (0, data).
     let msgs_u32 = msgs.astype(DType::UInt32)?;
     let msg = msgs_u32.as_slice::<u32>()?;
@@ -293,8 +337,21 @@ fn fold_in_impl(
     // Each operand as words with a step per output element: 1 when it has the output's
     // shape, 0 when it has one element, else gathered to the output's shape first.
     let shape = out[0].shape();
-    let (keys_b, key_step) = stepped(words, 2, keys.shape(), shape);
+    let kw = k.key_words;
+    let (keys_b, key_step) = stepped(words, kw, keys.shape(), shape);
     let (msgs_b, msg_step) = stepped(msg, 1, msgs.shape(), shape);
+    if let Some(f) = super::prng_impl::functions(k)? {
+        let data = key_data(keys, k)?;
+        let want: Vec<usize> = shape.iter().copied().chain([kw]).collect();
+        let folded = super::prng_impl::call(k, "fold_in", &want, &[DType::UInt32], || {
+            f.fold_in_batched(&data, &msgs_u32)
+        })?;
+        return Ok(smallvec::smallvec![Array::from_bytes(
+            out[0].dtype(),
+            shape,
+            folded.as_bytes()
+        )?]);
+    }
     let data = Storage::words::<u32>(2 * n, |data| {
         batch::fold_in(&keys_b, key_step, &msgs_b, msg_step, data)
     });
@@ -369,9 +426,26 @@ fn bits_impl(
     out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
     let keys = inputs[0];
-    implemented(keys.dtype())?;
     let width = bit_width(prim.name, params)?;
     let shape = params.usizes(prim.name, "shape")?;
+    let k = key_operand(prim.name, keys.aval())?;
+    if let Some(f) = super::prng_impl::functions(k)? {
+        output_size(&shape)?;
+        output_size(out[0].shape())?;
+        let bits = |w: u32| match w {
+            8 => DType::UInt8,
+            16 => DType::UInt16,
+            32 => DType::UInt32,
+            _ => DType::UInt64,
+        };
+        // 64-bit bits may come canonicalised to uint32 (x64 off), as JAX's would.
+        let dtypes = [bits(width), out[0].dtype()];
+        let data = key_data(keys, k)?;
+        let b = super::prng_impl::call(k, "random_bits", out[0].shape(), &dtypes, || {
+            f.random_bits_batched(&data, width, &shape)
+        })?;
+        return Ok(smallvec::smallvec![b.astype(out[0].dtype())?]);
+    }
     // Each key's bits alone must be a valid sampler output (JAX's 2^64 refusal), and all of
     // them must fit in memory.
     let per_key = output_size(&shape)?;

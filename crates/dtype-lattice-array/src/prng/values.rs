@@ -187,6 +187,47 @@ impl Sample {
     pub fn into_values(self) -> Values {
         self.values
     }
+
+    /// The values of a concrete array of one of [`Values`]' dtypes (what the samplers of
+    /// `random` on arrays return), as a sample.
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, random::Sample};
+    /// let s = Sample::from_array(&Array::from_shape_vec(&[2], vec![1.5f32, 2.0])?)?;
+    /// assert_eq!((s.shape(), s.values().get_f64(1)), (&[2usize][..], Some(2.0)));
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a tracer or a dtype [`Values`] has no vector for.
+    pub fn from_array(a: &crate::array::Array) -> Result<Sample, dtype_lattice::Error> {
+        let values = match a.dtype() {
+            DType::Bool => Values::Bool(a.to_vec()?),
+            DType::UInt8 => Values::U8(a.to_vec()?),
+            DType::UInt16 => Values::U16(a.to_vec()?),
+            DType::UInt32 => Values::U32(a.to_vec()?),
+            DType::UInt64 => Values::U64(a.to_vec()?),
+            DType::Int8 => Values::I8(a.to_vec()?),
+            DType::Int16 => Values::I16(a.to_vec()?),
+            DType::Int32 => Values::I32(a.to_vec()?),
+            DType::Int64 => Values::I64(a.to_vec()?),
+            DType::Float16 => Values::F16(a.to_vec()?),
+            DType::BFloat16 => Values::BF16(a.to_vec()?),
+            DType::Float32 => Values::F32(a.to_vec()?),
+            DType::Float64 => Values::F64(a.to_vec()?),
+            other => {
+                return Err(crate::array::invalid(
+                    "sample",
+                    format!("no sample of {other} values"),
+                ));
+            }
+        };
+        Ok(Sample {
+            shape: a.shape().into(),
+            values,
+        })
+    }
 }
 
 pub(crate) struct JsonValues<'a>(&'a Values);

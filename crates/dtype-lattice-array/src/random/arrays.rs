@@ -20,7 +20,7 @@
 //! differ from the eager one in the last place. `randint` needs a concrete key.
 
 use dtype_lattice::error::Exception;
-use dtype_lattice::key::THREEFRY2X32;
+use dtype_lattice::key::{KeyImpl, THREEFRY2X32};
 use dtype_lattice::{DType, Error};
 
 use super::{Key, Random, Sample, Values};
@@ -92,7 +92,24 @@ fn single_key(name: &str, key: &Array) -> Result<Key, Error> {
 /// JAX, whose `_uniform` is compiled (XLA fuses its multiply and add, as jit's plan does; a
 /// primitive at a time would round twice).
 fn staged(key: &Array) -> bool {
-    !key.is_concrete() || crate::core::staging()
+    !key.is_concrete()
+        || crate::core::staging()
+        || key
+            .dtype()
+            .key_impl()
+            .is_some_and(|k| k.algorithm != dtype_lattice::key::Algorithm::Threefry2x32)
+}
+
+/// A sampler's staged computation run as JAX runs its jitted samplers: under `jit` when the
+/// key is concrete and nothing stages (a key of an implementation other than threefry2x32,
+/// evaluated eagerly), so that XLA's fusions apply (`uniform`'s multiply-add, one rounding);
+/// as it is under a transformation.
+fn as_jitted(key: &Array, f: impl Fn(&Array) -> Result<Array, Error>) -> Result<Array, Error> {
+    if key.is_concrete() && !crate::core::staging() {
+        crate::jit::jit(|k: Array| f(&k)).call(key)
+    } else {
+        f(key)
+    }
 }
 
 /// `lax.broadcast_to_rank(x, rank)`: leading dimensions of size 1 up to `rank`.
@@ -240,6 +257,134 @@ fn sample_array(s: Sample) -> Result<Array, Error> {
 ///
 /// Python's `OverflowError` for a seed outside the 64-bit signed range.
 pub fn key(seed: i128) -> Result<Array, Error> {
+    seeded(seed, &THREEFRY2X32)
+}
+
+/// `jax.random.key(seed, impl=NAME)`: a scalar key of the implementation named `impl_name`
+/// (`threefry2x32`, `rbg`, `unsafe_rbg`, `threefry4x32`, `philox2x32`, `philox4x32`, or one
+/// registered with [`define_prng_impl`]).
+///
+/// ```
+/// use dtype_lattice_array::random;
+/// let k = random::key_with(0, "rbg")?;
+/// assert_eq!(k.to_string(), "Array((), dtype=key<rbg>) overlaying:\n[0 0 0 0]");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `ValueError` for an unknown implementation (with the known names); as [`key`]
+/// otherwise.
+pub fn key_with(seed: i128, impl_name: &str) -> Result<Array, Error> {
+    seeded(seed, resolve_impl(impl_name)?)
+}
+
+/// JAX's `resolve_prng_impl` for a name: the implementation named `name`, built in or
+/// registered ([`define_prng_impl`]).
+///
+/// ```
+/// use dtype_lattice_array::random;
+/// assert_eq!(random::resolve_impl("unsafe_rbg")?.tag, "urbg");
+/// // Names only, as JAX: not the dtype tags.
+/// let e = random::resolve_impl("urbg").unwrap_err();
+/// assert!(e.to_string().starts_with("ValueError: unrecognized PRNG implementation \"urbg\"."));
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// JAX's `ValueError` for an unknown name, listing the known ones in JAX's order.
+pub fn resolve_impl(name: &str) -> Result<&'static KeyImpl, Error> {
+    let known = || -> Vec<&'static KeyImpl> {
+        // The order in which JAX 0.10.2's modules register them, then the registered ones.
+        let builtin = [
+            "philox2x32",
+            "philox4x32",
+            "threefry2x32",
+            "rbg",
+            "unsafe_rbg",
+            "threefry4x32",
+        ];
+        let extended = DType::extended();
+        let impls = extended.iter().filter_map(|d| d.key_impl());
+        let mut all: Vec<&'static KeyImpl> = builtin
+            .iter()
+            .filter_map(|n| impls.clone().find(|k| k.name == *n))
+            .collect();
+        all.extend(impls.filter(|k| !builtin.contains(&k.name)));
+        all
+    };
+    let all = known();
+    all.iter().find(|k| k.name == name).copied().ok_or_else(|| {
+        let names: Vec<String> = all.iter().map(|k| format!("\"{}\"", k.name)).collect();
+        Error::refused(
+            Exception::ValueError,
+            format!(
+                "unrecognized PRNG implementation \"{name}\". Did you mean one of: {}?",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// `jax.random.PRNGKey(seed)`: a legacy raw key, the `uint32` key data of [`key`] (shape
+/// `(2,)`).
+///
+/// ```
+/// use dtype_lattice_array::random;
+/// assert_eq!(random::prng_key(42)?.to_vec::<u32>()?, [0, 42]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`key`].
+pub fn prng_key(seed: i128) -> Result<Array, Error> {
+    key_data(&key(seed)?)
+}
+
+/// `jax.random.key_impl(keys)`: the implementation of a key array (threefry2x32 for raw key
+/// data).
+///
+/// ```
+/// use dtype_lattice_array::random;
+/// assert_eq!(random::key_impl(&random::key_with(0, "unsafe_rbg")?)?.tag, "urbg");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// The `TypeError`s of [`wrap_key_data`] for an array that is neither keys nor valid raw key
+/// data.
+pub fn key_impl(keys: &Array) -> Result<&'static KeyImpl, Error> {
+    let (keys, _) = check_key("key_impl", keys, true)?;
+    keys.dtype()
+        .key_impl()
+        .ok_or_else(|| crate::array::invalid("keys", "not a key array"))
+}
+
+/// `jax.extend.random.define_prng_impl` and `register_prng`: registers `functions` as the
+/// PRNG implementation `name`, whose keys hold `key_words` `uint32` words and whose dtype is
+/// `key<TAG>`; returns that dtype. Every function of this module takes its keys
+/// ([`key_with`]`(seed, name)`, [`wrap_key_data`]), under every transformation.
+///
+/// See [`PrngImpl`](super::PrngImpl) for an example.
+///
+/// # Errors
+///
+/// JAX's `ValueError` for a name already registered, and for a tag already used or not
+/// printable as `key<TAG>`, or when no slot is left
+/// ([`MAX_REGISTERED`](dtype_lattice::key::MAX_REGISTERED)).
+pub fn define_prng_impl(
+    name: &str,
+    tag: &str,
+    key_words: usize,
+    functions: impl super::PrngImpl + 'static,
+) -> Result<DType, Error> {
+    crate::lax::prng_impl::register(name, tag, key_words, std::sync::Arc::new(functions))
+}
+
+fn seeded(seed: i128, k: &'static KeyImpl) -> Result<Array, Error> {
     let seed = i64::try_from(seed).map_err(|_| {
         Error::refused(
             Exception::OverflowError,
@@ -251,7 +396,7 @@ pub fn key(seed: i128) -> Result<Array, Error> {
     } else {
         Array::scalar(seed as i32)
     };
-    let params = Params::new().with("impl", Param::KeyImpl(&THREEFRY2X32));
+    let params = Params::new().with("impl", Param::KeyImpl(k));
     bind(&RANDOM_SEED, &[&seeds], &params)
 }
 
@@ -388,7 +533,9 @@ pub fn uniform(
     if staged(key) {
         let dtype = rng().float_dtype("uniform", "a float dtype", dtype)?;
         let (lo, hi) = (weak_bound(minval)?, weak_bound(maxval)?);
-        return traced_uniform("uniform", key, shape, dtype, &lo, &hi);
+        return as_jitted(key, |k| {
+            traced_uniform("uniform", k, shape, dtype, &lo, &hi)
+        });
     }
     let k = single_key("uniform", key)?;
     sample_array(rng().uniform(&k, shape, dtype, minval, maxval)?)
@@ -411,10 +558,13 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error
             _ => f64::from_bits((-1.0f64).to_bits() - 1),
         };
         let konst = |v: f64| crate::array::scalar(v, dtype);
-        let u = traced_uniform("normal", key, shape, dtype, &konst(lo)?, &konst(1.0)?)?;
-        let e = lax::ops::unary(&lax::ERF_INV, &u)?;
-        let sqrt2 = crate::array::scalar(std::f64::consts::SQRT_2, dtype)?;
-        return lax::ops::mul(&sqrt2, &e);
+        let (lo, one) = (konst(lo)?, konst(1.0)?);
+        return as_jitted(key, |k| {
+            let u = traced_uniform("normal", k, shape, dtype, &lo, &one)?;
+            let e = lax::ops::unary(&lax::ERF_INV, &u)?;
+            let sqrt2 = crate::array::scalar(std::f64::consts::SQRT_2, dtype)?;
+            lax::ops::mul(&sqrt2, &e)
+        });
     }
     let k = single_key("normal", key)?;
     sample_array(rng().normal(&k, shape, dtype)?)
@@ -433,9 +583,11 @@ pub fn bernoulli(key: &Array, p: f64, shape: &[usize]) -> Result<Array, Error> {
             DType::Float32
         };
         let (lo, hi) = (weak_bound(0.0)?, weak_bound(1.0)?);
-        let u = traced_uniform("bernoulli", key, shape, dtype, &lo, &hi)?;
         let p = crate::array::scalar(p, dtype)?;
-        return bind(&lax::LT, &[&u, &p], &Params::new());
+        return as_jitted(key, |k| {
+            let u = traced_uniform("bernoulli", k, shape, dtype, &lo, &hi)?;
+            bind(&lax::LT, &[&u, &p], &Params::new())
+        });
     }
     let k = single_key("bernoulli", key)?;
     sample_array(rng().bernoulli(&k, shape, p)?)
@@ -454,7 +606,7 @@ pub fn randint(
     dtype: DType,
 ) -> Result<Array, Error> {
     if staged(key) {
-        return traced_randint(key, shape, minval, maxval, dtype);
+        return as_jitted(key, |k| traced_randint(k, shape, minval, maxval, dtype));
     }
     let k = single_key("randint", key)?;
     sample_array(rng().randint(&k, shape, minval, maxval, dtype)?)

@@ -76,7 +76,9 @@ pub use crate::prng::{
     BitsWriter, Key, KeyArray, Random, Sample, Shape, Values, fill_bits32, fill_bits32_with,
 };
 pub(crate) use crate::prng::{implemented, output_size};
+pub use crate::lax::prng_impl::PrngImpl;
 pub use arrays::{
-    bernoulli, bits, bits_dtype, fold_in, fold_in_array, key, key_data, normal, randint, split,
-    split_shape, uniform, wrap_key_data,
+    bernoulli, bits, bits_dtype, define_prng_impl, fold_in, fold_in_array, key, key_data,
+    key_impl, key_with, normal, prng_key, randint, resolve_impl, split, split_shape, uniform,
+    wrap_key_data,
 };

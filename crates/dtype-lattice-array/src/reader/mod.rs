@@ -935,7 +935,12 @@ fn short_names() -> &'static HashMap<String, DType> {
 }
 
 fn dtype_of_short_name(name: &str) -> Option<DType> {
-    short_names().get(name).copied()
+    short_names().get(name).copied().or_else(|| {
+        // A key dtype registered at run time (`key<TAG>`), after the table was made.
+        dtype_lattice::key::registered()
+            .into_iter()
+            .find(|d| d.name() == name)
+    })
 }
 
 /// ", did you mean `x`?" for the closest of `names`, if one is close.

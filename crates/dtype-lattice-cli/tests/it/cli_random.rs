@@ -514,3 +514,148 @@ fn readme_random_examples_hold() {
     }
     assert!(checked >= 12, "{checked}");
 }
+
+/// Little-endian words of `width` bytes of a fixture's hex.
+fn words(hex: &str, width: usize) -> Vec<u64> {
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    bytes
+        .chunks(width)
+        .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | u64::from(b)))
+        .collect()
+}
+
+/// Every eager case of tests/fixtures/random_arrays/impls_*.json (JAX's six built-in PRNG
+/// implementations) through the binary with `--impl`: key data and values bit for bit
+/// (normal's float64 within 1e-6, as the library's tests).
+#[test]
+fn every_implementation_through_the_binary() {
+    let mut checked = 0;
+    for (mode, x64) in [("x32", false), ("x64", true)] {
+        let path = common::fixture_path(&format!("random_arrays/impls_{mode}.json"));
+        let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for case in fixture["cases"].as_array().unwrap() {
+            let f = case["fn"].as_str().unwrap();
+            if case["how"] != "eager" || case.get("out").is_none() {
+                continue;
+            }
+            let impl_name = case["impl"].as_str().unwrap();
+            let mut args: Vec<String> = vec![
+                "random".into(),
+                f.replace('_', "-"),
+                "--json".into(),
+                format!("--impl={impl_name}"),
+            ];
+            if x64 {
+                args.push("--x64".into());
+            }
+            if let Some(k) = case.get("key") {
+                let data: Vec<String> = words(k["hex"].as_str().unwrap(), 4)
+                    .iter()
+                    .map(u64::to_string)
+                    .collect();
+                args.push(format!("--key={}", data.join(",")));
+            }
+            if let Some(s) = case.get("shape") {
+                let dims: Vec<String> = s
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect();
+                args.push(format!("--shape={}", dims.join(",")));
+            }
+            for field in ["seed", "data", "dtype", "minval", "maxval", "p"] {
+                if let Some(v) = case.get(field).and_then(Value::as_str) {
+                    args.push(format!("--{field}={v}"));
+                }
+            }
+            let output = bin().args(&args).output().unwrap();
+            assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+            let got: Value = serde_json::from_slice(&output.stdout).unwrap();
+            let out = &case["out"];
+            let hex = out["hex"].as_str().unwrap();
+            if f == "key" || f == "split" || f == "fold_in" {
+                let want: Vec<Value> = words(hex, 4).into_iter().map(Value::from).collect();
+                assert_eq!(got["data"].as_array().unwrap(), &want, "{args:?}");
+                assert!(
+                    out["aval"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with(got["dtype"].as_str().unwrap())
+                );
+            } else {
+                let dtype = got["dtype"].as_str().unwrap();
+                let width = match dtype {
+                    "bool" | "uint8" | "int8" => 1,
+                    "uint16" | "int16" | "float16" | "bfloat16" => 2,
+                    "uint32" | "int32" | "float32" => 4,
+                    _ => 8,
+                };
+                let want = words(hex, width);
+                if dtype.starts_with("float") || dtype == "bfloat16" {
+                    let bits: Vec<u64> = got["bits"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|b| b.as_u64().unwrap())
+                        .collect();
+                    if f == "normal" && dtype == "float64" {
+                        let near = bits.iter().zip(&want).all(|(&a, &b)| {
+                            let (a, b) = (f64::from_bits(a), f64::from_bits(b));
+                            (a - b).abs() <= 1e-6 * b.abs()
+                        });
+                        assert!(near, "{args:?}: {bits:?} != {want:?}");
+                    } else {
+                        assert_eq!(bits, want, "{args:?}");
+                    }
+                } else {
+                    let values: Vec<u64> = got["values"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| match v {
+                            Value::Bool(b) => u64::from(*b),
+                            v => v.as_i64().map_or_else(|| v.as_u64().unwrap(), |i| i as u64),
+                        })
+                        .collect();
+                    let mask = if width == 8 {
+                        u64::MAX
+                    } else {
+                        (1 << (8 * width)) - 1
+                    };
+                    let values: Vec<u64> = values.iter().map(|v| v & mask).collect();
+                    assert_eq!(values, want, "{args:?}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "{checked}");
+}
+
+/// The seed note's example: `jax.random.uniform(jax.random.key(0, impl='rbg'), shape=(3,))`.
+#[test]
+fn rbg_uniform_prints_the_notes_values() {
+    let out = bin()
+        .args([
+            "random", "uniform", "--impl", "rbg", "--seed", "0", "--num", "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "0.3990464210510254\n0.8805201053619385\n0.7357127666473389\n"
+    );
+    let out = bin()
+        .args(["random", "key", "--impl", "rgb", "--seed", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr).unwrap().contains(
+        "ValueError: unrecognized PRNG implementation \"rgb\". Did you mean one of: \"philox2x32\""
+    ));
+}

@@ -1,0 +1,439 @@
+//! Pluggable PRNGs against JAX 0.10.2 (tests/fixtures/random_arrays/impls_{x32,x64}.json,
+//! tools/gen_prng_impls_fixtures.py): every built-in implementation — `threefry2x32`, `rbg`,
+//! `unsafe_rbg`, `threefry4x32`, `philox2x32`, `philox4x32` — through `random`'s key functions
+//! and first samplers, eagerly, under `jit` and under `vmap` over a batch of keys, and JAX's
+//! printed programs read back and run; and a user-defined implementation (philox4x32 written
+//! here with lax primitives, registered at run time as `key<uphx4>`) giving JAX's philox4x32
+//! numbers for every case.
+
+use std::sync::OnceLock;
+
+use crate::common;
+use crate::random_arrays::{array, close, compare, compare_normal, dtype, hex, lit, shape};
+
+use dtype_lattice::{DType, Error, Rules};
+use dtype_lattice_array::core::{ClosedJaxpr, Params, bind};
+use dtype_lattice_array::{Array, jit, lax, numpy, random, vmap};
+use serde_json::Value;
+
+// ---- a user-defined implementation: Philox-4x32-10 with lax primitives --------------------
+
+fn op2(p: &'static dtype_lattice_array::core::Primitive, a: &Array, b: &Array) -> Array {
+    bind(p, &[a, b], &Params::new()).unwrap().remove(0)
+}
+
+fn u32s(v: u32, n: usize) -> Array {
+    Array::from_vec(vec![v; n])
+}
+
+/// The high word of the 64-bit product of `a` and `b` (u32 lanes), by 16-bit halves.
+fn mulhi(a: &Array, b: &Array) -> Array {
+    let n = a.size();
+    let (mask, sixteen) = (u32s(0xffff, n), u32s(16, n));
+    let (ah, al) = (
+        op2(&lax::SHIFT_RIGHT_LOGICAL, a, &sixteen),
+        op2(&lax::AND, a, &mask),
+    );
+    let (bh, bl) = (
+        op2(&lax::SHIFT_RIGHT_LOGICAL, b, &sixteen),
+        op2(&lax::AND, b, &mask),
+    );
+    let (lo, mid1, mid2, hi) = (
+        op2(&lax::MUL, &al, &bl),
+        op2(&lax::MUL, &ah, &bl),
+        op2(&lax::MUL, &al, &bh),
+        op2(&lax::MUL, &ah, &bh),
+    );
+    let t = op2(
+        &lax::ADD,
+        &op2(&lax::SHIFT_RIGHT_LOGICAL, &lo, &sixteen),
+        &op2(
+            &lax::ADD,
+            &op2(&lax::AND, &mid1, &mask),
+            &op2(&lax::AND, &mid2, &mask),
+        ),
+    );
+    let carries = op2(
+        &lax::ADD,
+        &op2(
+            &lax::ADD,
+            &op2(&lax::SHIFT_RIGHT_LOGICAL, &mid1, &sixteen),
+            &op2(&lax::SHIFT_RIGHT_LOGICAL, &mid2, &sixteen),
+        ),
+        &op2(&lax::SHIFT_RIGHT_LOGICAL, &t, &sixteen),
+    );
+    op2(&lax::ADD, &hi, &carries)
+}
+
+/// Philox-4x32 with 10 rounds of key `(k0, k1)` (one key, broadcast) at the counters
+/// `(x0, x1, x2, x3)` (u32 vectors of one length), as JAX 0.10.2's `philox4x32_p`.
+fn philox(k: [u32; 2], x: [Array; 4]) -> [Array; 4] {
+    let n = x[0].size();
+    let [mut x0, mut x1, mut x2, mut x3] = x;
+    let (mut k0, mut k1) = (k[0], k[1]);
+    let (m0, m1) = (u32s(0xD251_1F53, n), u32s(0xCD9E_8D57, n));
+    for round in 0..10 {
+        if round > 0 {
+            k0 = k0.wrapping_add(0x9E37_79B9);
+            k1 = k1.wrapping_add(0xBB67_AE85);
+        }
+        let (lo0, hi0) = (op2(&lax::MUL, &m0, &x0), mulhi(&m0, &x0));
+        let (lo1, hi1) = (op2(&lax::MUL, &m1, &x2), mulhi(&m1, &x2));
+        let y0 = op2(&lax::XOR, &op2(&lax::XOR, &hi1, &x1), &u32s(k0, n));
+        let y2 = op2(&lax::XOR, &op2(&lax::XOR, &hi0, &x3), &u32s(k1, n));
+        (x0, x1, x2, x3) = (y0, lo1, y2, lo0);
+    }
+    [x0, x1, x2, x3]
+}
+
+fn words(a: &Array) -> Result<Vec<u32>, Error> {
+    a.to_vec::<u32>()
+}
+
+/// The flat index of each element of `shape` as (high, low) words (JAX's `iota_2x32_shape`).
+fn counters(shape: &[usize]) -> (Array, Array) {
+    let n: usize = shape.iter().product();
+    let hi = (0..n as u64).map(|i| (i >> 32) as u32).collect();
+    let lo = (0..n as u64).map(|i| i as u32).collect();
+    (Array::from_vec(hi), Array::from_vec(lo))
+}
+
+/// Interleaves the first two outputs as keys of `shape`: `uint32[*shape, 2]`.
+fn stacked(out: &[Array; 4], shape: &[usize]) -> Result<Array, Error> {
+    let (a, b) = (words(&out[0])?, words(&out[1])?);
+    let data: Vec<u32> = a.iter().zip(&b).flat_map(|(&x, &y)| [x, y]).collect();
+    let mut full = shape.to_vec();
+    full.push(2);
+    Array::from_shape_vec(&full, data)
+}
+
+struct UserPhilox;
+
+impl random::PrngImpl for UserPhilox {
+    fn seed(&self, seed: &Array) -> Result<Array, Error> {
+        // k0: the seed shifted right by 32 (nothing of a 32-bit seed), k1: its low word.
+        let wide = seed.dtype().bits() == 64;
+        let v = seed.astype(DType::Int64)?.to_vec::<i64>()?[0] as u64;
+        let (k0, k1) = (if wide { (v >> 32) as u32 } else { 0 }, v as u32);
+        let out = philox([0, 0], [u32s(k0, 1), u32s(k1, 1), u32s(0, 1), u32s(0, 1)]);
+        stacked(&out, &[])
+    }
+    fn split(&self, key: &Array, shape: &[usize]) -> Result<Array, Error> {
+        let k = words(key)?;
+        let (hi, lo) = counters(shape);
+        let zeros = u32s(0, hi.size());
+        let out = philox([k[0], k[1]], [zeros.clone(), zeros, hi, lo]);
+        stacked(&out, shape)
+    }
+    fn fold_in(&self, key: &Array, data: &Array) -> Result<Array, Error> {
+        let k = words(key)?;
+        let z = u32s(0, 1);
+        let d = Array::from_vec(words(data)?);
+        let out = philox([k[0], k[1]], [z.clone(), z.clone(), z, d]);
+        stacked(&out, &[])
+    }
+    fn random_bits(&self, key: &Array, bit_width: u32, shape: &[usize]) -> Result<Array, Error> {
+        let k = words(key)?;
+        let (hi, lo) = counters(shape);
+        let zeros = u32s(0, hi.size());
+        let [o0, o1, o2, o3] = philox([k[0], k[1]], [hi, lo, zeros.clone(), zeros]);
+        let flat: Vec<u64> = if bit_width == 64 {
+            let (a, b) = (words(&o0)?, words(&o1)?);
+            a.iter()
+                .zip(&b)
+                .map(|(&h, &l)| u64::from(h) << 32 | u64::from(l))
+                .collect()
+        } else {
+            let x = op2(
+                &lax::XOR,
+                &op2(&lax::XOR, &o0, &o1),
+                &op2(&lax::XOR, &o2, &o3),
+            );
+            words(&x)?.into_iter().map(u64::from).collect()
+        };
+        let bits = Array::from_shape_vec(shape, flat)?;
+        bits.astype(match bit_width {
+            8 => DType::UInt8,
+            16 => DType::UInt16,
+            32 => DType::UInt32,
+            _ => DType::UInt64,
+        })
+    }
+}
+
+const USER: &str = "user_philox4x32";
+
+/// The user-defined implementation's dtype, registered once for the whole test binary.
+fn user_dtype() -> DType {
+    static DTYPE: OnceLock<DType> = OnceLock::new();
+    *DTYPE.get_or_init(|| random::define_prng_impl(USER, "uphx4", 2, UserPhilox).unwrap())
+}
+
+// ---- running the fixture's cases ----------------------------------------------------------
+
+/// A case's function of one key, as a closure (for eager, `jit` and `vmap` alike).
+fn function(case: &Value) -> impl Fn(Array) -> Result<Array, Error> + use<> {
+    let case = case.clone();
+    move |k: Array| {
+        let s = || shape(&case["shape"]);
+        let float = |name: &str| lit(&case[name]).parse::<f64>().unwrap();
+        let int = |name: &str| lit(&case[name]).parse::<i128>().unwrap();
+        match case["fn"].as_str().unwrap() {
+            "split" => random::split_shape(&k, &s()),
+            "fold_in" => random::fold_in(&k, int("data")),
+            "bits" => match &case["dtype"] {
+                Value::Null => random::bits(&k, &s()),
+                d => random::bits_dtype(&k, &s(), dtype(d)),
+            },
+            "uniform" => random::uniform(
+                &k,
+                &s(),
+                dtype(&case["dtype"]),
+                float("minval"),
+                float("maxval"),
+            ),
+            "normal" => random::normal(&k, &s(), dtype(&case["dtype"])),
+            "bernoulli" => random::bernoulli(&k, float("p"), &s()),
+            "randint" => random::randint(
+                &k,
+                &s(),
+                int("minval"),
+                int("maxval"),
+                dtype(&case["dtype"]),
+            ),
+            other => panic!("unknown function {other}"),
+        }
+    }
+}
+
+/// Keys of the case's implementation as keys of `user` (same key data) when given.
+fn as_user(keys: Array, user: Option<DType>) -> Array {
+    match user {
+        Some(d) => random::wrap_key_data(&random::key_data(&keys).unwrap(), d).unwrap(),
+        None => keys,
+    }
+}
+
+/// Runs one case with its own implementation, or (with `user`) with the user-defined one.
+fn run(case: &Value, user: Option<DType>) -> Result<Array, Error> {
+    let f = function(case);
+    match (case["fn"].as_str().unwrap(), case["how"].as_str().unwrap()) {
+        ("key", _) => {
+            let name = if user.is_some() {
+                USER
+            } else {
+                case["impl"].as_str().unwrap()
+            };
+            random::key_with(lit(&case["seed"]).parse().unwrap(), name)
+        }
+        (_, "eager") => f(as_user(array(&case["key"]), user)),
+        (_, "jit") => jit(&f).call(&as_user(array(&case["key"]), user)),
+        (_, "vmap") => vmap(&f).call(&as_user(array(&case["keys"]), user)),
+        (_, how) => panic!("unknown how {how}"),
+    }
+}
+
+/// Compares the user-defined implementation's result with JAX's philox4x32: key data and
+/// values bit for bit (the key dtype is the user's, `key<uphx4>`).
+fn compare_user(case: &Value, got: Result<Array, Error>) -> Option<String> {
+    let out = &case["out"];
+    let got = match got {
+        Ok(a) => a,
+        Err(e) => return Some(format!("error {}: {}", common::class(&e), e.message())),
+    };
+    if case["fn"] == "normal" {
+        return compare_normal(case, Ok(got));
+    }
+    let want_aval = out["aval"]
+        .as_str()
+        .unwrap()
+        .replace("key<phx4>", "key<uphx4>");
+    let bytes = if got.dtype().is_extended() {
+        random::key_data(&got).unwrap().as_bytes().to_vec()
+    } else {
+        got.as_bytes().to_vec()
+    };
+    (got.aval().to_string() != want_aval || hex(&bytes) != out["hex"].as_str().unwrap()).then(
+        || {
+            format!(
+                "{} {} != {want_aval} {}",
+                got.aval(),
+                hex(&bytes),
+                out["hex"]
+            )
+        },
+    )
+}
+
+/// Reads JAX's printed program back, runs it on the seed, compares every output.
+fn run_text(case: &Value) -> Option<String> {
+    let f: ClosedJaxpr = match case["text"].as_str().unwrap().parse() {
+        Ok(f) => f,
+        Err(e) => return Some(format!("read: {e}")),
+    };
+    let outs = match f.call(&[array(&case["seed"])]) {
+        Ok(o) => o,
+        Err(e) => return Some(format!("run: {e}")),
+    };
+    let want = case["outs"].as_array().unwrap();
+    if outs.len() != want.len() {
+        return Some(format!("{} outputs, JAX {}", outs.len(), want.len()));
+    }
+    let diffs: Vec<String> = outs
+        .into_iter()
+        .zip(want)
+        .filter_map(|(o, w)| match o.dtype() {
+            // The normal samples of float64 (see `compare_normal`).
+            DType::Float64 => close(&o, w, 1e-6),
+            _ => compare(&serde_json::json!({ "out": w }), Ok(o)),
+        })
+        .collect();
+    (!diffs.is_empty()).then(|| diffs.join("; "))
+}
+
+fn check(x64: bool, only: Option<&str>) -> usize {
+    numpy::with_rules(Rules::jax().x64(x64), || {
+        let rel = format!(
+            "random_arrays/impls_{}.json",
+            if x64 { "x64" } else { "x32" }
+        );
+        let fixture: Value =
+            serde_json::from_str(&std::fs::read_to_string(common::fixture_path(&rel)).unwrap())
+                .unwrap();
+        assert_eq!(fixture["mode"]["x64"], x64);
+        let cases: Vec<&Value> = fixture["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| only.is_none_or(|i| c["impl"] == i))
+            .collect();
+        assert!(!cases.is_empty());
+        let failures: Vec<String> = cases
+            .iter()
+            .filter_map(|c| {
+                let d = if c["fn"] == "text" {
+                    run_text(c)
+                } else {
+                    compare_normal(c, run(c, None))
+                };
+                d.map(|d| format!("{c}\n  -> {d}"))
+            })
+            .collect();
+        common::assert_all_agree(&rel, cases.len(), &failures);
+        cases.len()
+    })
+}
+
+macro_rules! each_impl {
+    ($($test:ident: $name:literal;)*) => {$(
+        #[test]
+        fn $test() {
+            assert!(check(false, Some($name)) + check(true, Some($name)) > 100);
+        }
+    )*};
+}
+
+each_impl! {
+    threefry2x32_agrees_with_jax: "threefry2x32";
+    rbg_agrees_with_jax: "rbg";
+    unsafe_rbg_agrees_with_jax: "unsafe_rbg";
+    threefry4x32_agrees_with_jax: "threefry4x32";
+    philox2x32_agrees_with_jax: "philox2x32";
+    philox4x32_agrees_with_jax: "philox4x32";
+}
+
+#[test]
+fn a_user_defined_philox_gives_jaxs_philox4x32_numbers() {
+    let d = user_dtype();
+    assert_eq!(d.to_string(), "key<uphx4>");
+    for x64 in [false, true] {
+        numpy::with_rules(Rules::jax().x64(x64), || {
+            let rel = format!(
+                "random_arrays/impls_{}.json",
+                if x64 { "x64" } else { "x32" }
+            );
+            let fixture: Value =
+                serde_json::from_str(&std::fs::read_to_string(common::fixture_path(&rel)).unwrap())
+                    .unwrap();
+            let cases: Vec<&Value> = fixture["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| {
+                    c["impl"] == "philox4x32" && c["fn"] != "text" && c.get("out").is_some()
+                })
+                .collect();
+            assert!(cases.len() > 50);
+            let failures: Vec<String> = cases
+                .iter()
+                .filter_map(|c| compare_user(c, run(c, Some(d))).map(|e| format!("{c}\n  -> {e}")))
+                .collect();
+            common::assert_all_agree(&format!("{rel} (user-defined)"), cases.len(), &failures);
+        });
+    }
+}
+
+#[test]
+fn user_defined_keys_print_promote_and_stage_as_builtin_ones() {
+    let d = user_dtype();
+    let k = random::key_with(1, USER).unwrap();
+    assert_eq!(k.dtype(), d);
+    assert!(
+        k.to_string()
+            .starts_with("Array((), dtype=key<uphx4>) overlaying:")
+    );
+    assert_eq!(random::key_impl(&k).unwrap().name, USER);
+    // Promotion: a key with itself only.
+    let rules = Rules::jax();
+    let key = dtype_lattice::Operand::array(d);
+    assert_eq!(rules.result_type(&[key, key]).unwrap().dtype, d);
+    let e = rules
+        .result_type(&[key, dtype_lattice::Operand::array(DType::Float32)])
+        .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "dtype=key<uphx4> is not a valid dtype for JAX type promotion."
+    );
+    // Staged and printed with its tag, read back, run.
+    let f = |s: Array| {
+        let k = random::key_with(0, USER)?;
+        let k = random::fold_in_array(&k, &s)?;
+        random::bits(&k, &[3])
+    };
+    let text = dtype_lattice_array::make_jaxpr(f, &Array::scalar(4u32))
+        .unwrap()
+        .to_string();
+    assert!(text.contains("random_seed[impl=uphx4]"), "{text}");
+    let read: ClosedJaxpr = text.parse().unwrap();
+    let out = read.call(&[Array::scalar(4u32)]).unwrap();
+    assert_eq!(
+        out[0].to_vec::<u32>().unwrap(),
+        f(Array::scalar(4u32)).unwrap().to_vec::<u32>().unwrap()
+    );
+    // A name taken is JAX's ValueError.
+    let e = random::define_prng_impl(USER, "other", 2, UserPhilox).unwrap_err();
+    assert_eq!(common::class(&e), "ValueError");
+    // Functions returning the wrong shape are refused, not trusted.
+    struct Broken;
+    impl random::PrngImpl for Broken {
+        fn seed(&self, _: &Array) -> Result<Array, Error> {
+            Ok(Array::from_vec(vec![1u32, 2, 3]))
+        }
+        fn split(&self, k: &Array, _: &[usize]) -> Result<Array, Error> {
+            Ok(k.clone())
+        }
+        fn fold_in(&self, k: &Array, _: &Array) -> Result<Array, Error> {
+            Ok(k.clone())
+        }
+        fn random_bits(&self, _: &Array, _: u32, _: &[usize]) -> Result<Array, Error> {
+            Ok(Array::scalar(1.5f32))
+        }
+    }
+    random::define_prng_impl("broken_impl_test", "brk", 2, Broken).unwrap();
+    let e = random::key_with(0, "broken_impl_test").unwrap_err();
+    assert_eq!(
+        e.message(),
+        "the seed function of the PRNG implementation broken_impl_test returned uint32(3,), \
+         expected uint32(2,)"
+    );
+}
