@@ -87,6 +87,9 @@ exceptions! {
     RuntimeError,
     /// Python's `AttributeError`.
     AttributeError,
+    /// Python's `AssertionError` (JAX's implementation asserting what it was given: a PRNG
+    /// implementation's key of the wrong shape).
+    AssertionError,
     /// Python's `SystemError`.
     SystemError,
     /// TensorFlow's `InvalidArgumentError`.

@@ -127,10 +127,12 @@ fn type_error(msg: impl Into<String>) -> Error {
     Error::refused(Exception::TypeError, msg)
 }
 
-/// JAX asserts (`assert not seed.shape`): an `AssertionError`, which this crate's exceptions
-/// do not have.
+/// JAX asserts (`assert not seed.shape`): an `AssertionError`.
 fn assertion(what: &str) -> Error {
-    Error::refused(Exception::ValueError, format!("assertion failed: {what}"))
+    Error::refused(
+        Exception::AssertionError,
+        format!("assertion failed: {what}"),
+    )
 }
 
 /// The words of one key's data: `uint32[words]`.

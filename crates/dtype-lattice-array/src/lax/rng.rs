@@ -260,9 +260,9 @@ fn state_of(key: &Array) -> Result<(State, bool), Error> {
         }
         (dtype, shape) => {
             let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-            // JAX asserts: an `AssertionError`, which this crate's exceptions do not have.
+            // JAX asserts.
             Err(Error::refused(
-                Exception::ValueError,
+                Exception::AssertionError,
                 format!("([{}], {})", dims.join(", "), mlir_type(dtype)),
             ))
         }

@@ -33,23 +33,13 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The class this crate raises for JAX's: JAX's lowering asserts (`AssertionError`), which the
-/// crate's exceptions do not have; it raises a `ValueError` with the assertion's message.
-fn crate_class(jax: &str) -> &str {
-    if jax == "AssertionError" {
-        "ValueError"
-    } else {
-        jax
-    }
-}
-
 /// `got` against JAX's leaves or error `want`: dtype, shape and every bit, or the exception's
 /// class and message.
 fn compare(what: &str, got: Result<Vec<Array>, Error>, want: &Value) -> Option<String> {
     if let Some(e) = want.get("error") {
         let (kind, msg) = (e["kind"].as_str().unwrap(), e["message"].as_str().unwrap());
         return match got {
-            Err(mine) if common::class(&mine) == crate_class(kind) && mine.message() == msg => None,
+            Err(mine) if common::class(&mine) == kind && mine.message() == msg => None,
             Err(mine) => Some(format!("{what}: JAX raised {kind}: {msg} but this {mine}")),
             Ok(_) => Some(format!(
                 "{what}: JAX raised {kind}: {msg} but this computed"
