@@ -86,6 +86,56 @@ def child(args):
             c["error"] = err(e)
         cases.append(c)
 
+    f32 = jnp.float32
+
+    def samplers(k, kin):
+        """Every sampler once on key `k` (the user-defined implementation's test: JAX's
+        philox4x32). "args": Python floats and ints (weak), or lists (float32 arrays)."""
+        def arg(v):
+            return jnp.asarray(v, f32) if isinstance(v, list) else v
+        calls = [
+            ("exponential", [], {}), ("cauchy", [], {}), ("laplace", [], {}),
+            ("logistic", [], {}), ("gumbel", [], {}), ("maxwell", [], {}),
+            ("rademacher", [], {}), ("normal", [], {}),
+            ("pareto", [2.0], {}), ("rayleigh", [1.5], {}), ("wald", [1.5], {}),
+            ("lognormal", [0.5], {}), ("weibull_min", [1.0, 2.0], {}),
+            ("double_sided_maxwell", [0.0, 1.0], {}), ("triangular", [0.0, 0.5, 1.0], {}),
+            ("truncated_normal", [-1.0, 1.0], {}), ("geometric", [0.3], {}),
+            ("bernoulli", [0.3], {}), ("categorical", [[0.1, 0.5, 0.2, 0.2]], {}),
+            ("gamma", [2.0], {}), ("loggamma", [0.5], {}), ("beta", [2.0, 3.0], {}),
+            ("chisquare", [3.0], {}), ("f", [3.0, 4.0], {}), ("t", [3.0], {}),
+            ("generalized_normal", [1.5], {}), ("poisson", [3.0], {}),
+            ("binomial", [10.0, 0.3], {}),
+        ]
+        for name, args, kw in calls:
+            f = getattr(jax.random, name)
+            c = {"impl": "philox4x32", "fn": "sampler", "sampler": name, "args": args,
+                 "shape": [4], "key": kin, "how": "eager"}
+            try:
+                c["out"] = enc(f(k, *[arg(a) for a in args], shape=(4,)))
+            except Exception as e:  # noqa: BLE001
+                c["error"] = err(e)
+            cases.append(c)
+        others = [
+            ("dirichlet", lambda: jax.random.dirichlet(k, jnp.asarray([1.0, 2.0, 3.0], f32),
+                                                       (2,))),
+            ("ball", lambda: jax.random.ball(k, 3, 2.0, (2,))),
+            ("multinomial", lambda: jax.random.multinomial(
+                k, 10.0, jnp.asarray([0.2, 0.3, 0.5], f32), shape=(2, 3))),
+            ("choice", lambda: jax.random.choice(k, 10, (3,), replace=False)),
+            ("choice_p", lambda: jax.random.choice(
+                k, 5, (4,), p=jnp.asarray([0.1, 0.2, 0.3, 0.2, 0.2], f32))),
+            ("permutation", lambda: jax.random.permutation(k, 6)),
+        ]
+        for name, f in others:
+            c = {"impl": "philox4x32", "fn": "sampler", "sampler": name, "key": kin,
+                 "how": "eager"}
+            try:
+                c["out"] = enc(f())
+            except Exception as e:  # noqa: BLE001
+                c["error"] = err(e)
+            cases.append(c)
+
     seeds = ["0", "42", "-1", str(2**32 + 5), str(2**63 - 1)]
     for impl in IMPLS:
         for seed in seeds:
@@ -134,6 +184,8 @@ def child(args):
                 k, (6,), lo, hi, jnp.dtype(d))
             record({"impl": impl, "fn": "randint", "key": kin, "shape": [6], "dtype": dtype,
                     "minval": lo, "maxval": hi}, f, k)
+        if impl == "philox4x32":
+            samplers(k, kin)
         # Programs from a seed, as JAX prints them, for the jaxpr reader.
         seed = jnp.asarray(3, jnp.int64 if args.x64 else jnp.int32)
         programs = {

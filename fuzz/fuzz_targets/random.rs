@@ -1,6 +1,7 @@
-//! `random`: the operation, seed or key data, shape or count, data, width, dtype, bounds and
-//! p through the CLI's `run` (never `--out`, which streams without bound by design). Fields
-//! are the input's lines; the first byte picks the operation and flags.
+//! `random`: the operation, seed or key data, shape or count, data, width, dtype, bounds, p,
+//! the PRNG implementation and the samplers' parameters through the CLI's `run` (never
+//! `--out`, which streams without bound by design). Fields are the input's lines; the first
+//! byte picks the operation (one of the first eight, or with bit 0x20 a sampler) and flags.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,9 +16,73 @@ const OPS: [&str; 8] = [
     "randint",
     "bernoulli",
 ];
-const FIELDS: [&str; 10] = [
-    "--seed", "--key", "--num", "--shape", "--data", "--width", "--dtype", "--minval", "--maxval",
+const SAMPLERS: [&str; 31] = [
+    "exponential",
+    "cauchy",
+    "laplace",
+    "logistic",
+    "gumbel",
+    "maxwell",
+    "rademacher",
+    "pareto",
+    "rayleigh",
+    "wald",
+    "lognormal",
+    "weibull-min",
+    "double-sided-maxwell",
+    "triangular",
+    "truncated-normal",
+    "geometric",
+    "categorical",
+    "choice",
+    "permutation",
+    "gamma",
+    "loggamma",
+    "beta",
+    "dirichlet",
+    "chisquare",
+    "f",
+    "t",
+    "generalized-normal",
+    "ball",
+    "poisson",
+    "binomial",
+    "multinomial",
+];
+const FIELDS: [&str; 33] = [
+    "--seed",
+    "--key",
+    "--num",
+    "--shape",
+    "--data",
+    "--width",
+    "--dtype",
+    "--minval",
+    "--maxval",
     "--p",
+    "--impl",
+    "--a",
+    "--b",
+    "--scale",
+    "--concentration",
+    "--loc",
+    "--mean",
+    "--sigma",
+    "--left",
+    "--mode",
+    "--right",
+    "--lower",
+    "--upper",
+    "--lam",
+    "--n",
+    "--df",
+    "--dfnum",
+    "--dfden",
+    "--alpha",
+    "--logits",
+    "--d",
+    "--axis",
+    "--replace",
 ];
 
 /// Elements a shape or count asks for, when it parses as one (saturating).
@@ -38,7 +103,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut args = vec!["dtype-lattice".to_string(), "random".into()];
-    args.push(OPS[usize::from(flags & 7)].into());
+    if flags & 0x20 != 0 {
+        let i = usize::from(flags & 7) + 8 * usize::from(flags >> 6);
+        args.push(SAMPLERS[i % SAMPLERS.len()].into());
+    } else {
+        args.push(OPS[usize::from(flags & 7)].into());
+    }
     if flags & 0x08 != 0 {
         args.push("--x64".into());
     }

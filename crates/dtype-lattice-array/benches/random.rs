@@ -7,6 +7,16 @@
 //! - `random_bits_u32_1thread/<backend>`: the same on one thread per backend (AVX-512, AVX2,
 //!   scalar), to see what the SIMD kernels and the second core each contribute.
 //! - `random_uniform_f32`: `jax.random.uniform(key, (2**24,), float32)`.
+//!
+//! Issue 29's group `impls`, beside `tools/bench_prng_peers.py` (jitted JAX, same run):
+//!
+//! - `threefry_bits_u32_2e24`, `rbg_bits_u32_2e24`, `unsafe_rbg_bits_u32_2e24`:
+//!   `jax.random.bits(jax.random.key(0, impl=...), (2**24,), uint32)` through the array API
+//!   (targets: rbg at least JAX's speed; threefry ≥ 10× JAX's);
+//! - `gamma_f32_2e20/alpha=A`: `jax.random.gamma(jax.random.key(0), A, (2**20,), float32)`,
+//!   A in 0.5, 1, 4 (target: at least JAX's speed).
+//!
+//! Each prints a check (the sum of the output as float64) to compare with the peers'.
 
 use std::hint::black_box;
 
@@ -46,5 +56,41 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(random, benches);
+fn impls(c: &mut Criterion) {
+    use dtype_lattice_array::{Array, random};
+    let sum = |a: &Array| -> f64 {
+        a.astype(DType::Float64)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .sum()
+    };
+    let mut g = c.benchmark_group("impls");
+    g.sample_size(10);
+    for (name, impl_name) in [
+        ("threefry", "threefry2x32"),
+        ("rbg", "rbg"),
+        ("unsafe_rbg", "unsafe_rbg"),
+    ] {
+        let key = random::key_with(0, impl_name).unwrap();
+        let f = || random::bits_dtype(&key, &[1 << 24], DType::UInt32).unwrap();
+        eprintln!("{name}_bits_u32_2e24 check {:.6e}", sum(&f()));
+        g.bench_function(format!("{name}_bits_u32_2e24"), |b| {
+            b.iter(|| black_box(f()))
+        });
+    }
+    for alpha in [0.5, 1.0, 4.0] {
+        let key = random::key(0).unwrap();
+        let a = Array::python_scalar(alpha).unwrap();
+        let f = || random::gamma(&key, &a, Some(&[1 << 20]), DType::Float32).unwrap();
+        eprintln!("gamma_f32_2e20/alpha={alpha} check {:.6e}", sum(&f()));
+        g.bench_function(format!("gamma_f32_2e20/alpha={alpha}"), |b| {
+            b.iter(|| black_box(f()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(random, benches, impls);
 criterion_main!(random);

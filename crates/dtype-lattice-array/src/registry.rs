@@ -145,6 +145,12 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::CUMLOGSUMEXP,
     &lax::DOT_GENERAL,
     &lax::CONV_GENERAL_DILATED,
+    &lax::LGAMMA,
+    &lax::DIGAMMA,
+    &lax::IGAMMA,
+    &lax::IGAMMAC,
+    &lax::IGAMMA_GRAD_A,
+    &lax::RANDOM_GAMMA_GRAD,
 ];
 
 /// The primitive of a name.

@@ -35,6 +35,144 @@ pub(crate) enum RandomOp {
     Randint,
     /// `jax.random.bernoulli(key, p, shape)`.
     Bernoulli,
+    /// `jax.random.exponential(key, shape, dtype)`.
+    Exponential,
+    /// `jax.random.cauchy(key, shape, dtype)`.
+    Cauchy,
+    /// `jax.random.laplace(key, shape, dtype)`.
+    Laplace,
+    /// `jax.random.logistic(key, shape, dtype)`.
+    Logistic,
+    /// `jax.random.gumbel(key, shape, dtype, mode)`.
+    Gumbel,
+    /// `jax.random.maxwell(key, shape, dtype)`.
+    Maxwell,
+    /// `jax.random.rademacher(key, shape, dtype)`.
+    Rademacher,
+    /// `jax.random.pareto(key, b, shape, dtype)`.
+    Pareto,
+    /// `jax.random.rayleigh(key, scale, shape, dtype)`.
+    Rayleigh,
+    /// `jax.random.wald(key, mean, shape, dtype)`.
+    Wald,
+    /// `jax.random.lognormal(key, sigma, shape, dtype)`.
+    Lognormal,
+    /// `jax.random.weibull_min(key, scale, concentration, shape, dtype)`.
+    WeibullMin,
+    /// `jax.random.double_sided_maxwell(key, loc, scale, shape, dtype)`.
+    DoubleSidedMaxwell,
+    /// `jax.random.triangular(key, left, mode, right, shape, dtype)`.
+    Triangular,
+    /// `jax.random.truncated_normal(key, lower, upper, shape, dtype)`.
+    TruncatedNormal,
+    /// `jax.random.geometric(key, p, shape, dtype)`.
+    Geometric,
+    /// `jax.random.categorical(key, logits, axis, shape, replace)`.
+    Categorical,
+    /// `jax.random.choice(key, a, shape, replace, p, axis)`.
+    Choice,
+    /// `jax.random.permutation(key, x, axis, independent)`.
+    Permutation,
+    /// `jax.random.gamma(key, a, shape, dtype)`.
+    Gamma,
+    /// `jax.random.loggamma(key, a, shape, dtype)`.
+    Loggamma,
+    /// `jax.random.beta(key, a, b, shape, dtype)`.
+    Beta,
+    /// `jax.random.dirichlet(key, alpha, shape, dtype)`.
+    Dirichlet,
+    /// `jax.random.chisquare(key, df, shape, dtype)`.
+    Chisquare,
+    /// `jax.random.f(key, dfnum, dfden, shape, dtype)`.
+    F,
+    /// `jax.random.t(key, df, shape, dtype)`.
+    T,
+    /// `jax.random.generalized_normal(key, p, shape, dtype)`.
+    GeneralizedNormal,
+    /// `jax.random.ball(key, d, p, shape, dtype)`.
+    Ball,
+    /// `jax.random.poisson(key, lam, shape, dtype)` (threefry2x32 keys only, as JAX).
+    Poisson,
+    /// `jax.random.binomial(key, n, p, shape, dtype)`.
+    Binomial,
+    /// `jax.random.multinomial(key, n, p, shape, dtype)`.
+    Multinomial,
+}
+
+/// The samplers' parameters, as options: a number (a Python float: weakly typed) or a
+/// comma-separated list (an array of the default float dtype).
+#[derive(Args, Debug, Default)]
+pub(crate) struct SamplerArgs {
+    /// gamma, loggamma, beta: the shape `a`; choice: the population (an integer n for
+    /// arange(n), or values).
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
+    a: Option<String>,
+    /// pareto, beta: `b`.
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
+    b: Option<String>,
+    /// rayleigh, weibull-min, double-sided-maxwell: `scale`.
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    scale: Option<String>,
+    /// weibull-min: `concentration`.
+    #[arg(long, value_name = "C", allow_hyphen_values = true)]
+    concentration: Option<String>,
+    /// double-sided-maxwell: `loc`.
+    #[arg(long, value_name = "L", allow_hyphen_values = true)]
+    loc: Option<String>,
+    /// wald: `mean`.
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    mean: Option<String>,
+    /// lognormal: `sigma`.
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    sigma: Option<String>,
+    /// triangular: `left`.
+    #[arg(long, value_name = "L", allow_hyphen_values = true)]
+    left: Option<String>,
+    /// triangular: `mode` (a number); gumbel, categorical, choice: `low` or `high`.
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    mode: Option<String>,
+    /// triangular: `right`.
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    right: Option<String>,
+    /// truncated-normal: `lower`.
+    #[arg(long, value_name = "L", allow_hyphen_values = true)]
+    lower: Option<String>,
+    /// truncated-normal: `upper`.
+    #[arg(long, value_name = "U", allow_hyphen_values = true)]
+    upper: Option<String>,
+    /// poisson: the rate `lam`.
+    #[arg(long, value_name = "LAM", allow_hyphen_values = true)]
+    lam: Option<String>,
+    /// binomial, multinomial: the number of trials `n`.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    n: Option<String>,
+    /// chisquare, t: degrees of freedom `df`.
+    #[arg(long, value_name = "DF", allow_hyphen_values = true)]
+    df: Option<String>,
+    /// f: `dfnum`.
+    #[arg(long, value_name = "DF", allow_hyphen_values = true)]
+    dfnum: Option<String>,
+    /// f: `dfden`.
+    #[arg(long, value_name = "DF", allow_hyphen_values = true)]
+    dfden: Option<String>,
+    /// dirichlet: the concentrations `alpha` (a list).
+    #[arg(long, value_name = "A1,A2,...", allow_hyphen_values = true)]
+    alpha: Option<String>,
+    /// categorical: the unnormalised log probabilities (a list).
+    #[arg(long, value_name = "L1,L2,...", allow_hyphen_values = true)]
+    logits: Option<String>,
+    /// ball: the dimension `d`.
+    #[arg(long, value_name = "D")]
+    d: Option<String>,
+    /// categorical, choice, permutation: the axis [default: -1 categorical, 0 others].
+    #[arg(long, value_name = "AXIS", allow_hyphen_values = true)]
+    axis: Option<String>,
+    /// categorical, choice: sample with replacement [default: true].
+    #[arg(long, value_name = "BOOL")]
+    replace: Option<String>,
+    /// permutation: shuffle each slice independently.
+    #[arg(long)]
+    independent: bool,
 }
 
 /// Arguments of `random`.
@@ -85,9 +223,13 @@ pub(crate) struct RandomArgs {
     /// Upper bound (exclusive) [uniform default: 1.0; required by randint].
     #[arg(long, value_name = "B", allow_hyphen_values = true)]
     maxval: Option<String>,
-    /// Probability of True (bernoulli) [default: 0.5].
+    /// Probability of True (bernoulli) [default: 0.5]; geometric, binomial: the success
+    /// probability; multinomial, choice: probabilities (a list); generalized-normal, ball:
+    /// the exponent `p`.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
     p: Option<String>,
+    #[command(flatten)]
+    sampler: SamplerArgs,
     /// 64-bit mode (jax_enable_x64=True).
     #[arg(long)]
     x64: bool,
@@ -315,6 +457,7 @@ fn compute_with(args: &RandomArgs, k: &'static KeyImpl) -> Result<Output, Error>
                 let p = text(&args.p).map_or(Ok(0.5), |s| float("p", &s))?;
                 values(jr::bernoulli(&key()?, p, &shape(args, &[])?)?)
             }
+            _ => values(sample(args, &key()?, &rng)?),
         }
     })
 }
@@ -328,6 +471,182 @@ fn randint_bounds(args: &RandomArgs) -> Result<(i128, i128), Error> {
     Ok((
         bound(&args.minval, "minval")?,
         bound(&args.maxval, "maxval")?,
+    ))
+}
+
+/// A parameter option: a number (a Python float, weakly typed) or a comma-separated list (an
+/// array of the default float dtype).
+fn param(name: &str, v: &Option<String>, x64: bool) -> Result<Option<Array>, Error> {
+    let Some(t) = text(v) else {
+        return Ok(None);
+    };
+    let parts = components(&t, name)?;
+    let values = parts
+        .iter()
+        .map(|p| float(name, p))
+        .collect::<Result<Vec<f64>, Error>>()?;
+    Ok(Some(match values.as_slice() {
+        [one] if !t.contains(',') => Array::python_scalar(*one)?,
+        _ if x64 => Array::from_vec(values),
+        _ => Array::from_vec(values.iter().map(|&v| v as f32).collect::<Vec<f32>>()),
+    }))
+}
+
+/// A parameter the sampler needs.
+fn required(op: RandomOp, name: &str, v: &Option<String>, x64: bool) -> Result<Array, Error> {
+    param(name, v, x64)?.ok_or_else(|| invalid(name, format!("{} needs --{name}", op_name(op))))
+}
+
+/// The samplers beyond the first four, on `key`.
+fn sample(args: &RandomArgs, key: &Array, rng: &Random) -> Result<Array, Error> {
+    use RandomOp::*;
+    let op = args.op;
+    let x64 = args.x64;
+    let sa = &args.sampler;
+    let need = |name: &str, v: &Option<String>| required(op, name, v, x64);
+    let given = || -> Result<Option<Vec<usize>>, Error> {
+        Ok(if args.num.is_some() || args.shape.is_some() {
+            Some(shape(args, &[])?)
+        } else {
+            None
+        })
+    };
+    let sh = || shape(args, &[]);
+    let fl = || dtype(args, rng.default_float());
+    let int = || dtype(args, rng.default_int());
+    let opt_shape = given()?;
+    let s = opt_shape.as_deref();
+    let mode = text(&sa.mode);
+    let axis = |default: isize| -> Result<isize, Error> {
+        text(&sa.axis).map_or(Ok(default), |a| {
+            a.parse()
+                .map_err(|_| invalid("axis", format!("{a:?} is not an integer")))
+        })
+    };
+    let replace = || -> Result<bool, Error> {
+        match text(&sa.replace).as_deref() {
+            None | Some("true" | "True" | "1") => Ok(true),
+            Some("false" | "False" | "0") => Ok(false),
+            Some(o) => Err(invalid("replace", format!("{o:?} is not true or false"))),
+        }
+    };
+    match op {
+        Exponential => jr::exponential(key, &sh()?, fl()?),
+        Cauchy => jr::cauchy(key, &sh()?, fl()?),
+        Laplace => jr::laplace(key, &sh()?, fl()?),
+        Logistic => jr::logistic(key, &sh()?, fl()?),
+        Gumbel => jr::gumbel(key, &sh()?, fl()?, mode.as_deref()),
+        Maxwell => jr::maxwell(key, &sh()?, fl()?),
+        Rademacher => jr::rademacher(key, &sh()?, int()?),
+        Pareto => jr::pareto(key, &need("b", &sa.b)?, s, fl()?),
+        Rayleigh => jr::rayleigh(key, &need("scale", &sa.scale)?, s, fl()?),
+        Wald => jr::wald(key, &need("mean", &sa.mean)?, s, fl()?),
+        Lognormal => {
+            let sigma =
+                param("sigma", &sa.sigma, x64)?.map_or_else(|| Array::python_scalar(1.0), Ok)?;
+            jr::lognormal(key, &sigma, s, fl()?)
+        }
+        WeibullMin => jr::weibull_min(
+            key,
+            &need("scale", &sa.scale)?,
+            &need("concentration", &sa.concentration)?,
+            &sh()?,
+            fl()?,
+        ),
+        DoubleSidedMaxwell => jr::double_sided_maxwell(
+            key,
+            &need("loc", &sa.loc)?,
+            &need("scale", &sa.scale)?,
+            &sh()?,
+            fl()?,
+        ),
+        Triangular => jr::triangular(
+            key,
+            &need("left", &sa.left)?,
+            &need("mode", &sa.mode)?,
+            &need("right", &sa.right)?,
+            s,
+            fl()?,
+        ),
+        TruncatedNormal => jr::truncated_normal(
+            key,
+            &need("lower", &sa.lower)?,
+            &need("upper", &sa.upper)?,
+            s,
+            fl()?,
+        ),
+        Geometric => jr::geometric(key, &need("p", &args.p)?, s, int()?),
+        Categorical => jr::categorical(
+            key,
+            &need("logits", &sa.logits)?,
+            axis(-1)?,
+            s,
+            replace()?,
+            mode.as_deref(),
+        ),
+        Choice => {
+            let a = population(op, &sa.a)?;
+            let p = param("p", &args.p, x64)?;
+            jr::choice(
+                key,
+                &a,
+                &sh()?,
+                replace()?,
+                p.as_ref(),
+                axis(0)?,
+                mode.as_deref(),
+            )
+        }
+        Permutation => {
+            let x = population(op, &sa.a)?;
+            jr::permutation(key, &x, axis(0)?, sa.independent)
+        }
+        Gamma => jr::gamma(key, &need("a", &sa.a)?, s, fl()?),
+        Loggamma => jr::loggamma(key, &need("a", &sa.a)?, s, fl()?),
+        Beta => jr::beta(key, &need("a", &sa.a)?, &need("b", &sa.b)?, s, fl()?),
+        Dirichlet => jr::dirichlet(key, &need("alpha", &sa.alpha)?, s, fl()?),
+        Chisquare => jr::chisquare(key, &need("df", &sa.df)?, s, fl()?),
+        F => jr::f(
+            key,
+            &need("dfnum", &sa.dfnum)?,
+            &need("dfden", &sa.dfden)?,
+            s,
+            fl()?,
+        ),
+        T => jr::t(key, &need("df", &sa.df)?, s, fl()?),
+        GeneralizedNormal => jr::generalized_normal(key, &need("p", &args.p)?, &sh()?, fl()?),
+        Ball => {
+            let d = text(&sa.d)
+                .ok_or_else(|| invalid("d", "ball needs --d"))?
+                .parse::<usize>()
+                .map_err(|_| invalid("d", "not a dimension (a non-negative integer)"))?;
+            let p = param("p", &args.p, x64)?.map_or_else(|| Array::python_scalar(2.0), Ok)?;
+            jr::ball(key, d, &p, &sh()?, fl()?)
+        }
+        Poisson => jr::poisson(key, &need("lam", &sa.lam)?, s, int()?),
+        Binomial => jr::binomial(key, &need("n", &sa.n)?, &need("p", &args.p)?, s, fl()?),
+        Multinomial => jr::multinomial(key, &need("n", &sa.n)?, &need("p", &args.p)?, s, fl()?),
+        Key | Split | FoldIn | Bits | Uniform | Normal | Randint | Bernoulli => {
+            Err(invalid("op", "not a sampler"))
+        }
+    }
+}
+
+/// `choice`'s and `permutation`'s `a`/`x`: one integer n (a Python int: `arange(n)`), or a
+/// list of values.
+fn population(op: RandomOp, v: &Option<String>) -> Result<Array, Error> {
+    let t = text(v).ok_or_else(|| invalid("a", format!("{} needs --a", op_name(op))))?;
+    if !t.contains(',')
+        && let Ok(n) = t.parse::<i128>()
+    {
+        return Array::python_scalar(dtype_lattice::Value::Int(n));
+    }
+    let values = components(&t, "a")?
+        .iter()
+        .map(|p| float("a", p))
+        .collect::<Result<Vec<f64>, Error>>()?;
+    Ok(Array::from_vec(
+        values.iter().map(|&v| v as f32).collect::<Vec<f32>>(),
     ))
 }
 
@@ -369,6 +688,8 @@ fn compute(args: &RandomArgs, rng: &Random) -> Result<Output, Error> {
             let p = text(&args.p).map_or(Ok(0.5), |s| float("p", &s))?;
             Output::Values(rng.bernoulli(&key(args, &rng)?, &shape(args, &[])?, p)?)
         }
+        // Sent to the array API above.
+        _ => return compute_with(args, &dtype_lattice::key::THREEFRY2X32),
     })
 }
 
@@ -574,39 +895,93 @@ fn write_file(args: &RandomArgs, rng: &Random, path: &std::path::Path) -> Result
     Ok(())
 }
 
+/// The options each operation takes (beside `--seed`/`--key`, `--impl`, `--x64`, `--json`,
+/// `--out`).
+fn accepts(op: RandomOp) -> &'static [&'static str] {
+    use RandomOp::*;
+    const SHAPED: &[&str] = &["num", "shape", "dtype"];
+    match op {
+        Key => &[],
+        Split => &["num", "shape"],
+        FoldIn => &["data"],
+        Bits => &["num", "shape", "width", "dtype"],
+        Uniform | Randint => &["num", "shape", "dtype", "minval", "maxval"],
+        Normal | Exponential | Cauchy | Laplace | Logistic | Maxwell | Rademacher => SHAPED,
+        Bernoulli => &["num", "shape", "p"],
+        Gumbel => &["num", "shape", "dtype", "mode"],
+        Pareto => &["num", "shape", "dtype", "b"],
+        Rayleigh => &["num", "shape", "dtype", "scale"],
+        Wald => &["num", "shape", "dtype", "mean"],
+        Lognormal => &["num", "shape", "dtype", "sigma"],
+        WeibullMin => &["num", "shape", "dtype", "scale", "concentration"],
+        DoubleSidedMaxwell => &["num", "shape", "dtype", "loc", "scale"],
+        Triangular => &["num", "shape", "dtype", "left", "mode", "right"],
+        TruncatedNormal => &["num", "shape", "dtype", "lower", "upper"],
+        Geometric | GeneralizedNormal => &["num", "shape", "dtype", "p"],
+        Categorical => &["num", "shape", "logits", "axis", "replace", "mode"],
+        Choice => &["num", "shape", "a", "p", "axis", "replace", "mode"],
+        Permutation => &["a", "axis", "independent"],
+        Gamma | Loggamma => &["num", "shape", "dtype", "a"],
+        Beta => &["num", "shape", "dtype", "a", "b"],
+        Dirichlet => &["num", "shape", "dtype", "alpha"],
+        Chisquare | T => &["num", "shape", "dtype", "df"],
+        F => &["num", "shape", "dtype", "dfnum", "dfden"],
+        Ball => &["num", "shape", "dtype", "d", "p"],
+        Poisson => &["num", "shape", "dtype", "lam"],
+        Binomial | Multinomial => &["num", "shape", "dtype", "n", "p"],
+    }
+}
+
 /// Refuses an option the operation does not take (`bits --minval`): unusable input.
 fn check_options(args: &RandomArgs) -> Result<(), Error> {
-    use RandomOp::*;
     let op = args.op;
-    let options: [(&str, bool, &[RandomOp]); 8] = [
-        (
-            "num",
-            args.num.is_some(),
-            &[Split, Bits, Uniform, Normal, Randint, Bernoulli],
-        ),
-        (
-            "shape",
-            args.shape.is_some(),
-            &[Split, Bits, Uniform, Normal, Randint, Bernoulli],
-        ),
-        ("data", args.data.is_some(), &[FoldIn]),
-        ("width", args.width.is_some(), &[Bits]),
-        (
-            "dtype",
-            args.dtype.is_some(),
-            &[Bits, Uniform, Normal, Randint],
-        ),
-        ("minval", args.minval.is_some(), &[Uniform, Randint]),
-        ("maxval", args.maxval.is_some(), &[Uniform, Randint]),
-        ("p", args.p.is_some(), &[Bernoulli]),
+    let sa = &args.sampler;
+    let options: [(&str, bool); 29] = [
+        ("num", args.num.is_some()),
+        ("shape", args.shape.is_some()),
+        ("data", args.data.is_some()),
+        ("width", args.width.is_some()),
+        ("dtype", args.dtype.is_some()),
+        ("minval", args.minval.is_some()),
+        ("maxval", args.maxval.is_some()),
+        ("p", args.p.is_some()),
+        ("a", sa.a.is_some()),
+        ("b", sa.b.is_some()),
+        ("scale", sa.scale.is_some()),
+        ("concentration", sa.concentration.is_some()),
+        ("loc", sa.loc.is_some()),
+        ("mean", sa.mean.is_some()),
+        ("sigma", sa.sigma.is_some()),
+        ("left", sa.left.is_some()),
+        ("mode", sa.mode.is_some()),
+        ("right", sa.right.is_some()),
+        ("lower", sa.lower.is_some()),
+        ("upper", sa.upper.is_some()),
+        ("lam", sa.lam.is_some()),
+        ("n", sa.n.is_some()),
+        ("df", sa.df.is_some()),
+        ("dfnum", sa.dfnum.is_some()),
+        ("dfden", sa.dfden.is_some()),
+        ("alpha", sa.alpha.is_some()),
+        ("logits", sa.logits.is_some()),
+        ("d", sa.d.is_some()),
+        ("axis", sa.axis.is_some()),
     ];
-    for (name, given, takes) in options {
-        if given && !takes.contains(&op) {
-            let names: Vec<String> = takes.iter().map(|o| op_name(*o)).collect();
-            let list = match names.as_slice() {
+    let flags = [
+        ("replace", sa.replace.is_some()),
+        ("independent", sa.independent),
+    ];
+    for (name, given) in options.into_iter().chain(flags) {
+        if given && !accepts(op).contains(&name) {
+            let takes: Vec<String> = RandomOp::value_variants()
+                .iter()
+                .filter(|o| accepts(**o).contains(&name))
+                .map(|o| op_name(*o))
+                .collect();
+            let list = match takes.as_slice() {
                 [one] => format!("{one} does"),
                 [rest @ .., last] => format!("{} and {last} do", rest.join(", ")),
-                [] => unreachable!("every option has an operation"),
+                [] => "no operation does".to_string(),
             };
             return Err(invalid(
                 &format!("--{name}"),

@@ -38,7 +38,7 @@ pub(crate) mod simd;
 pub(crate) mod simd8;
 pub(crate) mod sort;
 pub(crate) mod threefry;
-pub(crate) mod threefry_simd;
 pub(crate) mod threefry4x32;
+pub(crate) mod threefry_simd;
 pub(crate) mod vmath;
 pub(crate) mod xla_math;

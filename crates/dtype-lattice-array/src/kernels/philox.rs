@@ -5,8 +5,7 @@
 //! `0xD256D193`). XLA's `RngBitGenerator` (PHILOX, the CPU backend's default) and JAX's
 //! `philox4x32`/`philox2x32` key implementations compute them.
 //!
-//! [`philox4x32_lanes`] computes [`LANES`] blocks at once as plain arrays, a loop LLVM
-//! vectorises (32 × 32 → 64-bit products in `pmuludq`); it is tested against the scalar form.
+//! One block at a time (`kernels::rng_bit` splits long outputs over threads).
 
 /// Philox-4x32's multipliers.
 const M4X32: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
@@ -37,31 +36,6 @@ pub(crate) fn philox4x32(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
         k1 = k1.wrapping_add(W32[1]);
     }
     [x0, x1, x2, x3]
-}
-
-/// Blocks per call of [`philox4x32_lanes`].
-pub(crate) const LANES: usize = 8;
-
-/// [`philox4x32`] of [`LANES`] counter blocks under one key, word by word: `x[w][l]` is word
-/// `w` of block `l`, in and out.
-#[inline]
-pub(crate) fn philox4x32_lanes(x: &mut [[u32; LANES]; 4], key: [u32; 2]) {
-    let [mut k0, mut k1] = key;
-    let [x0, x1, x2, x3] = x;
-    for _ in 0..ROUNDS {
-        let lanes = x0
-            .iter_mut()
-            .zip(x1.iter_mut())
-            .zip(x2.iter_mut())
-            .zip(x3.iter_mut());
-        for (((a, b), c), d) in lanes {
-            let (hi0, lo0) = mulhilo(M4X32[0], *a);
-            let (hi1, lo1) = mulhilo(M4X32[1], *c);
-            [*a, *b, *c, *d] = [hi1 ^ *b ^ k0, lo1, hi0 ^ *d ^ k1, lo0];
-        }
-        k0 = k0.wrapping_add(W32[0]);
-        k1 = k1.wrapping_add(W32[1]);
-    }
 }
 
 /// Philox-2x32-10 of one counter block: `philox2x32(counter, key)`.
@@ -119,21 +93,6 @@ mod tests {
         }
         for (ctr, key, expected) in KAT2 {
             assert_eq!(philox2x32(ctr, key), expected, "2x32 {ctr:x?} {key:x}");
-        }
-    }
-
-    #[test]
-    fn lanes_are_the_scalar_cipher() {
-        let key = [0x0123_4567, 0x89ab_cdef];
-        let blocks: [[u32; 4]; LANES] = std::array::from_fn(|l| {
-            let l = l as u32;
-            [l, u32::MAX - l, l.wrapping_mul(0x9e37_79b9), 7]
-        });
-        let mut x: [[u32; LANES]; 4] = std::array::from_fn(|w| blocks.map(|b| b[w]));
-        philox4x32_lanes(&mut x, key);
-        for (l, b) in blocks.into_iter().enumerate() {
-            let want = philox4x32(b, key);
-            assert_eq!(x.map(|row| row[l]), want, "lane {l}");
         }
     }
 }

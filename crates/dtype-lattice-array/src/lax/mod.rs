@@ -45,17 +45,18 @@ mod dot;
 pub(crate) mod elementwise;
 pub(crate) mod gather;
 mod iota;
+pub(crate) mod key_impls;
 mod moves;
 pub(crate) mod ops;
 pub(crate) mod prng_impl;
 pub(crate) mod random;
 mod reduce;
 mod rng;
-pub(crate) mod key_impls;
 pub(crate) mod scatter;
 pub(crate) mod select;
 mod slicing;
 pub(crate) mod sort;
+pub(crate) mod special;
 pub(crate) mod structural;
 pub(crate) mod windowed;
 
@@ -78,22 +79,23 @@ pub use elementwise::{
 };
 pub use gather::GATHER;
 pub use iota::IOTA;
+#[doc(hidden)]
+pub use key_impls::test_hook as key_impls_hook;
 pub use random::{
     RANDOM_BITS, RANDOM_FOLD_IN, RANDOM_SEED, RANDOM_SPLIT, RANDOM_UNWRAP, RANDOM_WRAP,
 };
-pub use rng::{RNG_BIT_GENERATOR, RandomAlgorithm, rng_bit_generator};
-#[doc(hidden)]
-pub use key_impls::test_hook as key_impls_hook;
 pub use reduce::{
     ARGMAX, ARGMIN, CUMLOGSUMEXP, CUMMAX, CUMMIN, CUMPROD, CUMSUM, REDUCE_AND, REDUCE_MAX,
     REDUCE_MIN, REDUCE_OR, REDUCE_PROD, REDUCE_SUM,
 };
+pub use rng::{RNG_BIT_GENERATOR, RandomAlgorithm, rng_bit_generator};
 pub use scatter::{SCATTER, SCATTER_ADD, SCATTER_MAX, SCATTER_MIN, SCATTER_MUL, SCATTER_SUB};
 pub use select::{BITCAST_CONVERT_TYPE, CLAMP, SELECT_N};
 pub use slicing::{
     CONCATENATE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, PAD, SLICE, SPLIT, STACK, UNSTACK,
 };
 pub use sort::{SORT, TOP_K};
+pub use special::{DIGAMMA, IGAMMA, IGAMMA_GRAD_A, IGAMMAC, LGAMMA, RANDOM_GAMMA_GRAD};
 pub use structural::expand_dims;
 pub use structural::{BROADCAST_IN_DIM, COPY, RESHAPE, REV, SQUEEZE, STOP_GRADIENT, TRANSPOSE};
 pub use windowed::{

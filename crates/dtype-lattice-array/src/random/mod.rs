@@ -68,17 +68,29 @@
 //! ```
 
 mod arrays;
+mod counts;
+mod discrete;
+mod gamma;
+mod samplers;
 
 pub use crate::array::MAX_ELEMENTS;
 pub use crate::kernels::threefry::threefry2x32;
 pub use crate::kernels::threefry_simd::Backend;
+pub use crate::lax::prng_impl::PrngImpl;
 pub use crate::prng::{
     BitsWriter, Key, KeyArray, Random, Sample, Shape, Values, fill_bits32, fill_bits32_with,
 };
 pub(crate) use crate::prng::{implemented, output_size};
-pub use crate::lax::prng_impl::PrngImpl;
 pub use arrays::{
-    bernoulli, bits, bits_dtype, define_prng_impl, fold_in, fold_in_array, key, key_data,
-    key_impl, key_with, normal, prng_key, randint, resolve_impl, split, split_shape, uniform,
-    wrap_key_data,
+    bernoulli, bits, bits_dtype, define_prng_impl, fold_in, fold_in_array, key, key_data, key_impl,
+    key_with, normal, prng_key, randint, resolve_impl, split, split_shape, uniform, wrap_key_data,
+};
+pub use counts::{binomial, multinomial, poisson};
+pub use discrete::{bernoulli_array, categorical, choice, geometric, permutation, rademacher};
+pub use gamma::{
+    RANDOM_GAMMA, ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t,
+};
+pub use samplers::{
+    cauchy, double_sided_maxwell, exponential, gumbel, laplace, logistic, lognormal, maxwell,
+    pareto, rayleigh, triangular, truncated_normal, uniform_array, wald, weibull_min,
 };

@@ -34,6 +34,7 @@ mod random_arrays;
 mod random_arrays_laws;
 mod random_conformance;
 mod random_robustness;
+mod random_samplers;
 mod rbg;
 mod repr_conformance;
 mod train_mlp;

@@ -538,7 +538,7 @@ fn every_implementation_through_the_binary() {
         let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         for case in fixture["cases"].as_array().unwrap() {
             let f = case["fn"].as_str().unwrap();
-            if case["how"] != "eager" || case.get("out").is_none() {
+            if case["how"] != "eager" || case.get("out").is_none() || f == "sampler" {
                 continue;
             }
             let impl_name = case["impl"].as_str().unwrap();
@@ -658,4 +658,146 @@ fn rbg_uniform_prints_the_notes_values() {
     assert!(String::from_utf8(out.stderr).unwrap().contains(
         "ValueError: unrecognized PRNG implementation \"rgb\". Did you mean one of: \"philox2x32\""
     ));
+}
+
+/// The options a sampler's positional parameters are given as (the fixture's "args").
+fn sampler_options(name: &str) -> Option<(&'static str, &'static [&'static str])> {
+    Some(match name {
+        "exponential" | "cauchy" | "laplace" | "logistic" | "gumbel" | "maxwell" | "rademacher"
+        | "normal" => (name_of(name), &[]),
+        "pareto" => ("pareto", &["b"]),
+        "rayleigh" => ("rayleigh", &["scale"]),
+        "wald" => ("wald", &["mean"]),
+        "lognormal" => ("lognormal", &["sigma"]),
+        "weibull_min" => ("weibull-min", &["scale", "concentration"]),
+        "double_sided_maxwell" => ("double-sided-maxwell", &["loc", "scale"]),
+        "triangular" => ("triangular", &["left", "mode", "right"]),
+        "truncated_normal" => ("truncated-normal", &["lower", "upper"]),
+        "geometric" => ("geometric", &["p"]),
+        "categorical" => ("categorical", &["logits"]),
+        "gamma" => ("gamma", &["a"]),
+        "loggamma" => ("loggamma", &["a"]),
+        "beta" => ("beta", &["a", "b"]),
+        "chisquare" => ("chisquare", &["df"]),
+        "f" => ("f", &["dfnum", "dfden"]),
+        "t" => ("t", &["df"]),
+        "generalized_normal" => ("generalized-normal", &["p"]),
+        "poisson" => ("poisson", &["lam"]),
+        "binomial" => ("binomial", &["n", "p"]),
+        _ => return None,
+    })
+}
+
+fn name_of(name: &str) -> &'static str {
+    [
+        "exponential",
+        "cauchy",
+        "laplace",
+        "logistic",
+        "gumbel",
+        "maxwell",
+        "rademacher",
+        "normal",
+    ]
+    .into_iter()
+    .find(|n| *n == name)
+    .unwrap()
+}
+
+/// JAX's samplers on a philox4x32 key (tests/fixtures/random_arrays/impls_*.json, "sampler"
+/// cases) through the binary: `random SAMPLER --impl philox4x32 --key K0,K1 --shape 4 ...`,
+/// values within 1e-6 relative (1e-6 absolute near zero) of JAX's, as the library's tests;
+/// and the refusals (poisson of a philox key) with JAX's message.
+#[test]
+fn every_sampler_through_the_binary() {
+    let mut checked = 0;
+    for (mode, x64) in [("x32", false), ("x64", true)] {
+        let path = common::fixture_path(&format!("random_arrays/impls_{mode}.json"));
+        let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for case in fixture["cases"].as_array().unwrap() {
+            if case["fn"] != "sampler" {
+                continue;
+            }
+            let Some((op, names)) = sampler_options(case["sampler"].as_str().unwrap()) else {
+                continue;
+            };
+            // The fixture's lists are float32 arrays; the CLI's are of the default float
+            // dtype, float64 with --x64.
+            let lists = case["args"].as_array().unwrap().iter().any(Value::is_array);
+            if x64 && lists {
+                continue;
+            }
+            let key: Vec<String> = words(case["key"]["hex"].as_str().unwrap(), 4)
+                .iter()
+                .map(u64::to_string)
+                .collect();
+            let mut args: Vec<String> = vec![
+                "random".into(),
+                op.into(),
+                "--json".into(),
+                "--impl=philox4x32".into(),
+                format!("--key={}", key.join(",")),
+                "--shape=4".into(),
+            ];
+            if x64 {
+                args.push("--x64".into());
+            }
+            for (name, v) in names.iter().zip(case["args"].as_array().unwrap()) {
+                let text = match v {
+                    Value::Array(items) => items
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    v => v.to_string(),
+                };
+                args.push(format!("--{name}={text}"));
+            }
+            let output = bin().args(&args).output().unwrap();
+            if let Some(err) = case.get("error") {
+                assert_eq!(output.status.code(), Some(1), "{args:?}");
+                // With --json the error is JSON on stdout.
+                let said = String::from_utf8(output.stdout).unwrap();
+                assert!(
+                    said.contains(err["message"].as_str().unwrap()),
+                    "{args:?}: {said}"
+                );
+                checked += 1;
+                continue;
+            }
+            assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+            let got: Value = serde_json::from_slice(&output.stdout).unwrap();
+            let out = &case["out"];
+            let dtype = got["dtype"].as_str().unwrap();
+            let width = match dtype {
+                "bool" | "uint8" | "int8" => 1,
+                "uint16" | "int16" | "float16" | "bfloat16" => 2,
+                "uint32" | "int32" | "float32" => 4,
+                _ => 8,
+            };
+            let want = words(out["hex"].as_str().unwrap(), width);
+            let values = got["values"].as_array().unwrap();
+            assert_eq!(values.len(), want.len(), "{args:?}");
+            for (v, &w) in values.iter().zip(&want) {
+                let ok = match dtype {
+                    "float32" => {
+                        let w = f64::from(f32::from_bits(w as u32));
+                        (v.as_f64().unwrap() - w).abs() <= 1e-6 * w.abs().max(1.0)
+                    }
+                    "float64" => {
+                        let w = f64::from_bits(w);
+                        (v.as_f64().unwrap() - w).abs() <= 1e-6 * w.abs().max(1.0)
+                    }
+                    _ => {
+                        v.as_i64()
+                            .map(|i| i as u64 & ((1u128 << (8 * width)) - 1) as u64)
+                            == Some(w)
+                    }
+                };
+                assert!(ok, "{args:?}: {values:?} != {want:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 50, "{checked}");
 }
