@@ -208,7 +208,7 @@ macro_rules! dtypes {
             )*
             $(
                 /// A slot for a key implementation registered at run time
-                /// ([`key::register`](crate::key::register)): its name is `key<TAG>`.
+                /// ([`key::register`]): its name is `key<TAG>`.
                 #[doc(hidden)]
                 $slot,
             )*
@@ -342,7 +342,7 @@ impl DType {
         .1;
 
     /// The key dtypes now: [`DType::EXTENDED`], then those registered at run time
-    /// ([`key::register`](crate::key::register)) in the order of registration.
+    /// ([`key::register`]) in the order of registration.
     ///
     /// ```
     /// use dtype_lattice::DType;

@@ -105,7 +105,7 @@ pub const PHILOX4X32: KeyImpl = KeyImpl {
     algorithm: Algorithm::Lax,
 };
 
-/// The PRNG implementations JAX 0.10 registers, as data; each is the [`Repr::Key`](crate::dtype::Repr::Key) of one
+/// The PRNG implementations JAX 0.10 registers, as data; each is the [`Repr::Key`] of one
 /// extended [`DType`].
 pub const KEY_IMPLS: &[KeyImpl] = &[
     THREEFRY2X32,
