@@ -44,7 +44,11 @@ fn rng() -> Random {
 
 /// `_check_prng_key`: a typed key array as it is, or raw `uint32` key data wrapped as
 /// threefry2x32 keys (then `true`); a batched key is refused unless `allow_batched`.
-fn check_key(name: &str, key: &Array, allow_batched: bool) -> Result<(Array, bool), Error> {
+pub(super) fn check_key(
+    name: &str,
+    key: &Array,
+    allow_batched: bool,
+) -> Result<(Array, bool), Error> {
     let (keys, wrapped) = if key.dtype().is_extended() {
         (key.clone(), false)
     } else {

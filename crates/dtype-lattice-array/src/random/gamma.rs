@@ -33,11 +33,9 @@ use crate::jit::jit;
 use crate::lax::{self, ops};
 use crate::numpy::{self as jnp, Index};
 
-// ---- shared helpers
+pub(super) use super::samplers::{konst, single_key as check_key, x64};
 
-fn x64() -> bool {
-    crate::config::rules().options().x64
-}
+// ---- shared helpers
 
 /// `dtypes.check_and_canonicalize_user_dtype(dtype)` and the check that it is a float dtype,
 /// with JAX's message naming `name`.
@@ -50,27 +48,6 @@ pub(crate) fn float_dtype(name: &str, dtype: DType) -> Result<DType, Error> {
         ));
     }
     Ok(dtype)
-}
-
-/// `_check_prng_key(name, key)`: a single typed key, or raw `uint32` key data wrapped as a
-/// threefry2x32 key.
-pub(crate) fn check_key(name: &str, key: &Array) -> Result<Array, Error> {
-    let keys = if key.dtype().is_extended() {
-        key.clone()
-    } else {
-        super::wrap_key_data(key, DType::KeyThreefry2x32)?
-    };
-    if keys.ndim() != 0 {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!(
-                "{name} accepts a single key, but was given a key array of shape {} != (). Use \
-                 jax.vmap for batching.",
-                py_shape(key.shape())
-            ),
-        ));
-    }
-    Ok(keys)
 }
 
 /// `lax.broadcast_shapes` of shapes (JAX's `ValueError` when they do not broadcast).
@@ -150,11 +127,6 @@ fn check_safe_to_cast(name: &str, dtype: DType, args: &[&Array]) -> Result<(), E
 /// `x` converted to `dtype` (`lax.convert_element_type`: strong).
 pub(crate) fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
     ops::convert(x, dtype, false)
-}
-
-/// A strongly typed 0-d constant of `dtype`.
-pub(crate) fn konst(v: f64, dtype: DType) -> Result<Array, Error> {
-    crate::array::scalar(v, dtype)
 }
 
 /// `lax.select(pred, on_true, on_false)`.

@@ -95,22 +95,7 @@ where
 /// `_check_prng_key(name, key)`: a typed key as it is, raw `uint32` key data wrapped as a
 /// threefry2x32 key; a key array of any other shape than `()` refused.
 pub(super) fn single_key(name: &str, key: &Array) -> Result<Array, Error> {
-    let keys = if key.dtype().is_extended() {
-        key.clone()
-    } else {
-        super::wrap_key_data(key, DType::KeyThreefry2x32)?
-    };
-    if keys.ndim() != 0 {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!(
-                "{name} accepts a single key, but was given a key array of shape {} != (). Use \
-                 jax.vmap for batching.",
-                py_shape(key.shape())
-            ),
-        ));
-    }
-    Ok(keys)
+    super::arrays::check_key(name, key, false).map(|(keys, _)| keys)
 }
 
 /// The canonical float `dtype` of sampler `name` (`what`: JAX's words for the kinds it takes).
