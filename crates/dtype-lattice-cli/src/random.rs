@@ -978,8 +978,12 @@ fn check_options(args: &RandomArgs) -> Result<(), Error> {
                 .filter(|o| accepts(**o).contains(&name))
                 .map(|o| op_name(*o))
                 .collect();
+            // The first few, when many operations take it.
             let list = match takes.as_slice() {
                 [one] => format!("{one} does"),
+                [first @ .., _] if takes.len() > 6 => {
+                    format!("{} and {} more do", first[..5].join(", "), takes.len() - 5)
+                }
                 [rest @ .., last] => format!("{} and {last} do", rest.join(", ")),
                 [] => "no operation does".to_string(),
             };
