@@ -9,6 +9,7 @@ pub(crate) mod chunk;
 pub(crate) mod fma;
 mod loops;
 mod plan;
+mod simplify;
 mod tight;
 
 use std::any::Any;

@@ -10,20 +10,25 @@
 //!    `broadcast_in_dim` of a literal, arithmetic on literals: everything omnistaging stages
 //!    that does not depend on the arguments) is evaluated once, here; its result becomes a
 //!    constant. A call that fails is kept, so that it fails when run, as it would unfolded.
-//! 3. **Dead code elimination.** Calls none of whose outputs reach the result are dropped.
-//! 4. **Fusion.** Chains of elementwise primitives over one large shape (operands of that
+//! 3. **XLA's algebraic simplifications** that change values ([`super::simplify`]: `a /
+//!    sqrt(b)` as `a · rsqrt(b)`, `(a/b)/c` as `a/(b·c)`, `log(exp(a))` as `a`, …, and a
+//!    division by a constant as a product by its reciprocal, in lowering), as XLA rewrites a
+//!    jitted computation before computing it.
+//! 4. **Dead code elimination.** Calls none of whose outputs reach the result are dropped.
+//! 5. **Fusion.** Chains of elementwise primitives over one large shape (operands of that
 //!    shape or 0-d) become one group that runs chunk by chunk: each chunk of every operand
 //!    goes through the whole chain while it is in cache, the chunks spread over the cores
 //!    (rayon), and only the values used outside the chain are written out whole.
-//! 5. **Liveness.** Each slot is released right after its last use, so its buffer goes back
+//! 6. **Liveness.** Each slot is released right after its last use, so its buffer goes back
 //!    to the pool for a later result.
 //!
 //! Every primitive still computes what its own implementation computes: a fused chunk runs a
 //! member's slice kernel ([`crate::lax::chunk`]: the impl's own loop, reading its operands'
 //! stretches where they lie and writing an output's stretch in place) or else the impl on
 //! arrays of the chunk, so a compiled jaxpr computes bit for bit what the jaxpr's interpreter
-//! ([`ClosedJaxpr::call`]) computes; only the order of independent work and where buffers live
-//! change.
+//! ([`ClosedJaxpr::call`]) computes, but for XLA's simplifications and its contraction of
+//! products into additions (both as XLA's CPU backend applies them); otherwise only the order
+//! of independent work and where buffers live change.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -673,11 +678,11 @@ impl Lowering {
 /// A division by a float constant as XLA's algebraic simplifier rewrites it: a
 /// multiplication by the constant's reciprocal, computed once in the constant's dtype (with
 /// denormals off, so a reciprocal below the normal range is 0). `x / 9.0` under `jax.jit` is
-/// `x * (1/9)`, which differs from the quotient in the last bit for some `x` (float32 and
-/// float64, checked against JAX; float16 and bfloat16, which XLA computes behind
-/// conversions, keep the division). Under NumPy's rules, and for integers and complex
-/// numbers, the division stays.
-fn by_reciprocal(
+/// `x * (1/9)`, which differs from the quotient in the last bit for some `x` (float16,
+/// float32 and float64, checked against JAX by `tests/it/simplifier.rs`; bfloat16, which XLA
+/// computes behind conversions, keeps the division). Under NumPy's rules, and for integers
+/// and complex numbers, the division stays.
+pub(super) fn by_reciprocal(
     prim: &'static Primitive,
     inputs: SmallVec<[Src; 4]>,
     weak: bool,
@@ -690,7 +695,11 @@ fn by_reciprocal(
     };
     if !matches!(
         c.dtype(),
-        dtype_lattice::DType::Float32 | dtype_lattice::DType::Float64
+        dtype_lattice::DType::Float16
+            | dtype_lattice::DType::Float32
+            | dtype_lattice::DType::Float64
+            | dtype_lattice::DType::Complex64
+            | dtype_lattice::DType::Complex128
     ) {
         return (prim, inputs);
     }
@@ -718,7 +727,7 @@ fn by_reciprocal(
 
 /// The call's results now, if every operand is a constant, the results are small enough to
 /// keep, and the primitive succeeds.
-fn fold(
+pub(super) fn fold(
     prim: &'static Primitive,
     params: &Params,
     inputs: &[Src],
@@ -973,6 +982,8 @@ impl Executable {
                 slot_avals.insert(o, a.clone());
             }
         }
+        // XLA's algebraic simplifier.
+        let calls = super::simplify::simplify(calls, &mut outputs, &mut low.slots, &mut slot_avals);
         let calls = transposed_dots(calls, &outputs, &slot_avals);
         let calls = outer_products(calls, &mut low.slots, &slot_avals);
         let calls = if contracting {

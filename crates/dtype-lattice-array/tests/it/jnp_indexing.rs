@@ -289,6 +289,35 @@ fn vmap_of_indexing_is_stacking() {
             let others: Vec<Array> = args.iter().map(|a| other_example(a, false)).collect();
             let stacked = |a: &Array, b: &Array| jnp::stack(&[a.into(), b.into()], 0).unwrap();
             let same = |got: Array, want: Array, how: &str| {
+                // `.at[].divide` divides `x` by a scatter of the values: with `x` batched alone
+                // the divisor is unbatched, so the batched quotient divides by a broadcast
+                // value, which XLA (and `lax::DIV`) computes as the product by its reciprocal,
+                // where each example divides: within two roundings (JAX's vmap differs alike).
+                if name.starts_with("at_divide")
+                    && how == "x batched"
+                    && got.as_bytes() != want.as_bytes()
+                    && matches!(
+                        got.dtype(),
+                        DType::Float16 | DType::Float32 | DType::Float64
+                    )
+                {
+                    assert_eq!((got.dtype(), got.shape()), (want.dtype(), want.shape()));
+                    let eps = match got.dtype() {
+                        DType::Float16 => 2f64.powi(-10),
+                        DType::Float32 => 2f64.powi(-23),
+                        _ => 2f64.powi(-52),
+                    };
+                    let f = |a: &Array| a.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+                    for (g, w) in f(&got).iter().zip(f(&want)) {
+                        assert!(
+                            *g == w
+                                || (g.is_nan() && w.is_nan())
+                                || (g - w).abs() <= 2.0 * eps * w.abs(),
+                            "{name} ({how}): {g} but {w}"
+                        );
+                    }
+                    return;
+                }
                 assert_eq!(
                     (got.dtype(), got.shape(), got.as_bytes()),
                     (want.dtype(), want.shape(), want.as_bytes()),

@@ -37,6 +37,7 @@ mod random_robustness;
 mod random_samplers;
 mod rbg;
 mod repr_conformance;
+mod simplifier;
 mod train_mlp;
 mod transform_common;
 mod transform_laws;

@@ -1098,6 +1098,39 @@ fn reads_back(
     Ok(())
 }
 
+/// `got` within two roundings of `want` (relative), element by element: a quotient computed
+/// as a product by the divisor's reciprocal.
+fn within_a_reciprocal(what: &str, got: &[Array], want: &[Array]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(got.len(), want.len(), "{}: number of outputs", what);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        prop_assert_eq!(g.aval(), w.aval(), "{}: output {}", what, i);
+        let eps = match g.dtype() {
+            DType::Float16 => 2f64.powi(-10),
+            DType::BFloat16 => 2f64.powi(-7),
+            DType::Float32 => 2f64.powi(-23),
+            DType::Float64 => 2f64.powi(-52),
+            _ => 0.0,
+        };
+        let f = |a: &Array| a.astype(DType::Float64).and_then(|a| a.to_vec::<f64>());
+        let (gv, wv) = (f(g), f(w));
+        let close = match (gv, wv) {
+            (Ok(gv), Ok(wv)) => gv.iter().zip(&wv).all(|(a, b)| {
+                a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 2.0 * eps * b.abs()
+            }),
+            _ => false,
+        };
+        prop_assert!(
+            close,
+            "{}: output {} differs:\n got {}\nwant {}",
+            what,
+            i,
+            g,
+            w
+        );
+    }
+    Ok(())
+}
+
 fn same_bits(what: &str, got: &[Array], want: &[Array]) -> Result<(), TestCaseError> {
     prop_assert_eq!(got.len(), want.len(), "{}: number of outputs", what);
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -1286,16 +1319,17 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
             for (v, &s) in eqn.outputs().iter().zip(&outs) {
                 env.push((v.clone(), Src::Slot(s)));
             }
-            // XLA's simplifier: a float32/float64 division by a constant is a multiplication
-            // by the constant's reciprocal (`jax.jit(lambda x: x / 9.0)` is `x * (1/9)`).
+            // XLA's simplifier: a float16/float32/float64 division by a constant is a
+            // multiplication by the constant's reciprocal (`jax.jit(lambda x: x / 9.0)` is
+            // `x * (1/9)`).
             let (prim, inputs) = match (eqn.primitive().name, inputs.as_slice()) {
                 ("div", [x @ Src::Slot(_), Src::Const(c)])
-                    if matches!(c.dtype(), DType::Float32 | DType::Float64) =>
+                    if matches!(c.dtype(), DType::Float16 | DType::Float32 | DType::Float64) =>
                 {
-                    let one = if c.dtype() == DType::Float32 {
-                        Array::scalar(1.0f32)
-                    } else {
-                        Array::scalar(1.0f64)
+                    let one = match c.dtype() {
+                        DType::Float16 => Array::scalar(f16::ONE),
+                        DType::Float32 => Array::scalar(1.0f32),
+                        _ => Array::scalar(1.0f64),
                     };
                     let r = core::bind(&lax::DIV, &[&one, c], &Params::new())?
                         .remove(0)
@@ -1336,7 +1370,213 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
         outputs,
     };
     eliminate_common(&mut flat);
+    simplify(&mut flat);
     Ok(flat)
+}
+
+/// The rewrites of XLA's algebraic simplifier the generated programs (and their derivatives)
+/// reach, applied to the reference as XLA applies them (`src/jit/simplify.rs` has the whole
+/// table, checked against JAX by `tests/it/simplifier.rs`), for float16/float32/float64:
+/// `exp(A)·exp(B)` ⇒ `exp(A+B)`; `X / sqrt(B)` ⇒ `X · rsqrt(B)` (whatever else reads the
+/// `sqrt`); `(A/B) / C` ⇒ `A / (B·C)`; a divisor lax broadcasts (fewer elements than the
+/// quotient) is the product by its reciprocal, but a 0-d divisor the live program reads
+/// elsewhere too, which is broadcast first (XLA then divides).
+fn simplify(flat: &mut Flat) {
+    // Uses among the live calls (XLA removes dead code first).
+    let mut live = vec![false; flat.slots];
+    for s in &flat.outputs {
+        if let Src::Slot(k) = s {
+            live[*k] = true;
+        }
+    }
+    let mut uses = vec![0usize; flat.slots];
+    for s in &flat.outputs {
+        if let Src::Slot(k) = s {
+            uses[*k] += 1;
+        }
+    }
+    for c in flat.calls.iter().rev() {
+        if c.outs.iter().any(|&o| live[o]) {
+            for s in &c.inputs {
+                if let Src::Slot(k) = s {
+                    live[*k] = true;
+                    uses[*k] += 1;
+                }
+            }
+        }
+    }
+    let mut producer: Vec<Option<usize>> = vec![None; flat.slots];
+    let mut out: Vec<Call> = vec![];
+    for c in std::mem::take(&mut flat.calls) {
+        let real = matches!(
+            c.avals.first().map(ShapedArray::dtype),
+            Some(DType::Float16 | DType::Float32 | DType::Float64)
+        );
+        let def = |s: &Src, name: &str, out: &[Call]| -> Option<Src> {
+            let Src::Slot(k) = s else { return None };
+            let d = &out[producer[*k]?];
+            (d.prim.name == name).then(|| d.inputs[0].clone())
+        };
+        let mut c = c;
+        if real && c.prim.name == "mul" {
+            if let (Some(a), Some(b)) = (
+                def(&c.inputs[0], "exp", &out),
+                def(&c.inputs[1], "exp", &out),
+            ) {
+                let s = flat.slots;
+                flat.slots += 1;
+                producer.push(None);
+                out.push(Call {
+                    prim: &lax::ADD,
+                    params: Params::new(),
+                    inputs: vec![a, b],
+                    outs: vec![s],
+                    avals: c.avals.clone(),
+                });
+                producer[s] = Some(out.len() - 1);
+                c = Call {
+                    prim: &lax::EXP,
+                    params: Params::new(),
+                    inputs: vec![Src::Slot(s)],
+                    ..c
+                };
+            }
+        } else if real && c.prim.name == "div" {
+            let b = c.inputs[1].clone();
+            // A 0-d divisor read elsewhere too: XLA divides (one use only is the product by
+            // the reciprocal, which `lax::DIV` computes alone): broadcast explicitly.
+            let b_aval = match &b {
+                Src::Slot(k) if *k < flat.n_in => Some(flat.in_avals[*k].clone()),
+                Src::Slot(k) => producer[*k].map(|i| {
+                    let d = &out[i];
+                    d.avals[d.outs.iter().position(|o| o == k).unwrap()].clone()
+                }),
+                Src::Const(_) => None,
+            };
+            if let (Some(ba), Src::Slot(k)) = (&b_aval, &b)
+                && ba.ndim() == 0
+                && c.avals[0].ndim() > 0
+                && uses[*k] > 1
+            {
+                let s = flat.slots;
+                flat.slots += 1;
+                producer.push(None);
+                let shape = c.avals[0].shape().to_vec();
+                out.push(Call {
+                    prim: &lax::BROADCAST_IN_DIM,
+                    params: Params::new()
+                        .with(
+                            "shape",
+                            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+                        )
+                        .with("broadcast_dimensions", Param::Ints(vec![]))
+                        .with("sharding", Param::None),
+                    inputs: vec![b.clone()],
+                    outs: vec![s],
+                    avals: vec![ShapedArray::new(&shape, ba.dtype(), ba.weak_type())],
+                });
+                producer[s] = Some(out.len() - 1);
+                c.inputs[1] = Src::Slot(s);
+                for &o in &c.outs {
+                    producer[o] = Some(out.len());
+                }
+                out.push(c);
+                continue;
+            }
+            // A smaller divisor (lax broadcasts it): the product by its reciprocal, which
+            // XLA then contracts into an addition like any product.
+            if let (Some(ba), Src::Slot(_)) = (&b_aval, &b)
+                && ba.size() < c.avals[0].size()
+            {
+                let s = flat.slots;
+                flat.slots += 1;
+                producer.push(None);
+                let one = Array::from_bytes(
+                    ba.dtype(),
+                    &[],
+                    match ba.dtype() {
+                        DType::Float16 => f16::ONE.to_le_bytes().to_vec(),
+                        DType::Float32 => 1f32.to_le_bytes().to_vec(),
+                        _ => 1f64.to_le_bytes().to_vec(),
+                    }
+                    .as_slice(),
+                )
+                .unwrap();
+                out.push(Call {
+                    prim: &lax::DIV,
+                    params: Params::new(),
+                    inputs: vec![Src::Const(one), b.clone()],
+                    outs: vec![s],
+                    avals: vec![ShapedArray::new(ba.shape(), ba.dtype(), false)],
+                });
+                producer[s] = Some(out.len() - 1);
+                c = Call {
+                    prim: &lax::MUL,
+                    params: Params::new(),
+                    inputs: vec![c.inputs[0].clone(), Src::Slot(s)],
+                    ..c
+                };
+                for &o in &c.outs {
+                    producer[o] = Some(out.len());
+                }
+                out.push(c);
+                continue;
+            }
+            if let Some(x) = def(&b, "sqrt", &out) {
+                let s = flat.slots;
+                flat.slots += 1;
+                producer.push(None);
+                let aval = out[producer[match b {
+                    Src::Slot(k) => k,
+                    _ => unreachable!(),
+                }]
+                .unwrap()]
+                .avals
+                .clone();
+                out.push(Call {
+                    prim: &lax::RSQRT,
+                    params: Params::new(),
+                    inputs: vec![x],
+                    outs: vec![s],
+                    avals: aval,
+                });
+                producer[s] = Some(out.len() - 1);
+                c = Call {
+                    prim: &lax::MUL,
+                    params: Params::new(),
+                    inputs: vec![c.inputs[0].clone(), Src::Slot(s)],
+                    ..c
+                };
+            } else if let Src::Slot(k) = &c.inputs[0]
+                && let Some(i) = producer[*k]
+                && out[i].prim.name == "div"
+            {
+                let (a1, b1) = (out[i].inputs[0].clone(), out[i].inputs[1].clone());
+                let s = flat.slots;
+                flat.slots += 1;
+                producer.push(None);
+                out.push(Call {
+                    prim: &lax::MUL,
+                    params: Params::new(),
+                    inputs: vec![b1, b],
+                    outs: vec![s],
+                    avals: c.avals.clone(),
+                });
+                producer[s] = Some(out.len() - 1);
+                c = Call {
+                    prim: &lax::DIV,
+                    params: Params::new(),
+                    inputs: vec![a1, Src::Slot(s)],
+                    ..c
+                };
+            }
+        }
+        for &o in &c.outs {
+            producer[o] = Some(out.len());
+        }
+        out.push(c);
+    }
+    flat.calls = out;
 }
 
 /// Whether two operands are the same for XLA's CSE: one slot, or equal small constants (a
@@ -2107,14 +2347,19 @@ fn vmap_law(v: VmapCase) -> Result<(), TestCaseError> {
                 .in_axes(MapAxes::Leaves(axes.clone()))
                 .out_axes(MapAxes::Leaves(out_axes.clone()));
             let got: Vec<Array> = mapped.call(&batched).map_err(|e| fail("vmap", e))?;
-            same_bits(
-                &format!("vmap, in_axes {axes:?}, out_axes {out_axes:?}"),
-                &got,
-                &stacked,
-            )?;
-            // The batched program staged and compiled.
+            // The batched program staged (and compiled below).
             let batched_f = |a: Vec<Array>| -> Result<Vec<Array>, Error> { mapped.call(&a) };
             let j = make_jaxpr(batched_f, &batched).map_err(|e| fail("make_jaxpr(vmap)", e))?;
+            let what = format!("vmap, in_axes {axes:?}, out_axes {out_axes:?}");
+            // A batched quotient by an unbatched divisor divides by a broadcast value, which
+            // XLA computes as the product by its reciprocal (`lax::DIV` does too), where each
+            // example divides: within two roundings of the examples' quotients (JAX's vmap is
+            // not stacking there either).
+            if j.to_string().contains(" div ") && same_bits(&what, &got, &stacked).is_err() {
+                within_a_reciprocal(&what, &got, &stacked)?;
+            } else {
+                same_bits(&what, &got, &stacked)?;
+            }
             reads_back("make_jaxpr(vmap)", &j, &batched, &got)?;
             let jitted: Vec<Array> = jit(batched_f)
                 .call(&batched)
@@ -2627,7 +2872,16 @@ fn composition_law(case: Case) -> Result<(), TestCaseError> {
                 })
                 .collect::<Result<_, _>>()
                 .map_err(|e| fail("stack", e))?;
-            same_bits("vmap(jvp) against the stacked jvps", &got, &stacked)?;
+            let what = "vmap(jvp) against the stacked jvps";
+            // A quotient by an unbatched value (a literal, a tangent's divisor) divides by a
+            // broadcast value in the batched program: the product by its reciprocal (see
+            // `vmap_law`).
+            if format!("{:?}", prog.ops).contains("Div") && same_bits(what, &got, &stacked).is_err()
+            {
+                within_a_reciprocal(what, &got, &stacked)?;
+            } else {
+                same_bits(what, &got, &stacked)?;
+            }
             Ok(())
         }),
     )
@@ -2829,33 +3083,36 @@ fn f32_bits(x: &Array) -> Vec<u32> {
         .collect()
 }
 
-/// XLA's algebraic simplifier turns a division by a broadcast value (a 0-d operand, a
-/// constant) into a multiplication by its reciprocal, `A / broadcast(B)` → `A *
-/// broadcast(1 / B)`, in every computation it compiles. JAX's `jnp.mean` is a jitted function,
-/// so eagerly, under `jit` and as jvp's primal it computes `sum · (1/n)`: for `[1, 2, 4]`,
-/// `0x40155556` where `7 / 3` is `0x40155555` (JAX 0.10.2, `--xla_cpu_max_isa=AVX2`). Here
-/// eager `jnp::mean` models the rewrite (its own special case) but jit's plan and the
-/// transformations divide: `jit(mean)(x) != mean(x)`, which the jit law found (means over
-/// counts that are not powers of two are kept out of the generated programs until this is
-/// fixed).
+/// XLA's algebraic simplifier turns a division by a constant or a broadcast value into a
+/// multiplication by its reciprocal, `A / broadcast(B)` → `A * broadcast(1 / B)`, in every
+/// computation it compiles. JAX's `jnp.mean` is a jitted function, so eagerly and under `jit`
+/// it computes `sum · (1/n)`: for `[1, 2, 4]`, `0x40155556` where `7 / 3` is `0x40155555`
+/// (JAX 0.10.2, `--xla_cpu_max_isa=AVX2`).
 #[test]
-#[ignore = "bug: jit's plan and the transformations divide where XLA multiplies by the reciprocal"]
 fn jit_of_mean_is_eager_mean() {
     let x = Array::from_vec(vec![1.0f32, 2.0, 4.0]);
     let mean = |x: Array| jnp::mean(&x, Axes::All, false);
     assert_eq!(f32_bits(&mean(x.clone()).unwrap()), [0x4015_5556], "eager");
     let jitted: Array = jit(mean).call(&x).unwrap();
     assert_eq!(f32_bits(&jitted), [0x4015_5556], "jit");
+}
+
+/// JAX compiles `jvp` of a jitted function (the transformed jaxpr is jitted), so `jvp`'s
+/// primal of `jnp.mean` is `sum · (1/n)` too; here the transformations evaluate the jitted
+/// function's equations one at a time, and the primal divides.
+#[test]
+#[ignore = "bug: the transformations evaluate a jitted function's equations one at a time, where JAX compiles the transformed function"]
+fn jvp_of_mean_is_jits_mean() {
+    let x = Array::from_vec(vec![1.0f32, 2.0, 4.0]);
+    let mean = |x: Array| jnp::mean(&x, Axes::All, false);
     let (primal, _) = jvp(mean, &x, &jnp::ones_like(&x).unwrap()).unwrap();
     assert_eq!(f32_bits(&primal), [0x4015_5556], "jvp's primal");
 }
 
 /// The same rewrite for `jnp.divide` by a Python scalar (`true_divide` is jitted in JAX, the
 /// scalar broadcast inside it): JAX computes `x · (1/3)` eagerly and under `jit` (`5 / 3`:
-/// `0x3fd55556`, where the quotient is `0x3fd55555`); here both divide. The jit law cannot
-/// see this (both sides divide alike); JAX 0.10.2's values.
+/// `0x3fd55556`, where the quotient is `0x3fd55555`). JAX 0.10.2's values.
 #[test]
-#[ignore = "bug: a division by a broadcast value is not XLA's multiplication by its reciprocal"]
 fn division_by_a_scalar_is_a_multiplication_by_its_reciprocal() {
     let y = Array::from_vec(vec![1.0f32, 2.0, 4.0, 5.0]);
     let div = |y: Array| jnp::divide(&y, 3.0);

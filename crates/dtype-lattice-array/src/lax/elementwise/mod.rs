@@ -505,6 +505,12 @@ fn impl_rule<const OP: u8>(
 ) -> Result<Outputs, Error> {
     let op = Op::of(OP);
     let aval = &out[0];
+    if op == Op::Div
+        && let [x, y] = inputs
+        && let Some(r) = by_broadcast_reciprocal(x, y, aval)
+    {
+        return r;
+    }
     // `pow` with an integer exponent lowers to a conversion of the exponent to the base's
     // dtype (`stablehlo.convert`, as `convert_element_type` converts) and `pow` of the two.
     let exponent;
@@ -558,6 +564,42 @@ fn impl_rule<const OP: u8>(
         })
     };
     Ok(smallvec::smallvec![Array::from_parts(aval.clone(), data)])
+}
+
+/// A division by an operand lax broadcasts (fewer elements than the result: a 0-d operand, a
+/// size-1 dimension) as XLA's CPU backend computes it: the lowering broadcasts the divisor,
+/// and XLA's algebraic simplifier rewrites `A / broadcast(B)` into `A · broadcast(1/B)` —
+/// even for the primitive compiled alone, so `x / s` outside `jit` is `x · (1/s)`. For
+/// float16, float32 and float64 under XLA's rules (bfloat16 and the 8-bit formats are
+/// divided in float32 behind conversions, which hide the pattern; complex numbers keep the
+/// division). `None` otherwise.
+fn by_broadcast_reciprocal(
+    x: &Array,
+    y: &Array,
+    aval: &ShapedArray,
+) -> Option<Result<Outputs, Error>> {
+    let real = matches!(
+        aval.dtype(),
+        DType::Float16 | DType::Float32 | DType::Float64
+    );
+    if !real || y.size() >= aval.size() || y.dtype() != aval.dtype() || !crate::config::on_xla() {
+        return None;
+    }
+    Some((|| {
+        let one = crate::array::scalar(1.0, y.dtype())?;
+        let r = super::implement(
+            &DIV,
+            &[&one, y],
+            &Params::new(),
+            &[y.aval().retyped(y.dtype(), false)],
+        )?;
+        super::implement(
+            &MUL,
+            &[x, &r[0]],
+            &Params::new(),
+            std::slice::from_ref(aval),
+        )
+    })())
 }
 
 /// The generic kernel of a binary operation (what [`fast`] must agree with).
