@@ -66,6 +66,7 @@ pub static PRIMITIVES: &[&Primitive] = &[
     &lax::RANDOM_WRAP,
     &lax::RANDOM_UNWRAP,
     &lax::RNG_BIT_GENERATOR,
+    &crate::random::RANDOM_GAMMA,
     &lax::DIV,
     &lax::REM,
     &lax::POW,
@@ -172,5 +173,21 @@ mod tests {
             assert!(seen.insert(p.name), "{}", p.name);
         }
         assert_eq!(by_name("reduce_sum").map(|p| p.name), Some("reduce_sum"));
+    }
+
+    #[test]
+    fn jax_randoms_primitives_are_registered() {
+        for name in [
+            "random_seed",
+            "random_split",
+            "random_fold_in",
+            "random_bits",
+            "random_wrap",
+            "random_unwrap",
+            "random_gamma",
+            "rng_bit_generator",
+        ] {
+            assert!(by_name(name).is_some(), "{name}");
+        }
     }
 }

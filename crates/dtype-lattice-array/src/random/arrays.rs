@@ -716,20 +716,3 @@ pub fn wrap_key_data(data: &Array, impl_: DType) -> Result<Array, Error> {
     let params = Params::new().with("impl", Param::KeyImpl(k));
     bind(&RANDOM_WRAP, &[data], &params)
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_primitive_used_is_registered() {
-        for name in [
-            "random_seed",
-            "random_split",
-            "random_fold_in",
-            "random_bits",
-            "random_wrap",
-            "random_unwrap",
-        ] {
-            assert!(crate::registry::by_name(name).is_some(), "{name}");
-        }
-    }
-}

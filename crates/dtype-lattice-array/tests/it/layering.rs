@@ -29,13 +29,15 @@ const LAYERS: Layers = Layers {
         &["interpreters"],
         // jit: the call primitive, the plan and its passes.
         &["jit"],
-        // Every primitive by name (for text that names one).
+        // jax.numpy, then jax.random (which indexes with numpy's Index and defines the
+        // `random_gamma` primitive: its rejection sampler is a `while_loop` of jax.random's
+        // normal and uniform draws).
+        &["numpy"],
+        &["random"],
+        // Every primitive by name (for text that names one), above every definition.
         &["registry"],
         // The jaxpr reader: text to jaxprs of the registry's primitives.
         &["reader"],
-        // jax.numpy, then jax.random (which indexes with numpy's Index).
-        &["numpy"],
-        &["random"],
         // jax.nn and flax's pooling, on jax.numpy, jit and the custom rules.
         &["nn"],
         // jax.experimental.ode on control flow, custom_vjp and jax.numpy.

@@ -33,6 +33,7 @@ mod prng_impls;
 mod random_arrays;
 mod random_arrays_laws;
 mod random_conformance;
+mod random_gamma;
 mod random_robustness;
 mod random_samplers;
 mod rbg;
