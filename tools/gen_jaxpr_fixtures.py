@@ -392,6 +392,20 @@ def _(c, xs):
     return jax.lax.scan(body, c, xs)
 
 
+@case("total_order_comparisons", ("float32", [7]), ("float16", [7]), ("int32", [4]))
+def _(x, h, n):
+    # XLA's TOTALORDER comparisons (jnp.searchsorted's comparator binds them):
+    # -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+    from jax._src.lax import lax as lax_internal
+    lt, le, eq = lax_internal.lt_to_p.bind, lax_internal.le_to_p.bind, lax_internal.eq_to_p.bind
+    specials = np.array([-np.nan, -np.inf, -0.0, 0.0, np.inf, np.nan, 1.0], np.float32)
+    a = jnp.concatenate([x, jnp.asarray(specials)])
+    b = jnp.concatenate([jnp.asarray(specials), x[::-1]])
+    ah, bh = a.astype(h.dtype), b.astype(h.dtype)
+    return (lt(a, b), le(a, b), eq(a, b), lt(a, a[::-1]), eq(a, a), lt(ah, bh), le(ah, bh),
+            lt(n, n[::-1]), le(n, n[::-1]), eq(n, n[::-1]))
+
+
 def record(name, f, specs, x64):
     jax.config.update("jax_enable_x64", x64)
     args = make_args(specs)

@@ -227,15 +227,13 @@ fn searching_and_cumulative_functions_compute_what_jax_computes() {
     );
 }
 
-/// Why JAX's text of a program does not read back here, if it does not: `searchsorted`'s
-/// `'scan'` and `'compare_all'` programs compare with JAX's total-order primitives `lt_to`
-/// and `le_to`, which the primitive registry does not have (the library computes the same
-/// order with `lt`/`le`/`ne`); programs whose empty intermediate results JAX prints as `_`
-/// and then uses (`unique` of an empty array with `size`), which the reader cannot bind.
+/// Why JAX's text of a program does not read back here, if it does not: programs whose
+/// empty intermediate results JAX prints as `_` and then uses (`unique` of an empty array
+/// with `size`), which the reader cannot bind. (`searchsorted`'s `'scan'` and
+/// `'compare_all'` programs, which compare with JAX's total-order primitives `lt_to` and
+/// `le_to`, read.)
 fn unreadable(text: &str) -> Option<&'static str> {
-    if text.contains(" lt_to ") || text.contains(" le_to ") {
-        Some("lt_to/le_to")
-    } else if text.contains("in (_,") {
+    if text.contains("in (_,") {
         Some("`_` used")
     } else {
         None
@@ -273,7 +271,7 @@ fn jax_texts_read_back_and_compute_the_same() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(read >= 280, "{read}");
+    assert!(read >= 350, "{read}");
 }
 
 /// `vmap` over a batch of two examples is the stack of the calls on each: `searchsorted`

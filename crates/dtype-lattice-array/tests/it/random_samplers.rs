@@ -399,10 +399,9 @@ fn unsafe_rbg() {
 }
 
 /// The programs JAX printed that the jaxpr reader cannot read, and the primitive it does not
-/// know: JAX's `le_to` (the total order's `<=`, `lax.le_to_p`), which `jnp.searchsorted`'s
-/// comparator binds (`choice` with `p` and replacement). Each must still fail (fixing one
-/// means removing it here).
-const UNREAD: &[(&str, &str)] = &[("choice_threefry2x32_int_p", "le_to")];
+/// know. Each must still fail (fixing one means removing it here). None now: `choice` with
+/// `p` binds JAX's `le_to` (the total order's `<=`, through `jnp.searchsorted`), which reads.
+const UNREAD: &[(&str, &str)] = &[];
 
 /// Each program JAX printed (`make_jaxpr` of the jitted call) reads back through the jaxpr
 /// reader and evaluates, with its constants, on the key and arguments to what JAX's `jit`

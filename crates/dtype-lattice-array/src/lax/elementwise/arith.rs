@@ -149,6 +149,15 @@ pub(crate) trait Arith: Lane {
     fn not(self) -> Self {
         self
     }
+    /// XLA's TOTALORDER comparison (`lax.lt_to`, `le_to`, `eq_to`): for floats the order of
+    /// their bits as sign-magnitude integers, −NaN < −inf < … < −0 < +0 < … < +inf < +NaN
+    /// (NaNs by payload, −0 apart from +0); for integers and bools their ordinary order.
+    fn total_lt(self, o: Self) -> bool {
+        self.lt(o)
+    }
+    fn total_eq(self, o: Self) -> bool {
+        self.equal(o)
+    }
     /// The bit pattern of an integer (its low `bits` bits), and the integer of a pattern.
     fn pattern(self) -> u64 {
         0
@@ -295,6 +304,8 @@ macro_rules! float_arith {
             #[inline(always)] fn neg(self) -> Self { -self }
             #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
             #[inline(always)] fn equal(self, o: Self) -> bool { self == o }
+            fn total_lt(self, o: Self) -> bool { total_key(self.to_bits().into(), <$t>::MANTISSA_DIGITS) < total_key(o.to_bits().into(), <$t>::MANTISSA_DIGITS) }
+            fn total_eq(self, o: Self) -> bool { self.to_bits() == o.to_bits() }
             fn abs(self) -> Self { self.abs() }
             fn real(self) -> Self { self }
             fn imag(self) -> Self { 0.0 }
@@ -365,6 +376,9 @@ macro_rules! complex_arith {
                 self.re < o.re || (self.re == o.re && self.im < o.im)
             }
             #[inline(always)] fn equal(self, o: Self) -> bool { self == o }
+            fn total_eq(self, o: Self) -> bool {
+                self.re.to_bits() == o.re.to_bits() && self.im.to_bits() == o.im.to_bits()
+            }
             fn abs(self) -> $t {
                 // XLA: max * sqrt(1 + (min / max)^2).
                 let (a, b) = (self.re.abs(), self.im.abs());
@@ -435,3 +449,20 @@ complex_arith!(
     f64, math::complex_f64, math::complex_xla_f64, math::xla_div_f64, math::xla_atan2_f64,
         math::xla_pow_f64
 );
+
+/// A float's bits (`f32` or `f64` by its mantissa digits) as an unsigned key in XLA's total
+/// order: negative numbers' bits inverted, positive ones' sign bit set.
+fn total_key(bits: u64, mantissa_digits: u32) -> u64 {
+    let width = if mantissa_digits == f32::MANTISSA_DIGITS {
+        32
+    } else {
+        64
+    };
+    let sign = 1u64 << (width - 1);
+    let mask = if width == 64 { !0 } else { (1u64 << width) - 1 };
+    if bits & sign != 0 {
+        !bits & mask
+    } else {
+        bits | sign
+    }
+}

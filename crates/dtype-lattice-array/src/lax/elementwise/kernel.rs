@@ -332,6 +332,16 @@ pub(super) fn kernel<T: Arith>(
         };
         return Ok(T::store_raw(od, zip(&x, &y, f)));
     }
+    if matches!(op, Op::EqTo | Op::LtTo | Op::LeTo) {
+        // XLA's TOTALORDER comparisons compare bits as integers: nothing is flushed.
+        let (x, y) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));
+        let f: fn(T, T) -> bool = match op {
+            Op::EqTo => T::total_eq,
+            Op::LtTo => T::total_lt,
+            _ => |a, b| a.total_lt(b) || a.total_eq(b),
+        };
+        return Ok(bool::store(od, zip(&x, &y, f)));
+    }
     if op == Op::Complex {
         // A composition of the parts, no arithmetic: no flushing.
         let (re, im) = (T::load_raw(inputs[0]), T::load_raw(inputs[1]));

@@ -202,6 +202,9 @@ ops! {
     LE = "le", 2, Le, ORDERED, Bool, Some("less_equal");
     GT = "gt", 2, Gt, ORDERED, Bool, Some("greater");
     GE = "ge", 2, Ge, ORDERED, Bool, Some("greater_equal");
+    EQ_TO = "eq_to", 2, EqTo, ANY, Bool, None;
+    LE_TO = "le_to", 2, LeTo, ORDERED, Bool, None;
+    LT_TO = "lt_to", 2, LtTo, ORDERED, Bool, None;
     AND = "and", 2, And, BOOL_OR_INT, Same, None;
     OR = "or", 2, Or, BOOL_OR_INT, Same, None;
     XOR = "xor", 2, Xor, BOOL_OR_INT, Same, None;
