@@ -12,17 +12,13 @@ use dtype_lattice::error::Exception;
 use dtype_lattice::key::Algorithm;
 use dtype_lattice::{DType, Error, Kind};
 
-use super::gamma::{bin, check_key, check_shape, convert, konst, select, split_n};
+use super::gamma::{bin, check_key, check_shape, convert, konst, select, split_n, x64};
 use crate::array::Array;
 use crate::core::{Param, Params};
 use crate::interpreters::control;
 use crate::jit::jit;
 use crate::lax::{self, ops};
 use crate::numpy::{self as jnp, Index};
-
-fn x64() -> bool {
-    crate::config::rules().options().x64
-}
 
 /// `x` broadcast to `shape` (`lax.full_like(x, v, dtype, shape)`'s shape), of `dtype`.
 fn full(v: f64, dtype: DType, shape: &[usize]) -> Result<Array, Error> {

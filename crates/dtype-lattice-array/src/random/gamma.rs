@@ -22,7 +22,7 @@
 
 use dtype_lattice::error::Exception;
 use dtype_lattice::key::Algorithm;
-use dtype_lattice::{DType, Error, Kind, Operand};
+use dtype_lattice::{DType, Error, Kind};
 
 use crate::array::{Array, ShapedArray, py_shape};
 use crate::core::{Avals, Outputs, Param, Params, Primitive};
@@ -33,95 +33,15 @@ use crate::jit::jit;
 use crate::lax::{self, ops};
 use crate::numpy::{self as jnp, Index};
 
-pub(super) use super::samplers::{konst, single_key as check_key, x64};
+pub(super) use super::samplers::{
+    broadcast_shape, check_shape, konst, safe_to_cast, single_key as check_key, x64,
+};
 
 // ---- shared helpers
 
-/// `dtypes.check_and_canonicalize_user_dtype(dtype)` and the check that it is a float dtype,
-/// with JAX's message naming `name`.
+/// The canonical float `dtype` of sampler `name`, with JAX's message.
 pub(crate) fn float_dtype(name: &str, dtype: DType) -> Result<DType, Error> {
-    let dtype = dtype.canonicalize(x64());
-    if dtype.kind() != Kind::Float || dtype.is_extended() {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!("dtype argument to `{name}` must be a float dtype, got {dtype}"),
-        ));
-    }
-    Ok(dtype)
-}
-
-/// `lax.broadcast_shapes` of shapes (JAX's `ValueError` when they do not broadcast).
-fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
-    jnp::broadcast_shapes(shapes)
-}
-
-/// `_check_shape(name, shape, *param_shapes)`.
-pub(crate) fn check_shape(name: &str, shape: &[usize], params: &[&[usize]]) -> Result<(), Error> {
-    if params.is_empty() {
-        return Ok(());
-    }
-    let mut all = vec![shape];
-    all.extend_from_slice(params);
-    let got = broadcast_shapes(&all)?;
-    if got != shape {
-        return Err(Error::refused(
-            Exception::ValueError,
-            format!(
-                "{name} parameter shapes must be broadcast-compatible with shape argument, and \
-                 the result of broadcasting the shapes must equal the shape argument, but got \
-                 result {} for shape argument {}.",
-                py_shape(&got),
-                py_shape(shape)
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// `_check_broadcast_shapes(name, shape, *args)`: `shape`, or the parameters' shapes
-/// broadcast.
-fn broadcast_shape(
-    name: &str,
-    shape: Option<&[usize]>,
-    params: &[&[usize]],
-) -> Result<Vec<usize>, Error> {
-    match shape {
-        None => broadcast_shapes(params),
-        Some(s) => {
-            check_shape(name, s, params)?;
-            Ok(s.to_vec())
-        }
-    }
-}
-
-/// `_check_all_safe_to_cast(name, dtype, *args)`: JAX's `TypePromotionError`
-/// for a parameter whose dtype does not promote to `dtype` itself.
-fn check_safe_to_cast(name: &str, dtype: DType, args: &[&Array]) -> Result<(), Error> {
-    for a in args {
-        if a.dtype() == dtype {
-            continue;
-        }
-        let operands = [
-            Operand::Array {
-                dtype: a.dtype(),
-                weak: a.weak_type(),
-            },
-            Operand::Array { dtype, weak: false },
-        ];
-        let ok = crate::config::rules()
-            .result_type(&operands)
-            .is_ok_and(|p| p.dtype.canonicalize(x64()) == dtype);
-        if !ok {
-            return Err(Error::refused(
-                Exception::TypePromotionError,
-                format!(
-                    "In arguments to {name}, cannot safely cast argument of type {} to {dtype}",
-                    a.dtype()
-                ),
-            ));
-        }
-    }
-    Ok(())
+    super::samplers::float_dtype(name, "a float dtype", dtype)
 }
 
 /// `x` converted to `dtype` (`lax.convert_element_type`: strong).
@@ -139,7 +59,7 @@ pub(crate) fn select(pred: &Array, on_true: &Array, on_false: &Array) -> Result<
 
 /// `x / y` with NumPy's broadcasting (`jnp.divide` of operands of one dtype).
 fn jdiv(x: &Array, y: &Array) -> Result<Array, Error> {
-    let shape = broadcast_shapes(&[x.shape(), y.shape()])?;
+    let shape = jnp::broadcast_shapes(&[x.shape(), y.shape()])?;
     ops::div(
         &ops::broadcast_to(x, &shape)?,
         &ops::broadcast_to(y, &shape)?,
@@ -157,18 +77,6 @@ pub(crate) fn split_n(key: &Array, num: usize) -> Result<Vec<Array>, Error> {
     (0..num)
         .map(|i| jnp::index(&keys, &[Index::At(i as isize)]))
         .collect()
-}
-
-/// `_exponential(key, shape, dtype)`: `−log1p(−u)` of a uniform draw.
-pub(crate) fn exponential(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
-    let u = super::uniform(key, shape, dtype, 0.0, 1.0)?;
-    ops::neg(&ops::unary(&lax::LOG1P, &ops::neg(&u)?)?)
-}
-
-/// `_rademacher(key, shape, dtype)`: `2·bernoulli(key, 0.5) − 1` in `dtype`.
-fn rademacher(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
-    let b = convert(&super::bernoulli(key, 0.5, shape)?, dtype)?;
-    ops::sub(&ops::mul(&konst(2.0, dtype)?, &b)?, &konst(1.0, dtype)?)
 }
 
 /// The product of a shape.
@@ -314,7 +222,7 @@ fn gamma_one(key: &Array, alpha: &Array, log_space: bool) -> Result<Array, Error
     let (key, subkey) = (ks[0].clone(), ks[1].clone());
     let (_, _, v, _) = control::while_loop(cond, body, &(key, zero.clone(), one.clone(), two))?;
     if log_space {
-        let log_samples = ops::neg(&exponential(&subkey, &[], dtype)?)?;
+        let log_samples = ops::neg(&super::exponential(&subkey, &[], dtype)?)?;
         let is_zero = bin(&lax::EQ, &log_samples, &zero)?;
         let mask = bin(&lax::OR, &boost_mask, &is_zero)?;
         let log_boost = select(
@@ -537,8 +445,8 @@ pub fn beta(
 ) -> Result<Array, Error> {
     let key = check_key("beta", key)?;
     let dtype = float_dtype("beta", dtype)?;
-    check_safe_to_cast("beta", dtype, &[a, b])?;
-    let shape = broadcast_shape("beta", shape, &[a.shape(), b.shape()])?;
+    safe_to_cast("beta", dtype, &[a, b])?;
+    let shape = broadcast_shape("beta", shape, &[a, b])?;
     jit(move |(key, a, b): (Array, Array, Array)| {
         let a = ops::broadcast_to(&convert(&a, dtype)?, &shape)?;
         let b = ops::broadcast_to(&convert(&b, dtype)?, &shape)?;
@@ -688,8 +596,8 @@ pub fn chisquare(
 ) -> Result<Array, Error> {
     let key = check_key("chisquare", key)?;
     let dtype = float_dtype("chisquare", dtype)?;
-    let shape = broadcast_shape("chisquare", shape, &[df.shape()])?;
-    check_safe_to_cast("chisquare", dtype, &[df])?;
+    let shape = broadcast_shape("chisquare", shape, &[df])?;
+    safe_to_cast("chisquare", dtype, &[df])?;
     jit(move |(key, df): (Array, Array)| chisquare_traced(&key, &df, &shape, dtype))
         .named("_chisquare")
         .call(&(key, df.clone()))
@@ -732,8 +640,8 @@ pub fn f(
 ) -> Result<Array, Error> {
     let key = check_key("f", key)?;
     let dtype = float_dtype("f", dtype)?;
-    let shape = broadcast_shape("f", shape, &[dfnum.shape(), dfden.shape()])?;
-    check_safe_to_cast("f", dtype, &[dfnum, dfden])?;
+    let shape = broadcast_shape("f", shape, &[dfnum, dfden])?;
+    safe_to_cast("f", dtype, &[dfnum, dfden])?;
     jit(move |(key, dfnum, dfden): (Array, Array, Array)| {
         let dfden = convert(&dfden, dtype)?;
         let dfnum = convert(&dfnum, dtype)?;
@@ -777,8 +685,8 @@ pub fn f(
 pub fn t(key: &Array, df: &Array, shape: Option<&[usize]>, dtype: DType) -> Result<Array, Error> {
     let key = check_key("t", key)?;
     let dtype = float_dtype("t", dtype)?;
-    let shape = broadcast_shape("t", shape, &[df.shape()])?;
-    check_safe_to_cast("t", dtype, &[df])?;
+    let shape = broadcast_shape("t", shape, &[df])?;
+    safe_to_cast("t", dtype, &[df])?;
     jit(move |(key, df): (Array, Array)| {
         let df = convert(&df, dtype)?;
         let ks = split_n(&key, 2)?;
@@ -815,7 +723,7 @@ fn generalized_normal_traced(
     let g = gamma_in(&ks[0], &inv, shape, dtype)?;
     let r = jit({
         let shape = shape.to_vec();
-        move |k: Array| rademacher(&k, &shape, dtype)
+        move |k: Array| super::rademacher(&k, &shape, dtype)
     })
     .named("_rademacher")
     .call(&ks[1])?;
@@ -888,7 +796,7 @@ pub fn ball(
         .call(&(ks[0].clone(), p.clone()))?;
         let e = jit({
             let shape = shape.clone();
-            move |k: Array| exponential(&k, &shape, dtype)
+            move |k: Array| super::exponential(&k, &shape, dtype)
         })
         .named("_exponential")
         .call(&ks[1])?;

@@ -179,7 +179,12 @@ pub(super) fn safe_to_cast(name: &str, dtype: DType, args: &[&Array]) -> Result<
             },
             Operand::array(dtype),
         ];
-        if crate::config::rules().result_type(&operands)?.dtype != dtype {
+        if crate::config::rules()
+            .result_type(&operands)?
+            .dtype
+            .canonicalize(x64())
+            != dtype
+        {
             return Err(Error::refused(
                 Exception::TypePromotionError,
                 format!(

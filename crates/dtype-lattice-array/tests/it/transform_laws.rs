@@ -1384,14 +1384,10 @@ fn flatten(j: &ClosedJaxpr) -> Result<Flat, Error> {
 fn simplify(flat: &mut Flat) {
     // Uses among the live calls (XLA removes dead code first).
     let mut live = vec![false; flat.slots];
-    for s in &flat.outputs {
-        if let Src::Slot(k) = s {
-            live[*k] = true;
-        }
-    }
     let mut uses = vec![0usize; flat.slots];
     for s in &flat.outputs {
         if let Src::Slot(k) = s {
+            live[*k] = true;
             uses[*k] += 1;
         }
     }
@@ -1405,178 +1401,153 @@ fn simplify(flat: &mut Flat) {
             }
         }
     }
-    let mut producer: Vec<Option<usize>> = vec![None; flat.slots];
-    let mut out: Vec<Call> = vec![];
-    for c in std::mem::take(&mut flat.calls) {
+    let mut g = Rewritten {
+        slots: flat.slots,
+        producer: vec![None; flat.slots],
+        out: vec![],
+    };
+    let one = |d: DType| match d {
+        DType::Float16 => Array::scalar(f16::ONE),
+        DType::Float32 => Array::scalar(1.0f32),
+        _ => Array::scalar(1.0f64),
+    };
+    for mut c in std::mem::take(&mut flat.calls) {
         let real = matches!(
             c.avals.first().map(ShapedArray::dtype),
             Some(DType::Float16 | DType::Float32 | DType::Float64)
         );
-        let def = |s: &Src, name: &str, out: &[Call]| -> Option<Src> {
-            let Src::Slot(k) = s else { return None };
-            let d = &out[producer[*k]?];
-            (d.prim.name == name).then(|| d.inputs[0].clone())
-        };
-        let mut c = c;
+        let same = c.avals[0].clone();
         if real && c.prim.name == "mul" {
-            if let (Some(a), Some(b)) = (
-                def(&c.inputs[0], "exp", &out),
-                def(&c.inputs[1], "exp", &out),
-            ) {
-                let s = flat.slots;
-                flat.slots += 1;
-                producer.push(None);
-                out.push(Call {
-                    prim: &lax::ADD,
-                    params: Params::new(),
-                    inputs: vec![a, b],
-                    outs: vec![s],
-                    avals: c.avals.clone(),
-                });
-                producer[s] = Some(out.len() - 1);
+            if let (Some(a), Some(b)) = (g.def(&c.inputs[0], "exp"), g.def(&c.inputs[1], "exp")) {
+                let s = g.fresh(&lax::ADD, Params::new(), vec![a, b], same);
                 c = Call {
                     prim: &lax::EXP,
                     params: Params::new(),
-                    inputs: vec![Src::Slot(s)],
+                    inputs: vec![s],
                     ..c
                 };
             }
         } else if real && c.prim.name == "div" {
             let b = c.inputs[1].clone();
-            // A 0-d divisor read elsewhere too: XLA divides (one use only is the product by
-            // the reciprocal, which `lax::DIV` computes alone): broadcast explicitly.
             let b_aval = match &b {
                 Src::Slot(k) if *k < flat.n_in => Some(flat.in_avals[*k].clone()),
-                Src::Slot(k) => producer[*k].map(|i| {
-                    let d = &out[i];
-                    d.avals[d.outs.iter().position(|o| o == k).unwrap()].clone()
-                }),
+                Src::Slot(k) => g.aval(*k),
                 Src::Const(_) => None,
             };
-            if let (Some(ba), Src::Slot(k)) = (&b_aval, &b)
-                && ba.ndim() == 0
-                && c.avals[0].ndim() > 0
-                && uses[*k] > 1
-            {
-                let s = flat.slots;
-                flat.slots += 1;
-                producer.push(None);
-                let shape = c.avals[0].shape().to_vec();
-                out.push(Call {
-                    prim: &lax::BROADCAST_IN_DIM,
-                    params: Params::new()
+            let smaller =
+                matches!((&b_aval, &b), (Some(ba), Src::Slot(_)) if ba.size() < same.size());
+            if let (true, Some(ba), Src::Slot(k)) = (smaller, &b_aval, &b) {
+                c = if ba.ndim() == 0 && uses[*k] > 1 {
+                    // A 0-d divisor read elsewhere too: XLA divides (with one use it is the
+                    // product by the reciprocal, which `lax::DIV` computes alone): broadcast
+                    // explicitly.
+                    let params = Params::new()
                         .with(
                             "shape",
-                            Param::Ints(shape.iter().map(|&d| d as i64).collect()),
+                            Param::Ints(same.shape().iter().map(|&d| d as i64).collect()),
                         )
                         .with("broadcast_dimensions", Param::Ints(vec![]))
-                        .with("sharding", Param::None),
-                    inputs: vec![b.clone()],
-                    outs: vec![s],
-                    avals: vec![ShapedArray::new(&shape, ba.dtype(), ba.weak_type())],
-                });
-                producer[s] = Some(out.len() - 1);
-                c.inputs[1] = Src::Slot(s);
-                for &o in &c.outs {
-                    producer[o] = Some(out.len());
-                }
-                out.push(c);
-                continue;
-            }
-            // A smaller divisor (lax broadcasts it): the product by its reciprocal, which
-            // XLA then contracts into an addition like any product.
-            if let (Some(ba), Src::Slot(_)) = (&b_aval, &b)
-                && ba.size() < c.avals[0].size()
-            {
-                let s = flat.slots;
-                flat.slots += 1;
-                producer.push(None);
-                let one = Array::from_bytes(
-                    ba.dtype(),
-                    &[],
-                    match ba.dtype() {
-                        DType::Float16 => f16::ONE.to_le_bytes().to_vec(),
-                        DType::Float32 => 1f32.to_le_bytes().to_vec(),
-                        _ => 1f64.to_le_bytes().to_vec(),
+                        .with("sharding", Param::None);
+                    let aval = ShapedArray::new(same.shape(), ba.dtype(), ba.weak_type());
+                    let full = g.fresh(&lax::BROADCAST_IN_DIM, params, vec![b.clone()], aval);
+                    Call {
+                        inputs: vec![c.inputs[0].clone(), full],
+                        ..c
                     }
-                    .as_slice(),
-                )
-                .unwrap();
-                out.push(Call {
-                    prim: &lax::DIV,
-                    params: Params::new(),
-                    inputs: vec![Src::Const(one), b.clone()],
-                    outs: vec![s],
-                    avals: vec![ShapedArray::new(ba.shape(), ba.dtype(), false)],
-                });
-                producer[s] = Some(out.len() - 1);
+                } else {
+                    // The product by its reciprocal, which XLA then contracts into an
+                    // addition like any product.
+                    let aval = ShapedArray::new(ba.shape(), ba.dtype(), false);
+                    let inputs = vec![Src::Const(one(ba.dtype())), b.clone()];
+                    let r = g.fresh(&lax::DIV, Params::new(), inputs, aval);
+                    Call {
+                        prim: &lax::MUL,
+                        params: Params::new(),
+                        inputs: vec![c.inputs[0].clone(), r],
+                        ..c
+                    }
+                };
+            } else if let (Some(x), Src::Slot(k)) = (g.def(&b, "sqrt"), &b) {
+                let aval = g.aval(*k).unwrap();
+                let r = g.fresh(&lax::RSQRT, Params::new(), vec![x], aval);
                 c = Call {
                     prim: &lax::MUL,
                     params: Params::new(),
-                    inputs: vec![c.inputs[0].clone(), Src::Slot(s)],
+                    inputs: vec![c.inputs[0].clone(), r],
                     ..c
                 };
-                for &o in &c.outs {
-                    producer[o] = Some(out.len());
-                }
-                out.push(c);
-                continue;
-            }
-            if let Some(x) = def(&b, "sqrt", &out) {
-                let s = flat.slots;
-                flat.slots += 1;
-                producer.push(None);
-                let aval = out[producer[match b {
-                    Src::Slot(k) => k,
-                    _ => unreachable!(),
-                }]
-                .unwrap()]
-                .avals
-                .clone();
-                out.push(Call {
-                    prim: &lax::RSQRT,
-                    params: Params::new(),
-                    inputs: vec![x],
-                    outs: vec![s],
-                    avals: aval,
-                });
-                producer[s] = Some(out.len() - 1);
-                c = Call {
-                    prim: &lax::MUL,
-                    params: Params::new(),
-                    inputs: vec![c.inputs[0].clone(), Src::Slot(s)],
-                    ..c
-                };
-            } else if let Src::Slot(k) = &c.inputs[0]
-                && let Some(i) = producer[*k]
-                && out[i].prim.name == "div"
-            {
-                let (a1, b1) = (out[i].inputs[0].clone(), out[i].inputs[1].clone());
-                let s = flat.slots;
-                flat.slots += 1;
-                producer.push(None);
-                out.push(Call {
-                    prim: &lax::MUL,
-                    params: Params::new(),
-                    inputs: vec![b1, b],
-                    outs: vec![s],
-                    avals: c.avals.clone(),
-                });
-                producer[s] = Some(out.len() - 1);
+            } else if let Some((a1, b1)) = g.div_operands(&c.inputs[0]) {
+                let d = g.fresh(&lax::MUL, Params::new(), vec![b1, b], same);
                 c = Call {
                     prim: &lax::DIV,
                     params: Params::new(),
-                    inputs: vec![a1, Src::Slot(s)],
+                    inputs: vec![a1, d],
                     ..c
                 };
             }
         }
-        for &o in &c.outs {
-            producer[o] = Some(out.len());
-        }
-        out.push(c);
+        g.push(c);
     }
-    flat.calls = out;
+    flat.slots = g.slots;
+    flat.calls = g.out;
+}
+
+/// The calls [`simplify`] writes, with each slot's call.
+struct Rewritten {
+    slots: usize,
+    producer: Vec<Option<usize>>,
+    out: Vec<Call>,
+}
+
+impl Rewritten {
+    fn push(&mut self, c: Call) {
+        for &o in &c.outs {
+            self.producer[o] = Some(self.out.len());
+        }
+        self.out.push(c);
+    }
+
+    /// A new call's single result.
+    fn fresh(
+        &mut self,
+        prim: &'static Primitive,
+        params: Params,
+        inputs: Vec<Src>,
+        aval: ShapedArray,
+    ) -> Src {
+        let s = self.slots;
+        self.slots += 1;
+        self.producer.push(None);
+        self.push(Call {
+            prim,
+            params,
+            inputs,
+            outs: vec![s],
+            avals: vec![aval],
+        });
+        Src::Slot(s)
+    }
+
+    fn call_of(&self, s: &Src) -> Option<&Call> {
+        let Src::Slot(k) = s else { return None };
+        Some(&self.out[self.producer.get(*k).copied().flatten()?])
+    }
+
+    /// The operand of `s`'s call if it is `name`.
+    fn def(&self, s: &Src, name: &str) -> Option<Src> {
+        let d = self.call_of(s)?;
+        (d.prim.name == name).then(|| d.inputs[0].clone())
+    }
+
+    fn div_operands(&self, s: &Src) -> Option<(Src, Src)> {
+        let d = self.call_of(s)?;
+        (d.prim.name == "div").then(|| (d.inputs[0].clone(), d.inputs[1].clone()))
+    }
+
+    fn aval(&self, k: usize) -> Option<ShapedArray> {
+        let d = &self.out[self.producer.get(k).copied().flatten()?];
+        Some(d.avals[d.outs.iter().position(|&o| o == k)?].clone())
+    }
 }
 
 /// Whether two operands are the same for XLA's CSE: one slot, or equal small constants (a
