@@ -6,6 +6,7 @@
 
 use std::sync::RwLock;
 
+use dtype_lattice::key::KeyImpl;
 use dtype_lattice::{DType, Rules};
 
 /// The promotion rules `jax.numpy`'s functions follow (`jax_enable_x64`,
@@ -91,6 +92,59 @@ pub fn set_rules(rules: Rules) {
     }
     // After the write: a thread that sees the new generation reads the new rules.
     GENERATION.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
+/// [`set_default_prng_impl`]'s implementation (`None`: threefry2x32, JAX's default).
+static DEFAULT_PRNG_IMPL: RwLock<Option<&'static KeyImpl>> = RwLock::new(None);
+
+thread_local! {
+    /// [`with_default_prng_impl`]'s override on this thread.
+    static SCOPED_PRNG_IMPL: std::cell::Cell<Option<&'static KeyImpl>> = const { std::cell::Cell::new(None) };
+}
+
+/// `jax_default_prng_impl`: the PRNG implementation of keys made without one
+/// (`random::key(seed)`) and of raw key data (`random::prng_key`, a `uint32` array given
+/// where a key is expected): [`with_default_prng_impl`]'s on this thread, else
+/// [`set_default_prng_impl`]'s, else threefry2x32.
+pub fn default_prng_impl() -> &'static KeyImpl {
+    if let Some(k) = SCOPED_PRNG_IMPL.with(std::cell::Cell::get) {
+        return k;
+    }
+    DEFAULT_PRNG_IMPL
+        .read()
+        .map_or_else(|e| *e.into_inner(), |g| *g)
+        .unwrap_or(&dtype_lattice::key::THREEFRY2X32)
+}
+
+/// Sets [`default_prng_impl`] for every later call
+/// (`jax.config.update("jax_default_prng_impl", "rbg")`; by name: `random::set_default_impl`).
+pub fn set_default_prng_impl(k: &'static KeyImpl) {
+    match DEFAULT_PRNG_IMPL.write() {
+        Ok(mut g) => *g = Some(k),
+        Err(e) => *e.into_inner() = Some(k),
+    }
+}
+
+/// Runs `f` with `k` as [`default_prng_impl`] on this thread only, then restores the previous
+/// one, also when `f` panics.
+///
+/// ```
+/// use dtype_lattice::key::RBG;
+/// use dtype_lattice_array::{config, random};
+/// let k = config::with_default_prng_impl(&RBG, || random::key(0))?;
+/// assert_eq!(k.dtype().to_string(), "key<rbg>");
+/// assert_eq!(random::key(0)?.dtype().to_string(), "key<fry>");
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+pub fn with_default_prng_impl<R>(k: &'static KeyImpl, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<&'static KeyImpl>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPED_PRNG_IMPL.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SCOPED_PRNG_IMPL.with(|s| s.replace(Some(k))));
+    f()
 }
 
 /// Whether the rules are NumPy's (no weak types, NumPy's loops).

@@ -20,7 +20,7 @@
 //! differ from the eager one in the last place. `randint` needs a concrete key.
 
 use dtype_lattice::error::Exception;
-use dtype_lattice::key::{KeyImpl, THREEFRY2X32};
+use dtype_lattice::key::KeyImpl;
 use dtype_lattice::{DType, Error};
 
 use super::{Key, Random, Sample, Values};
@@ -52,7 +52,10 @@ pub(super) fn check_key(
     let (keys, wrapped) = if key.dtype().is_extended() {
         (key.clone(), false)
     } else {
-        (wrap_key_data(key, DType::KeyThreefry2x32)?, true)
+        (
+            wrap_key_data(key, crate::config::default_prng_impl().dtype())?,
+            true,
+        )
     };
     if !allow_batched && keys.ndim() != 0 {
         return Err(Error::refused(
@@ -96,12 +99,14 @@ fn single_key(name: &str, key: &Array) -> Result<Key, Error> {
 /// JAX, whose `_uniform` is compiled (XLA fuses its multiply and add, as jit's plan does; a
 /// primitive at a time would round twice).
 fn staged(key: &Array) -> bool {
+    // Raw key data is of the default implementation.
+    let k = key
+        .dtype()
+        .key_impl()
+        .unwrap_or_else(crate::config::default_prng_impl);
     !key.is_concrete()
         || crate::core::staging()
-        || key
-            .dtype()
-            .key_impl()
-            .is_some_and(|k| k.algorithm != dtype_lattice::key::Algorithm::Threefry2x32)
+        || k.algorithm != dtype_lattice::key::Algorithm::Threefry2x32
 }
 
 /// A sampler's staged computation run as JAX runs its jitted samplers: under `jit` when the
@@ -245,9 +250,10 @@ fn sample_array(s: Sample) -> Result<Array, Error> {
     }
 }
 
-/// `jax.random.key(seed)`: a scalar `key<fry>` key. The seed is a Python int: beyond the
-/// 64-bit signed range JAX raises `OverflowError`; with x64 off it becomes an int32 (its low
-/// word), with x64 an int64 (both words).
+/// `jax.random.key(seed)`: a scalar key of the default implementation (`key<fry>`, unless
+/// [`set_default_impl`] or [`crate::config::with_default_prng_impl`] says otherwise). The seed
+/// is a Python int: beyond the 64-bit signed range JAX raises `OverflowError`; with x64 off it
+/// becomes an int32 (its low word), with x64 an int64 (both words).
 ///
 /// ```
 /// use dtype_lattice_array::random;
@@ -261,7 +267,19 @@ fn sample_array(s: Sample) -> Result<Array, Error> {
 ///
 /// Python's `OverflowError` for a seed outside the 64-bit signed range.
 pub fn key(seed: i128) -> Result<Array, Error> {
-    seeded(seed, &THREEFRY2X32)
+    seeded(seed, crate::config::default_prng_impl())
+}
+
+/// `jax.config.update("jax_default_prng_impl", name)`: the implementation [`key`],
+/// [`prng_key`] and raw key data take from now on, on every thread (for one thread and one
+/// call, [`crate::config::with_default_prng_impl`]).
+///
+/// # Errors
+///
+/// JAX's `ValueError` for an unknown implementation ([`resolve_impl`]).
+pub fn set_default_impl(name: &str) -> Result<(), Error> {
+    crate::config::set_default_prng_impl(resolve_impl(name)?);
+    Ok(())
 }
 
 /// `jax.random.key(seed, impl=NAME)`: a scalar key of the implementation named `impl_name`
@@ -332,7 +350,7 @@ pub fn resolve_impl(name: &str) -> Result<&'static KeyImpl, Error> {
 }
 
 /// `jax.random.PRNGKey(seed)`: a legacy raw key, the `uint32` key data of [`key`] (shape
-/// `(2,)`).
+/// `(2,)` for threefry2x32, the default implementation's key shape otherwise).
 ///
 /// ```
 /// use dtype_lattice_array::random;
@@ -347,8 +365,8 @@ pub fn prng_key(seed: i128) -> Result<Array, Error> {
     key_data(&key(seed)?)
 }
 
-/// `jax.random.key_impl(keys)`: the implementation of a key array (threefry2x32 for raw key
-/// data).
+/// `jax.random.key_impl(keys)`: the implementation of a key array (the default
+/// implementation for raw key data).
 ///
 /// ```
 /// use dtype_lattice_array::random;

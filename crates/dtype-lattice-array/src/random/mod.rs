@@ -83,7 +83,8 @@ pub use crate::prng::{
 pub(crate) use crate::prng::{implemented, output_size};
 pub use arrays::{
     bernoulli, bits, bits_dtype, define_prng_impl, fold_in, fold_in_array, key, key_data, key_impl,
-    key_with, normal, prng_key, randint, resolve_impl, split, split_shape, uniform, wrap_key_data,
+    key_with, normal, prng_key, randint, resolve_impl, set_default_impl, split, split_shape,
+    uniform, wrap_key_data,
 };
 pub use counts::{binomial, multinomial, poisson};
 pub use discrete::{bernoulli_array, categorical, choice, geometric, permutation, rademacher};

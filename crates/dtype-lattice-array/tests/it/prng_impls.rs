@@ -567,3 +567,80 @@ fn user_defined_keys_print_promote_and_stage_as_builtin_ones() {
          expected uint32(2,)"
     );
 }
+
+// ---- jax_default_prng_impl ------------------------------------------------------------------
+
+/// `jax_default_prng_impl` (tests/fixtures/random_arrays/default_impl.json,
+/// tools/gen_default_prng_impl_fixtures.py): with each implementation the default,
+/// `key(seed)`, the legacy raw `prng_key(seed)` and the functions on raw key data compute what
+/// JAX computes with `jax.config.update("jax_default_prng_impl", name)`, bit for bit; raw key
+/// data of another shape is refused with JAX's `TypeError`. Scoped to this thread
+/// (`config::with_default_prng_impl`), so that the tests running beside it keep threefry2x32.
+#[test]
+fn the_default_implementation_makes_keys_and_reads_raw_key_data() {
+    let text =
+        std::fs::read_to_string(common::fixture_path("random_arrays/default_impl.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 6);
+    for case in cases {
+        let name = case["impl"].as_str().unwrap();
+        let k = random::resolve_impl(name).unwrap();
+        let same = |what: &str, got: Result<Array, Error>, want: &Value| {
+            let got = got.unwrap_or_else(|e| panic!("{name} {what}: {e}"));
+            assert_eq!(
+                (
+                    got.dtype().name(),
+                    got.shape().to_vec(),
+                    hex(got.as_bytes())
+                ),
+                (
+                    want["dtype"].as_str().unwrap(),
+                    shape(&want["shape"]),
+                    want["hex"].as_str().unwrap().to_string()
+                ),
+                "{name} {what}"
+            );
+        };
+        dtype_lattice_array::config::with_default_prng_impl(k, || {
+            let key = random::key(0).unwrap();
+            assert_eq!(key.dtype().to_string(), case["key_dtype"].as_str().unwrap());
+            same(
+                "key_data(key(0))",
+                random::key_data(&key),
+                &case["key_data"],
+            );
+            let raw = random::prng_key(7).unwrap();
+            same("PRNGKey(7)", Ok(raw.clone()), &case["prng_key"]);
+            assert_eq!(random::key_impl(&raw).unwrap().name, case["key_impl"]);
+            same("split", random::split(&raw, 3), &case["split"]);
+            same("fold_in", random::fold_in(&raw, 3), &case["fold_in"]);
+            same("bits", random::bits(&raw, &[4]), &case["bits"]);
+            let f32_ = DType::Float32;
+            same(
+                "uniform",
+                random::uniform(&raw, &[3], f32_, 0.0, 1.0),
+                &case["uniform"],
+            );
+            same("normal", random::normal(&raw, &[2], f32_), &case["normal"]);
+            same(
+                "randint",
+                random::randint(&raw, &[3], 0, 10, DType::Int32),
+                &case["randint"],
+            );
+            let other = crate::fixture_arrays::array(&case["other_shape"]);
+            let e = random::uniform(&other, &[2], f32_, 0.0, 1.0).unwrap_err();
+            let want = &case["other_shape_uniform"]["error"];
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "{}: {}",
+                    want["kind"].as_str().unwrap(),
+                    want["message"].as_str().unwrap()
+                )),
+                "{name}: {e}"
+            );
+        });
+    }
+    // Outside the scope: threefry2x32 again.
+    assert_eq!(random::key(0).unwrap().dtype(), DType::KeyThreefry2x32);
+}
