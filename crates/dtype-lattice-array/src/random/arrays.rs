@@ -572,6 +572,14 @@ pub fn uniform(
 pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array, Error> {
     if staged(key) {
         let dtype = rng().float_dtype("normal", "a float or complex dtype", dtype)?;
+        if matches!(
+            dtype,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64
+        ) {
+            // JAX's jitted `_normal` around `_normal_real` around `_uniform`.
+            let (keys, _) = check_key("normal", key, false)?;
+            return super::samplers::normal_jit(&keys, shape, dtype);
+        }
         // np.nextafter(-1, 0) and 1 of `dtype` (strong: no conversion is staged).
         let lo = match dtype {
             DType::Float16 => half::f16::from_bits(half::f16::NEG_ONE.to_bits() - 1).to_f64(),
