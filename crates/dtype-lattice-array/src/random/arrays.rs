@@ -636,76 +636,115 @@ pub fn randint(
     dtype: DType,
 ) -> Result<Array, Error> {
     if staged(key) {
-        return as_jitted(key, |k| traced_randint(k, shape, minval, maxval, dtype));
+        // JAX's checks on the Python ints first (its OverflowError, TypeError).
+        rng().randint_bounds(rng().canonical(dtype), minval, maxval)?;
+        super::output_size(shape)?;
+        let (keys, _) = check_key("randint", key, false)?;
+        return jax_randint(&keys, shape, minval, maxval, rng().canonical(dtype));
     }
     let k = single_key("randint", key)?;
     sample_array(rng().randint(&k, shape, minval, maxval, dtype)?)
 }
 
-/// `randint` as JAX stages `_randint`: the bounds clipped into the sampling dtype (`randint`'s
-/// checks and clips on the Python ints computed here, as constants), broadcast to the rank of
-/// `shape`; two keys from `random_split`, `random_bits` of each; the span as unsigned
-/// (one when `maxval <= minval`, one more when `maxval` is beyond the dtype), the high bits'
-/// remainder times `2^nbits mod span` plus the low bits' remainder, modulo the span, added to
-/// `minval`; converted to `dtype` (from int32 for narrower dtypes).
-fn traced_randint(
-    key: &Array,
+/// A constant of `like`'s dtype and weak type (`lax._const`).
+fn const_like(like: &Array, v: i128) -> Result<Array, Error> {
+    crate::array::scalar_array(dtype_lattice::Value::Int(v), like.dtype(), like.weak_type())
+}
+
+/// `x.astype(dtype)`: `convert_element_type` unless `x` is already a strong `dtype`.
+fn astype(x: &Array, dtype: DType) -> Result<Array, Error> {
+    if x.dtype() == dtype && !x.weak_type() {
+        Ok(x.clone())
+    } else {
+        lax::ops::convert(x, dtype, false)
+    }
+}
+
+/// `_convert_and_clip_integer(val, dtype)`: `val` clipped to what both dtypes hold, converted.
+fn convert_and_clip(val: &Array, dtype: DType) -> Result<Array, Error> {
+    let (a, b) = (
+        dtype.int_range().ok_or_else(no_lt)?,
+        val.dtype().int_range().ok_or_else(no_lt)?,
+    );
+    let lo = const_like(val, a.0.max(b.0))?;
+    let hi = const_like(val, a.1.min(b.1))?;
+    astype(&super::samplers::clip(val, &lo, &hi)?, dtype)
+}
+
+/// `jax.random.randint` as JAX 0.10.2 stages it: narrow dtypes sampled in int32 (the bounds
+/// converted and clipped outside), `_randint` jitted on the key and the bounds (Python ints:
+/// weak arrays of the default int).
+fn jax_randint(
+    keys: &Array,
     shape: &[usize],
     minval: i128,
     maxval: i128,
     dtype: DType,
 ) -> Result<Array, Error> {
-    let (keys, _) = check_key("randint", key, false)?;
-    let r = rng();
-    let dtype = r.canonical(dtype);
-    let (sdt, minval, maxval) = r.randint_bounds(dtype, minval, maxval)?;
-    super::output_size(shape)?;
-    let (tmin, tmax) = sdt.int_range().ok_or_else(no_lt)?;
-    let (dmin, dmax) = r.default_int_range();
-    let clip = |v: i128| v.clamp(tmin.max(dmin), tmax.min(dmax));
-    let konst =
-        |v: i128, d: DType| crate::array::scalar_array(dtype_lattice::Value::Int(v), d, false);
-    let out_of_range = Array::scalar(maxval > tmax.min(dmax));
-    let lo = to_rank(&konst(clip(minval), sdt)?, shape.len())?;
-    let hi = to_rank(&konst(clip(maxval), sdt)?, shape.len())?;
-    let two = bind(
-        &RANDOM_SPLIT,
-        &[&keys],
-        &Params::new().with("shape", Param::Ints(vec![2])),
-    )?;
-    let nbits = sdt.bits();
-    let mut halves = Vec::with_capacity(2);
-    for i in 0..2 {
-        let k = crate::numpy::index(&two, &[crate::numpy::Index::At(i)])?;
-        halves.push(random_bits(&k, nbits, shape)?);
+    let py = |v: i128| Array::python_scalar(dtype_lattice::Value::Int(v));
+    let (mut lo, mut hi) = (py(minval)?, py(maxval)?);
+    let mut sampling = dtype;
+    if dtype.bits() < 32 {
+        sampling = DType::Int32;
+        let (dmin, dmax) = dtype.int_range().ok_or_else(no_lt)?;
+        let int32 = |x: &Array| astype(x, DType::Int32);
+        let konst =
+            |v: i128| crate::array::scalar_array(dtype_lattice::Value::Int(v), DType::Int32, true);
+        lo = super::samplers::clip(&int32(&lo)?, &konst(dmin)?, &konst(dmax)?)?;
+        hi = super::samplers::clip(&int32(&hi)?, &konst(dmin)?, &konst(dmax + 1)?)?;
     }
+    let shape = shape.to_vec();
+    let out = super::samplers::jitted(
+        "_randint",
+        &(keys.clone(), lo, hi),
+        move |(key, minval, maxval): (Array, Array, Array)| {
+            randint_body(&key, &minval, &maxval, &shape, sampling)
+        },
+    )?;
+    astype(&out, dtype)
+}
+
+/// `_randint(key, minval, maxval, shape, dtype)`'s body, equation for equation.
+fn randint_body(
+    key: &Array,
+    minval: &Array,
+    maxval: &Array,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<Array, Error> {
+    let (_, tmax) = dtype.int_range().ok_or_else(no_lt)?;
+    let top = crate::array::scalar_array(dtype_lattice::Value::Int(tmax), dtype, false)?;
+    let out_of_range = lax2(&lax::GT, maxval, &convert_and_clip(&top, maxval.dtype())?)?;
+    let (lo, hi) = (
+        convert_and_clip(minval, dtype)?,
+        convert_and_clip(maxval, dtype)?,
+    );
+    let (lo, hi) = (to_rank(&lo, shape.len())?, to_rank(&hi, shape.len())?);
+    let nbits = dtype.bits();
+    let (k1, k2) = super::samplers::split2(key)?;
+    let higher = random_bits(&k1, nbits, shape)?;
+    let lower = random_bits(&k2, nbits, shape)?;
     let unsigned = match nbits {
         8 => DType::UInt8,
         16 => DType::UInt16,
         32 => DType::UInt32,
         _ => DType::UInt64,
     };
+    let konst = |v: i128| crate::array::scalar_array(dtype_lattice::Value::Int(v), unsigned, false);
     let span = lax::ops::convert(&lax::ops::sub(&hi, &lo)?, unsigned, false)?;
-    let ones = lax::ops::broadcast_to(&konst(1, unsigned)?, span.shape())?;
-    let span = lax::ops::select_n(&lax2(&lax::LE, &hi, &lo)?, &[&span, &ones])?;
+    let empty = lax2(&lax::LE, &hi, &lo)?;
+    let ones = lax::ops::broadcast_to(&konst(1)?, span.shape())?;
+    let span = lax::ops::select_n(&empty, &[&span, &ones])?;
     let wider = lax2(&lax::AND, &out_of_range, &lax2(&lax::GT, &hi, &lo)?)?;
-    let span = lax::ops::select_n(
-        &wider,
-        &[&span, &lax::ops::add(&span, &konst(1, unsigned)?)?],
-    )?;
-    let multiplier = lax2(&lax::REM, &konst(1 << (nbits / 2), unsigned)?, &span)?;
+    let span = lax::ops::select_n(&wider, &[&span, &lax::ops::add(&span, &konst(1)?)?])?;
+    let multiplier = lax2(&lax::REM, &konst(1 << (nbits / 2))?, &span)?;
     let multiplier = lax2(&lax::REM, &lax::ops::mul(&multiplier, &multiplier)?, &span)?;
     let offset = lax::ops::add(
-        &lax::ops::mul(&lax2(&lax::REM, &halves[0], &span)?, &multiplier)?,
-        &lax2(&lax::REM, &halves[1], &span)?,
+        &lax::ops::mul(&lax2(&lax::REM, &higher, &span)?, &multiplier)?,
+        &lax2(&lax::REM, &lower, &span)?,
     )?;
     let offset = lax2(&lax::REM, &offset, &span)?;
-    let out = lax::ops::add(&lo, &lax::ops::convert(&offset, sdt, false)?)?;
-    if sdt == dtype {
-        Ok(out)
-    } else {
-        lax::ops::convert(&out, dtype, false)
-    }
+    lax::ops::add(&lo, &lax::ops::convert(&offset, dtype, false)?)
 }
 
 /// `jax.random.key_data(keys)`: the `uint32` key data of keys of any shape (shape + `(2,)`

@@ -297,6 +297,17 @@ pub(super) fn where_(c: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
     WHERE.call(&(c.clone(), x.clone(), y.clone()))
 }
 
+/// `jnp.clip(x, lo, hi)`, JAX's jitted `clip` (one cache, so that equal calls print as one
+/// shared jaxpr, as JAX prints them).
+pub(super) fn clip(x: &Array, lo: &Array, hi: &Array) -> Result<Array, Error> {
+    type Body = fn((Array, Array, Array)) -> Result<Array, Error>;
+    static CLIP: LazyLock<Jit<Body>> = LazyLock::new(|| {
+        let body: Body = |(x, lo, hi)| jnp::clip(&x, Some((&lo).into()), Some((&hi).into()));
+        jit(body).named("clip")
+    });
+    CLIP.call(&(x.clone(), lo.clone(), hi.clone()))
+}
+
 /// `lax.convert_element_type(x, dtype)`, folded when `x` is a known scalar (a Python scalar
 /// or a constant: JAX's staging folds the conversion of a literal instead of staging it).
 pub(super) fn convert_const(x: &Array, dtype: DType) -> Result<Array, Error> {
@@ -1109,13 +1120,7 @@ pub fn truncated_normal(
                     &konst(f64::NEG_INFINITY, dtype)?,
                 ],
             )?;
-            jitted(
-                "clip",
-                &(out, lo, hi),
-                |(x, lo, hi): (Array, Array, Array)| {
-                    jnp::clip(&x, Some((&lo).into()), Some((&hi).into()))
-                },
-            )
+            clip(&out, &lo, &hi)
         },
     )
 }

@@ -455,9 +455,6 @@ fn jax_texts_read_back_and_compute_the_same() {
 /// The programs whose printed jaxpr is not JAX's text, by name and x64 mode, and why (their
 /// values are compared all the same); each must still differ (fixing one means removing it
 /// here):
-/// - `choice` of an int with replacement calls `random::randint` (random/arrays.rs), which
-///   stages its operations without JAX's `jit[name=_randint]` around them (and clips its
-///   Python-int bounds as constants where JAX stages `clip`);
 /// - `geometric` with a Python float `p` that float32 does not hold exactly (0.3): the printer
 ///   writes the weak literal's float32 value (`0.30000001192092896`) where JAX writes the
 ///   Python float (`0.3`);
@@ -468,8 +465,6 @@ fn jax_texts_read_back_and_compute_the_same() {
 const TEXT_DIFFERS: &[(&str, bool)] = &[
     ("geometric_threefry2x32_None_pfloat32_float_3", false),
     ("geometric_threefry2x32_None_pfloat32_float_3", true),
-    ("choice_threefry2x32_int", false),
-    ("choice_threefry2x32_int", true),
     ("choice_threefry2x32_int_p", false),
     ("choice_threefry2x32_int_p", true),
     ("permutation_threefry2x32_array_2d", false),
