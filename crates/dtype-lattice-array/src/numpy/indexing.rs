@@ -1131,7 +1131,7 @@ fn bind_gather(
     slice_sizes: &[usize],
     mode: lax::gather::Mode,
     fill_value: Option<Value>,
-    unique: bool,
+    (sorted, unique): (bool, bool),
 ) -> Result<Array, Error> {
     let fill = if mode == lax::gather::Mode::FillOrDrop {
         fill_param(x.dtype(), fill_value)?
@@ -1144,7 +1144,7 @@ fn bind_gather(
         Params::new()
             .with("dimension_numbers", Param::GatherDimensionNumbers(dnums))
             .with("fill_value", fill)
-            .with("indices_are_sorted", Param::Bool(unique))
+            .with("indices_are_sorted", Param::Bool(sorted))
             .with("mode", mode.param())
             .with("slice_sizes", ints(slice_sizes))
             .with("unique_indices", Param::Bool(unique)),
@@ -1175,7 +1175,7 @@ fn gather(
             &g.gather_slice_shape,
             mode,
             fill_value,
-            g.unique,
+            (g.unique, g.unique),
         )?;
     }
     if !g.reversed.is_empty() {
@@ -1669,10 +1669,20 @@ pub fn take<'a, 'b>(
     let a = super::functions::arraylike(a)?;
     let indices = super::functions::arraylike(indices)?;
     crate::jit::jit(move |(a, indices): (Array, Array)| {
-        take_traced(&a, &indices, axis, mode, fill_value)
+        take_traced(&a, &indices, axis, mode, fill_value, false)
     })
     .named("_take")
     .call(&(a, indices))
+}
+
+/// `jnp.take(a, indices, axis, unique_indices=True)` (what `random.permutation` of an array
+/// along an axis calls): [`take`], its `gather` told the indices are unique.
+pub(crate) fn take_unique(a: &Array, indices: &Array, axis: isize) -> Result<Array, Error> {
+    crate::jit::jit(move |(a, indices): (Array, Array)| {
+        take_traced(&a, &indices, Some(axis), None, None, true)
+    })
+    .named("_take")
+    .call(&(a.clone(), indices.clone()))
 }
 
 fn take_traced(
@@ -1681,6 +1691,7 @@ fn take_traced(
     axis: Option<isize>,
     mode: Option<IndexMode>,
     fill_value: Option<Value>,
+    unique: bool,
 ) -> Result<Array, Error> {
     let (a, axis) = match axis {
         None => (super::functions::ravel(a)?, 0),
@@ -1743,7 +1754,7 @@ fn take_traced(
     } else {
         None
     };
-    bind_gather(&a, &idx, dnums, &slice_sizes, gmode, fill, false)
+    bind_gather(&a, &idx, dnums, &slice_sizes, gmode, fill, (false, unique))
 }
 
 /// `jnp.where(i < 0, i + n, i)` as `jnp.take` stages it (`util._where`, a jitted function).
@@ -1916,5 +1927,13 @@ fn take_along_axis_traced(
     } else {
         None
     };
-    bind_gather(&a, &gather_indices, dnums, &slice_sizes, gmode, fill, false)
+    bind_gather(
+        &a,
+        &gather_indices,
+        dnums,
+        &slice_sizes,
+        gmode,
+        fill,
+        (false, false),
+    )
 }

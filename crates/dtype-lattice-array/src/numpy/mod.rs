@@ -23,7 +23,7 @@ mod creation;
 mod cumulative;
 mod dispatch;
 mod functions;
-mod indexing;
+pub(crate) mod indexing;
 mod keywords;
 mod ml;
 mod npmath;

@@ -540,7 +540,7 @@ pub fn permutation(key: &Array, x: &Array, axis: isize, independent: bool) -> Re
     }
     let range = jnp::arange(0.0, x.shape()[axis] as f64, 1.0, default_int())?;
     let ind = shuffle(&key, &range, 0)?;
-    jnp::take(x, &ind, Some(axis as isize), None, None)
+    crate::numpy::indexing::take_unique(x, &ind, axis as isize)
 }
 
 /// JAX's `_shuffle(key, x, axis)`: rounds of `sort_key_val` by `random_bits` of a fresh

@@ -460,15 +460,11 @@ fn jax_texts_read_back_and_compute_the_same() {
 ///   Python float (`0.3`);
 /// - `choice` with `p` and replacement: `jnp.cumsum` and `jnp.searchsorted` print as JAX's
 ///   jitted helpers (`jit[name=cumsum]`, ...) only in JAX;
-/// - `permutation` of a 2-d array along an axis: `jnp.take(..., unique_indices=True)`, which
-///   `numpy::take` does not take (its `gather` prints `unique_indices=False`).
 const TEXT_DIFFERS: &[(&str, bool)] = &[
     ("geometric_threefry2x32_None_pfloat32_float_3", false),
     ("geometric_threefry2x32_None_pfloat32_float_3", true),
     ("choice_threefry2x32_int_p", false),
     ("choice_threefry2x32_int_p", true),
-    ("permutation_threefry2x32_array_2d", false),
-    ("permutation_threefry2x32_array_2d", true),
 ];
 
 /// `make_jaxpr` of each described call prints JAX's text: the jitted helpers nested and named
