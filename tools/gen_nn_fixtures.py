@@ -185,7 +185,8 @@ def program(c):
                 rhs_dilation=tup(kw["rhs_dilation"]),
                 dimension_numbers=tup(kw["dimension_numbers"]),
                 transpose_kernel=kw["transpose_kernel"], precision=kw["precision"],
-                preferred_element_type=pet)
+                preferred_element_type=pet,
+                use_consistent_padding=kw.get("use_consistent_padding", False))
         raise ValueError(fn)
 
     return f
@@ -531,6 +532,14 @@ ct_case("conv_transpose_6d_error", [normal(1, 2, 2, 2, 2, 1), normal(1, 1, 1, 1,
         strides=(1, 1, 1, 1), padding="SAME")
 ct_case("conv_transpose_same_lower_error", [x_nhwc, normal(3, 3, 3, 5)], strides=(2, 2),
         padding="SAME_LOWER")
+
+# use_consistent_padding (added later: its own generator, so that the draws of the cases
+# above stay as they were).
+_w_consistent = np.random.default_rng(7).standard_normal((3, 3, 3, 5)).astype(np.float32)
+for pad in [[[2, 1], [0, 1]], [[0, 0], [1, 2]], "SAME", "VALID", "SAME_LOWER"]:
+    label = pad if isinstance(pad, str) else f"pairs{pad[0][0]}{pad[0][1]}"
+    ct_case(f"conv_transpose_consistent_{label}", [x_nhwc, _w_consistent], grad=[0, 1],
+            strides=(2, 2), padding=pad, rhs_dilation=(1, 2), use_consistent_padding=True)
 
 
 def main():

@@ -1873,6 +1873,7 @@ pub struct ConvTranspose {
     rhs_dilation: Option<Vec<i64>>,
     dimension_numbers: Option<DimensionNumbers>,
     transpose_kernel: bool,
+    consistent_padding: bool,
     precision: Option<(Precision, Precision)>,
     preferred_element_type: Option<DType>,
 }
@@ -1886,9 +1887,20 @@ impl ConvTranspose {
             rhs_dilation: None,
             dimension_numbers: None,
             transpose_kernel: false,
+            consistent_padding: false,
             precision: None,
             preferred_element_type: None,
         }
+    }
+
+    /// `use_consistent_padding`: explicit padding pairs are the forward convolution's, as
+    /// PyTorch's `ConvTranspose` reads them (each becomes `(k − low − 1, k − high − 1)` of the
+    /// dilated kernel size `k`), and a padding string other than `'SAME'`/`'VALID'` is JAX's
+    /// `ValueError`. Off (the default), pairs are the transposed convolution's own.
+    #[must_use]
+    pub fn use_consistent_padding(mut self, on: bool) -> ConvTranspose {
+        self.consistent_padding = on;
+        self
     }
 
     /// `rhs_dilation`.
@@ -1963,18 +1975,32 @@ impl ConvTranspose {
             .rhs_dilation
             .clone()
             .unwrap_or_else(|| vec![1; rhs.ndim() - 2]);
+        let dilated: Vec<i64> = k_sdims
+            .iter()
+            .zip(&rhs_dilation)
+            .map(|(&k, &r)| dilate_dim(i128::from(k), i128::from(r)) as i64)
+            .collect();
         let pads: Padding = match &self.padding {
             p @ (Padding::Same | Padding::Valid) => Padding::Explicit(
-                k_sdims
+                dilated
                     .iter()
-                    .zip(&rhs_dilation)
                     .zip(&self.strides)
-                    .map(|((&k, &r), &s)| {
-                        let k = dilate_dim(i128::from(k), i128::from(r)) as i64;
-                        transpose_padding(k, s, *p == Padding::Same)
-                    })
+                    .map(|(&k, &s)| transpose_padding(k, s, *p == Padding::Same))
                     .collect(),
             ),
+            Padding::Explicit(pairs) if self.consistent_padding => Padding::Explicit(
+                dilated
+                    .iter()
+                    .zip(pairs)
+                    .map(|(&k, &(lo, hi))| (k - lo - 1, k - hi - 1))
+                    .collect(),
+            ),
+            Padding::SameLower if self.consistent_padding => {
+                return value_error("Invalid padding mode: SAME_LOWER".into());
+            }
+            Padding::Text(t) if self.consistent_padding => {
+                return value_error(format!("Invalid padding mode: {t}"));
+            }
             other => other.clone(),
         };
         let mut rhs = rhs.clone();

@@ -202,7 +202,8 @@ fn convolve(fname: &str, kw: &Json, x: &Array, w: &Array) -> Result<Array, Error
         ),
         "conv_transpose" => {
             let mut c = ConvTranspose::new(&ints(&kw["strides"]), padding(&kw["padding"]))
-                .transpose_kernel(kw["transpose_kernel"].as_bool().unwrap());
+                .transpose_kernel(kw["transpose_kernel"].as_bool().unwrap())
+                .use_consistent_padding(kw["use_consistent_padding"] == true);
             if let Some(d) = opt(&kw["rhs_dilation"]) {
                 c = c.rhs_dilation(&d);
             }
