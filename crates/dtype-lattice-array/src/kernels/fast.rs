@@ -229,6 +229,22 @@ where
 /// no vectorised form): XLA's float32 `sin` and `tanh` return subnormal arguments as they are
 /// (no flushing in or out), the others flush.
 pub(crate) fn f32_fn_into(f: Fn1, x: &[u32], out: &mut [u32]) -> bool {
+    if f == Fn1::ErfInv {
+        // Giles' polynomial on blocks ([`super::erfinv::erf_inv_f32_slice`]: the scalar
+        // function's bits), operands and results flushed.
+        for (xs, os) in x.chunks(1024).zip(out.chunks_mut(1024)) {
+            let mut v = [0f32; 1024];
+            let v = &mut v[..xs.len()];
+            for (a, &w) in v.iter_mut().zip(xs) {
+                *a = f32::from_bits(flush_bits(w, 0));
+            }
+            super::erfinv::erf_inv_f32_slice(v);
+            for (o, r) in os.iter_mut().zip(v.iter()) {
+                *o = flush_bits(r.to_bits(), 0);
+            }
+        }
+        return true;
+    }
     let keep = if matches!(f, Fn1::Sin | Fn1::Tanh) {
         u32::MAX
     } else {

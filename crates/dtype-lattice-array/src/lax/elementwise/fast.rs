@@ -111,7 +111,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         ));
     }
     let f = op.fn1()?;
-    if !crate::kernels::vmath::fast(f)
+    if !(crate::kernels::vmath::fast(f) || f == Fn1::ErfInv && x.dtype() == DType::Float32)
         || out.dtype() != x.dtype()
         || !crate::array::same_shape(x.shape(), out.shape())
     {
@@ -529,6 +529,7 @@ mod tests {
         use crate::kernels::math::real_f32;
         let n = PARALLEL_MIN + 4_321;
         let ops = [
+            Op::ErfInv,
             Op::Exp,
             Op::Exp2,
             Op::Expm1,
