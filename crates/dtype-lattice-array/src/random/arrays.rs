@@ -162,44 +162,7 @@ fn traced_uniform(
 ) -> Result<Array, Error> {
     let (keys, _) = check_key(name, key, false)?;
     super::output_size(shape)?;
-    let (uint, nmant): (DType, u32) = match dtype {
-        DType::Float16 => (DType::UInt16, 10),
-        DType::BFloat16 => (DType::UInt16, 7),
-        DType::Float32 => (DType::UInt32, 23),
-        _ => (DType::UInt64, 52),
-    };
-    let (lo, hi) = (
-        lax::ops::convert(minval, dtype, false)?,
-        lax::ops::convert(maxval, dtype, false)?,
-    );
-    let (lo, hi) = (to_rank(&lo, shape.len())?, to_rank(&hi, shape.len())?);
-    let nbits = uint.bits();
-    let rng_bits = if nmant < 8 { 8 } else { nbits };
-    let mut bits = random_bits(&keys, rng_bits, shape)?;
-    if rng_bits != nbits {
-        bits = convert(&bits, uint)?;
-    }
-    let uint_scalar = |v: u64| match uint {
-        DType::UInt16 => Array::scalar(v as u16),
-        DType::UInt32 => Array::scalar(v as u32),
-        _ => Array::scalar(v),
-    };
-    let shifted = lax2(
-        &lax::SHIFT_RIGHT_LOGICAL,
-        &bits,
-        &uint_scalar(u64::from(rng_bits - nmant)),
-    )?;
-    let exponent_bits = nbits - nmant - 1;
-    let one_bits = ((1u64 << (exponent_bits - 1)) - 1) << nmant;
-    let float_bits = lax2(&lax::OR, &shifted, &uint_scalar(one_bits))?;
-    let floats = bind(
-        &lax::BITCAST_CONVERT_TYPE,
-        &[&float_bits],
-        &Params::new().with("new_dtype", Param::DType(dtype)),
-    )?;
-    let floats = lax::ops::sub(&floats, &crate::array::scalar(1.0, dtype)?)?;
-    let scaled = lax::ops::add(&lax::ops::mul(&floats, &lax::ops::sub(&hi, &lo)?)?, &lo)?;
-    lax2(&lax::MAX, &lo, &scaled)
+    super::samplers::uniform_body(&keys, minval, maxval, shape, dtype)
 }
 
 /// A Python float bound (weakly typed, in the default float dtype, as JAX passes
@@ -211,14 +174,6 @@ fn weak_bound(v: f64) -> Result<Array, Error> {
         DType::Float32
     };
     Ok(crate::array::scalar(v, dtype)?.with_weak_type(true))
-}
-
-fn convert(x: &Array, dtype: DType) -> Result<Array, Error> {
-    let p = Params::new()
-        .with("new_dtype", Param::DType(dtype))
-        .with("weak_type", Param::Bool(false))
-        .with("sharding", Param::None);
-    bind(&crate::lax::CONVERT_ELEMENT_TYPE, &[x], &p)
 }
 
 fn no_lt() -> Error {

@@ -366,7 +366,7 @@ pub(super) fn uniform01(key: &Array, shape: &[usize], dtype: DType) -> Result<Ar
 /// `random_bits` of the key (8 bits for bfloat16, converted), the top mantissa bits under the
 /// exponent of 1.0, minus 1, scaled and shifted into `[minval, maxval)`, then
 /// `max(minval, ·)`.
-fn uniform_body(
+pub(super) fn uniform_body(
     key: &Array,
     minval: &Array,
     maxval: &Array,
