@@ -66,6 +66,22 @@ fn plus_one(i: &Array) -> Result<Array, Error> {
 }
 
 /// `dtype.type(dtypes.iinfo(dtype).max)` (or `finfo`'s for a float dtype).
+/// The end of a transformed-rejection iteration (poisson's and binomial's, as JAX writes
+/// both): `accept = accept1 | (~reject & accept2)`, the draw kept where accepted, and the
+/// lanes accepted so far.
+fn step(
+    accept1: &Array,
+    reject: &Array,
+    accept2: &Array,
+    k: &Array,
+    k_out: &Array,
+    accepted: &Array,
+) -> Result<(Array, Array), Error> {
+    let accept = bin(&lax::OR, accept1, &bin(&lax::AND, &not(reject)?, accept2)?)?;
+    let k_out = select(&accept, k, k_out)?;
+    Ok((k_out, bin(&lax::OR, accepted, &accept)?))
+}
+
 fn max_iters(dtype: DType) -> Result<Array, Error> {
     if let Some((_, hi)) = dtype.int_range() {
         crate::array::scalar_array(dtype_lattice::Value::Int(hi), dtype, false)
@@ -184,13 +200,7 @@ fn poisson_rejection(
                 )?,
             )?;
             let accept2 = bin(&lax::LE, &s, &t)?;
-            let accept = bin(
-                &lax::OR,
-                &accept1,
-                &bin(&lax::AND, &not(&reject)?, &accept2)?,
-            )?;
-            let k_out = select(&accept, &k, &k_out)?;
-            let accepted = bin(&lax::OR, &accepted, &accept)?;
+            let (k_out, accepted) = step(&accept1, &reject, &accept2, &k, &k_out, &accepted)?;
             Ok((plus_one(&i)?, k_out, accepted, ks[0].clone()))
         },
         &init,
@@ -449,13 +459,7 @@ fn btrs(
             let ub = ops::sub(&ub, &stirling_tail(&k)?)?;
             let ub = ops::sub(&ub, &stirling_tail(&ops::sub(count, &k)?)?)?;
             let accept2 = bin(&lax::LE, &v, &ub)?;
-            let accept = bin(
-                &lax::OR,
-                &accept1,
-                &bin(&lax::AND, &not(&reject)?, &accept2)?,
-            )?;
-            let k_out = select(&accept, &k, &k_out)?;
-            let accepted = bin(&lax::OR, &accepted, &accept)?;
+            let (k_out, accepted) = step(&accept1, &reject, &accept2, &k, &k_out, &accepted)?;
             Ok((plus_one(&i)?, k_out, accepted, ks[0].clone()))
         },
         &init,
