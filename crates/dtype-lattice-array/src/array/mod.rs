@@ -492,6 +492,14 @@ impl Array {
         }
     }
 
+    /// Its aval and storage, if the array is concrete (not a tracer).
+    pub(crate) fn into_parts(self) -> Option<(ShapedArray, Storage)> {
+        match self.data {
+            Data::Concrete(s) => Some((self.aval, s)),
+            Data::Traced(_) => None,
+        }
+    }
+
     /// The storage.
     pub(crate) fn storage(&self) -> &Storage {
         match &self.data {

@@ -373,6 +373,20 @@ impl Storage {
         }
     }
 
+    /// The words as little-endian bytes, writable if no other storage shares them.
+    pub(crate) fn unique_bytes_mut(&mut self) -> Option<&mut [u8]> {
+        fn mine<W: Word>(s: &mut Shared<W>) -> Option<&mut [u8]> {
+            Some(bytemuck::cast_slice_mut(Arc::get_mut(s.0.as_mut()?)?))
+        }
+        match self {
+            Storage::W8(v) => mine(v),
+            Storage::W16(v) => mine(v),
+            Storage::W32(v) => mine(v),
+            Storage::W64(v) => mine(v),
+            Storage::W128(v) => mine(v),
+        }
+    }
+
     /// The words as little-endian bytes (the layout of NumPy's buffers).
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {

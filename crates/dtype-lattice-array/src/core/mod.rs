@@ -47,7 +47,7 @@ pub use primitive::{
 };
 pub(crate) use primitive::{
     Hidden, Operand, Prepared, PreparedKernel, bad_param, bind1, float0_refusal_named, implement,
-    nonlinear,
+    implement_owned, nonlinear,
 };
 pub use pytree::Pytree;
 

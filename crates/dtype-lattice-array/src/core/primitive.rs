@@ -630,6 +630,13 @@ impl Prepared {
     }
 }
 
+/// An in-place implementation: the [`ImplRule`] given its first operand owned (the other
+/// operands borrowed), which may write its one result into that operand's buffer when no
+/// other array shares it (jit hands over an operand at its last use, as XLA's buffer
+/// assignment lets a scatter update its operand in place).
+pub(crate) type InPlaceRule =
+    fn(&'static Primitive, Array, &[&Array], &Params, &[ShapedArray]) -> Result<Outputs, Error>;
+
 /// A prepare rule: `(primitive, params, operand avals, result aval) -> kernel`, `None` where
 /// the primitive has no kernel for those types (single-result primitives only).
 pub(crate) type PrepareRule =
@@ -710,6 +717,9 @@ pub struct Primitive {
     pub(crate) partial_eval: Option<PartialEvalRule>,
     /// The prepare rule, for primitives with a kernel on buffers (jit's loop bodies).
     pub(crate) prepare: Option<PrepareRule>,
+    /// The in-place implementation, for primitives whose result can take its first
+    /// operand's buffer (the scatters).
+    pub(crate) in_place: Option<InPlaceRule>,
     /// What it does with `float0` operands.
     pub(crate) float0: Float0,
     /// The parameters jaxprs leave out.
@@ -738,6 +748,7 @@ impl Primitive {
             batch: None,
             partial_eval: None,
             prepare: None,
+            in_place: None,
             float0: Float0::Refuses(float0_refusal),
             hidden: &[],
             call: Call::No,
@@ -771,6 +782,12 @@ impl Primitive {
     /// With a prepare rule.
     pub(crate) const fn prepare(mut self, rule: PrepareRule) -> Primitive {
         self.prepare = Some(rule);
+        self
+    }
+
+    /// With an in-place implementation.
+    pub(crate) const fn in_place(mut self, rule: InPlaceRule) -> Primitive {
+        self.in_place = Some(rule);
         self
     }
 
@@ -936,6 +953,28 @@ pub(crate) fn implement(
             .collect();
     }
     (prim.impl_rule)(prim, inputs, params, avals)
+}
+
+/// [`implement`] with the first operand owned: by the primitive's in-place implementation
+/// if it has one (and no operand or result is `float0`), which may reuse `first`'s buffer.
+pub(crate) fn implement_owned(
+    prim: &'static Primitive,
+    first: Array,
+    rest: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let float0 = first.dtype().is_float0()
+        || rest.iter().any(|x| x.dtype().is_float0())
+        || avals.iter().any(|a| a.dtype().is_float0());
+    match prim.in_place {
+        Some(rule) if !float0 => rule(prim, first, rest, params, avals),
+        _ => {
+            let mut ins: smallvec::SmallVec<[&Array; 4]> = smallvec::smallvec![&first];
+            ins.extend_from_slice(rest);
+            implement(prim, &ins, params, avals)
+        }
+    }
 }
 
 /// Applies a primitive: to the current trace if there is one (staging, differentiation,

@@ -1083,13 +1083,24 @@ impl Executable {
         for (step, frees) in &self.steps {
             match step {
                 Step::Call(c) => {
-                    let outs = {
-                        let ins: SmallVec<[&Array; 4]> = c
-                            .inputs
-                            .iter()
-                            .map(|s| read(s, &env))
-                            .collect::<Result<_, _>>()?;
-                        crate::lax::implement(c.prim, &ins, &c.params, &c.avals)?
+                    let outs = match donated(c, frees, &mut env) {
+                        // The first operand at its last use, handed over whole: the
+                        // primitive may write its result into the operand's buffer.
+                        Some(first) => {
+                            let rest: SmallVec<[&Array; 4]> = c.inputs[1..]
+                                .iter()
+                                .map(|s| read(s, &env))
+                                .collect::<Result<_, _>>()?;
+                            crate::core::implement_owned(c.prim, first, &rest, &c.params, &c.avals)?
+                        }
+                        None => {
+                            let ins: SmallVec<[&Array; 4]> = c
+                                .inputs
+                                .iter()
+                                .map(|s| read(s, &env))
+                                .collect::<Result<_, _>>()?;
+                            crate::lax::implement(c.prim, &ins, &c.params, &c.avals)?
+                        }
                     };
                     for (&o, x) in c.outs.iter().zip(outs) {
                         env[o] = Some(x);
@@ -1123,6 +1134,23 @@ impl Executable {
             .map(|s| read(s, &env).cloned())
             .collect()
     }
+}
+
+/// The first operand of `c`, taken out of `env`, when `c`'s primitive can reuse it
+/// (an in-place implementation) and this step is its last use (its slot is among `frees`
+/// and no other operand reads it).
+fn donated(c: &Call, frees: &[usize], env: &mut [Option<Array>]) -> Option<Array> {
+    c.prim.in_place?;
+    let Some(Src::Slot(k)) = c.inputs.first() else {
+        return None;
+    };
+    let again = c.inputs[1..]
+        .iter()
+        .any(|s| matches!(s, Src::Slot(j) if j == k));
+    if again || !frees.contains(k) {
+        return None;
+    }
+    env.get_mut(*k)?.take()
 }
 
 fn read<'a>(s: &'a Src, env: &'a [Option<Array>]) -> Result<&'a Array, Error> {

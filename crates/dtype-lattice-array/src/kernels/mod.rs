@@ -14,6 +14,7 @@
 //! | [`simd8`] | 8-bit float arithmetic in AVX-512 VBMI registers |
 //! | [`encode`], [`encode_simd`] | the float32 → narrow float encoder and its AVX-512/AVX2 copies |
 //! | [`flush`] | subnormals flushed as XLA's CPU backend does |
+//! | [`flush_sum`] | float32 sums and differences accumulated in place as XLA computes them, by the processor's sum where it is provably the flushed one (scatter-add's combining) |
 //! | [`math`], [`vmath`], [`xla_math`], [`glibc`], [`erfinv`] | transcendental functions: XLA's, glibc's under DAZ/FTZ, libm's for NumPy's loops; vectorised float32 forms |
 //! | [`fma`] | the fused multiply-add loops of jit's contraction |
 //! | [`gemm`] | float32/float64 matrix products (XLA's order for small ones, the `gemm` crate for large) |
@@ -28,6 +29,7 @@ pub(crate) mod encode_simd;
 pub(crate) mod erfinv;
 pub(crate) mod fast;
 pub(crate) mod flush;
+pub(crate) mod flush_sum;
 pub(crate) mod gemm;
 pub(crate) mod glibc;
 pub(crate) mod math;

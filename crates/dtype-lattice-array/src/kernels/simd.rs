@@ -136,6 +136,20 @@ pub(crate) fn prefetch<T>(v: &[T], byte: usize) {
     let _ = (v, byte);
 }
 
+/// Asks for a cache line without keeping it in the outer caches.
+#[inline(always)]
+pub(crate) fn prefetch_nta<T>(v: &[T], byte: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if byte < std::mem::size_of_val(v) {
+        use std::arch::x86_64::{_MM_HINT_NTA, _mm_prefetch};
+        // SAFETY: the address is inside `v` (checked above); a prefetch reads nothing into
+        // the program and never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_NTA>(v.as_ptr().cast::<i8>().add(byte)) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, byte);
+}
+
 /// [`zip_into`] for an output of [`STREAM_MIN_BYTES`] or more, which (with AVX2) bypasses the
 /// caches: the results are staged in a small aligned buffer and copied out with
 /// non-temporal stores. Smaller outputs, and other CPUs, take [`zip_into`].

@@ -31,30 +31,36 @@ use crate::kernels::rows;
 
 /// The `scatter` primitive (the updates replace the operand's elements).
 pub static SCATTER: Primitive = Primitive::new("scatter", Some(3), shape_rule, impl_rule)
+    .in_place(in_place)
     .jvp(scatter_jvp)
     .transpose(scatter_transpose)
     .batch(batch);
 /// `scatter-add`.
 pub static SCATTER_ADD: Primitive = Primitive::new("scatter-add", Some(3), shape_rule, impl_rule)
+    .in_place(in_place)
     .jvp(add_jvp)
     .transpose(add_transpose)
     .batch(batch);
 /// `scatter-sub` (`.at[].subtract`): each update subtracted from the element it lands on.
 pub static SCATTER_SUB: Primitive = Primitive::new("scatter-sub", Some(3), shape_rule, impl_rule)
+    .in_place(in_place)
     .jvp(add_jvp)
     .transpose(add_transpose)
     .batch(batch);
 /// `scatter-mul`.
 pub static SCATTER_MUL: Primitive = Primitive::new("scatter-mul", Some(3), shape_rule, impl_rule)
+    .in_place(in_place)
     .jvp(mul_jvp)
     .transpose(mul_transpose)
     .batch(batch);
 /// `scatter-min`.
 pub static SCATTER_MIN: Primitive = Primitive::new("scatter-min", Some(3), shape_rule, impl_rule)
+    .in_place(in_place)
     .jvp(extremal_jvp)
     .batch(batch);
 /// `scatter-max`.
 pub static SCATTER_MAX: Primitive = Primitive::new("scatter-max", Some(3), shape_rule, impl_rule)
+    .in_place(in_place)
     .jvp(extremal_jvp)
     .batch(batch);
 
@@ -358,6 +364,18 @@ typed_runs! {
     f64_runs: u64, f64_op;
 }
 
+/// A float32 run's sum or difference by [`crate::kernels::flush_sum`] (the processor's sum
+/// where it is the flushed one), unaligned runs by [`f32_runs`].
+fn f32_sums<const OP: u8>(slot: &mut [u8], new: &[u8]) {
+    match (
+        bytemuck::try_cast_slice_mut::<u8, u32>(slot),
+        bytemuck::try_cast_slice::<u8, u32>(new),
+    ) {
+        (Ok(o), Ok(n)) => crate::kernels::flush_sum::accumulate::<OP>(o, n),
+        _ => f32_runs::<OP>(slot, new),
+    }
+}
+
 impl RunCombine {
     fn of(combine: Combine, dtype: DType) -> RunCombine {
         use crate::kernels::fast::BinOp;
@@ -376,9 +394,11 @@ impl RunCombine {
                 }
             };
         }
-        match dtype {
-            DType::Float32 => pick!(f32_runs),
-            DType::Float64 if crate::lax::on_xla() => pick!(f64_runs),
+        match (dtype, with.name) {
+            (DType::Float32, "add") => RunCombine::Typed(f32_sums::<{ BinOp::ADD }>),
+            (DType::Float32, "sub") => RunCombine::Typed(f32_sums::<{ BinOp::SUB }>),
+            (DType::Float32, _) => pick!(f32_runs),
+            (DType::Float64, _) if crate::lax::on_xla() => pick!(f64_runs),
             _ => RunCombine::Elementwise(with),
         }
     }
@@ -447,19 +467,54 @@ fn combined(
         .to_vec())
 }
 
-fn impl_rule(
+/// A scatter ready to apply: each block of updates' offset in the operand (or
+/// [`rows::SKIP`]), the block's bytes, and how a block combines with the operand's.
+struct Plan<'u> {
+    offsets: Vec<u64>,
+    run: usize,
+    eb: usize,
+    dtype: DType,
+    how: RunCombine,
+    updates: &'u [u8],
+}
+
+impl Plan<'_> {
+    /// Combines the updates into `bytes` (the operand's, or a copy of them).
+    fn apply(&self, bytes: &mut [u8]) -> Result<(), Error> {
+        // Copies and the typed loops are worth splitting over threads; the
+        // element-by-element combination (a primitive bound per element) is not.
+        let parallel = !matches!(self.how, RunCombine::Elementwise(_));
+        let (how, dtype, eb) = (self.how, self.dtype, self.eb);
+        let done = rows::scatter(
+            bytes,
+            &self.offsets,
+            self.run * eb,
+            self.updates,
+            parallel,
+            |slot, new| how.apply(dtype, eb, slot, new),
+        )?;
+        if done {
+            Ok(())
+        } else {
+            Err(super::gather::too_large())
+        }
+    }
+}
+
+impl Drop for Plan<'_> {
+    fn drop(&mut self) {
+        crate::array::storage::pool::recycle(std::mem::take(&mut self.offsets));
+    }
+}
+
+/// The offsets of a scatter's update blocks in its operand.
+fn plan<'u>(
     prim: &'static Primitive,
-    inputs: &[&Array],
+    operand: &Array,
+    indices: &Array,
+    updates: &'u Array,
     params: &Params,
-    avals: &[ShapedArray],
-) -> Result<Outputs, Error> {
-    let [operand, indices, updates] = inputs else {
-        return type_error(format!(
-            "{} takes an operand, indices and updates",
-            prim.name
-        ));
-    };
-    let out = &avals[0];
+) -> Result<Plan<'u>, Error> {
     let d = dnums(prim, params)?;
     let mode = Mode::of(prim, params)?;
     let combine = combine_of(prim);
@@ -568,24 +623,67 @@ fn impl_rule(
         );
     }
     let dtype = operand.dtype();
-    let how = RunCombine::of(combine, dtype);
-    // Copies and the typed loops are worth splitting over threads; the element-by-element
-    // combination (a primitive bound per element) is not.
-    let parallel = !matches!(how, RunCombine::Elementwise(_));
+    Ok(Plan {
+        offsets,
+        run,
+        eb,
+        dtype,
+        how: RunCombine::of(combine, dtype),
+        updates: ub,
+    })
+}
+
+fn impl_rule(
+    prim: &'static Primitive,
+    inputs: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let [operand, indices, updates] = inputs else {
+        return type_error(format!(
+            "{} takes an operand, indices and updates",
+            prim.name
+        ));
+    };
+    let out = &avals[0];
+    let plan = plan(prim, operand, indices, updates, params)?;
     // The result starts as the operand, in a pooled buffer (already mapped, aligned).
     let width = crate::array::layout(out.dtype()).0;
-    let mut result = Ok(true);
+    let mut result = Ok(());
     let data = crate::array::Storage::with_bytes(width, operand.as_bytes().len(), |bytes| {
         bytes.copy_from_slice(operand.as_bytes());
-        result = rows::scatter(bytes, &offsets, run * eb, ub, parallel, |slot, new| {
-            how.apply(dtype, eb, slot, new)
-        });
+        result = plan.apply(bytes);
     });
-    crate::array::storage::pool::recycle(offsets);
-    if !result? {
-        return Err(super::gather::too_large());
-    }
+    result?;
     Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)])
+}
+
+/// The scatter given its operand: combined into the operand's own buffer when no other
+/// array shares it (jit hands it over at its last use), else into a copy.
+fn in_place(
+    prim: &'static Primitive,
+    operand: Array,
+    rest: &[&Array],
+    params: &Params,
+    avals: &[ShapedArray],
+) -> Result<Outputs, Error> {
+    let ([indices, updates], [out]) = (rest, avals) else {
+        return impl_rule(prim, &[&operand], params, avals);
+    };
+    let plan = plan(prim, &operand, indices, updates, params)?;
+    let same = operand.dtype() == out.dtype() && operand.shape() == out.shape();
+    match operand.into_parts() {
+        Some((aval, mut data)) => {
+            if let (true, Some(bytes)) = (same, data.unique_bytes_mut()) {
+                plan.apply(bytes)?;
+                return Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)]);
+            }
+            drop(plan);
+            let operand = Array::from_parts(aval, data);
+            impl_rule(prim, &[&operand, indices, updates], params, avals)
+        }
+        None => type_error(format!("{} of a traced operand", prim.name)),
+    }
 }
 
 /// The `update_jaxpr` JAX gives `scatter-add` on `dtype`: `{ lambda ; a b. let c = add a b in

@@ -13,6 +13,7 @@ use dtype_lattice::error::Exception;
 
 use super::{Param, Params, Primitive};
 use crate::array::py_shape;
+use crate::array::storage::pool::Pooled;
 use crate::array::{Array, ShapedArray, Storage, Word};
 use crate::core::Hidden;
 
@@ -332,6 +333,13 @@ fn broadcast_impl(
     }
     let words = crate::array::layout(x.dtype()).1;
     let n = out[0].size();
+    if x.size() == n && in_order(out_shape, &step) {
+        // Only dimensions of size 1 inserted: `x`'s elements in their order, shared.
+        return Ok(smallvec::smallvec![Array::from_parts(
+            out[0].clone(),
+            x.storage().clone()
+        )]);
+    }
     let data = match x.storage() {
         Storage::W8(v) => broadcast_runs(v, out_shape, &step, words, n),
         Storage::W16(v) => broadcast_runs(v, out_shape, &step, words, n),
@@ -342,43 +350,62 @@ fn broadcast_impl(
     Ok(smallvec::smallvec![Array::from_parts(out[0].clone(), data)])
 }
 
+/// Whether a broadcast with these strides (`step[k]`: output dimension k's stride in the
+/// input, 0 where it repeats) reads the input's elements in their order: each dimension of
+/// the output is of size 1 or strides by the product of the sizes after it.
+fn in_order(out_shape: &[usize], step: &[usize]) -> bool {
+    let mut expect = 1;
+    out_shape.iter().zip(step).rev().all(|(&d, &s)| {
+        let fits = d == 1 || s == expect;
+        if d != 1 {
+            expect *= d;
+        }
+        fits
+    })
+}
+
 /// The broadcast of `x` to `out_shape` (`step[k]`: output dimension k's stride in `x`, 0
-/// where it repeats), written a run of the last dimension at a time: a copy when the run is
-/// contiguous in `x`, a fill when it repeats one element.
-fn broadcast_runs<W: Word>(
+/// where it repeats), written into a pooled buffer (a fresh one of megabytes costs a page
+/// fault per 4 KiB): one fill when `x` is one element, else a run of the last dimension at
+/// a time — a copy when the run is contiguous in `x`, a fill when it repeats one element.
+fn broadcast_runs<W: Word + Pooled>(
     x: &[W],
     out_shape: &[usize],
     step: &[usize],
     words: usize,
     n: usize,
 ) -> Storage {
-    let mut out: Vec<W> = Vec::with_capacity(n * words);
-    if n == 0 {
-        return W::into_storage(out);
-    }
-    let Some((&last, outer)) = out_shape.split_last() else {
-        out.extend_from_slice(&x[..words]);
-        return W::into_storage(out);
-    };
-    let last_step = step[outer.len()];
-    let mut run = |base: usize| {
-        let j = base * words;
-        match last_step {
-            0 if words == 1 => out.extend(std::iter::repeat_n(x[j], last)),
-            1 => out.extend_from_slice(&x[j..j + last * words]),
-            _ => {
-                for k in 0..last {
-                    let j = (base + k * last_step) * words;
-                    out.extend_from_slice(&x[j..j + words]);
+    Storage::words::<W>(n * words, |out| {
+        if n == 0 {
+            return;
+        }
+        if words == 1 && step.iter().all(|&s| s == 0) {
+            out.fill(x[0]);
+            return;
+        }
+        let Some((&last, outer)) = out_shape.split_last() else {
+            out.copy_from_slice(&x[..words]);
+            return;
+        };
+        let last_step = step[outer.len()];
+        let width = last * words;
+        let mut runs = out.chunks_exact_mut(width.max(1));
+        for_each_index(outer, |idx| {
+            let base: usize = idx.iter().zip(step).map(|(&i, &s)| i * s).sum();
+            let Some(o) = runs.next() else { return };
+            let j = base * words;
+            match last_step {
+                0 if words == 1 => o.fill(x[j]),
+                1 => o.copy_from_slice(&x[j..j + width]),
+                _ => {
+                    for (k, o) in o.chunks_exact_mut(words).enumerate() {
+                        let j = (base + k * last_step) * words;
+                        o.copy_from_slice(&x[j..j + words]);
+                    }
                 }
             }
-        }
-    };
-    for_each_index(outer, |idx| {
-        let base: usize = idx.iter().zip(step).map(|(&i, &s)| i * s).sum();
-        run(base);
-    });
-    W::into_storage(out)
+        });
+    })
 }
 
 /// Parameters jaxprs leave out: the shape (the output's), a `None` sharding, no broadcast

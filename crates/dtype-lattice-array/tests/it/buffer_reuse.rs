@@ -47,3 +47,74 @@ fn elementwise_and_conversions_into_recycled_buffers_are_exact() {
         assert_eq!(s.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 4.0]);
     }
 }
+
+/// `scatter-add` of rows into its operand `d`, which the program also reads afterwards (when
+/// `reuse_after`) or not: jit hands `d` to the scatter to update in place only at its last
+/// use, never the caller's argument.
+fn scatter_program(reuse_after: bool) -> dtype_lattice_array::core::ClosedJaxpr {
+    let (tail, outs) = if reuse_after {
+        ("    g:f32[4096,64] = add d 1.0:f32[]\n", "(f, g)")
+    } else {
+        ("", "(f,)")
+    };
+    format!(
+        "{{ lambda ; a:f32[4096,64] b:i32[8192] c:f32[8192,64]. let
+    d:f32[4096,64] = mul a 2.0:f32[]
+    e:i32[8192,1] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(8192, 1) sharding=None] b
+    f:f32[4096,64] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] d e c
+{tail}  in {outs} }}"
+    )
+    .parse()
+    .unwrap()
+}
+
+#[test]
+fn jit_scatters_into_its_operand_only_at_its_last_use() {
+    use dtype_lattice_array::jit;
+    let (rows, n) = (4096usize, 8192usize);
+    let a = Array::from_shape_vec(
+        &[rows, 64],
+        (0..rows * 64).map(|i| (i % 89) as f32 * 0.25).collect(),
+    )
+    .unwrap();
+    // Every fifth index out of range (dropped), the rest repeated.
+    let b = Array::from_vec(
+        (0..n)
+            .map(|i| {
+                if i % 5 == 4 {
+                    rows as i32
+                } else {
+                    ((i * 7) % rows) as i32
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    let c =
+        Array::from_shape_vec(&[n, 64], (0..n * 64).map(|i| (i % 13) as f32).collect()).unwrap();
+    let a_before = a.to_vec::<f32>().unwrap();
+    for reuse_after in [false, true] {
+        let f = scatter_program(reuse_after);
+        let eager = f.call(&[a.clone(), b.clone(), c.clone()]).unwrap();
+        let g = jit(move |x: Vec<Array>| f.call(&x));
+        for _ in 0..2 {
+            let got: Vec<Array> = g.call(&vec![a.clone(), b.clone(), c.clone()]).unwrap();
+            assert_eq!(got.len(), eager.len());
+            for (x, y) in got.iter().zip(&eager) {
+                assert_eq!(x.to_vec::<f32>().unwrap(), y.to_vec::<f32>().unwrap());
+            }
+            if reuse_after {
+                // `g = d + 1` reads `d` after the scatter: untouched by it.
+                let want: Vec<f32> = a_before.iter().map(|&v| v * 2.0 + 1.0).collect();
+                assert_eq!(got[1].to_vec::<f32>().unwrap(), want);
+            }
+        }
+    }
+    assert_eq!(a.to_vec::<f32>().unwrap(), a_before);
+}
