@@ -269,7 +269,9 @@ pub fn relu(x: &Array) -> Result<Array, Error> {
             let zeros = ops::zeros_like(&g)?;
             Ok((y, ops::select_n(&positive, &[&zeros, &g])?))
         },
-    );
+    )
+    .name("relu")
+    .jvp_name("jvp");
     f.call(x)
 }
 
@@ -363,7 +365,9 @@ fn logaddexp<'a>(
             let t = ops::add(&part(&ta, &a)?, &part(&tb, &b)?)?;
             Ok((y, t))
         },
-    );
+    )
+    .name("logaddexp")
+    .jvp_name("_logaddexp_jvp");
     f.call(&(v[0].clone(), v[1].clone()))
 }
 

@@ -21,6 +21,10 @@ pub(crate) trait CustomJvpRule: Send + Sync {
         primals: Vec<Array>,
         tangents: Vec<Array>,
     ) -> Result<(Vec<Array>, Vec<Array>), Error>;
+    /// The names JAX prints for the function (`name=`) and for its rule (`jvp=`), if given.
+    fn names(&self) -> (Option<&str>, Option<&str>) {
+        (None, None)
+    }
 }
 
 /// A `custom_vjp` function over flattened leaves: the function, its forward pass (outputs

@@ -290,7 +290,7 @@ impl fmt::Display for Param {
             }
             Param::Verbatim { text, .. } => f.write_str(text),
             Param::Name(n) => f.write_str(n),
-            Param::CustomJvp(_) => f.write_str("<custom jvp rule>"),
+            Param::CustomJvp(r) => f.write_str(r.0.names().1.unwrap_or("<custom jvp rule>")),
             Param::CustomVjp(_) => f.write_str("<custom vjp rule>"),
             Param::Avals(a) => {
                 let items: Vec<String> = a.iter().map(ToString::to_string).collect();

@@ -7,7 +7,7 @@
 //! maps the function and its rules together; other transformations trace through the
 //! function. Both kinds reach the traces as one [`Custom`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
@@ -100,7 +100,13 @@ impl Custom {
             ),
         };
         let (closed, _) = super::stage::trace(&f, &args.to_vec(), purpose)?;
-        let params = Params::new()
+        let mut params = Params::new();
+        if let Custom::Jvp(r) = self
+            && let Some(name) = r.0.names().0
+        {
+            params = params.with("name", Param::Name(name.into()));
+        }
+        let params = params
             .with("call_jaxpr", Param::Jaxpr(Arc::new(closed)))
             .with(key, rule)
             .with("num_consts", Param::Int(0))
@@ -266,6 +272,10 @@ type Rule<I, O> = dyn Fn(I, I) -> Result<(O, O), Error> + Send + Sync;
 struct JvpInner<I, O> {
     shapes: Shapes<I, O>,
     rule: Box<Rule<I, O>>,
+    /// The names printed for the function and its rule ([`CustomJvp::name`],
+    /// [`CustomJvp::jvp_name`]).
+    name: OnceLock<String>,
+    jvp_name: OnceLock<String>,
 }
 
 impl<I, O> CustomJvp<I, O>
@@ -282,8 +292,37 @@ where
             inner: Arc::new(JvpInner {
                 shapes: Shapes::new(Box::new(f)),
                 rule: Box::new(rule),
+                name: OnceLock::new(),
+                jvp_name: OnceLock::new(),
             }),
         }
+    }
+
+    /// With JAX's name for the function (the decorated function's `__name__`), printed as
+    /// the staged `custom_jvp_call`'s `name=` parameter. A name given before is kept.
+    ///
+    /// ```
+    /// use dtype_lattice_array::{Array, CustomJvp, make_jaxpr};
+    /// let f = CustomJvp::new(|x: Array| Ok(x), |x: Array, t: Array| Ok((x, t)))
+    ///     .name("identity")
+    ///     .jvp_name("identity_jvp");
+    /// let text = make_jaxpr(|x: Array| f.call(&x), &Array::scalar(1.0f32))?.to_string();
+    /// assert!(text.contains("name=identity") && text.contains("jvp=identity_jvp"));
+    /// # Ok::<(), dtype_lattice::Error>(())
+    /// ```
+    #[must_use]
+    pub fn name(self, name: &str) -> CustomJvp<I, O> {
+        let _ = self.inner.name.set(name.to_string());
+        self
+    }
+
+    /// With JAX's name for the rule (the `defjvp` function's `__name__`), printed as the
+    /// staged call's `jvp=` parameter (else `<custom jvp rule>`). A name given before is
+    /// kept.
+    #[must_use]
+    pub fn jvp_name(self, name: &str) -> CustomJvp<I, O> {
+        let _ = self.inner.jvp_name.set(name.to_string());
+        self
     }
 
     /// Applies the function (through whatever transformations are current).
@@ -314,6 +353,13 @@ where
         let (p, t) = (self.shapes.args(primals)?, self.shapes.args(tangents)?);
         let (out, tout) = (self.rule)(p, t)?;
         Ok((self.shapes.outputs(out), tout.leaves()))
+    }
+
+    fn names(&self) -> (Option<&str>, Option<&str>) {
+        (
+            self.name.get().map(String::as_str),
+            self.jvp_name.get().map(String::as_str),
+        )
     }
 }
 
@@ -642,6 +688,10 @@ struct BatchedJvp {
 impl CustomJvpRule for BatchedJvp {
     fn call(&self, args: Vec<Array>) -> Result<Vec<Array>, Error> {
         mapped(&self.within, &self.dims, |xs| self.inner.0.call(xs), args)
+    }
+
+    fn names(&self) -> (Option<&str>, Option<&str>) {
+        self.inner.0.names()
     }
 
     fn jvp(

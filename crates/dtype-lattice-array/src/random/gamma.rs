@@ -491,7 +491,9 @@ fn softmax_last(x: &Array) -> Result<Array, Error> {
             let ty = ops::mul(&y, &ops::sub(&t, &s)?)?;
             Ok((y, ty))
         },
-    );
+    )
+    .name("_softmax")
+    .jvp_name("_softmax_jvp");
     f.call(x)
 }
 
