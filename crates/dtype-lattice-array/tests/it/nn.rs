@@ -324,20 +324,6 @@ fn ill_conditioned(fname: &str) -> bool {
     fname == "standardize"
 }
 
-/// `standardize`'s `epsilon` is a Python float passed to a jitted function: JAX's literal
-/// keeps the Python float (`1e-05`), this crate's literal is the float32 it becomes, printed as
-/// its float64 value (`9.999999747378752e-06`), longer, so that a line may wrap elsewhere.
-/// Whether `got` is `want` with that literal written as JAX writes it (and, where it was,
-/// line breaks aside).
-fn same_text(got: &str, want: &str) -> bool {
-    const F32: &str = " 9.999999747378752e-06:f32[]";
-    if !got.contains(F32) {
-        return got == want;
-    }
-    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-    words(&got.replace(F32, " 1e-05:f32[]")) == words(want)
-}
-
 #[test]
 fn nn_functions_compute_what_jax_computes() {
     let all = cases();
@@ -368,7 +354,7 @@ fn nn_functions_compute_what_jax_computes() {
             match (&case["text"], text) {
                 (Json::String(want), Ok(got)) => {
                     texts += 1;
-                    if !same_text(&got.to_string(), want) {
+                    if got.to_string() != *want {
                         failures.push(format!("{name} text:\n{got}\nJAX:\n{want}"));
                     }
                 }

@@ -202,16 +202,43 @@ fn atom_var(a: &Atom) -> Option<&Var> {
 }
 
 /// A literal's value as Python prints the scalar (`1`, `2.0`, `True`, `-0.9999999403953552`,
-/// `(1+2j)`).
+/// `(1+2j)`). A weakly typed float literal stands for the Python float it was made from,
+/// which JAX keeps and prints (`1e-05:f32[]`, `1.7:f32[]`) where a NumPy scalar's value is
+/// printed as the float64 it converts to (`-0.9999999403953552:f32[]`): it is written as the
+/// shortest decimal that rounds to the same float16, bfloat16 or float32 (the Python float
+/// it came from, unless that had more digits than the format holds).
 pub(crate) fn literal_text(x: &crate::array::Array) -> String {
+    use dtype_lattice::DType;
     match x.element(0) {
         Some(Scalar::Bool(b)) => Value::Bool(b).to_string(),
         Some(Scalar::Int(i)) => i.to_string(),
+        Some(Scalar::Float(f)) if x.weak_type() && f.is_finite() => {
+            let same: fn(f64, f64) -> bool = match x.dtype() {
+                DType::Float32 => |a, b| (a as f32).to_bits() == (b as f32).to_bits(),
+                DType::Float16 => {
+                    |a, b| half::f16::from_f64(a).to_bits() == half::f16::from_f64(b).to_bits()
+                }
+                DType::BFloat16 => {
+                    |a, b| half::bf16::from_f64(a).to_bits() == half::bf16::from_f64(b).to_bits()
+                }
+                _ => |a, b| a.to_bits() == b.to_bits(),
+            };
+            Value::Float(shortest(f, same)).to_string()
+        }
         Some(Scalar::Float(f)) => Value::Float(f).to_string(),
         Some(Scalar::Complex(re, im)) => Value::Complex(re, im).to_string(),
         Some(Scalar::Float0) => "(b'',)".to_string(),
         _ => "?".to_string(),
     }
+}
+
+/// The float64 of fewest significant decimal digits that `same` takes for `x` (`x` itself
+/// at most).
+fn shortest(x: f64, same: fn(f64, f64) -> bool) -> f64 {
+    (1..17)
+        .filter_map(|digits| format!("{x:.*e}", digits - 1).parse::<f64>().ok())
+        .find(|&v| same(v, x))
+        .unwrap_or(x)
 }
 
 /// The jaxprs a parameter holds.
@@ -503,5 +530,28 @@ mod tests {
         assert_eq!(format(&doc(2), 80), "[p0=1 p1=1]");
         // Flat it takes 16 columns: in 10 it breaks, every break of the group at once.
         assert_eq!(format(&doc(3), 10), "[\n  p0=1\n  p1=1\n  p2=1\n  ]");
+    }
+}
+
+#[cfg(test)]
+mod literal_tests {
+    use super::literal_text;
+    use crate::array::scalar_array;
+    use dtype_lattice::{DType, Value};
+
+    #[test]
+    fn weak_floats_print_as_the_python_float_they_stand_for() {
+        let text = |x: f64, dtype, weak| {
+            literal_text(&scalar_array(Value::Float(x), dtype, weak).unwrap())
+        };
+        assert_eq!(text(1.7, DType::Float32, true), "1.7");
+        assert_eq!(text(1e-5, DType::Float32, true), "1e-05");
+        assert_eq!(text(0.1, DType::BFloat16, true), "0.1");
+        assert_eq!(text(1.7, DType::Float16, true), "1.7");
+        assert_eq!(text(-2.0, DType::Float16, true), "-2.0");
+        assert_eq!(text(f64::NAN, DType::Float32, true), "nan");
+        // A strongly typed literal (a NumPy scalar in JAX) prints its float64 value.
+        assert_eq!(text(1.7, DType::Float32, false), "1.7000000476837158");
+        assert_eq!(text(0.1, DType::Float64, true), "0.1");
     }
 }
