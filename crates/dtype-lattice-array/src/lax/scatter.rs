@@ -28,6 +28,7 @@ use crate::array::{Array, ShapedArray, element_bytes};
 use crate::core::jaxpr::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 use crate::core::{Lin, ScatterDimensionNumbers};
 use crate::kernels::rows;
+use std::sync::Arc;
 
 /// The `scatter` primitive (the updates replace the operand's elements).
 pub static SCATTER: Primitive = Primitive::new("scatter", Some(3), shape_rule, impl_rule)
@@ -302,26 +303,32 @@ fn shape_rule(
 }
 
 /// How an update combines with the element it lands on.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Combine {
     Replace,
     With(&'static Primitive),
+    /// `scatter`'s `update_jaxpr` when it has one (`lax.scatter_apply`, which `.at[].apply`
+    /// binds: `f(old)`, once per update landing on the element, as XLA's loop applies it).
+    Jaxpr(Arc<ClosedJaxpr>),
 }
 
-fn combine_of(prim: &Primitive) -> Combine {
+fn combine_of(prim: &Primitive, params: &Params) -> Combine {
     match prim.name {
         "scatter-add" => Combine::With(&super::ADD),
         "scatter-sub" => Combine::With(&super::SUB),
         "scatter-mul" => Combine::With(&super::MUL),
         "scatter-min" => Combine::With(&super::MIN),
         "scatter-max" => Combine::With(&super::MAX),
-        _ => Combine::Replace,
+        _ => match params.get("update_jaxpr") {
+            Some(Param::Jaxpr(j)) => Combine::Jaxpr(j.clone()),
+            _ => Combine::Replace,
+        },
     }
 }
 
 /// How a run of updates combines with the run of the operand it lands on, resolved once per
 /// scatter.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum RunCombine {
     /// The update replaces the run.
     Replace,
@@ -330,6 +337,8 @@ enum RunCombine {
     Typed(fn(&mut [u8], &[u8])),
     /// Element by element, as the primitive computes on 0-d arrays ([`combined`]).
     Elementwise(&'static Primitive),
+    /// Element by element, the `update_jaxpr` evaluated on the old element and the update.
+    Jaxpr(Arc<ClosedJaxpr>),
 }
 
 macro_rules! typed_runs {
@@ -379,8 +388,10 @@ fn f32_sums<const OP: u8>(slot: &mut [u8], new: &[u8]) {
 impl RunCombine {
     fn of(combine: Combine, dtype: DType) -> RunCombine {
         use crate::kernels::fast::BinOp;
-        let Combine::With(with) = combine else {
-            return RunCombine::Replace;
+        let with = match combine {
+            Combine::With(with) => with,
+            Combine::Replace => return RunCombine::Replace,
+            Combine::Jaxpr(j) => return RunCombine::Jaxpr(j),
         };
         macro_rules! pick {
             ($runs:ident) => {
@@ -404,7 +415,7 @@ impl RunCombine {
     }
 
     /// Combines `new` into `slot` (runs of `eb`-byte elements of `dtype`).
-    fn apply(self, dtype: DType, eb: usize, slot: &mut [u8], new: &[u8]) -> Result<(), Error> {
+    fn apply(&self, dtype: DType, eb: usize, slot: &mut [u8], new: &[u8]) -> Result<(), Error> {
         match self {
             RunCombine::Replace => slot.copy_from_slice(new),
             RunCombine::Typed(f) => f(slot, new),
@@ -412,6 +423,25 @@ impl RunCombine {
                 for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
                     let c = combined(with, dtype, o, n)?;
                     o.copy_from_slice(&c);
+                }
+            }
+            RunCombine::Jaxpr(j) => {
+                for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
+                    let a = Array::from_bytes(dtype, &[], o)?;
+                    let b = Array::from_bytes(dtype, &[], n)?;
+                    let out = j.call(&[a, b])?;
+                    let Some(c) = out.first() else {
+                        return type_error("scatter's update_jaxpr has no output".into());
+                    };
+                    let c = if c.dtype() == dtype {
+                        c.clone()
+                    } else {
+                        c.astype(dtype)?
+                    };
+                    match c.as_bytes() {
+                        b if b.len() == o.len() => o.copy_from_slice(b),
+                        _ => return type_error("scatter's update_jaxpr must give a scalar".into()),
+                    }
                 }
             }
         }
@@ -483,8 +513,8 @@ impl Plan<'_> {
     fn apply(&self, bytes: &mut [u8]) -> Result<(), Error> {
         // Copies and the typed loops are worth splitting over threads; the
         // element-by-element combination (a primitive bound per element) is not.
-        let parallel = !matches!(self.how, RunCombine::Elementwise(_));
-        let (how, dtype, eb) = (self.how, self.dtype, self.eb);
+        let parallel = !matches!(self.how, RunCombine::Elementwise(_) | RunCombine::Jaxpr(_));
+        let (how, dtype, eb) = (&self.how, self.dtype, self.eb);
         let done = rows::scatter(
             bytes,
             &self.offsets,
@@ -517,7 +547,7 @@ fn plan<'u>(
 ) -> Result<Plan<'u>, Error> {
     let d = dnums(prim, params)?;
     let mode = Mode::of(prim, params)?;
-    let combine = combine_of(prim);
+    let combine = combine_of(prim, params);
     let (os, is, us) = (operand.shape(), indices.shape(), updates.shape());
     let rank = os.len();
     let eb = element_bytes(operand.dtype());

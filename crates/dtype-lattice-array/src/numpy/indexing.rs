@@ -1239,7 +1239,7 @@ pub struct IndexUpdate<'x> {
 }
 
 /// Which scatter an update binds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Op {
     Set,
     Add,
@@ -1247,6 +1247,8 @@ enum Op {
     Mul,
     Min,
     Max,
+    /// `lax.scatter_apply` with this `update_jaxpr`.
+    Apply(Param),
 }
 
 impl IndexUpdate<'_> {
@@ -1454,9 +1456,9 @@ impl IndexUpdate<'_> {
     }
 
     /// `x.at[idx].apply(f)`: `f` applied to each indexed element, once per time it is
-    /// indexed (`f` must act elementwise). Computed as `f` applied where the number of hits
-    /// (a `scatter-add` of ones) exceeds each count in turn: the values JAX's
-    /// `scatter_apply` gives, not its jaxpr.
+    /// indexed (`f` must act elementwise), as JAX's `lax.scatter_apply` binds it: a `scatter`
+    /// whose `update_jaxpr` is `f` traced on a 0-d element (`{ lambda ; i:f32[] j:f32[]. let
+    /// k:f32[] = sin i in (k,) }`), with zeros for updates.
     ///
     /// ```
     /// use dtype_lattice_array::{numpy as jnp, numpy::{At, Index}, Array};
@@ -1475,43 +1477,20 @@ impl IndexUpdate<'_> {
         F: Fn(&Array) -> Result<Array, Error>,
     {
         let x = self.array;
-        let zeros = lax::ops::broadcast_to(&lit(0, DType::Int32)?, x.shape())?;
-        let one = ArrayLike::Owned(lit(1, DType::Int32)?);
-        let hits = scatter_update(&zeros, &self.indices, one, Op::Add, mode)?;
-        let step = |k: i64, y: &Array| -> Result<Array, Error> {
-            let more = bind(&lax::GT, &[&hits, &lit(k, DType::Int32)?], Params::new())?;
-            let fy = lax::ops::convert(&f(y)?, y.dtype(), y.weak_type())?;
-            lax::ops::select_n(&more, &[y, &fy])
-        };
-        match hits.concrete() {
-            Ok(h) => {
-                let most = h.to_vec::<i32>()?.into_iter().max().unwrap_or(0);
-                let mut y = x.clone();
-                for k in 0..i64::from(most) {
-                    y = step(k, &y)?;
-                }
-                Ok(y)
-            }
-            Err(_) => {
-                let most = bind(
-                    &lax::REDUCE_MAX,
-                    &[&hits],
-                    Params::new()
-                        .with("axes", ints(&(0..hits.ndim()).collect::<Vec<_>>()))
-                        .with("out_sharding", Param::None),
-                )?;
-                crate::interpreters::control::fori_loop(
-                    &lit(0, DType::Int32)?,
-                    &most,
-                    |k: Array, y: Array| {
-                        let more = bind(&lax::GT, &[&hits, &k], Params::new())?;
-                        let fy = lax::ops::convert(&f(&y)?, y.dtype(), y.weak_type())?;
-                        lax::ops::select_n(&more, &[&y, &fy])
-                    },
-                    x,
-                )
-            }
-        }
+        // `lax._zero(x)`: the updates `_scatter_update` broadcasts (and `scatter_apply` reads
+        // only the shape of).
+        let zero = scalar_array(Value::Int(0), x.dtype(), false)?;
+        let element = crate::array::ShapedArray::new(&[], x.dtype(), false);
+        let z = lax::ops::zeros(&element)?;
+        let j = crate::interpreters::make_jaxpr(|(a, _): (Array, Array)| f(&a), &(z.clone(), z))?;
+        let jaxpr = Param::Jaxpr(std::sync::Arc::new(j));
+        scatter_update(
+            x,
+            &self.indices,
+            ArrayLike::Owned(zero),
+            Op::Apply(jaxpr),
+            mode,
+        )
     }
 }
 
@@ -1557,9 +1536,10 @@ fn update_values(x: &Array, y: ArrayLike<'_>) -> Result<Array, Error> {
 }
 
 /// The `update_jaxpr` JAX gives a scatter of `op` on `dtype`.
-fn update_jaxpr(op: Op, dtype: DType) -> Result<Param, Error> {
+fn update_jaxpr(op: &Op, dtype: DType) -> Result<Param, Error> {
     let prim: &'static crate::core::Primitive = match op {
         Op::Set => return Ok(Param::None),
+        Op::Apply(j) => return Ok(j.clone()),
         Op::Add => &lax::ADD,
         Op::Sub => &lax::SUB,
         Op::Mul => &lax::MUL,
@@ -1602,8 +1582,13 @@ fn scatter_update(
     if !g.scalar_bool.is_empty() {
         x = expand_dims(&x, &g.scalar_bool)?;
     }
+    if matches!(op, Op::Apply(_)) {
+        // `scatter_apply`'s `lax.full(update_shape, 0, operand.dtype)`.
+        let zero = scalar_array(Value::Int(0), x.dtype(), false)?;
+        y = broadcast_to(&zero, y.shape())?;
+    }
     let prim = match op {
-        Op::Set => &lax::SCATTER,
+        Op::Set | Op::Apply(_) => &lax::SCATTER,
         Op::Add => &lax::SCATTER_ADD,
         Op::Sub => &lax::SCATTER_SUB,
         Op::Mul => &lax::SCATTER_MUL,
@@ -1625,7 +1610,7 @@ fn scatter_update(
         .with("mode", mode.param())
         .with("unique_indices", Param::Bool(g.unique))
         .with("update_consts", Param::Ints(Vec::new()))
-        .with("update_jaxpr", update_jaxpr(op, x.dtype())?);
+        .with("update_jaxpr", update_jaxpr(&op, x.dtype())?);
     let mut out = bind(prim, &[&x, &g.indices, &y], params)?;
     out = squeeze(&out, &g.scalar_bool)?;
     lax::ops::convert(&out, dtype, weak)
