@@ -126,28 +126,29 @@ pub(crate) const PREFETCH_BYTES: usize = 3072;
 #[inline(always)]
 pub(crate) fn prefetch<T>(v: &[T], byte: usize) {
     #[cfg(target_arch = "x86_64")]
-    if byte < std::mem::size_of_val(v) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: the address is inside `v` (checked above); a prefetch reads nothing into
-        // the program and never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().cast::<i8>().add(byte)) };
-    }
+    hint::<{ std::arch::x86_64::_MM_HINT_T0 }, T>(v, byte);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (v, byte);
 }
 
-/// Asks for a cache line without keeping it in the outer caches.
+/// [`prefetch`] of a line read once: not kept in the outer caches.
 #[inline(always)]
 pub(crate) fn prefetch_nta<T>(v: &[T], byte: usize) {
     #[cfg(target_arch = "x86_64")]
-    if byte < std::mem::size_of_val(v) {
-        use std::arch::x86_64::{_MM_HINT_NTA, _mm_prefetch};
-        // SAFETY: the address is inside `v` (checked above); a prefetch reads nothing into
-        // the program and never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_NTA>(v.as_ptr().cast::<i8>().add(byte)) };
-    }
+    hint::<{ std::arch::x86_64::_MM_HINT_NTA }, T>(v, byte);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (v, byte);
+}
+
+/// `_mm_prefetch` with hint `H` of byte `byte` of `v`, if it is inside.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn hint<const H: i32, T>(v: &[T], byte: usize) {
+    if byte < std::mem::size_of_val(v) {
+        // SAFETY: the address is inside `v` (checked above); a prefetch reads nothing into
+        // the program and never faults.
+        unsafe { std::arch::x86_64::_mm_prefetch::<H>(v.as_ptr().cast::<i8>().add(byte)) };
+    }
 }
 
 /// [`zip_into`] for an output of [`STREAM_MIN_BYTES`] or more, which (with AVX2) bypasses the
