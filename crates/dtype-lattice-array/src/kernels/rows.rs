@@ -40,15 +40,23 @@ fn threads(bytes: usize) -> usize {
     }
 }
 
-/// Whether every offset but [`SKIP`] starts a run of `run` bytes inside `len` bytes.
-fn inside(offsets: &[u64], run: usize, len: usize) -> bool {
-    offsets.iter().all(|&o| {
-        o == SKIP
-            || usize::try_from(o)
-                .ok()
-                .and_then(|o| o.checked_add(run))
-                .is_some_and(|end| end <= len)
-    })
+/// Whether every offset but [`SKIP`] starts a run of `run` bytes inside `len` bytes (`None`
+/// if one does not), and whether all are multiples of `run`: one pass, a mask rather than
+/// a division per offset for a power of two.
+fn scan(offsets: &[u64], run: usize, len: usize) -> Option<bool> {
+    let (len, step) = (len as u64, run as u64);
+    let mask = step.is_power_of_two().then(|| step - 1);
+    let (mut outside, mut aligned) = (false, true);
+    for &o in offsets {
+        if o != SKIP {
+            outside |= o > len || len - o < step;
+            aligned &= match mask {
+                Some(m) => o & m == 0,
+                None => o % step == 0,
+            };
+        }
+    }
+    (!outside).then_some(aligned)
 }
 
 /// Asks for the cache lines of the run at `offset` of `v`.
@@ -73,7 +81,7 @@ pub(crate) fn gather(src: &[u8], offsets: &[u64], run: usize, fill: &[u8], dst: 
     }
     if offsets.len().checked_mul(run) != Some(dst.len())
         || (offsets.contains(&SKIP) && fill.len() != run)
-        || !inside(offsets, run, src.len())
+        || scan(offsets, run, src.len()).is_none()
     {
         return false;
     }
@@ -124,23 +132,9 @@ pub(crate) fn scatter<E: Send>(
     if offsets.len().checked_mul(run) != Some(updates.len()) {
         return Ok(false);
     }
-    // One pass: every offset inside `dst`, and whether all are multiples of `run`.
-    let (len, step) = (dst.len() as u64, run as u64);
-    let (mut outside, mut aligned) = (false, true);
-    // A mask for a power of two (a division per offset costs more than the rest).
-    let mask = step.is_power_of_two().then(|| step - 1);
-    for &o in offsets {
-        if o != SKIP {
-            outside |= o > len || len - o < step;
-            aligned &= match mask {
-                Some(m) => o & m == 0,
-                None => o % step == 0,
-            };
-        }
-    }
-    if outside {
+    let Some(aligned) = scan(offsets, run, dst.len()) else {
         return Ok(false);
-    }
+    };
     let t = threads(updates.len());
     if !parallel || t < 2 || dst.len() < 2 * run || !aligned {
         for (i, (&o, u)) in offsets.iter().zip(updates.chunks_exact(run)).enumerate() {

@@ -675,9 +675,12 @@ fn impl_rule(
             prim.name
         ));
     };
-    let out = &avals[0];
     let plan = plan(prim, operand, indices, updates, params)?;
-    // The result starts as the operand, in a pooled buffer (already mapped, aligned).
+    onto_copy(&plan, operand, &avals[0])
+}
+
+/// `plan` applied to a copy of `operand`, in a pooled buffer (already mapped, aligned).
+fn onto_copy(plan: &Plan<'_>, operand: &Array, out: &ShapedArray) -> Result<Outputs, Error> {
     let width = crate::array::layout(out.dtype()).0;
     let mut result = Ok(());
     let data = crate::array::Storage::with_bytes(width, operand.as_bytes().len(), |bytes| {
@@ -702,18 +705,14 @@ fn in_place(
     };
     let plan = plan(prim, &operand, indices, updates, params)?;
     let same = operand.dtype() == out.dtype() && operand.shape() == out.shape();
-    match operand.into_parts() {
-        Some((aval, mut data)) => {
-            if let (true, Some(bytes)) = (same, data.unique_bytes_mut()) {
-                plan.apply(bytes)?;
-                return Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)]);
-            }
-            drop(plan);
-            let operand = Array::from_parts(aval, data);
-            impl_rule(prim, &[&operand, indices, updates], params, avals)
-        }
-        None => type_error(format!("{} of a traced operand", prim.name)),
+    let Some((aval, mut data)) = operand.into_parts() else {
+        return type_error(format!("{} of a traced operand", prim.name));
+    };
+    if same && let Some(bytes) = data.unique_bytes_mut() {
+        plan.apply(bytes)?;
+        return Ok(smallvec::smallvec![Array::from_parts(out.clone(), data)]);
     }
+    onto_copy(&plan, &Array::from_parts(aval, data), out)
 }
 
 /// The `update_jaxpr` JAX gives `scatter-add` on `dtype`: `{ lambda ; a b. let c = add a b in

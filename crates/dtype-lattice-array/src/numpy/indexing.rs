@@ -1479,10 +1479,12 @@ impl IndexUpdate<'_> {
         let x = self.array;
         // `lax._zero(x)`: the updates `_scatter_update` broadcasts (and `scatter_apply` reads
         // only the shape of).
+        // `f` is traced on that element type.
         let zero = scalar_array(Value::Int(0), x.dtype(), false)?;
-        let element = crate::array::ShapedArray::new(&[], x.dtype(), false);
-        let z = lax::ops::zeros(&element)?;
-        let j = crate::interpreters::make_jaxpr(|(a, _): (Array, Array)| f(&a), &(z.clone(), z))?;
+        let j = crate::interpreters::make_jaxpr(
+            |(a, _): (Array, Array)| f(&a),
+            &(zero.clone(), zero.clone()),
+        )?;
         let jaxpr = Param::Jaxpr(std::sync::Arc::new(j));
         scatter_update(
             x,
