@@ -131,13 +131,46 @@ pub(crate) fn prefetch<T>(v: &[T], byte: usize) {
     let _ = (v, byte);
 }
 
-/// [`prefetch`] of a line read once: not kept in the outer caches.
+/// Asks for every cache line holding a byte of `v[byte..byte + len]` (bytes; nothing if
+/// `byte` is past the end): one test for the span, not one per line (the scatter's loop
+/// asks for two spans per row, and its instructions per row decide how many rows' misses
+/// are in flight). Lines are counted from the span's first line, so that a row not aligned
+/// to the line has its last line asked for too.
 #[inline(always)]
-pub(crate) fn prefetch_nta<T>(v: &[T], byte: usize) {
+pub(crate) fn prefetch_span<T>(v: &[T], byte: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    hint::<{ std::arch::x86_64::_MM_HINT_NTA }, T>(v, byte);
+    span::<{ std::arch::x86_64::_MM_HINT_T0 }, T>(v, byte, len);
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, byte);
+    let _ = (v, byte, len);
+}
+
+/// [`prefetch_span`] of lines read once: not kept in the outer caches.
+#[inline(always)]
+pub(crate) fn prefetch_span_nta<T>(v: &[T], byte: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    span::<{ std::arch::x86_64::_MM_HINT_NTA }, T>(v, byte, len);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, byte, len);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn span<const H: i32, T>(v: &[T], byte: usize, len: usize) {
+    let size = std::mem::size_of_val(v);
+    if byte >= size {
+        return;
+    }
+    let first = v.as_ptr().cast::<i8>().wrapping_add(byte);
+    let skew = first as usize % 64;
+    let (mut at, end) = (first.wrapping_sub(skew), len.min(size - byte) + skew);
+    let mut b = 0;
+    while b < end {
+        // SAFETY: a prefetch reads nothing into the program and never faults; the address is
+        // computed without `add`'s in-bounds requirement (the line's start may precede `v`).
+        unsafe { std::arch::x86_64::_mm_prefetch::<H>(at) };
+        at = at.wrapping_add(64);
+        b += 64;
+    }
 }
 
 /// `_mm_prefetch` with hint `H` of byte `byte` of `v`, if it is inside.

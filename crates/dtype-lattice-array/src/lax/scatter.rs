@@ -332,6 +332,9 @@ fn combine_of(prim: &Primitive, params: &Params) -> Combine {
 enum RunCombine {
     /// The update replaces the run.
     Replace,
+    /// float32 `add` (`sub` with `true`) by [`crate::kernels::flush_sum`], whose loops over
+    /// the runs are its own (compiled for the CPU's vector features).
+    Sums(bool),
     /// A typed loop: float32 and (under XLA) float64 `add`/`mul`/`min`/`max` by the fast
     /// kernels' element functions, which LLVM vectorises (branch-free selects).
     Typed(fn(&mut [u8], &[u8])),
@@ -373,18 +376,6 @@ typed_runs! {
     f64_runs: u64, f64_op;
 }
 
-/// A float32 run's sum or difference by [`crate::kernels::flush_sum`] (the processor's sum
-/// where it is the flushed one), unaligned runs by [`f32_runs`].
-fn f32_sums<const OP: u8>(slot: &mut [u8], new: &[u8]) {
-    match (
-        bytemuck::try_cast_slice_mut::<u8, u32>(slot),
-        bytemuck::try_cast_slice::<u8, u32>(new),
-    ) {
-        (Ok(o), Ok(n)) => crate::kernels::flush_sum::accumulate::<OP>(o, n),
-        _ => f32_runs::<OP>(slot, new),
-    }
-}
-
 impl RunCombine {
     fn of(combine: Combine, dtype: DType) -> RunCombine {
         use crate::kernels::fast::BinOp;
@@ -406,8 +397,8 @@ impl RunCombine {
             };
         }
         match (dtype, with.name) {
-            (DType::Float32, "add") => RunCombine::Typed(f32_sums::<{ BinOp::ADD }>),
-            (DType::Float32, "sub") => RunCombine::Typed(f32_sums::<{ BinOp::SUB }>),
+            (DType::Float32, "add") => RunCombine::Sums(false),
+            (DType::Float32, "sub") => RunCombine::Sums(true),
             (DType::Float32, _) => pick!(f32_runs),
             (DType::Float64, _) if crate::lax::on_xla() => pick!(f64_runs),
             _ => RunCombine::Elementwise(with),
@@ -418,6 +409,13 @@ impl RunCombine {
     fn apply(&self, dtype: DType, eb: usize, slot: &mut [u8], new: &[u8]) -> Result<(), Error> {
         match self {
             RunCombine::Replace => slot.copy_from_slice(new),
+            RunCombine::Sums(sub) => {
+                use crate::kernels::{fast::BinOp, flush_sum::Sums, rows::Combiner};
+                let Ok(()) = match sub {
+                    false => Sums::<{ BinOp::ADD }>.combine(slot, new),
+                    true => Sums::<{ BinOp::SUB }>.combine(slot, new),
+                };
+            }
             RunCombine::Typed(f) => f(slot, new),
             RunCombine::Elementwise(with) => {
                 for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
@@ -515,14 +513,34 @@ impl Plan<'_> {
         // element-by-element combination (a primitive bound per element) is not.
         let parallel = !matches!(self.how, RunCombine::Elementwise(_) | RunCombine::Jaxpr(_));
         let (how, dtype, eb) = (&self.how, self.dtype, self.eb);
-        let done = rows::scatter(
-            bytes,
-            &self.offsets,
-            self.run * eb,
-            self.updates,
-            parallel,
-            |slot, new| how.apply(dtype, eb, slot, new),
-        )?;
+        let (offsets, run, updates) = (&self.offsets[..], self.run * eb, self.updates);
+        let done = match how {
+            RunCombine::Sums(sub) => {
+                use crate::kernels::{fast::BinOp, flush_sum::Sums};
+                let Ok(done) = match sub {
+                    false => rows::scatter_with(
+                        bytes,
+                        offsets,
+                        run,
+                        updates,
+                        true,
+                        &Sums::<{ BinOp::ADD }>,
+                    ),
+                    true => rows::scatter_with(
+                        bytes,
+                        offsets,
+                        run,
+                        updates,
+                        true,
+                        &Sums::<{ BinOp::SUB }>,
+                    ),
+                };
+                done
+            }
+            _ => rows::scatter(bytes, offsets, run, updates, parallel, |slot, new| {
+                how.apply(dtype, eb, slot, new)
+            })?,
+        };
         if done {
             Ok(())
         } else {
@@ -534,6 +552,31 @@ impl Plan<'_> {
 impl Drop for Plan<'_> {
     fn drop(&mut self) {
         crate::array::storage::pool::recycle(std::mem::take(&mut self.offsets));
+    }
+}
+
+/// `offsets` (empty) becomes `offset(v)` of each index value `v`: a loop the compiler
+/// vectorises, split over threads for millions of indices.
+fn offsets_of<T: Copy + Into<i64> + Sync>(
+    indices: &[T],
+    offsets: &mut Vec<u64>,
+    offset: impl Fn(i64) -> u64 + Sync,
+) {
+    use rayon::prelude::*;
+    const PER: usize = 1 << 16;
+    offsets.resize(indices.len(), 0);
+    let part = |(o, v): (&mut [u64], &[T])| {
+        for (o, &v) in o.iter_mut().zip(v) {
+            *o = offset(v.into());
+        }
+    };
+    if indices.len() < 4 * PER {
+        part((offsets, indices));
+    } else {
+        offsets
+            .par_chunks_mut(PER)
+            .zip(indices.par_chunks(PER))
+            .for_each(part);
     }
 }
 
@@ -614,14 +657,26 @@ fn plan<'u>(
             let stride = (ost[dim] * eb) as u64;
             let others_fit = wins.iter().zip(os).all(|(&w, &n)| w <= n);
             let clip = mode == Mode::Clip;
-            each_index(indices, |v| {
+            // In i64 (a shape's extent fits it; wider index values are outside either way),
+            // a loop over the typed indices the compiler vectorises.
+            let hi = hi.clamp(-1, i64::MAX.into()) as i64;
+            let offset = |v: i64| {
                 let v = if clip { v.clamp(0, hi.max(0)) } else { v };
-                offsets.push(if others_fit && v >= 0 && v <= hi {
+                if others_fit && v >= 0 && v <= hi {
                     v as u64 * stride
                 } else {
                     rows::SKIP
-                });
-            })?;
+                }
+            };
+            if let Ok(v) = indices.as_slice::<i32>() {
+                offsets_of(v, &mut offsets, offset);
+            } else if let Ok(v) = indices.as_slice::<i64>() {
+                offsets_of(v, &mut offsets, offset);
+            } else {
+                each_index(indices, |v| {
+                    offsets.push(offset(v.clamp(i64::MIN.into(), i64::MAX.into()) as i64))
+                })?;
+            }
         } else if k == 1 {
             each_index(indices, |v| one(&[v]))?;
         } else {
