@@ -68,7 +68,14 @@ fn jit_impl_rule(
     params: &Params,
     _out: &[ShapedArray],
 ) -> Result<Outputs, Error> {
-    apply(closed_param("jit", params)?, inputs)
+    // Evaluated outside any trace (a jaxpr's `jit` equation run on values), the program is
+    // compiled, as JAX compiles a `jit` equation it evaluates: XLA's simplifications and
+    // contractions apply to it as to a jitted call.
+    let j = closed_param("jit", params)?;
+    match Executable::compile(j) {
+        Ok(exe) => Ok(exe.run(inputs)?.into_iter().collect()),
+        Err(_) => apply(j, inputs),
+    }
 }
 
 /// One traced signature: its jaxpr, the output's pytree template and, once run outside any
