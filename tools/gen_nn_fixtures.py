@@ -2,7 +2,7 @@
 (`relu` with its custom JVP, `sigmoid`, `silu`/`swish`, `softplus`, `gelu` in both forms),
 `softmax` and `log_softmax` (axes, `where` masks), `logsumexp` (axes, `b` scales of either
 sign and zero, `keepdims`, `return_sign`, `where`), `one_hot` (out-of-range and negative
-labels, axes, dtypes), `standardize` (axes, given mean and variance, epsilon); pooling as
+labels, axes, dtypes), `standardize` (axes, given mean and variance, epsilon, `where`, both algorithms); pooling as
 flax.linen builds it (`max_pool`, `avg_pool` with and without `count_include_pad`,
 `min_pool`: `lax.reduce_window` with `-inf`/`0`/`inf` over `(1,) + window + (1,)`, flax is
 not installed here, so `pool` below is its code's equivalent); and `lax.conv_general_dilated`,
@@ -154,7 +154,8 @@ def program(c):
         if fn == "standardize":
             return jax.nn.standardize(x, axis=axis_of(kw), mean=opt_arg(kw, "mean", args),
                                       variance=opt_arg(kw, "variance", args),
-                                      epsilon=kw["epsilon"])
+                                      epsilon=kw["epsilon"], where=opt_arg(kw, "where", args),
+                                      algorithm=kw.get("algorithm", "fast"))
         if fn in ("max_pool", "min_pool"):
             return {"max_pool": max_pool, "min_pool": min_pool}[fn](
                 x, tuple(kw["window_shape"]), tup(kw["strides"]), padding_of(kw["padding"]))
@@ -540,6 +541,29 @@ for pad in [[[2, 1], [0, 1]], [[0, 0], [1, 2]], "SAME", "VALID", "SAME_LOWER"]:
     label = pad if isinstance(pad, str) else f"pairs{pad[0][0]}{pad[0][1]}"
     ct_case(f"conv_transpose_consistent_{label}", [x_nhwc, _w_consistent], grad=[0, 1],
             strides=(2, 2), padding=pad, rhs_dilation=(1, 2), use_consistent_padding=True)
+
+
+# ---- standardize's `where` and algorithm (last: the weights of the cases above are drawn first)
+
+# `where` (the mean's count is the mask's sum; a row with two elements kept; a mask broadcast
+# along the axis) and the "stable" algorithm; an unknown algorithm is JAX's ValueError.
+std_mask = np.array([[True, True, False, True, True, False], [True, False, False, True, False, False],
+                     [True, True, True, True, True, True], [False, True, True, False, True, True]])
+for dname, dt, x64 in FLOATS:
+    case(f"standardize_where_{dname}", "standardize", [acts.astype(dt), std_mask], x64=x64,
+         grad=[0], **{**STD, "where": {"arg": 1}})
+case("standardize_where_axis0", "standardize", [acts, std_mask], grad=[0],
+     **{**STD, "axis": 0, "where": {"arg": 1}})
+case("standardize_where_broadcast", "standardize", [acts, std_mask[:1]], grad=[0],
+     **{**STD, "where": {"arg": 1}})
+case("standardize_stable", "standardize", [acts], grad=[0], **{**STD, "algorithm": "stable"})
+case("standardize_stable_where", "standardize", [acts, std_mask], grad=[0],
+     **{**STD, "algorithm": "stable", "where": {"arg": 1}})
+case("standardize_stable_axes", "standardize", [tall], grad=[0],
+     **{**STD, "algorithm": "stable", "axis": [0, 1]})
+case("standardize_stable_mean", "standardize", [acts, acts.mean(0, keepdims=True)], grad=[0],
+     **{**STD, "axis": 0, "mean": {"arg": 1}, "algorithm": "stable"})
+case("standardize_unknown_algorithm", "standardize", [acts], **{**STD, "algorithm": "exact"})
 
 
 def main():

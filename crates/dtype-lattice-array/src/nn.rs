@@ -226,16 +226,27 @@ fn reduction(
 
 /// `jnp.mean(x, axis, keepdims=True)` as `jnp` computes it: the sum in the computation dtype
 /// (float16 and bfloat16 in float32), divided by the count, then cast back.
-fn mean_keepdims(x: &Array, dims: &[usize]) -> Result<Array, Error> {
+fn mean_keepdims(x: &Array, dims: &[usize], where_mask: Option<&Array>) -> Result<Array, Error> {
     let dtype = crate::numpy::family_dtype(&crate::config::rules(), Family::Inexact, x.dtype());
     let comp = if matches!(dtype, DType::Float16 | DType::BFloat16) {
         DType::Float32
     } else {
         dtype
     };
-    let total = reduction(x, Reduce::Sum, dims, None, None, true, Some(comp))?;
-    let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
-    let n = scalar_array(Value::Float(count as f64), comp, false)?;
+    let n = match where_mask {
+        // `_count`: `sum(broadcast_to(where, x.shape), dtype=comp)`, the mask made numeric
+        // first (`_cast_to_numeric`: a boolean is an int32, with x64 too).
+        Some(w) => {
+            let w = crate::numpy::broadcast_to(w.clone(), x.shape())?;
+            let w = ops::convert(&w, DType::Int32, false)?;
+            reduction(&w, Reduce::Sum, dims, None, None, true, Some(comp))?
+        }
+        None => {
+            let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+            scalar_array(Value::Float(count as f64), comp, false)?
+        }
+    };
+    let total = reduction(x, Reduce::Sum, dims, where_mask, None, true, Some(comp))?;
     let q = bind1(&lax::DIV, &[&total, &n], &Params::new())?;
     ops::convert(&q, dtype, false)
 }
@@ -719,7 +730,8 @@ pub fn logsumexp(a: &Array, axis: impl Into<Axes>) -> Result<Array, Error> {
 /// `jax.nn.standardize(x, axis, mean, variance, epsilon)`: `(x - mean) · rsqrt(variance +
 /// epsilon)`, the mean `jnp.mean(x, axis, keepdims=True)` and the variance `mean(x²) -
 /// mean²` clipped at 0 (JAX's default "fast" algorithm) unless given; jitted
-/// (`jit[name=standardize]`, `epsilon` traced).
+/// (`jit[name=standardize]`, `epsilon` traced). [`Standardize`] adds `where` and the
+/// algorithm.
 ///
 /// ```
 /// use dtype_lattice_array::{Array, nn};
@@ -739,30 +751,176 @@ pub fn standardize(
     variance: Option<&Array>,
     epsilon: f64,
 ) -> Result<Array, Error> {
-    let axes = axis.into();
-    let eps = weak_float(epsilon)?;
-    // JAX's jit flattens the keyword arguments by name: epsilon, mean, variance.
-    type Args = (Array, Array, Option<Array>, Option<Array>);
-    jit(move |(x, eps, mean, variance): Args| {
-        let dims = reduction_dims(&axes, x.ndim())?;
-        let mean = match mean {
-            Some(m) => m,
-            None => mean_keepdims(&x, &dims)?,
-        };
-        let variance = match variance {
-            Some(v) => v,
-            None => {
-                let m2 = mean_keepdims(&jnp::square(&x)?, &dims)?;
-                let v = jnp::subtract(&m2, jnp::square(&mean)?)?;
-                clip_low(&v, &weak_int(0)?)?
-            }
-        };
-        let centred = jnp::subtract(&x, &mean)?;
-        let scale = ops::unary(&lax::RSQRT, &jnp::add(&variance, &eps)?)?;
-        jnp::multiply(&centred, &scale)
-    })
-    .named("standardize")
-    .call(&(x.clone(), eps, mean.cloned(), variance.cloned()))
+    let mut s = Standardize::new().epsilon(epsilon);
+    if let Some(m) = mean {
+        s = s.mean(m);
+    }
+    if let Some(v) = variance {
+        s = s.variance(v);
+    }
+    s.apply(x, axis)
+}
+
+/// How [`Standardize`] computes a variance it is not given (`algorithm=`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum VarianceAlgorithm {
+    /// `"fast"` (JAX's default): `mean(x²) - mean(x)²`, clipped at 0.
+    #[default]
+    Fast,
+    /// `"stable"`: the two-pass `mean((x - mean(x))²)`.
+    Stable,
+}
+
+impl std::str::FromStr for VarianceAlgorithm {
+    type Err = Error;
+
+    /// `"fast"` or `"stable"`; anything else is JAX's `ValueError`.
+    fn from_str(s: &str) -> Result<VarianceAlgorithm, Error> {
+        match s {
+            "fast" => Ok(VarianceAlgorithm::Fast),
+            "stable" => Ok(VarianceAlgorithm::Stable),
+            _ => value_error(format!(
+                "Unknown algorithm '{s}'. Expected 'fast' or 'stable'."
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for VarianceAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VarianceAlgorithm::Fast => "fast",
+            VarianceAlgorithm::Stable => "stable",
+        })
+    }
+}
+
+/// `jax.nn.standardize` with every argument: a given `mean` and `variance`, `epsilon`
+/// (default `1e-5`), a `where` mask (the elements the mean and variance count:
+/// `jnp.mean(x, where=where)`, whose count is the mask's sum) and the variance's
+/// `algorithm`.
+///
+/// ```
+/// use dtype_lattice_array::{Array, nn::{Standardize, VarianceAlgorithm}};
+/// let x = Array::from_vec(vec![1.0f32, 3.0, 100.0]);
+/// let mask = Array::from_vec(vec![true, true, false]);
+/// let y = Standardize::new()
+///     .epsilon(0.0)
+///     .where_mask(&mask)
+///     .algorithm(VarianceAlgorithm::Stable)
+///     .apply(&x, -1)?;
+/// assert_eq!(y.to_vec::<f32>()?, [-1.0, 1.0, 98.0]);
+/// # Ok::<(), dtype_lattice::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Standardize {
+    mean: Option<Array>,
+    variance: Option<Array>,
+    epsilon: f64,
+    where_mask: Option<Array>,
+    algorithm: VarianceAlgorithm,
+}
+
+impl Default for Standardize {
+    fn default() -> Standardize {
+        Standardize {
+            mean: None,
+            variance: None,
+            epsilon: 1e-5,
+            where_mask: None,
+            algorithm: VarianceAlgorithm::Fast,
+        }
+    }
+}
+
+impl Standardize {
+    /// JAX's defaults: mean and variance computed, `epsilon=1e-5`, no mask, "fast".
+    pub fn new() -> Standardize {
+        Standardize::default()
+    }
+
+    /// The mean to subtract (broadcast against the array).
+    #[must_use]
+    pub fn mean(mut self, mean: &Array) -> Standardize {
+        self.mean = Some(mean.clone());
+        self
+    }
+
+    /// The variance to divide by (its square root).
+    #[must_use]
+    pub fn variance(mut self, variance: &Array) -> Standardize {
+        self.variance = Some(variance.clone());
+        self
+    }
+
+    /// `epsilon`, added to the variance.
+    #[must_use]
+    pub fn epsilon(mut self, epsilon: f64) -> Standardize {
+        self.epsilon = epsilon;
+        self
+    }
+
+    /// `where`: the elements the mean and variance are computed over.
+    #[must_use]
+    pub fn where_mask(mut self, mask: &Array) -> Standardize {
+        self.where_mask = Some(mask.clone());
+        self
+    }
+
+    /// `algorithm`: how a variance not given is computed.
+    #[must_use]
+    pub fn algorithm(mut self, algorithm: VarianceAlgorithm) -> Standardize {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// `standardize(x, axis, ...)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`standardize`].
+    pub fn apply(&self, x: &Array, axis: impl Into<Axes>) -> Result<Array, Error> {
+        let axes = axis.into();
+        let algorithm = self.algorithm;
+        let eps = weak_float(self.epsilon)?;
+        // JAX's jit flattens the keyword arguments by name: epsilon, mean, variance, where.
+        type Args = (Array, Array, Option<Array>, Option<Array>, Option<Array>);
+        jit(move |(x, eps, mean, variance, mask): Args| {
+            let dims = reduction_dims(&axes, x.ndim())?;
+            let mask = mask.as_ref();
+            let mean = match mean {
+                Some(m) => m,
+                None => mean_keepdims(&x, &dims, mask)?,
+            };
+            let variance = match (variance, algorithm) {
+                (Some(v), _) => v,
+                (None, VarianceAlgorithm::Fast) => {
+                    let m2 = mean_keepdims(&jnp::square(&x)?, &dims, mask)?;
+                    let v = jnp::subtract(&m2, jnp::square(&mean)?)?;
+                    clip_low(&v, &weak_int(0)?)?
+                }
+                (None, VarianceAlgorithm::Stable) => {
+                    let d = jnp::square(&jnp::subtract(&x, &mean)?)?;
+                    mean_keepdims(&d, &dims, mask)?
+                }
+            };
+            let centred = jnp::subtract(&x, &mean)?;
+            let scale = ops::unary(&lax::RSQRT, &jnp::add(&variance, &eps)?)?;
+            jnp::multiply(&centred, &scale)
+        })
+        .named("standardize")
+        .call(&(
+            x.clone(),
+            eps,
+            self.mean.clone(),
+            self.variance.clone(),
+            self.where_mask.clone(),
+        ))
+    }
 }
 
 /// `jnp.clip(x, lo)`: `maximum(lo, x)`, jitted (`jit[name=clip]`).

@@ -118,13 +118,35 @@ fn call(case: &Json, args: &[Array]) -> Result<Vec<Array>, Error> {
             dtype(&kw["dtype"]),
             kw["axis"].as_i64().unwrap() as isize,
         )),
-        "standardize" => one(nn::standardize(
-            x,
-            axes(&kw["axis"]),
-            arg(&kw["mean"], args),
-            arg(&kw["variance"], args),
-            kw["epsilon"].as_f64().unwrap(),
-        )),
+        "standardize" if kw["where"].is_null() && kw["algorithm"].is_null() => {
+            one(nn::standardize(
+                x,
+                axes(&kw["axis"]),
+                arg(&kw["mean"], args),
+                arg(&kw["variance"], args),
+                kw["epsilon"].as_f64().unwrap(),
+            ))
+        }
+        "standardize" => {
+            let mut s = nn::Standardize::new().epsilon(kw["epsilon"].as_f64().unwrap());
+            if let Some(m) = arg(&kw["mean"], args) {
+                s = s.mean(m);
+            }
+            if let Some(v) = arg(&kw["variance"], args) {
+                s = s.variance(v);
+            }
+            if let Some(w) = arg(&kw["where"], args) {
+                s = s.where_mask(w);
+            }
+            match kw["algorithm"]
+                .as_str()
+                .map(str::parse::<nn::VarianceAlgorithm>)
+            {
+                Some(Err(e)) => Err(e),
+                Some(Ok(a)) => one(s.algorithm(a).apply(x, axes(&kw["axis"]))),
+                None => one(s.apply(x, axes(&kw["axis"]))),
+            }
+        }
         "max_pool" | "min_pool" | "avg_pool" => {
             let window = usizes(&kw["window_shape"]);
             let strides = (!kw["strides"].is_null()).then(|| usizes(&kw["strides"]));
