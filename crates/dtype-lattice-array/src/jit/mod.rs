@@ -14,7 +14,7 @@ mod tight;
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use dtype_lattice::Error;
 use dtype_lattice::error::Exception;
@@ -72,10 +72,41 @@ fn jit_impl_rule(
     // compiled, as JAX compiles a `jit` equation it evaluates: XLA's simplifications and
     // contractions apply to it as to a jitted call.
     let j = closed_param("jit", params)?;
-    match Executable::compile(j) {
+    match compiled(j).as_ref() {
         Ok(exe) => Ok(exe.run(inputs)?.into_iter().collect()),
         Err(_) => apply(j, inputs),
     }
+}
+
+/// The plans of the `jit` equations evaluated on values, by jaxpr: the `Arc`'s address,
+/// with a weak reference that tells a live jaxpr from a freed one at the same address.
+type Compiled = HashMap<usize, (Weak<ClosedJaxpr>, Arc<Result<Executable, Error>>)>;
+
+/// The most plans [`compiled`] keeps (those of freed jaxprs leave first, then all).
+const COMPILED_MAX: usize = 256;
+
+/// `j`'s plan, compiled once (a loop evaluated on values calls its body's `jit` equations
+/// every iteration).
+fn compiled(j: &Arc<ClosedJaxpr>) -> Arc<Result<Executable, Error>> {
+    static CACHE: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
+    let key = Arc::as_ptr(j) as usize;
+    if let Ok(cache) = CACHE.lock()
+        && let Some((weak, exe)) = cache.get(&key)
+        && weak.upgrade().is_some_and(|k| Arc::ptr_eq(&k, j))
+    {
+        return exe.clone();
+    }
+    let exe = Arc::new(Executable::compile(j));
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.len() >= COMPILED_MAX {
+            cache.retain(|_, (weak, _)| weak.strong_count() > 0);
+            if cache.len() >= COMPILED_MAX {
+                cache.clear();
+            }
+        }
+        cache.insert(key, (Arc::downgrade(j), exe.clone()));
+    }
+    exe
 }
 
 /// One traced signature: its jaxpr, the output's pytree template and, once run outside any

@@ -1083,23 +1083,19 @@ impl Executable {
         for (step, frees) in &self.steps {
             match step {
                 Step::Call(c) => {
-                    let outs = match donated(c, frees, &mut env) {
-                        // The first operand at its last use, handed over whole: the
-                        // primitive may write its result into the operand's buffer.
-                        Some(first) => {
-                            let rest: SmallVec<[&Array; 4]> = c.inputs[1..]
-                                .iter()
-                                .map(|s| read(s, &env))
-                                .collect::<Result<_, _>>()?;
-                            crate::core::implement_owned(c.prim, first, &rest, &c.params, &c.avals)?
-                        }
-                        None => {
-                            let ins: SmallVec<[&Array; 4]> = c
-                                .inputs
-                                .iter()
-                                .map(|s| read(s, &env))
-                                .collect::<Result<_, _>>()?;
-                            crate::lax::implement(c.prim, &ins, &c.params, &c.avals)?
+                    // The first operand at its last use is handed over whole: the primitive
+                    // may write its result into the operand's buffer.
+                    let first = donated(c, frees, &mut env);
+                    let outs = {
+                        let rest: SmallVec<[&Array; 4]> = c.inputs[usize::from(first.is_some())..]
+                            .iter()
+                            .map(|s| read(s, &env))
+                            .collect::<Result<_, _>>()?;
+                        match first {
+                            Some(first) => crate::core::implement_owned(
+                                c.prim, first, &rest, &c.params, &c.avals,
+                            )?,
+                            None => crate::lax::implement(c.prim, &rest, &c.params, &c.avals)?,
                         }
                     };
                     for (&o, x) in c.outs.iter().zip(outs) {

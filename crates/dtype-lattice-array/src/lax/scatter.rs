@@ -332,9 +332,6 @@ fn combine_of(prim: &Primitive, params: &Params) -> Combine {
 enum RunCombine {
     /// The update replaces the run.
     Replace,
-    /// float32 `add` (`sub` with `true`) by [`crate::kernels::flush_sum`], whose loops over
-    /// the runs are its own (compiled for the CPU's vector features).
-    Sums(bool),
     /// A typed loop: float32 and (under XLA) float64 `add`/`mul`/`min`/`max` by the fast
     /// kernels' element functions, which LLVM vectorises (branch-free selects).
     Typed(fn(&mut [u8], &[u8])),
@@ -376,6 +373,39 @@ typed_runs! {
     f64_runs: u64, f64_op;
 }
 
+/// A whole scatter of runs (`rows::scatter_with`'s arguments): whether every offset was inside.
+type Scatter = fn(&mut [u8], &[u64], usize, &[u8]) -> bool;
+
+/// How a scatter combines, resolved once: float32 `add` and `sub` by
+/// [`crate::kernels::flush_sum::Sums`], whose loops over the runs are its own (compiled for
+/// the CPU's vector features), the rest run by run.
+enum How {
+    Sums(Scatter),
+    Runs(RunCombine),
+}
+
+/// [`How::Sums`] by `OP`.
+fn sums<const OP: u8>(dst: &mut [u8], offsets: &[u64], run: usize, updates: &[u8]) -> bool {
+    use crate::kernels::flush_sum::Sums;
+    let Ok(done) = rows::scatter_with(dst, offsets, run, updates, true, &Sums::<OP>);
+    done
+}
+
+impl How {
+    fn of(combine: Combine, dtype: DType) -> How {
+        use crate::kernels::fast::BinOp;
+        match (&combine, dtype) {
+            (Combine::With(w), DType::Float32) if w.name == "add" => {
+                How::Sums(sums::<{ BinOp::ADD }>)
+            }
+            (Combine::With(w), DType::Float32) if w.name == "sub" => {
+                How::Sums(sums::<{ BinOp::SUB }>)
+            }
+            _ => How::Runs(RunCombine::of(combine, dtype)),
+        }
+    }
+}
+
 impl RunCombine {
     fn of(combine: Combine, dtype: DType) -> RunCombine {
         use crate::kernels::fast::BinOp;
@@ -397,8 +427,6 @@ impl RunCombine {
             };
         }
         match (dtype, with.name) {
-            (DType::Float32, "add") => RunCombine::Sums(false),
-            (DType::Float32, "sub") => RunCombine::Sums(true),
             (DType::Float32, _) => pick!(f32_runs),
             (DType::Float64, _) if crate::lax::on_xla() => pick!(f64_runs),
             _ => RunCombine::Elementwise(with),
@@ -409,13 +437,6 @@ impl RunCombine {
     fn apply(&self, dtype: DType, eb: usize, slot: &mut [u8], new: &[u8]) -> Result<(), Error> {
         match self {
             RunCombine::Replace => slot.copy_from_slice(new),
-            RunCombine::Sums(sub) => {
-                use crate::kernels::{fast::BinOp, flush_sum::Sums, rows::Combiner};
-                let Ok(()) = match sub {
-                    false => Sums::<{ BinOp::ADD }>.combine(slot, new),
-                    true => Sums::<{ BinOp::SUB }>.combine(slot, new),
-                };
-            }
             RunCombine::Typed(f) => f(slot, new),
             RunCombine::Elementwise(with) => {
                 for (o, n) in slot.chunks_exact_mut(eb).zip(new.chunks_exact(eb)) {
@@ -502,44 +523,25 @@ struct Plan<'u> {
     run: usize,
     eb: usize,
     dtype: DType,
-    how: RunCombine,
+    how: How,
     updates: &'u [u8],
 }
 
 impl Plan<'_> {
     /// Combines the updates into `bytes` (the operand's, or a copy of them).
     fn apply(&self, bytes: &mut [u8]) -> Result<(), Error> {
-        // Copies and the typed loops are worth splitting over threads; the
-        // element-by-element combination (a primitive bound per element) is not.
-        let parallel = !matches!(self.how, RunCombine::Elementwise(_) | RunCombine::Jaxpr(_));
-        let (how, dtype, eb) = (&self.how, self.dtype, self.eb);
+        let (dtype, eb) = (self.dtype, self.eb);
         let (offsets, run, updates) = (&self.offsets[..], self.run * eb, self.updates);
-        let done = match how {
-            RunCombine::Sums(sub) => {
-                use crate::kernels::{fast::BinOp, flush_sum::Sums};
-                let Ok(done) = match sub {
-                    false => rows::scatter_with(
-                        bytes,
-                        offsets,
-                        run,
-                        updates,
-                        true,
-                        &Sums::<{ BinOp::ADD }>,
-                    ),
-                    true => rows::scatter_with(
-                        bytes,
-                        offsets,
-                        run,
-                        updates,
-                        true,
-                        &Sums::<{ BinOp::SUB }>,
-                    ),
-                };
-                done
+        let done = match &self.how {
+            How::Sums(scatter) => scatter(bytes, offsets, run, updates),
+            How::Runs(how) => {
+                // Copies and the typed loops are worth splitting over threads; the
+                // element-by-element combination (a primitive bound per element) is not.
+                let parallel = !matches!(how, RunCombine::Elementwise(_) | RunCombine::Jaxpr(_));
+                rows::scatter(bytes, offsets, run, updates, parallel, |slot, new| {
+                    how.apply(dtype, eb, slot, new)
+                })?
             }
-            _ => rows::scatter(bytes, offsets, run, updates, parallel, |slot, new| {
-                how.apply(dtype, eb, slot, new)
-            })?,
         };
         if done {
             Ok(())
@@ -713,7 +715,7 @@ fn plan<'u>(
         run,
         eb,
         dtype,
-        how: RunCombine::of(combine, dtype),
+        how: How::of(combine, dtype),
         updates: ub,
     })
 }
