@@ -63,6 +63,14 @@ PROGRAMS = {
     "over_scalar_used_again": (lambda a, b: (a / b, b + 1), REAL, [(0.1, 3), (0.5, 3, ())]),
     "over_column_used_again": (lambda a, b: (a / b, b * 2), REAL,
                                [(0.1, 3, (16, 32)), (0.5, 3, (16, 1))]),
+    # A row (a divisor with dimensions) is replaced whatever else reads it, also where two
+    # quotients share its broadcast (the product by the reciprocal then contracts into the
+    # sum).
+    "over_row_used_again": (lambda a, b: (a / b, b * 2), REAL,
+                            [(0.1, 3, (16, 32)), (0.5, 3, (32,))]),
+    "over_row_twice": (lambda a, c, b: (lambda n: (c / n, a / n + c, n * n))(
+                           lax.broadcast_in_dim(b * b + 1, (1, 32), (1,))), REAL,
+                       [(0.1, 3, (16, 32)), (0.1, 3, (16, 32)), (0.5, 3, (32,))]),
     "over_sum": (lambda a, b: a / jnp.sum(b), REAL, [(0.1, 3), (0.1, 3)]),
     "softmax_rows": (lambda a: jnp.exp(a) / jnp.sum(jnp.exp(a), axis=1, keepdims=True), REAL,
                      [(-2, 2, (16, 32))]),

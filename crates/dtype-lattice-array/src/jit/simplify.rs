@@ -16,7 +16,7 @@
 //! | `A / sqrt(B)` | `A · rsqrt(B)` | real | (whatever else reads the `sqrt`) |
 //! | `A / rsqrt(B)` | `A · sqrt(B)` | real | |
 //! | `A / c` (constant) | `A · (1/c)` | real, complex | (in lowering: `plan::by_reciprocal`) |
-//! | `A / broadcast(B)` | `A · broadcast(1/B)` | real | `B` has no other use (a 0-d `B` lax broadcasts) |
+//! | `A / broadcast(B)` | `A · broadcast(1/B)` | real | `B` has dimensions, or no other use (also a 0-d `B` lax broadcasts) |
 //! | `(A/B) / (C/D)` | `(A·D) / (B·C)` | real, complex | |
 //! | `(A/B) / C` | `A / (B·C)` | real, complex | |
 //! | `A / (B/C)` | `(A·C) / B` | real, complex | |
@@ -385,7 +385,7 @@ fn divide(g: &mut Graph<'_>, c: &Call, out: &ShapedArray) -> Option<Rewrite> {
     }
 }
 
-/// `A / broadcast(B)` ⇒ `A · broadcast(1/B)`, where `B` has no other use: the reciprocal of
+/// `A / broadcast(B)` ⇒ `A · broadcast(1/B)`, where `B` has dimensions or no other use: the reciprocal of
 /// the divisor `b` if it is broadcast — by a `broadcast_in_dim` of an operand with fewer
 /// elements than the result, or implicitly (lax broadcasts a smaller operand: JAX's lowering
 /// broadcasts a 0-d operand as it is, so it must have no other use, and an operand with
@@ -404,7 +404,9 @@ fn reciprocal_of_broadcast(
     {
         let (inner, params, aval) = (inner.clone(), bc.params.clone(), bc.avals[0].clone());
         let ia = g.aval(&inner)?;
-        if !(g.single_use(&inner) && ia.size() < out.size()) {
+        // A 0-d operand read elsewhere too keeps the division (as an implicitly broadcast
+        // one below); an operand with dimensions is replaced whatever else reads it.
+        if !((ia.ndim() > 0 || g.single_use(&inner)) && ia.size() < out.size()) {
             return None;
         }
         let r = g.ew(&lax::DIV, &[one, inner], &ia);

@@ -36,6 +36,8 @@ const EXACT_JIT: &[&str] = &[
     "over_constant",
     "over_scalar_used_again",
     "over_column_used_again",
+    "over_row_used_again",
+    "over_row_twice",
     "over_literal",
     "quotient_over_quotient",
     "quotient_over",
@@ -177,7 +179,7 @@ fn jitted_programs_compute_what_xlas_simplified_programs_compute() {
     // Every program shows its rule changing bits in at least one dtype, so that the plan
     // without the rule fails above. (`over_scalar_array`, `over_sum` and `softmax_rows`
     // divide by an implicitly broadcast operand (`over_column_used_again` too: a column is
-    // reshaped first), and `over_literal` by a 0-d literal, which
+    // reshaped first; `over_row_used_again` too), and `over_literal` by a 0-d literal, which
     // XLA rewrites even in a primitive compiled alone: see
     // `eager_divisions_by_a_broadcast_operand_are_xlas`.)
     for name in doc["programs"]
@@ -193,6 +195,7 @@ fn jitted_programs_compute_what_xlas_simplified_programs_compute() {
                 "softmax_rows",
                 "over_literal",
                 "over_column_used_again",
+                "over_row_used_again",
             ]
             .contains(&name)
         {
