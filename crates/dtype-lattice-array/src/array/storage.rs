@@ -17,31 +17,53 @@ pub(crate) enum Storage {
     W128(Shared<u128>),
 }
 
-/// A shared vector of words (read through `Deref` as the `Arc`). It is empty (`None`) only
-/// inside [`Storage`]'s `drop`, which moves the vector out to [`pool`] whole: an `Option`
-/// rather than an empty vector left in its place, whose reference count would be raised and
-/// lowered again for every array freed.
+/// A shared vector of words, read through `Deref` as the slice of an array's words: the
+/// vector's words from `start` on. `start` is 0 but in a large buffer from [`pool::shared`],
+/// where it skips the words before the first 64-byte line boundary (see [`pool::LINE`]). The
+/// vector is `None` only inside [`Storage`]'s `drop`, which moves it out to [`pool`] whole:
+/// an `Option` rather than an empty vector left in its place, whose reference count would be
+/// raised and lowered again for every array freed.
 #[derive(Clone, Debug)]
-pub(crate) struct Shared<W>(Option<Arc<Vec<W>>>);
+pub(crate) struct Shared<W> {
+    words: Option<Arc<Vec<W>>>,
+    start: usize,
+}
 
 impl<W> Default for Shared<W> {
     /// An empty vector.
     fn default() -> Shared<W> {
-        Shared(Some(Arc::default()))
+        Shared {
+            words: Some(Arc::default()),
+            start: 0,
+        }
     }
 }
 
 impl<W> From<Arc<Vec<W>>> for Shared<W> {
     fn from(a: Arc<Vec<W>>) -> Shared<W> {
-        Shared(Some(a))
+        Shared {
+            words: Some(a),
+            start: 0,
+        }
     }
 }
 
-impl<W: pool::Pooled> std::ops::Deref for Shared<W> {
-    type Target = Arc<Vec<W>>;
+impl<W> Shared<W> {
+    /// The words, writable if no other storage shares them.
+    fn unique_mut(&mut self) -> Option<&mut [W]> {
+        let start = self.start;
+        Arc::get_mut(self.words.as_mut()?)?.get_mut(start..)
+    }
+}
 
-    fn deref(&self) -> &Arc<Vec<W>> {
-        self.0.as_ref().unwrap_or_else(|| W::empty())
+impl<W> std::ops::Deref for Shared<W> {
+    type Target = [W];
+
+    fn deref(&self) -> &[W] {
+        match &self.words {
+            Some(v) => v.get(self.start..).unwrap_or_default(),
+            None => &[],
+        }
     }
 }
 
@@ -67,7 +89,7 @@ pub trait Word: sealed::Words + bytemuck::Pod + Default + Send + Sync + 'static 
 ///   keeps a cache of small data blocks for the same reason).
 pub(crate) mod pool {
     use std::cell::RefCell;
-    use std::sync::{Arc, LazyLock, Mutex};
+    use std::sync::{Arc, Mutex};
 
     /// The smallest buffer worth keeping.
     pub(crate) const POOL_MIN_BYTES: usize = 1 << 22;
@@ -92,8 +114,6 @@ pub(crate) mod pool {
         fn with_small<R>(f: impl FnOnce(&mut Vec<Arc<Vec<Self>>>) -> R) -> Option<R>;
         /// This thread's medium buffers.
         fn with_medium<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> Option<R>;
-        /// A shared empty vector (what a [`super::Shared`] emptied by `drop` reads as).
-        fn empty() -> &'static Arc<Vec<Self>>;
     }
 
     macro_rules! pooled {
@@ -114,10 +134,6 @@ pub(crate) mod pool {
                         static MEDIUM: RefCell<Vec<Vec<$t>>> = const { RefCell::new(Vec::new()) };
                     }
                     MEDIUM.try_with(|c| c.try_borrow_mut().ok().map(|mut c| f(&mut c))).ok().flatten()
-                }
-                fn empty() -> &'static Arc<Vec<$t>> {
-                    static EMPTY: LazyLock<Arc<Vec<$t>>> = LazyLock::new(|| Arc::new(Vec::new()));
-                    &EMPTY
                 }
             }
         )*};
@@ -186,15 +202,25 @@ pub(crate) mod pool {
         }
     }
 
+    /// The cache line: a large buffer's words start on a multiple of it.
+    pub(crate) const LINE: usize = 64;
+
     /// `n` words written by `fill`, in a shared vector: a cached one when `n` is small, else
     /// a pooled or fresh one. With `zero`, `fill` is given zeroed words; without, a recycled
     /// buffer keeps its old words (for a `fill` that writes every word: clearing tens of
     /// megabytes first costs a pass over memory).
+    ///
+    /// The words of a large buffer (at least [`POOL_MIN_BYTES`]) start at a [`LINE`]
+    /// boundary, as XLA aligns its buffers: the global allocator aligns a vector to its
+    /// word, 16 bytes at most, so that a row of 256 bytes read at a random place would
+    /// otherwise span five cache lines instead of four (a scatter-add of such rows measured
+    /// about a tenth faster aligned). `Vec` cannot ask the allocator for more alignment on
+    /// stable Rust, so the vector is longer by a line and the words start inside it.
     pub(crate) fn shared<W: Pooled, E>(
         n: usize,
         zero: bool,
         fill: impl FnOnce(&mut [W]) -> Result<(), E>,
-    ) -> Result<Arc<Vec<W>>, E> {
+    ) -> Result<super::Shared<W>, E> {
         if n * size_of::<W>() <= SMALL_BYTES
             && let Some(mut a) = W::with_small(|c| {
                 let i = c.iter().rposition(|a| a.capacity() >= n)?;
@@ -212,11 +238,31 @@ pub(crate) mod pool {
                 bytemuck::cast_slice_mut::<W, u8>(v).fill(0xA5);
             }
             fill(v)?;
-            return Ok(a);
+            return Ok(a.into());
         }
-        let mut v = if zero { zeroed::<W>(n) } else { reused::<W>(n) };
-        fill(&mut v)?;
-        Ok(Arc::new(v))
+        let pad = if n * size_of::<W>() >= POOL_MIN_BYTES {
+            LINE / size_of::<W>()
+        } else {
+            0
+        };
+        let mut v = if zero {
+            zeroed::<W>(n + pad)
+        } else {
+            reused::<W>(n + pad)
+        };
+        // The words before the first line boundary (the vector is aligned to its word, whose
+        // size divides the line's).
+        let start = if pad == 0 {
+            0
+        } else {
+            (LINE - v.as_ptr() as usize % LINE) % LINE / size_of::<W>()
+        };
+        v.truncate(start + n);
+        fill(&mut v[start..])?;
+        Ok(super::Shared {
+            words: Some(Arc::new(v)),
+            start,
+        })
     }
 
     /// A vector of `n` default words, reusing a pooled buffer of a fitting size if any.
@@ -279,7 +325,7 @@ impl Drop for Storage {
     /// The last owner of a buffer gives it to [`pool`].
     fn drop(&mut self) {
         fn give<W: pool::Pooled>(s: &mut Shared<W>) {
-            if let Some(a) = s.0.take() {
+            if let Some(a) = s.words.take() {
                 pool::give(a);
             }
         }
@@ -304,7 +350,7 @@ pub(crate) mod sealed {
         /// Wraps a vector of these words.
         fn into_storage(v: Vec<Self>) -> Storage;
         /// Wraps a shared vector of these words.
-        fn into_shared_storage(v: std::sync::Arc<Vec<Self>>) -> Storage;
+        fn into_shared_storage(v: super::Shared<Self>) -> Storage;
         /// The words, if the storage holds this width.
         fn view(s: &Storage) -> Option<&[Self]>;
     }
@@ -320,8 +366,8 @@ macro_rules! words {
             fn into_storage(v: Vec<Self>) -> Storage {
                 Storage::$v(Arc::new(v).into())
             }
-            fn into_shared_storage(v: Arc<Vec<Self>>) -> Storage {
-                Storage::$v(v.into())
+            fn into_shared_storage(v: Shared<Self>) -> Storage {
+                Storage::$v(v)
             }
             fn view(s: &Storage) -> Option<&[Self]> {
                 match s {
@@ -376,7 +422,7 @@ impl Storage {
     /// The words as little-endian bytes, writable if no other storage shares them.
     pub(crate) fn unique_bytes_mut(&mut self) -> Option<&mut [u8]> {
         fn mine<W: Word>(s: &mut Shared<W>) -> Option<&mut [u8]> {
-            Some(bytemuck::cast_slice_mut(Arc::get_mut(s.0.as_mut()?)?))
+            s.unique_mut().map(bytemuck::cast_slice_mut)
         }
         match self {
             Storage::W8(v) => mine(v),
@@ -505,5 +551,36 @@ mod tests {
         assert_ne!(v.bytes().as_ptr(), u.bytes().as_ptr());
         assert_eq!(u.bytes(), bytemuck::cast_slice::<u32, u8>(&[1; 8]));
         assert_eq!(v.bytes(), bytemuck::cast_slice::<u32, u8>(&[2; 8]));
+    }
+
+    /// A large buffer's words start at a cache line, also when it is recycled, through every
+    /// accessor, for every word width; the words are exactly the ones asked for.
+    #[test]
+    fn a_large_buffer_starts_at_a_line() {
+        fn check<W: Word + pool::Pooled + From<u8> + PartialEq>(width: usize) {
+            let n = pool::POOL_MIN_BYTES / width + 3;
+            for round in 0..3u8 {
+                let mut s = Storage::words::<W>(n, |w| w.fill(W::from(round)));
+                assert_eq!(s.len(), n);
+                assert_eq!(s.bytes().len(), n * width);
+                assert_eq!(s.bytes().as_ptr() as usize % pool::LINE, 0, "{width}");
+                assert_eq!(W::view(&s).unwrap().len(), n);
+                assert!(W::view(&s).unwrap().iter().all(|&w| w == W::from(round)));
+                let p = s.bytes().as_ptr();
+                let mine = s.unique_bytes_mut().unwrap();
+                assert_eq!((mine.as_ptr(), mine.len()), (p, n * width));
+                let t = s.clone();
+                assert!(s.unique_bytes_mut().is_none());
+                drop(t);
+            }
+            let z = Storage::filled(width, n, |_| Ok::<(), ()>(())).unwrap();
+            assert_eq!(z.bytes().as_ptr() as usize % pool::LINE, 0);
+            assert!(z.bytes().iter().all(|&b| b == 0));
+        }
+        check::<u8>(1);
+        check::<u16>(2);
+        check::<u32>(4);
+        check::<u64>(8);
+        check::<u128>(16);
     }
 }

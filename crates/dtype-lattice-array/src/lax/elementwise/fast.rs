@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use dtype_lattice::{DType, Kind};
 
 use super::Op;
+use crate::array::storage::Shared;
 use crate::array::storage::pool::{self, Pooled};
 use crate::array::{Array, ShapedArray, Storage, Word};
 use crate::kernels::fast::{
@@ -70,7 +71,7 @@ pub(crate) fn cmp_op(op: Op) -> Option<Cmp> {
 }
 
 /// `n` words from the storage pool (not cleared: `fill` writes every one) filled by `fill`.
-fn filled<O: Pooled>(n: usize, fill: impl FnOnce(&mut [O])) -> Arc<Vec<O>> {
+fn filled<O: Pooled>(n: usize, fill: impl FnOnce(&mut [O])) -> Shared<O> {
     let v = pool::shared::<O, std::convert::Infallible>(n, false, |out| {
         fill(out);
         Ok(())
@@ -86,12 +87,12 @@ fn zip_par_with<W: Copy + Send + Sync, O: Pooled + Send>(
     x: Side<'_, W>,
     y: Side<'_, W>,
     part: impl Fn(Side<'_, W>, Side<'_, W>, &mut [O]) + Sync,
-) -> Arc<Vec<O>> {
+) -> Shared<O> {
     filled(x.len_with(&y), |out| par_zip(x, y, out, part))
 }
 
 /// [`par_map`] into a fresh pooled buffer as long as `x`.
-fn map_par<W: Sync, O: Pooled + Send>(x: &[W], f: impl Fn(&[W], &mut [O]) + Sync) -> Arc<Vec<O>> {
+fn map_par<W: Sync, O: Pooled + Send>(x: &[W], f: impl Fn(&[W], &mut [O]) + Sync) -> Shared<O> {
     filled(x.len(), |out| par_map(x, out, f))
 }
 
@@ -107,7 +108,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
     {
         let neg = op == Op::Neg;
         return Some(Storage::W32(
-            map_par(a, |xs, os| sign_into(neg, xs, os)).into(),
+            map_par(a, |xs, os| sign_into(neg, xs, os)),
         ));
     }
     let f = op.fn1()?;
@@ -122,14 +123,14 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
             let v = map_par(a, |xs, os| {
                 f32_fn_into(f, xs, os);
             });
-            Some(Storage::W32(v.into()))
+            Some(Storage::W32(v))
         }
         // bfloat16's exp2 rounds log(2) and the product to bfloat16 first (the generic kernel).
         Storage::W16(a) if x.dtype() == DType::BFloat16 && f != Fn1::Exp2 => {
             let v = map_par(a, |xs, os| {
                 bf16_fn_into(f, xs, os);
             });
-            Some(Storage::W16(v.into()))
+            Some(Storage::W16(v))
         }
         _ => None,
     }
@@ -173,7 +174,7 @@ pub(crate) fn same_aval(prim: &'static super::Primitive, x: &Array, y: &Array) -
         op => bin_op(op)?,
     };
     let v = filled(a.len(), |out| f32_zip(op, a, b, out));
-    Some(Array::from_parts(x.aval().clone(), Storage::W32(v.into())))
+    Some(Array::from_parts(x.aval().clone(), Storage::W32(v)))
 }
 
 /// The fast result of `op` on `x` and `y` (one dtype; each of the output's shape or of one
@@ -203,18 +204,18 @@ pub(crate) fn binary(op: Op, x: &Array, y: &Array, out: &ShapedArray) -> Option<
         Storage::W32(_) if d == DType::Float32 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
             let v = zip_par_with(a, b, |a, b, out| f32_into(op, a, b, out));
-            Some(Storage::W32(v.into()))
+            Some(Storage::W32(v))
         }
         Storage::W16(_) if d == DType::BFloat16 => {
             let (a, b) = (side(x, n)?, side(y, n)?);
             let v = zip_par_with(a, b, |a, b, out| bf16_into(op, a, b, out));
-            Some(Storage::W16(v.into()))
+            Some(Storage::W16(v))
         }
         Storage::W8(_) if d.kind() == Kind::Float && d.bits() == 8 => {
             let (a, b) = (side::<u8>(x, n)?, side::<u8>(y, n)?);
             let k = eight(op8, d)?;
             let v = zip_par_with(a, b, |a, b, out| k.run(a, b, out));
-            Some(Storage::W8(v.into()))
+            Some(Storage::W8(v))
         }
         _ => None,
     }
@@ -234,20 +235,15 @@ fn integer(op: BitOp, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Opti
     if !kind_ok || out.dtype() != d || d.bits() as usize != 8 * crate::array::layout(d).0 {
         return None;
     }
-    fn on<W: Bits + Word + Pooled>(
-        op: BitOp,
-        x: &Array,
-        y: &Array,
-        n: usize,
-    ) -> Option<Arc<Vec<W>>> {
+    fn on<W: Bits + Word + Pooled>(op: BitOp, x: &Array, y: &Array, n: usize) -> Option<Shared<W>> {
         let (a, b) = (side::<W>(x, n)?, side::<W>(y, n)?);
         Some(zip_par_with(a, b, |a, b, out| bits_into(op, a, b, out)))
     }
     Some(match x.storage() {
-        Storage::W8(_) => Storage::W8(on::<u8>(op, x, y, n)?.into()),
-        Storage::W16(_) => Storage::W16(on::<u16>(op, x, y, n)?.into()),
-        Storage::W32(_) => Storage::W32(on::<u32>(op, x, y, n)?.into()),
-        Storage::W64(_) => Storage::W64(on::<u64>(op, x, y, n)?.into()),
+        Storage::W8(_) => Storage::W8(on::<u8>(op, x, y, n)?),
+        Storage::W16(_) => Storage::W16(on::<u16>(op, x, y, n)?),
+        Storage::W32(_) => Storage::W32(on::<u32>(op, x, y, n)?),
+        Storage::W64(_) => Storage::W64(on::<u64>(op, x, y, n)?),
         _ => return None,
     })
 }
@@ -260,7 +256,7 @@ fn compare(op: Cmp, x: &Array, y: &Array, n: usize, out: &ShapedArray) -> Option
     }
     let (a, b) = (side::<u32>(x, n)?, side::<u32>(y, n)?);
     let v = zip_par_with(a, b, |a, b, out| compare_into(op, a, b, out));
-    Some(Storage::W8(v.into()))
+    Some(Storage::W8(v))
 }
 
 /// How an 8-bit float format's `op` is computed: its table of every pair of operands, and,
