@@ -31,15 +31,13 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
-use std::sync::LazyLock;
-
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind, Value};
 
 use crate::array::{Array, python_scalar_array, scalar_array};
 use crate::core::{Param, Params, bind1};
 use crate::interpreters::{CustomJvp, stop_gradient};
-use crate::jit::{Jit, jit};
+use crate::jit::jit;
 use crate::lax::{self, Padding, ops};
 use crate::numpy::{self as jnp, Axes, Family, promote_family};
 
@@ -105,15 +103,9 @@ fn as_i64(dims: &[usize]) -> Vec<i64> {
     dims.iter().map(|&d| d as i64).collect()
 }
 
-/// `jnp.where` as `jnp`'s reductions and `jax.nn` call it: `util._where`, a jitted function
-/// (one cache, so that equal calls print as one shared jaxpr, as JAX prints them).
+/// `jnp.where` as `jnp`'s reductions and `jax.nn` call it: `util._where`, a jitted function.
 fn where_(condition: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
-    type Body = fn((Array, Array, Array)) -> Result<Array, Error>;
-    static WHERE: LazyLock<Jit<Body>> = LazyLock::new(|| {
-        let body: Body = |(c, x, y)| jnp::r#where(&c, &x, &y);
-        jit(body).named("_where")
-    });
-    WHERE.call(&(condition.clone(), x.clone(), y.clone()))
+    jnp::where_jitted(condition, x, y)
 }
 
 /// A reduction of [`reduction`].

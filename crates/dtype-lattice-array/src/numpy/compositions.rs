@@ -99,17 +99,37 @@ pub(super) fn floor_divide<'a>(
     Ok(q)
 }
 
-/// `jnp.remainder(x, y)`: the remainder with the divisor's sign.
+/// `jnp.remainder(x, y)`: the remainder with the divisor's sign. JAX's is a jitted function
+/// (`jit[name=remainder]` in a program; the integer divisor's zeros replaced through the
+/// jitted `_where`); NumPy's loops are not.
 pub(super) fn remainder<'a>(
     _: &'static Ufunc,
     x: ArrayLike<'a>,
     y: ArrayLike<'a>,
 ) -> Result<Array, Error> {
+    if is_numpy(&rules()) {
+        return remainder_of(x, y, false);
+    }
+    type Body = fn((Array, Array)) -> Result<Array, Error>;
+    static REMAINDER: std::sync::LazyLock<crate::jit::Jit<Body>> = std::sync::LazyLock::new(|| {
+        let body: Body = |(x, y)| remainder_of((&x).into(), (&y).into(), true);
+        crate::jit::jit(body).named("remainder")
+    });
+    REMAINDER.call(&(arraylike(x)?, arraylike(y)?))
+}
+
+/// [`remainder`]'s composition (`jitted`: as JAX's jitted function computes it).
+fn remainder_of(x: ArrayLike<'_>, y: ArrayLike<'_>, jitted: bool) -> Result<Array, Error> {
     let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
     let zero = strong_const(&x, Value::Int(0))?;
     if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
         let ones = const_like(&y, Value::Int(1))?;
-        y = select(&lax2(&crate::lax::EQ, &y, &zero)?, &ones, &y)?;
+        let zeros = lax2(&crate::lax::EQ, &y, &zero)?;
+        y = if jitted {
+            super::where_jitted(&zeros, &ones, &y)?
+        } else {
+            select(&zeros, &ones, &y)?
+        };
     }
     let m = lax2(&crate::lax::REM, &x, &y)?;
     let m_nonzero = lax2(&crate::lax::NE, &m, &zero)?;

@@ -229,15 +229,38 @@ pub(super) fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<A
         &lax2(&lax::EQ, &x, &zero_x)?,
         &lax2(&lax::NE, &y, &zero)?,
     )?;
-    let mut acc = select(&base_zero, &zero_x, &one_x)?;
+    // jnp selects through its jitted `_where` (given the exponent's bit as an integer); NumPy
+    // has no program to print.
+    let jitted = !is_numpy(&rules());
+    let mut acc = if jitted {
+        where_jitted(&base_zero, &zero_x, &one_x)?
+    } else {
+        select(&base_zero, &zero_x, &one_x)?
+    };
     for _ in 0..rounds {
         let bit = lax2(&lax::AND, &y, &one)?;
-        let bit = to_bool(&bit)?;
-        acc = select(&bit, &lax2(&lax::MUL, &acc, &x)?, &acc)?;
+        let product = lax2(&lax::MUL, &acc, &x)?;
+        acc = if jitted {
+            where_jitted(&bit, &product, &acc)?
+        } else {
+            select(&to_bool(&bit)?, &product, &acc)?
+        };
         x = lax2(&lax::MUL, &x, &x)?;
         y = lax2(&lax::SHIFT_RIGHT_LOGICAL, &y, &one)?;
     }
     Ok(acc)
+}
+
+/// `util._where(condition, x, y)`: [`r#where`] as `jnp`'s helpers call it, a jitted function
+/// named `_where` (one cache for the crate, so that equal calls print as one shared jaxpr, as
+/// JAX prints them).
+pub(crate) fn where_jitted(c: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
+    type Body = fn((Array, Array, Array)) -> Result<Array, Error>;
+    static WHERE: std::sync::LazyLock<crate::jit::Jit<Body>> = std::sync::LazyLock::new(|| {
+        let body: Body = |(c, x, y)| r#where(&c, &x, &y);
+        crate::jit::jit(body).named("_where")
+    });
+    WHERE.call(&(c.clone(), x.clone(), y.clone()))
 }
 
 /// A bool array of `x`'s shape filled with `v` (`lax.full_like(x, v, dtype=bool)`).

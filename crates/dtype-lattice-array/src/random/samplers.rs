@@ -286,15 +286,9 @@ pub(super) fn split2(key: &Array) -> Result<(Array, Array), Error> {
     Ok((unpack(&two, 0)?, unpack(&two, 1)?))
 }
 
-/// `jnp.where(c, x, y)`, JAX's jitted `util._where` (one cache, so that equal calls print as
-/// one shared jaxpr, as JAX prints them).
+/// `jnp.where(c, x, y)`, JAX's jitted `util._where`.
 pub(super) fn where_(c: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
-    type Body = fn((Array, Array, Array)) -> Result<Array, Error>;
-    static WHERE: LazyLock<Jit<Body>> = LazyLock::new(|| {
-        let body: Body = |(c, x, y)| jnp::r#where(&c, &x, &y);
-        jit(body).named("_where")
-    });
-    WHERE.call(&(c.clone(), x.clone(), y.clone()))
+    jnp::where_jitted(c, x, y)
 }
 
 /// `jnp.clip(x, lo, hi)`, JAX's jitted `clip` (one cache, so that equal calls print as one

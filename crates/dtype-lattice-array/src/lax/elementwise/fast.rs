@@ -107,9 +107,7 @@ pub(crate) fn unary(op: Op, x: &Array, out: &ShapedArray) -> Option<Storage> {
         && let Storage::W32(a) = x.storage()
     {
         let neg = op == Op::Neg;
-        return Some(Storage::W32(
-            map_par(a, |xs, os| sign_into(neg, xs, os)),
-        ));
+        return Some(Storage::W32(map_par(a, |xs, os| sign_into(neg, xs, os))));
     }
     let f = op.fn1()?;
     if !(crate::kernels::vmath::fast(f) || f == Fn1::ErfInv && x.dtype() == DType::Float32)
