@@ -49,27 +49,51 @@ struct Cumulative {
     fill_nan: Option<i128>,
     /// Narrow integers widened without a `dtype` (`cumulative_sum`).
     promote_integers: bool,
+    /// The name of the jitted function JAX computes it in (`None`: not jitted).
+    jitted: Option<&'static str>,
 }
 
 const CUMSUM: Cumulative = Cumulative {
     prim: &lax::CUMSUM,
     fill_nan: None,
     promote_integers: false,
+    jitted: Some("cumsum"),
 };
 const CUMPROD: Cumulative = Cumulative {
     prim: &lax::CUMPROD,
     fill_nan: None,
     promote_integers: false,
+    jitted: Some("cumprod"),
 };
 
-/// `_cumulative_reduction(name, reduction, a, axis, dtype)`.
+/// `_cumulative_reduction(name, reduction, a, axis, dtype)`, under JAX's rules in the jitted
+/// function JAX defines it in (`jit[name=cumsum]`, …; `axis` and `dtype` static).
 fn cumulative(
     how: Cumulative,
     a: &Array,
     axis: Option<isize>,
     dtype: Option<DType>,
 ) -> Result<Array, Error> {
+    match how.jitted {
+        Some(name) if !is_numpy(&rules()) => {
+            crate::jit::jit(move |a: Array| cumulative_traced(how, &a, axis, dtype))
+                .named(name)
+                .call(a)
+        }
+        _ => cumulative_traced(how, a, axis, dtype),
+    }
+}
+
+fn cumulative_traced(
+    how: Cumulative,
+    a: &Array,
+    axis: Option<isize>,
+    dtype: Option<DType>,
+) -> Result<Array, Error> {
     let (mut a, axis) = match axis {
+        // `ravel` of one dimension is the operand (`lax.reshape` to its own shape binds
+        // nothing).
+        None if a.ndim() == 1 => (a.clone(), 0),
         None => {
             let params = Params::new()
                 .with("dimensions", Param::None)
@@ -79,14 +103,19 @@ fn cumulative(
         }
         Some(ax) => (a.clone(), canonical_axis(ax, a.ndim())?),
     };
+    // JAX replaces NaNs whatever the dtype (an integer is never one: `a != a` is false).
     if let Some(fill) = how.fill_nan
-        && matches!(a.dtype().kind(), Kind::Float | Kind::Complex)
+        && (!is_numpy(&rules()) || matches!(a.dtype().kind(), Kind::Float | Kind::Complex))
     {
         // `_where(lax._isnan(a), lax._const(a, fill_value), a)`; `isnan` is `a != a`.
         let nan = lax::bind1(&lax::NE, &[&a, &a], &Params::new())?;
         let c = crate::array::scalar_array(Value::Int(fill), a.dtype(), a.weak_type())?;
-        let c = lax::ops::broadcast_to(&c, a.shape())?;
-        a = lax::ops::select_n(&nan, &[&a, &c])?;
+        a = if is_numpy(&rules()) {
+            let c = lax::ops::broadcast_to(&c, a.shape())?;
+            lax::ops::select_n(&nan, &[&a, &c])?
+        } else {
+            super::where_jitted(&nan, &c, &a)?
+        };
     }
     let (result, computation) = match dtype {
         None => {
@@ -187,6 +216,7 @@ pub fn nancumsum<'a>(
 ) -> Result<Array, Error> {
     let how = Cumulative {
         fill_nan: Some(0),
+        jitted: Some("nancumsum"),
         ..CUMSUM
     };
     cumulative(how, &arraylike(a)?, axis, dtype)
@@ -211,6 +241,7 @@ pub fn nancumprod<'a>(
 ) -> Result<Array, Error> {
     let how = Cumulative {
         fill_nan: Some(1),
+        jitted: Some("nancumprod"),
         ..CUMPROD
     };
     cumulative(how, &arraylike(a)?, axis, dtype)
@@ -285,6 +316,7 @@ pub fn cumulative_sum<'a>(
 ) -> Result<Array, Error> {
     let how = Cumulative {
         promote_integers: true,
+        jitted: Some("_cumsum_with_promotion"),
         ..CUMSUM
     };
     let x = arraylike(x)?;
@@ -313,5 +345,10 @@ pub fn cumulative_prod<'a>(
     include_initial: bool,
 ) -> Result<Array, Error> {
     let x = arraylike(x)?;
-    cumulative_api(CUMPROD, &x, axis, dtype, include_initial, "product", 1)
+    // `jnp.cumulative_prod` calls `lax.cumprod` itself, outside any jitted function.
+    let how = Cumulative {
+        jitted: None,
+        ..CUMPROD
+    };
+    cumulative_api(how, &x, axis, dtype, include_initial, "product", 1)
 }

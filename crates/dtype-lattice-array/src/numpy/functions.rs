@@ -285,6 +285,10 @@ pub fn r#where<'a>(
     let shape = broadcast_shapes(&[c.shape(), xy[0].shape(), xy[1].shape()])?;
     let c = broadcast_to(c, &shape)?;
     let x = broadcast_to(xy[0].clone(), &shape)?;
+    if shape.contains(&0) {
+        // An empty result selects nothing: JAX's `_where` returns `x` as broadcast.
+        return Ok(x);
+    }
     let y = broadcast_to(xy[1].clone(), &shape)?;
     select(&c, &x, &y)
 }

@@ -298,6 +298,22 @@ pub fn lexsort(keys: &[ArrayLike<'_>], axis: isize) -> Result<Array, Error> {
         .iter()
         .map(|k| arraylike(k.clone()))
         .collect::<Result<_, _>>()?;
+    if keys.is_empty() {
+        return Err(Error::refused(
+            Exception::TypeError,
+            "need sequence of keys with len > 0 in lexsort",
+        ));
+    }
+    if super::is_numpy(&rules()) {
+        return lexsort_traced(&keys, axis);
+    }
+    // JAX's `lexsort` is a jitted function (`axis` static).
+    crate::jit::jit(move |keys: Vec<Array>| lexsort_traced(&keys, axis))
+        .named("lexsort")
+        .call(&keys)
+}
+
+fn lexsort_traced(keys: &[Array], axis: isize) -> Result<Array, Error> {
     let Some(first) = keys.first() else {
         return Err(Error::refused(
             Exception::TypeError,

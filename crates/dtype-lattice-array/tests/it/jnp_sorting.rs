@@ -17,7 +17,7 @@ use dtype_lattice_array::config::with_rules;
 use dtype_lattice_array::numpy::{
     self as jnp, ArrayLike, Axes, NonzeroFill, SearchMethod, Side, UniqueOptions,
 };
-use dtype_lattice_array::{Array, grad, jit, vmap};
+use dtype_lattice_array::{Array, grad, jit, make_jaxpr, vmap};
 use serde_json::Value as Json;
 
 use crate::common::fixture_path;
@@ -387,4 +387,45 @@ fn flattened_cumsum_is_unchanged() {
         (c.dtype(), c.to_vec::<i32>().unwrap()),
         (DType::Int32, vec![1, 2, 2])
     );
+}
+
+/// The functions whose programs print as JAX prints them (their jitted functions named as
+/// JAX's, `_where` shared): the cumulative functions and `lexsort`. The others still differ
+/// in JAX's helpers: `searchsorted`'s `scan` over a body with a jitted `floor_divide`,
+/// `nonzero`'s (and `argwhere`'s, `flatnonzero`'s, `unique`'s) jitted `clip`, `floor_divide`
+/// and `atleast_1d`, `partition`'s jit.
+const PRINTS_AS_JAX: &[&str] = &[
+    "cumsum",
+    "cumprod",
+    "nancumsum",
+    "nancumprod",
+    "cumulative_sum",
+    "cumulative_prod",
+    "lexsort",
+];
+
+/// `make_jaxpr` of each call of [`PRINTS_AS_JAX`] prints JAX's text.
+#[test]
+fn programs_print_as_jax_prints_them() {
+    let mut failures = Vec::new();
+    let mut same = 0;
+    for case in cases() {
+        let (Some(text), Some(f)) = (case["text"].as_str(), case["fn"].as_str()) else {
+            continue;
+        };
+        if !PRINTS_AS_JAX.contains(&f) {
+            continue;
+        }
+        let name = case["name"].as_str().unwrap();
+        with_rules(Rules::jax().x64(case["x64"].as_bool().unwrap()), || {
+            let args = arrays(&case["args"]);
+            match make_jaxpr(|a: Vec<Array>| call(&case, &a), &args) {
+                Ok(g) if g.to_string() == text => same += 1,
+                Ok(g) => failures.push(format!("{name}:\n{g}\nJAX:\n{text}")),
+                Err(e) => failures.push(format!("{name}: {e:?}")),
+            }
+        });
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(same >= 150, "{same} texts");
 }
