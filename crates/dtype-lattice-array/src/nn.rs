@@ -917,9 +917,7 @@ impl Standardize {
 
 /// `jnp.clip(x, lo)`: `maximum(lo, x)`, jitted (`jit[name=clip]`).
 fn clip_low(x: &Array, lo: &Array) -> Result<Array, Error> {
-    jit(|(x, lo): (Array, Array)| jnp::maximum(&lo, &x))
-        .named("clip")
-        .call(&(x.clone(), lo.clone()))
+    jnp::clip_low_jitted(x, lo)
 }
 
 // ---------------------------------------------------------------------------------------

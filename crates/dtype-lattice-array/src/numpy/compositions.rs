@@ -81,12 +81,27 @@ pub(super) fn true_divide<'a>(
 }
 
 /// `jnp.floor_divide(x, y)`: rounds toward negative infinity (NumPy's integer loops give 0
-/// for a zero divisor).
+/// for a zero divisor). JAX's is a jitted function (`jit[name=floor_divide]`, a signed
+/// quotient corrected through the jitted `_where`).
 pub(super) fn floor_divide<'a>(
     _: &'static Ufunc,
     x: ArrayLike<'a>,
     y: ArrayLike<'a>,
 ) -> Result<Array, Error> {
+    if is_numpy(&rules()) {
+        return floor_divide_of(x, y);
+    }
+    type Body = fn((Array, Array)) -> Result<Array, Error>;
+    static FLOOR_DIVIDE: std::sync::LazyLock<crate::jit::Jit<Body>> =
+        std::sync::LazyLock::new(|| {
+            let body: Body = |(x, y)| floor_divide_of((&x).into(), (&y).into());
+            crate::jit::jit(body).named("floor_divide")
+        });
+    FLOOR_DIVIDE.call(&(arraylike(x)?, arraylike(y)?))
+}
+
+/// [`floor_divide`]'s composition.
+fn floor_divide_of(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error> {
     let (x, y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
     let integer = matches!(x.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt);
     let q = floor_divide_promoted(&x, &y)?;

@@ -130,7 +130,11 @@ pub(super) fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error
             )?;
             let fix = lax2(&lax::AND, &signs_differ, &rem_nonzero)?;
             let q1 = lax2(&lax::SUB, &q, &const_like(&q, Value::Int(1))?)?;
-            select(&fix, &q1, &q)
+            if is_numpy(&rules()) {
+                select(&fix, &q1, &q)
+            } else {
+                where_jitted(&fix, &q1, &q)
+            }
         }
         Kind::Complex => Err(Error::refused(
             Exception::TypeError,

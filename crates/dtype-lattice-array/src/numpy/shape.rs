@@ -256,6 +256,14 @@ pub fn clip<'a>(
     }
 }
 
+/// `jnp.clip(x, lo)` as `jnp`'s helpers and `jax.nn` call it: JAX's jitted `clip`
+/// (`jit[name=clip]`), `maximum(lo, x)`.
+pub(crate) fn clip_low_jitted(x: &Array, lo: &Array) -> Result<Array, Error> {
+    crate::jit::jit(|(x, lo): (Array, Array)| super::maximum(&lo, &x))
+        .named("clip")
+        .call(&(x.clone(), lo.clone()))
+}
+
 /// `jnp.dot(a, b)`: a product with a 0-d operand; otherwise `a`'s last axis contracted with
 /// `b`'s second-to-last (its only, for a vector).
 ///

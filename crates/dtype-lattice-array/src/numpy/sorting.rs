@@ -1100,12 +1100,13 @@ pub fn nonzero<'a>(
     }
     let int = default_int(&rules());
     let mask = to_bool(&arr)?;
-    let count = super::sum(&mask, Axes::All, false)?;
+    // `mask.sum()`, computed where JAX computes it (without `size`, and for the fill).
+    let count = || super::sum(&mask, Axes::All, false);
     let size = match size {
         Some(s) => s,
         None => {
             let c = concrete_or_error(
-                &count,
+                &count()?,
                 "The size argument of jnp.nonzero must be statically specified to use \
                  jnp.nonzero within JAX transformations.",
             )?;
@@ -1120,9 +1121,12 @@ pub fn nonzero<'a>(
     }
     // bincount(cumsum(mask), length=size): how many nonzeros end at each running count.
     let running = super::cumsum_axis(&mask, None, None)?;
-    let clipped = super::maximum(&running, 0)?;
+    // `zeros(length).at[clip(x, 0)].add(1, mode='drop')`, in Python's order.
+    let zeros = full(&[size], Value::Int(0), int)?;
+    let zero = crate::array::python_scalar_array(Value::Int(0), int, true)?;
+    let clipped = super::clip_low_jitted(&running, &zero)?;
     let ones = full(&[], Value::Int(1), int)?;
-    let bins = full(&[size], Value::Int(0), int)?
+    let bins = zeros
         .at(&[Index::Array(clipped)])
         .add(&ones, Some(IndexMode::Drop))?;
     let flat = super::cumsum_axis(&bins, None, None)?;
@@ -1131,9 +1135,10 @@ pub fn nonzero<'a>(
     for (d, &dim) in shape.iter().enumerate() {
         let stride: usize = shape[d + 1..].iter().product();
         let q = super::floor_divide(&flat, &full(&[], Value::Int(stride as i128), flat.dtype())?)?;
+        // `% size`, the size a Python int.
         out.push(super::remainder(
             &q,
-            &full(&[], Value::Int(dim as i128), flat.dtype())?,
+            ArrayLike::Scalar(Value::Int(dim as i128)),
         )?);
     }
     let fills: Vec<Value> = match fill_value {
@@ -1151,14 +1156,16 @@ pub fn nonzero<'a>(
         }
         NonzeroFill::PerAxis(v) => v.clone(),
     };
-    let fill_mask = cmp(
-        &lax::GE,
-        &iota(count.dtype(), &[size], 0)?,
-        &lax::ops::broadcast_to(&count, &[size])?,
-    )?;
+    // `arange(size) >= mask.sum()`, then `jnp.where(fill_mask, fill, entry)` (JAX's jitted
+    // `_where`, the fill a Python scalar).
+    let positions = iota(int, &[size], 0)?;
+    let fill_mask = super::greater_equal(&positions, &count()?)?;
     out.iter()
         .zip(fills)
-        .map(|(entry, f)| super::r#where(&fill_mask, ArrayLike::Scalar(f), entry))
+        .map(|(entry, f)| {
+            let f = arraylike(ArrayLike::Scalar(f))?;
+            super::where_jitted(&fill_mask, &f, entry)
+        })
         .collect()
 }
 
@@ -1190,11 +1197,40 @@ pub fn argwhere<'a>(
         let count = idx.shape()[0];
         return full(&[count, 0], Value::Int(0), idx.dtype());
     }
-    let parts: Vec<ArrayLike<'_>> = nonzero(&arr, size, fill_value)?
-        .into_iter()
-        .map(ArrayLike::Owned)
-        .collect();
-    super::stack(&parts, 1)
+    if super::is_numpy(&rules()) {
+        let parts: Vec<ArrayLike<'_>> = nonzero(&arr, size, fill_value)?
+            .into_iter()
+            .map(ArrayLike::Owned)
+            .collect();
+        return super::stack(&parts, 1);
+    }
+    // `transpose(vstack(nonzero(atleast_1d(a), ...)))`, JAX's `atleast_1d` and `atleast_2d`
+    // jitted functions (the latter one cache, shared by the rows).
+    type Body = fn(Array) -> Result<Array, Error>;
+    static ATLEAST_2D: std::sync::LazyLock<crate::jit::Jit<Body>> =
+        std::sync::LazyLock::new(|| {
+            let body: Body = |row| {
+                let n = row.shape()[0];
+                bind1(
+                    &lax::BROADCAST_IN_DIM,
+                    &[&row],
+                    Params::new()
+                        .with("shape", ints(&[1, n]))
+                        .with("broadcast_dimensions", ints(&[1]))
+                        .with("sharding", Param::None),
+                )
+            };
+            crate::jit::jit(body).named("atleast_2d")
+        });
+    let arr = crate::jit::jit(|x: Array| Ok::<_, Error>(x))
+        .named("atleast_1d")
+        .call(&arr)?;
+    let rows: Vec<Array> = nonzero(&arr, size, fill_value)?
+        .iter()
+        .map(|row| ATLEAST_2D.call(row))
+        .collect::<Result<_, _>>()?;
+    let rows: Vec<&Array> = rows.iter().collect();
+    transpose(&concatenate(&rows, 0)?, &[1, 0])
 }
 
 /// `jnp.flatnonzero(a, size=size, fill_value=fill_value)`: the indices of the nonzero
