@@ -672,6 +672,17 @@ fn partition_setup(
 /// JAX's `NotImplementedError` for complex arrays, `ValueError` for an axis or `kth` out
 /// of range, `TypeError` for booleans (which `neg` refuses).
 pub fn partition<'a>(a: impl Into<ArrayLike<'a>>, kth: isize, axis: isize) -> Result<Array, Error> {
+    let a = arraylike(a)?;
+    if super::is_numpy(&rules()) {
+        return partition_traced(&a, kth, axis);
+    }
+    // JAX's `partition` is a jitted function (`kth` and `axis` static).
+    crate::jit::jit(move |a: Array| partition_traced(&a, kth, axis))
+        .named("partition")
+        .call(&a)
+}
+
+fn partition_traced(a: &Array, kth: isize, axis: isize) -> Result<Array, Error> {
     let (arr, axis, kth, negated) = partition_setup("partition", a.into(), kth, axis)?;
     let n = arr.shape()[arr.ndim() - 1];
     let (low, _) = top_k(&negated, kth + 1)?;
@@ -705,6 +716,45 @@ pub fn argpartition<'a>(
     kth: isize,
     axis: isize,
 ) -> Result<Array, Error> {
+    let a = arraylike(a)?;
+    if super::is_numpy(&rules()) {
+        return argpartition_flat(&a, kth, axis);
+    }
+    // JAX's `argpartition` is a jitted function (`kth` and `axis` static).
+    crate::jit::jit(move |a: Array| argpartition_traced(&a, kth, axis))
+        .named("argpartition")
+        .call(&a)
+}
+
+/// `argpartition` as JAX builds it: the proxy's zeros set by `a.at[i].set(0)` under one
+/// `vmap` per batch dimension.
+fn argpartition_traced(a: &Array, kth: isize, axis: isize) -> Result<Array, Error> {
+    fn set_to_zero(depth: usize, proxy: Array, i: Array) -> Result<Array, Error> {
+        if depth == 0 {
+            return proxy.at(&[Index::Array(i)]).set(0, None);
+        }
+        crate::interpreters::vmap(move |(p, i): (Array, Array)| set_to_zero(depth - 1, p, i))
+            .call(&(proxy, i))
+    }
+    let (arr, axis, kth, negated) = partition_setup("argpartition", a.into(), kth, axis)?;
+    let last = arr.ndim() - 1;
+    let n = arr.shape()[last];
+    let (_, bottom) = top_k(&negated, kth + 1)?;
+    // `jnp.ones(shape)`: the default float.
+    let float = if rules().options().x64 {
+        DType::Float64
+    } else {
+        DType::Float32
+    };
+    let ones = super::ones(arr.shape(), float)?;
+    let proxy = set_to_zero(last, ones, bottom.clone())?;
+    let (_, top) = top_k(&proxy, n - kth - 1)?;
+    let out = concatenate(&[&bottom, &top], last)?;
+    swapaxes(&out, last, axis)
+}
+
+/// [`argpartition`] under NumPy's rules: the batch flattened into one scatter.
+fn argpartition_flat(a: &Array, kth: isize, axis: isize) -> Result<Array, Error> {
     let (arr, axis, kth, negated) = partition_setup("argpartition", a.into(), kth, axis)?;
     let last = arr.ndim() - 1;
     let n = arr.shape()[last];

@@ -390,10 +390,10 @@ fn flattened_cumsum_is_unchanged() {
 }
 
 /// The functions whose programs print as JAX prints them (their jitted functions named as
-/// JAX's, `_where` shared): the cumulative functions, `lexsort`, `nonzero`, `flatnonzero` and
-/// `argwhere`. The others still differ in JAX's helpers: `searchsorted`'s `scan` over a body
-/// with a jitted `floor_divide`, `unique`'s jitted `_unique_sorted_mask`, `partition`'s
-/// jit.
+/// JAX's, `_where` shared): the cumulative functions, `lexsort`, `nonzero`, `flatnonzero`,
+/// `argwhere`, `partition` and `argpartition`. The others still differ in JAX's helpers:
+/// `searchsorted`'s `scan` over a body with a jitted `floor_divide`, `unique`'s jitted
+/// `_unique_sorted_mask`.
 const PRINTS_AS_JAX: &[&str] = &[
     "cumsum",
     "cumprod",
@@ -405,9 +405,36 @@ const PRINTS_AS_JAX: &[&str] = &[
     "nonzero",
     "flatnonzero",
     "argwhere",
+    "partition",
+    "argpartition",
 ];
 
-/// `make_jaxpr` of each call of [`PRINTS_AS_JAX`] prints JAX's text.
+/// Whether `ours` is JAX's `text`: the same, or, where JAX printed NumPy integers its
+/// batching rules put in parameters (`np.int64(1)`: a Python detail of how JAX computed the
+/// dimension numbers, not of the program), the same with those as the integers they are
+/// and the line breaks their longer text caused ignored.
+fn same_text(ours: &str, text: &str) -> bool {
+    if ours == text {
+        return true;
+    }
+    if !text.contains("np.int64(") {
+        return false;
+    }
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("np.int64(") {
+        plain.push_str(&rest[..i]);
+        let tail = &rest[i + "np.int64(".len()..];
+        let close = tail.find(')').unwrap_or(tail.len());
+        plain.push_str(&tail[..close]);
+        rest = tail.get(close + 1..).unwrap_or("");
+    }
+    plain.push_str(rest);
+    let squeezed = |t: &str| t.split_whitespace().collect::<String>();
+    squeezed(ours) == squeezed(&plain)
+}
+
+/// `make_jaxpr` of each call of [`PRINTS_AS_JAX`] prints JAX's text (see [`same_text`]).
 #[test]
 fn programs_print_as_jax_prints_them() {
     let mut failures = Vec::new();
@@ -423,12 +450,12 @@ fn programs_print_as_jax_prints_them() {
         with_rules(Rules::jax().x64(case["x64"].as_bool().unwrap()), || {
             let args = arrays(&case["args"]);
             match make_jaxpr(|a: Vec<Array>| call(&case, &a), &args) {
-                Ok(g) if g.to_string() == text => same += 1,
+                Ok(g) if same_text(&g.to_string(), text) => same += 1,
                 Ok(g) => failures.push(format!("{name}:\n{g}\nJAX:\n{text}")),
                 Err(e) => failures.push(format!("{name}: {e:?}")),
             }
         });
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(same >= 185, "{same} texts");
+    assert!(same >= 230, "{same} texts");
 }
