@@ -917,7 +917,7 @@ impl Standardize {
 
 /// `jnp.clip(x, lo)`: `maximum(lo, x)`, jitted (`jit[name=clip]`).
 fn clip_low(x: &Array, lo: &Array) -> Result<Array, Error> {
-    jnp::clip_low_jitted(x, lo)
+    jnp::clip(x, Some(lo.into()), None)
 }
 
 // ---------------------------------------------------------------------------------------

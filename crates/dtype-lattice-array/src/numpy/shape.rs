@@ -235,6 +235,10 @@ pub fn stack(arrays: &[ArrayLike<'_>], axis_: isize) -> Result<Array, Error> {
 /// # Ok::<(), dtype_lattice::Error>(())
 /// ```
 ///
+/// Under JAX's rules it runs inside JAX's jitted `clip` (`jit[name=clip]`, the bounds given
+/// as its arguments; one cache for the crate, so that equal calls print as one shared
+/// jaxpr).
+///
 /// # Errors
 ///
 /// Promotion refusals, shapes that do not broadcast.
@@ -243,7 +247,47 @@ pub fn clip<'a>(
     min: Option<ArrayLike<'a>>,
     max: Option<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
-    let mut out: ArrayLike<'a> = x.into();
+    use std::sync::LazyLock;
+    type One = fn(Array) -> Result<Array, Error>;
+    type Two = fn((Array, Array)) -> Result<Array, Error>;
+    type Three = fn((Array, Array, Array)) -> Result<Array, Error>;
+    static NONE: LazyLock<crate::jit::Jit<One>> = LazyLock::new(|| {
+        let body: One = |x| clip_traced((&x).into(), None, None);
+        crate::jit::jit(body).named("clip")
+    });
+    static LOW: LazyLock<crate::jit::Jit<Two>> = LazyLock::new(|| {
+        let body: Two = |(x, lo)| clip_traced((&x).into(), Some((&lo).into()), None);
+        crate::jit::jit(body).named("clip")
+    });
+    static HIGH: LazyLock<crate::jit::Jit<Two>> = LazyLock::new(|| {
+        let body: Two = |(x, hi)| clip_traced((&x).into(), None, Some((&hi).into()));
+        crate::jit::jit(body).named("clip")
+    });
+    static BOTH: LazyLock<crate::jit::Jit<Three>> = LazyLock::new(|| {
+        let body: Three =
+            |(x, lo, hi)| clip_traced((&x).into(), Some((&lo).into()), Some((&hi).into()));
+        crate::jit::jit(body).named("clip")
+    });
+    if super::is_numpy(&super::rules()) {
+        return clip_traced(x.into(), min, max);
+    }
+    let x = super::functions::arraylike(x)?;
+    let array = |b: ArrayLike<'a>| super::functions::arraylike(b);
+    match (min, max) {
+        (None, None) => NONE.call(&x),
+        (Some(lo), None) => LOW.call(&(x, array(lo)?)),
+        (None, Some(hi)) => HIGH.call(&(x, array(hi)?)),
+        (Some(lo), Some(hi)) => BOTH.call(&(x, array(lo)?, array(hi)?)),
+    }
+}
+
+/// [`clip`]'s body.
+fn clip_traced<'a>(
+    x: ArrayLike<'a>,
+    min: Option<ArrayLike<'a>>,
+    max: Option<ArrayLike<'a>>,
+) -> Result<Array, Error> {
+    let mut out: ArrayLike<'a> = x;
     if let Some(lo) = min {
         out = ArrayLike::Owned(super::maximum(lo, out)?);
     }
@@ -254,14 +298,6 @@ pub fn clip<'a>(
         ArrayLike::Owned(a) => Ok(a),
         other => Ok(promote_family(None, Family::Any, &[other])?.remove(0)),
     }
-}
-
-/// `jnp.clip(x, lo)` as `jnp`'s helpers and `jax.nn` call it: JAX's jitted `clip`
-/// (`jit[name=clip]`), `maximum(lo, x)`.
-pub(crate) fn clip_low_jitted(x: &Array, lo: &Array) -> Result<Array, Error> {
-    crate::jit::jit(|(x, lo): (Array, Array)| super::maximum(&lo, &x))
-        .named("clip")
-        .call(&(x.clone(), lo.clone()))
 }
 
 /// `jnp.dot(a, b)`: a product with a 0-d operand; otherwise `a`'s last axis contracted with

@@ -1174,7 +1174,7 @@ pub fn nonzero<'a>(
     // `zeros(length).at[clip(x, 0)].add(1, mode='drop')`, in Python's order.
     let zeros = full(&[size], Value::Int(0), int)?;
     let zero = crate::array::python_scalar_array(Value::Int(0), int, true)?;
-    let clipped = super::clip_low_jitted(&running, &zero)?;
+    let clipped = super::clip(&running, Some((&zero).into()), None)?;
     let ones = full(&[], Value::Int(1), int)?;
     let bins = zeros
         .at(&[Index::Array(clipped)])

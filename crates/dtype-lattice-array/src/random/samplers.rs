@@ -21,14 +21,12 @@
 //! Dtypes are canonicalised (x64 off: `float64` is `float32`); the float samplers take
 //! float16, bfloat16, float32 and float64 (JAX's 8-bit floats are refused).
 
-use std::sync::LazyLock;
-
 use dtype_lattice::error::Exception;
 use dtype_lattice::{DType, Error, Kind, Operand};
 
 use crate::array::{Array, py_shape};
 use crate::core::{Param, Params, Pytree};
-use crate::jit::{Jit, jit};
+use crate::jit::jit;
 use crate::lax::{self, Primitive, ops};
 use crate::numpy::{self as jnp, Axes, Index};
 
@@ -291,15 +289,9 @@ pub(super) fn where_(c: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
     jnp::where_jitted(c, x, y)
 }
 
-/// `jnp.clip(x, lo, hi)`, JAX's jitted `clip` (one cache, so that equal calls print as one
-/// shared jaxpr, as JAX prints them).
+/// `jnp.clip(x, lo, hi)`, JAX's jitted `clip`.
 pub(super) fn clip(x: &Array, lo: &Array, hi: &Array) -> Result<Array, Error> {
-    type Body = fn((Array, Array, Array)) -> Result<Array, Error>;
-    static CLIP: LazyLock<Jit<Body>> = LazyLock::new(|| {
-        let body: Body = |(x, lo, hi)| jnp::clip(&x, Some((&lo).into()), Some((&hi).into()));
-        jit(body).named("clip")
-    });
-    CLIP.call(&(x.clone(), lo.clone(), hi.clone()))
+    jnp::clip(x, Some(lo.into()), Some(hi.into()))
 }
 
 /// `lax.convert_element_type(x, dtype)`, folded when `x` is a known scalar (a Python scalar
