@@ -118,7 +118,26 @@ struct Entry {
     plan: Arc<std::sync::OnceLock<Result<Executable, Error>>>,
 }
 
-type Cache = HashMap<Vec<ShapedArray>, Entry>;
+/// The traces by signature, each with the configuration it was traced under.
+type Cache = HashMap<Vec<ShapedArray>, Vec<(Context, Entry)>>;
+
+/// What a trace depends on beyond the arguments' types, as JAX's jit cache keys on its
+/// configuration: the rules in force (x64, strict promotion, the rule set) and the default
+/// PRNG implementation (by address: implementations are statics).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Context {
+    rules: dtype_lattice::Rules,
+    prng: usize,
+}
+
+impl Context {
+    fn now() -> Context {
+        Context {
+            rules: crate::config::rules(),
+            prng: std::ptr::from_ref(crate::config::default_prng_impl()) as usize,
+        }
+    }
+}
 
 /// A jitted function ([`jit`]): traced once per input signature (shapes, dtypes and weak
 /// types of the arguments' leaves), the jaxpr cached and applied through the `jit` call
@@ -155,9 +174,12 @@ impl<F> Jit<F> {
         self
     }
 
-    /// How many signatures have been traced.
+    /// How many signatures have been traced (a signature traced under other rules counts
+    /// again).
     pub fn traces(&self) -> usize {
-        self.cache.lock().map_or(0, |c| c.len())
+        self.cache
+            .lock()
+            .map_or(0, |c| c.values().map(Vec::len).sum())
     }
 
     /// The closed jaxpr for these arguments (traced now if not cached).
@@ -209,7 +231,14 @@ impl<F> Jit<F> {
         F: Fn(I) -> Result<O, Error>,
     {
         let key: Vec<ShapedArray> = args.leaves().iter().map(|x| x.aval().clone()).collect();
-        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        let context = Context::now();
+        let hit = self.cache.lock().ok().and_then(|c| {
+            c.get(&key)?
+                .iter()
+                .find(|(k, _)| *k == context)
+                .map(|(_, e)| e.clone())
+        });
+        if let Some(hit) = hit {
             return Ok(hit);
         }
         let (closed, template) = trace(&self.f, args, "jit")?;
@@ -219,7 +248,7 @@ impl<F> Jit<F> {
             plan: Arc::default(),
         };
         if let Ok(mut c) = self.cache.lock() {
-            c.insert(key, entry.clone());
+            c.entry(key).or_default().push((context, entry.clone()));
         }
         Ok(entry)
     }

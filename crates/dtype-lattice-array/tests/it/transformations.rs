@@ -484,3 +484,29 @@ fn custom_jvp_under_vmap_in_every_order() {
     assert_eq!(gx.to_vec::<f32>().unwrap(), [5.0; 3]);
     assert_eq!(gw.to_vec::<f32>().unwrap(), [6.0]);
 }
+
+/// A jitted function is traced again under other rules, as JAX's jit cache keys on the
+/// configuration (`jax_numpy_dtype_promotion`, `jax_enable_x64`, the default PRNG
+/// implementation) as well as on the arguments' types: the same signature under strict
+/// promotion raises JAX's error instead of reusing the standard trace, and back under the
+/// standard rules the first trace serves again.
+#[test]
+fn a_jitted_function_is_traced_again_under_other_rules() {
+    use dtype_lattice::Rules;
+    use dtype_lattice_array::config::with_rules;
+    let half = Array::from_vec(vec![0.5f32, 0.25]);
+    let f = jit(|x: Array| jnp::add(&x, &half));
+    let x = Array::from_vec(vec![1i32, 2]);
+    let standard: Array = with_rules(Rules::jax(), || f.call(&x)).unwrap();
+    assert_eq!(standard.to_vec::<f32>().unwrap(), [1.5, 2.25]);
+    let strict: Result<Array, Error> = with_rules(Rules::jax().strict(true), || f.call(&x));
+    let e = strict.expect_err("strict promotion refuses int32 + float32");
+    assert_eq!(
+        e.exception().map(|c| c.name()),
+        Some("TypePromotionError"),
+        "{e:?}"
+    );
+    let again: Array = with_rules(Rules::jax(), || f.call(&x)).unwrap();
+    assert_eq!(again.as_bytes(), standard.as_bytes());
+    assert_eq!(f.traces(), 1);
+}
