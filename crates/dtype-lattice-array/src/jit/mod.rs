@@ -79,8 +79,9 @@ fn jit_impl_rule(
 }
 
 /// The plans of the `jit` equations evaluated on values, by jaxpr: the `Arc`'s address,
-/// with a weak reference that tells a live jaxpr from a freed one at the same address.
-type Compiled = HashMap<usize, (Weak<ClosedJaxpr>, Arc<Result<Executable, Error>>)>;
+/// with a weak reference that tells a live jaxpr from a freed one at the same address, and
+/// the configuration the plan was compiled under (XLA's rewrites apply under JAX's rules).
+type Compiled = HashMap<usize, (Weak<ClosedJaxpr>, Context, Arc<Result<Executable, Error>>)>;
 
 /// The most plans [`compiled`] keeps (those of freed jaxprs leave first, then all).
 const COMPILED_MAX: usize = 256;
@@ -90,8 +91,10 @@ const COMPILED_MAX: usize = 256;
 fn compiled(j: &Arc<ClosedJaxpr>) -> Arc<Result<Executable, Error>> {
     static CACHE: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
     let key = Arc::as_ptr(j) as usize;
+    let context = Context::now();
     if let Ok(cache) = CACHE.lock()
-        && let Some((weak, exe)) = cache.get(&key)
+        && let Some((weak, was, exe)) = cache.get(&key)
+        && *was == context
         && weak.upgrade().is_some_and(|k| Arc::ptr_eq(&k, j))
     {
         return exe.clone();
@@ -99,12 +102,12 @@ fn compiled(j: &Arc<ClosedJaxpr>) -> Arc<Result<Executable, Error>> {
     let exe = Arc::new(Executable::compile(j));
     if let Ok(mut cache) = CACHE.lock() {
         if cache.len() >= COMPILED_MAX {
-            cache.retain(|_, (weak, _)| weak.strong_count() > 0);
+            cache.retain(|_, (weak, _, _)| weak.strong_count() > 0);
             if cache.len() >= COMPILED_MAX {
                 cache.clear();
             }
         }
-        cache.insert(key, (Arc::downgrade(j), exe.clone()));
+        cache.insert(key, (Arc::downgrade(j), context, exe.clone()));
     }
     exe
 }
