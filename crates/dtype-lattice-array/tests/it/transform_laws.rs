@@ -2846,14 +2846,7 @@ fn composition_law(case: Case) -> Result<(), TestCaseError> {
                 })
                 .collect::<Result<_, _>>()
                 .map_err(|e| fail("jvp of an example", e))?;
-            let stacked: Vec<Array> = (0..got.len())
-                .map(|o| {
-                    let ys: Vec<ArrayLike<'_>> =
-                        per_example.iter().map(|e| (&e[o]).into()).collect();
-                    jnp::stack(&ys, 0)
-                })
-                .collect::<Result<_, _>>()
-                .map_err(|e| fail("stack", e))?;
+            let stacked = stack_outputs(&per_example, got.len())?;
             let what = "vmap(jvp) against the stacked jvps";
             // A quotient by an unbatched value (a literal, a tangent's divisor) divides by a
             // broadcast value in the batched program: the product by its reciprocal (see
@@ -2876,14 +2869,7 @@ fn composition_law(case: Case) -> Result<(), TestCaseError> {
                     })
                     .collect::<Result<_, Error>>()
                     .map_err(|e| fail("vmap(jvp) of an example twice", e))?;
-                let joined: Vec<Array> = (0..got.len())
-                    .map(|o| {
-                        let ys: Vec<ArrayLike<'_>> =
-                            singles.iter().map(|e| (&e[o]).into()).collect();
-                        jnp::stack(&ys, 0)
-                    })
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| fail("stack", e))?;
+                let joined = stack_outputs(&singles, got.len())?;
                 if same_bits(what, &got, &joined).is_err() {
                     within_a_reciprocal(what, &got, &stacked)?;
                 }
@@ -2893,6 +2879,17 @@ fn composition_law(case: Case) -> Result<(), TestCaseError> {
             Ok(())
         }),
     )
+}
+
+/// Each of `outputs` outputs of the examples, stacked along a new first axis.
+fn stack_outputs(examples: &[Vec<Array>], outputs: usize) -> Result<Vec<Array>, TestCaseError> {
+    (0..outputs)
+        .map(|o| {
+            let ys: Vec<ArrayLike<'_>> = examples.iter().map(|e| (&e[o]).into()).collect();
+            jnp::stack(&ys, 0)
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| fail("stack", e))
 }
 
 #[test]
