@@ -143,8 +143,9 @@ impl Context {
 }
 
 /// A jitted function ([`jit`]): traced once per input signature (shapes, dtypes and weak
-/// types of the arguments' leaves), the jaxpr cached and applied through the `jit` call
-/// primitive.
+/// types of the arguments' leaves) and configuration (the rules in force and the default
+/// PRNG implementation, on which JAX's cache keys too), the jaxpr cached and applied through
+/// the `jit` call primitive.
 pub struct Jit<F> {
     f: F,
     name: String,
