@@ -718,7 +718,7 @@ pub fn argpartition<'a>(
 ) -> Result<Array, Error> {
     let a = arraylike(a)?;
     if super::is_numpy(&rules()) {
-        return argpartition_flat(&a, kth, axis);
+        return argpartition_traced(&a, kth, axis);
     }
     // JAX's `argpartition` is a jitted function (`kth` and `axis` static).
     crate::jit::jit(move |a: Array| argpartition_traced(&a, kth, axis))
@@ -748,38 +748,6 @@ fn argpartition_traced(a: &Array, kth: isize, axis: isize) -> Result<Array, Erro
     };
     let ones = super::ones(arr.shape(), float)?;
     let proxy = set_to_zero(last, ones, bottom.clone())?;
-    let (_, top) = top_k(&proxy, n - kth - 1)?;
-    let out = concatenate(&[&bottom, &top], last)?;
-    swapaxes(&out, last, axis)
-}
-
-/// [`argpartition`] under NumPy's rules: the batch flattened into one scatter.
-fn argpartition_flat(a: &Array, kth: isize, axis: isize) -> Result<Array, Error> {
-    let (arr, axis, kth, negated) = partition_setup("argpartition", a.into(), kth, axis)?;
-    let last = arr.ndim() - 1;
-    let n = arr.shape()[last];
-    let (_, bottom) = top_k(&negated, kth + 1)?;
-    // The rest through a proxy: ones, zeros where the bottom indices are, whose top
-    // `n - kth - 1` are the other positions in index order.
-    let batch: usize = arr.shape()[..last].iter().product();
-    let k = kth + 1;
-    let offsets = iota(DType::Int32, &[batch, k], 0)?;
-    let offsets = cmp(
-        &lax::MUL,
-        &offsets,
-        &full(&[batch, k], Value::Int(n as i128), DType::Int32)?,
-    )?;
-    let flat_bottom = reshape(&bottom, &[batch, k])?;
-    let flat = reshape(&cmp(&lax::ADD, &flat_bottom, &offsets)?, &[batch * k])?;
-    // `lax.full(shape, 1.0)`: the weak default float.
-    let float = if rules().options().x64 {
-        DType::Float64
-    } else {
-        DType::Float32
-    };
-    let ones = full(&[batch * n], Value::Float(1.0), float)?.with_weak_type(true);
-    let proxy = ones.at(&[Index::Array(flat)]).set(0.0, None)?;
-    let proxy = reshape(&proxy, arr.shape())?;
     let (_, top) = top_k(&proxy, n - kth - 1)?;
     let out = concatenate(&[&bottom, &top], last)?;
     swapaxes(&out, last, axis)
