@@ -7,8 +7,8 @@ use dtype_lattice::{DType, Error, Kind, Op, Value};
 
 use super::functions::{
     arraylike, const_like, exponent_bits, float_power_of_int, floor_divide_promoted, full_bool,
-    int_scalar, is_integral_or_bool, lax, lax1, lax2, negative_power, one, pow_int_int, select,
-    strong_const, to_bool, two,
+    int_scalar, is_integral_or_bool, jnp_where, lax, lax1, lax2, negative_power, one, pow_int_int,
+    select, strong_const, to_bool, two,
 };
 use super::ufuncs::Ufunc;
 use super::{ArrayLike, Family, broadcast_shapes, broadcast_to, is_numpy, ml, rules};
@@ -92,12 +92,11 @@ pub(super) fn floor_divide<'a>(
         return floor_divide_of(x, y);
     }
     type Body = fn((Array, Array)) -> Result<Array, Error>;
-    static FLOOR_DIVIDE: std::sync::LazyLock<crate::jit::Jit<Body>> =
-        std::sync::LazyLock::new(|| {
-            let body: Body = |(x, y)| floor_divide_of((&x).into(), (&y).into());
-            crate::jit::jit(body).named("floor_divide")
-        });
-    FLOOR_DIVIDE.call(&(arraylike(x)?, arraylike(y)?))
+    shared_jit!("floor_divide", Body, |(x, y)| floor_divide_of(
+        (&x).into(),
+        (&y).into()
+    ))
+    .call(&(arraylike(x)?, arraylike(y)?))
 }
 
 /// [`floor_divide`]'s composition.
@@ -123,28 +122,23 @@ pub(super) fn remainder<'a>(
     y: ArrayLike<'a>,
 ) -> Result<Array, Error> {
     if is_numpy(&rules()) {
-        return remainder_of(x, y, false);
+        return remainder_of(x, y);
     }
     type Body = fn((Array, Array)) -> Result<Array, Error>;
-    static REMAINDER: std::sync::LazyLock<crate::jit::Jit<Body>> = std::sync::LazyLock::new(|| {
-        let body: Body = |(x, y)| remainder_of((&x).into(), (&y).into(), true);
-        crate::jit::jit(body).named("remainder")
-    });
-    REMAINDER.call(&(arraylike(x)?, arraylike(y)?))
+    shared_jit!("remainder", Body, |(x, y)| remainder_of(
+        (&x).into(),
+        (&y).into()
+    ))
+    .call(&(arraylike(x)?, arraylike(y)?))
 }
 
-/// [`remainder`]'s composition (`jitted`: as JAX's jitted function computes it).
-fn remainder_of(x: ArrayLike<'_>, y: ArrayLike<'_>, jitted: bool) -> Result<Array, Error> {
+/// [`remainder`]'s composition.
+fn remainder_of(x: ArrayLike<'_>, y: ArrayLike<'_>) -> Result<Array, Error> {
     let (x, mut y) = two(Some(Op::FloorDivide), Family::Numeric, x, y)?;
     let zero = strong_const(&x, Value::Int(0))?;
     if matches!(y.dtype().kind(), Kind::SignedInt | Kind::UnsignedInt) {
         let ones = const_like(&y, Value::Int(1))?;
-        let zeros = lax2(&crate::lax::EQ, &y, &zero)?;
-        y = if jitted {
-            super::where_jitted(&zeros, &ones, &y)?
-        } else {
-            select(&zeros, &ones, &y)?
-        };
+        y = jnp_where(&lax2(&crate::lax::EQ, &y, &zero)?, &ones, &y)?;
     }
     let m = lax2(&crate::lax::REM, &x, &y)?;
     let m_nonzero = lax2(&crate::lax::NE, &m, &zero)?;

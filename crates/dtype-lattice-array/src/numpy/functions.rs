@@ -130,11 +130,7 @@ pub(super) fn floor_divide_promoted(x: &Array, y: &Array) -> Result<Array, Error
             )?;
             let fix = lax2(&lax::AND, &signs_differ, &rem_nonzero)?;
             let q1 = lax2(&lax::SUB, &q, &const_like(&q, Value::Int(1))?)?;
-            if is_numpy(&rules()) {
-                select(&fix, &q1, &q)
-            } else {
-                where_jitted(&fix, &q1, &q)
-            }
+            jnp_where(&fix, &q1, &q)
         }
         Kind::Complex => Err(Error::refused(
             Exception::TypeError,
@@ -233,26 +229,27 @@ pub(super) fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<A
         &lax2(&lax::EQ, &x, &zero_x)?,
         &lax2(&lax::NE, &y, &zero)?,
     )?;
-    // jnp selects through its jitted `_where` (given the exponent's bit as an integer); NumPy
-    // has no program to print.
-    let jitted = !is_numpy(&rules());
-    let mut acc = if jitted {
-        where_jitted(&base_zero, &zero_x, &one_x)?
-    } else {
-        select(&base_zero, &zero_x, &one_x)?
-    };
+    // jnp selects through its jitted `_where`, given the exponent's bit as an integer.
+    let mut acc = jnp_where(&base_zero, &zero_x, &one_x)?;
     for _ in 0..rounds {
         let bit = lax2(&lax::AND, &y, &one)?;
         let product = lax2(&lax::MUL, &acc, &x)?;
-        acc = if jitted {
-            where_jitted(&bit, &product, &acc)?
-        } else {
-            select(&to_bool(&bit)?, &product, &acc)?
-        };
+        acc = jnp_where(&bit, &product, &acc)?;
         x = lax2(&lax::MUL, &x, &x)?;
         y = lax2(&lax::SHIFT_RIGHT_LOGICAL, &y, &one)?;
     }
     Ok(acc)
+}
+
+/// The selection `jnp`'s compositions make (`c` bool or integer, `x`, `y` of one shape):
+/// JAX's jitted `_where` under JAX's rules, whose programs print it; `select` of `c != 0`
+/// under NumPy's, which have no program to print.
+pub(super) fn jnp_where(c: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
+    if is_numpy(&rules()) {
+        select(&to_bool(c)?, x, y)
+    } else {
+        where_jitted(c, x, y)
+    }
 }
 
 /// `util._where(condition, x, y)`: [`r#where`] as `jnp`'s helpers call it, a jitted function
@@ -260,11 +257,11 @@ pub(super) fn pow_int_int(mut x: Array, mut y: Array, rounds: usize) -> Result<A
 /// JAX prints them).
 pub(crate) fn where_jitted(c: &Array, x: &Array, y: &Array) -> Result<Array, Error> {
     type Body = fn((Array, Array, Array)) -> Result<Array, Error>;
-    static WHERE: std::sync::LazyLock<crate::jit::Jit<Body>> = std::sync::LazyLock::new(|| {
-        let body: Body = |(c, x, y)| r#where(&c, &x, &y);
-        crate::jit::jit(body).named("_where")
-    });
-    WHERE.call(&(c.clone(), x.clone(), y.clone()))
+    shared_jit!("_where", Body, |(c, x, y)| r#where(&c, &x, &y)).call(&(
+        c.clone(),
+        x.clone(),
+        y.clone(),
+    ))
 }
 
 /// A bool array of `x`'s shape filled with `v` (`lax.full_like(x, v, dtype=bool)`).

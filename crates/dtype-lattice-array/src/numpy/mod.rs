@@ -18,6 +18,19 @@
 //! # Ok::<(), dtype_lattice::Error>(())
 //! ```
 
+/// `shared_jit!(name, Type, body)`: the function `body` (of the `fn` pointer type `Type`)
+/// jitted under `name` once for the crate, as JAX's module-level `@jit` functions are: one
+/// cache, so that equal calls print as one shared jaxpr.
+macro_rules! shared_jit {
+    ($name:literal, $ty:ty, $body:expr) => {{
+        static JIT: std::sync::LazyLock<crate::jit::Jit<$ty>> = std::sync::LazyLock::new(|| {
+            let body: $ty = $body;
+            crate::jit::jit(body).named($name)
+        });
+        &*JIT
+    }};
+}
+
 mod compositions;
 mod creation;
 mod cumulative;

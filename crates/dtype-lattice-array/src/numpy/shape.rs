@@ -247,37 +247,29 @@ pub fn clip<'a>(
     min: Option<ArrayLike<'a>>,
     max: Option<ArrayLike<'a>>,
 ) -> Result<Array, Error> {
-    use std::sync::LazyLock;
     type One = fn(Array) -> Result<Array, Error>;
     type Two = fn((Array, Array)) -> Result<Array, Error>;
     type Three = fn((Array, Array, Array)) -> Result<Array, Error>;
-    static NONE: LazyLock<crate::jit::Jit<One>> = LazyLock::new(|| {
-        let body: One = |x| clip_traced((&x).into(), None, None);
-        crate::jit::jit(body).named("clip")
-    });
-    static LOW: LazyLock<crate::jit::Jit<Two>> = LazyLock::new(|| {
-        let body: Two = |(x, lo)| clip_traced((&x).into(), Some((&lo).into()), None);
-        crate::jit::jit(body).named("clip")
-    });
-    static HIGH: LazyLock<crate::jit::Jit<Two>> = LazyLock::new(|| {
-        let body: Two = |(x, hi)| clip_traced((&x).into(), None, Some((&hi).into()));
-        crate::jit::jit(body).named("clip")
-    });
-    static BOTH: LazyLock<crate::jit::Jit<Three>> = LazyLock::new(|| {
-        let body: Three =
-            |(x, lo, hi)| clip_traced((&x).into(), Some((&lo).into()), Some((&hi).into()));
-        crate::jit::jit(body).named("clip")
-    });
     if super::is_numpy(&super::rules()) {
         return clip_traced(x.into(), min, max);
     }
     let x = super::functions::arraylike(x)?;
     let array = |b: ArrayLike<'a>| super::functions::arraylike(b);
+    // One cache a set of bounds given (a signature of two arrays is either).
     match (min, max) {
-        (None, None) => NONE.call(&x),
-        (Some(lo), None) => LOW.call(&(x, array(lo)?)),
-        (None, Some(hi)) => HIGH.call(&(x, array(hi)?)),
-        (Some(lo), Some(hi)) => BOTH.call(&(x, array(lo)?, array(hi)?)),
+        (None, None) => shared_jit!("clip", One, |x| clip_traced((&x).into(), None, None)).call(&x),
+        (Some(lo), None) => shared_jit!("clip", Two, |(x, lo)| {
+            clip_traced((&x).into(), Some((&lo).into()), None)
+        })
+        .call(&(x, array(lo)?)),
+        (None, Some(hi)) => shared_jit!("clip", Two, |(x, hi)| {
+            clip_traced((&x).into(), None, Some((&hi).into()))
+        })
+        .call(&(x, array(hi)?)),
+        (Some(lo), Some(hi)) => shared_jit!("clip", Three, |(x, lo, hi)| {
+            clip_traced((&x).into(), Some((&lo).into()), Some((&hi).into()))
+        })
+        .call(&(x, array(lo)?, array(hi)?)),
     }
 }
 

@@ -1225,27 +1225,23 @@ pub fn argwhere<'a>(
     // `transpose(vstack(nonzero(atleast_1d(a), ...)))`, JAX's `atleast_1d` and `atleast_2d`
     // jitted functions (the latter one cache, shared by the rows).
     type Body = fn(Array) -> Result<Array, Error>;
-    static ATLEAST_2D: std::sync::LazyLock<crate::jit::Jit<Body>> =
-        std::sync::LazyLock::new(|| {
-            let body: Body = |row| {
-                let n = row.shape()[0];
-                bind1(
-                    &lax::BROADCAST_IN_DIM,
-                    &[&row],
-                    Params::new()
-                        .with("shape", ints(&[1, n]))
-                        .with("broadcast_dimensions", ints(&[1]))
-                        .with("sharding", Param::None),
-                )
-            };
-            crate::jit::jit(body).named("atleast_2d")
-        });
+    let atleast_2d = shared_jit!("atleast_2d", Body, |row| {
+        let n = row.shape()[0];
+        bind1(
+            &lax::BROADCAST_IN_DIM,
+            &[&row],
+            Params::new()
+                .with("shape", ints(&[1, n]))
+                .with("broadcast_dimensions", ints(&[1]))
+                .with("sharding", Param::None),
+        )
+    });
     let arr = crate::jit::jit(|x: Array| Ok::<_, Error>(x))
         .named("atleast_1d")
         .call(&arr)?;
     let rows: Vec<Array> = nonzero(&arr, size, fill_value)?
         .iter()
-        .map(|row| ATLEAST_2D.call(row))
+        .map(|row| atleast_2d.call(row))
         .collect::<Result<_, _>>()?;
     let rows: Vec<&Array> = rows.iter().collect();
     transpose(&concatenate(&rows, 0)?, &[1, 0])
