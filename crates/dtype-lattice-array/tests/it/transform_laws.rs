@@ -1436,49 +1436,26 @@ fn simplify(flat: &mut Flat) {
             };
             let smaller =
                 matches!((&b_aval, &b), (Some(ba), Src::Slot(_)) if ba.size() < same.size());
-            if let (true, Some(ba), Src::Slot(k)) = (smaller, &b_aval, &b) {
-                c = if ba.ndim() == 0 && uses[*k] > 1 {
-                    // A 0-d divisor read elsewhere too: XLA divides (with one use it is the
-                    // product by the reciprocal, which `lax::DIV` computes alone): broadcast
-                    // explicitly.
-                    let params = Params::new()
-                        .with(
-                            "shape",
-                            Param::Ints(same.shape().iter().map(|&d| d as i64).collect()),
-                        )
-                        .with("broadcast_dimensions", Param::Ints(vec![]))
-                        .with("sharding", Param::None);
-                    let aval = ShapedArray::new(same.shape(), ba.dtype(), ba.weak_type());
-                    let full = g.fresh(&lax::BROADCAST_IN_DIM, params, vec![b.clone()], aval);
-                    // A quotient divided so is one quotient (`(A/B) / C` ⇒ `A / (B·C)`), as
-                    // XLA simplifies again after broadcasting.
-                    match g.div_operands(&c.inputs[0]) {
-                        Some((a1, b1)) => {
-                            let d = g.fresh(&lax::MUL, Params::new(), vec![b1, full], same);
-                            Call {
-                                inputs: vec![a1, d],
-                                ..c
-                            }
-                        }
-                        None => Call {
-                            inputs: vec![c.inputs[0].clone(), full],
-                            ..c
-                        },
-                    }
-                } else {
-                    // The product by its reciprocal, which XLA then contracts into an
-                    // addition like any product.
-                    let aval = ShapedArray::new(ba.shape(), ba.dtype(), false);
-                    let inputs = vec![Src::Const(one(ba.dtype())), b.clone()];
-                    let r = g.fresh(&lax::DIV, Params::new(), inputs, aval);
-                    Call {
-                        prim: &lax::MUL,
-                        params: Params::new(),
-                        inputs: vec![c.inputs[0].clone(), r],
-                        ..c
-                    }
+            // A 0-d divisor read elsewhere too: XLA divides (with one use it is the product
+            // by the reciprocal, which `lax::DIV` computes alone), by the divisor broadcast
+            // explicitly.
+            let shared_scalar = match (&b_aval, &b) {
+                (Some(ba), Src::Slot(k)) => smaller && ba.ndim() == 0 && uses[*k] > 1,
+                _ => false,
+            };
+            if let (true, false, Some(ba)) = (smaller, shared_scalar, &b_aval) {
+                // The product by its reciprocal, which XLA then contracts into an addition
+                // like any product.
+                let aval = ShapedArray::new(ba.shape(), ba.dtype(), false);
+                let inputs = vec![Src::Const(one(ba.dtype())), b.clone()];
+                let r = g.fresh(&lax::DIV, Params::new(), inputs, aval);
+                c = Call {
+                    prim: &lax::MUL,
+                    params: Params::new(),
+                    inputs: vec![c.inputs[0].clone(), r],
+                    ..c
                 };
-            } else if let (Some(x), Src::Slot(k)) = (g.def(&b, "sqrt"), &b) {
+            } else if let (false, Some(x), Src::Slot(k)) = (smaller, g.def(&b, "sqrt"), &b) {
                 let aval = g.aval(*k).unwrap();
                 let r = g.fresh(&lax::RSQRT, Params::new(), vec![x], aval);
                 c = Call {
@@ -1487,14 +1464,33 @@ fn simplify(flat: &mut Flat) {
                     inputs: vec![c.inputs[0].clone(), r],
                     ..c
                 };
-            } else if let Some((a1, b1)) = g.div_operands(&c.inputs[0]) {
-                let d = g.fresh(&lax::MUL, Params::new(), vec![b1, b], same);
-                c = Call {
-                    prim: &lax::DIV,
-                    params: Params::new(),
-                    inputs: vec![a1, d],
-                    ..c
+            } else {
+                let divisor = match &b_aval {
+                    Some(ba) if shared_scalar => {
+                        let params = Params::new()
+                            .with(
+                                "shape",
+                                Param::Ints(same.shape().iter().map(|&d| d as i64).collect()),
+                            )
+                            .with("broadcast_dimensions", Param::Ints(vec![]))
+                            .with("sharding", Param::None);
+                        let aval = ShapedArray::new(same.shape(), ba.dtype(), ba.weak_type());
+                        g.fresh(&lax::BROADCAST_IN_DIM, params, vec![b.clone()], aval)
+                    }
+                    _ => b,
                 };
+                // `(A/B) / C` ⇒ `A / (B·C)` (also after the broadcast, as XLA simplifies
+                // again).
+                let inputs = match g.div_operands(&c.inputs[0]) {
+                    Some((a1, b1)) => {
+                        vec![
+                            a1,
+                            g.fresh(&lax::MUL, Params::new(), vec![b1, divisor], same),
+                        ]
+                    }
+                    None => vec![c.inputs[0].clone(), divisor],
+                };
+                c = Call { inputs, ..c };
             }
         }
         g.push(c);
