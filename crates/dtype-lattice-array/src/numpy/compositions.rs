@@ -80,6 +80,24 @@ pub(super) fn true_divide<'a>(
     lax2(&crate::lax::DIV, &x, &y)
 }
 
+/// A jitted function of two arrays.
+type Binary = fn((Array, Array)) -> Result<Array, Error>;
+
+/// A binary function JAX defines jitted (`jit[name=…]` in a program): `of` inside `jitted`
+/// under JAX's rules, the operands as arrays (a Python scalar weakly typed, as jit takes
+/// it); `of` alone under NumPy's.
+fn jnp_binary<'a>(
+    jitted: &crate::jit::Jit<Binary>,
+    of: fn(ArrayLike<'_>, ArrayLike<'_>) -> Result<Array, Error>,
+    x: ArrayLike<'a>,
+    y: ArrayLike<'a>,
+) -> Result<Array, Error> {
+    if is_numpy(&rules()) {
+        return of(x, y);
+    }
+    jitted.call(&(arraylike(x)?, arraylike(y)?))
+}
+
 /// `jnp.floor_divide(x, y)`: rounds toward negative infinity (NumPy's integer loops give 0
 /// for a zero divisor). JAX's is a jitted function (`jit[name=floor_divide]`, a signed
 /// quotient corrected through the jitted `_where`).
@@ -88,15 +106,11 @@ pub(super) fn floor_divide<'a>(
     x: ArrayLike<'a>,
     y: ArrayLike<'a>,
 ) -> Result<Array, Error> {
-    if is_numpy(&rules()) {
-        return floor_divide_of(x, y);
-    }
-    type Body = fn((Array, Array)) -> Result<Array, Error>;
-    shared_jit!("floor_divide", Body, |(x, y)| floor_divide_of(
+    let jitted = shared_jit!("floor_divide", Binary, |(x, y)| floor_divide_of(
         (&x).into(),
         (&y).into()
-    ))
-    .call(&(arraylike(x)?, arraylike(y)?))
+    ));
+    jnp_binary(jitted, floor_divide_of, x, y)
 }
 
 /// [`floor_divide`]'s composition.
@@ -121,15 +135,11 @@ pub(super) fn remainder<'a>(
     x: ArrayLike<'a>,
     y: ArrayLike<'a>,
 ) -> Result<Array, Error> {
-    if is_numpy(&rules()) {
-        return remainder_of(x, y);
-    }
-    type Body = fn((Array, Array)) -> Result<Array, Error>;
-    shared_jit!("remainder", Body, |(x, y)| remainder_of(
+    let jitted = shared_jit!("remainder", Binary, |(x, y)| remainder_of(
         (&x).into(),
         (&y).into()
-    ))
-    .call(&(arraylike(x)?, arraylike(y)?))
+    ));
+    jnp_binary(jitted, remainder_of, x, y)
 }
 
 /// [`remainder`]'s composition.
